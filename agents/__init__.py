@@ -1,0 +1,1 @@
+"""Interpreter agents: the interface, its registry and the built-in agents."""

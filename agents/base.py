@@ -1,0 +1,58 @@
+"""The agent interface. An agent takes the conversation so far and returns its next message."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, Field
+
+
+class Message(BaseModel):
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class Usage(BaseModel):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            cost_usd=self.cost_usd + other.cost_usd,
+        )
+
+
+class AgentReply(BaseModel):
+    content: str
+    usage: Usage = Field(default_factory=Usage)
+    model: str | None = None  # the model id that produced it, when there is one
+
+
+class AgentError(RuntimeError):
+    """A failure of the agent's provider. `category` is one of: agent, infrastructure, budget."""
+
+    def __init__(self, message: str, *, category: str = "agent", retryable: bool = False) -> None:
+        super().__init__(message)
+        self.category = category
+        self.retryable = retryable
+
+
+class Agent(ABC):
+    """Subclass, set `name`, implement `step`. Options arrive as keyword arguments."""
+
+    name: ClassVar[str] = ""
+    provider: ClassVar[str] = "local"  # concurrency limits are per provider
+
+    def __init__(self, **options: Any) -> None:
+        self.options = options
+
+    @abstractmethod
+    async def step(self, conversation: list[Message]) -> AgentReply:
+        """Return the next assistant message given the conversation (system, user, assistant...)."""
+
+    async def aclose(self) -> None:  # noqa: B027 - optional hook
+        """Release clients; called once when the episode ends."""

@@ -1,0 +1,1 @@
+"""Scorers, judge clients and sandboxed execution of agent-written code."""

@@ -1,0 +1,14 @@
+"""find-v1: the released FIND benchmark rebuilt from its released metadata (spec §2.2, §4, §5.1)."""
+
+from __future__ import annotations
+
+import importlib
+
+from function_store.catalog import CatalogOptions, register_source
+from function_store.models import Family, Target
+
+
+@register_source("find-v1")
+def load(family: Family, options: CatalogOptions) -> list[Target]:
+    module = {"numeric": "numeric", "strings": "strings", "entities": "neural", "relations": "neural"}[family]
+    return importlib.import_module(f"function_store.find_v1.{module}").load(family, options)

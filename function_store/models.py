@@ -1,0 +1,102 @@
+"""Pydantic models for targets: what crosses process boundaries (catalog -> target service).
+
+A `Target` carries a public part (what a prompt may say) and a hidden part (ground truth). Only the
+target service and the evaluator read `hidden`; `Target.public_view()` is what anything an agent
+can reach gets.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+Family = Literal["numeric", "strings", "entities", "relations"]
+InputKind = Literal["number", "string", "word"]
+
+# Prompt families as FIND names its prompt files (`prompts/<name>.txt`).
+PromptFamily = Literal["numeric", "numeric_mlp", "strings", "neurons_entities", "neurons_relations"]
+
+
+class PublicMeta(BaseModel):
+    """What an interpreter may be told about a target."""
+
+    input_kind: InputKind
+    prompt_family: PromptFamily
+    value_range: tuple[float, float] | None = None  # numeric: the range FIND's prompt names
+
+
+class HiddenTruth(BaseModel):
+    """Ground truth. Never sent to an agent; carries a canary so leaks are detectable."""
+
+    runner: str  # key into function_store.runtime's runner registry
+    spec: dict[str, Any] = Field(default_factory=dict)  # everything the runner needs to compute
+    description: str = ""  # ground-truth description in words
+    code: str | None = None  # ground-truth source (as FIND would have written it), if any
+    domain: list[float] | None = None  # numeric: the function's domain
+    corruption: dict[str, Any] | None = None  # numeric: {"type": ..., "interval": [a, b]}
+    canary: str = ""
+
+
+class UnitTest(BaseModel):
+    """One FIND unit-test triplet (spec §5.1). `correct` is 1-based as in FIND."""
+
+    inputs: list[str]
+    outputs: list[str] | None = None  # None for entities (inputs only)
+    correct: int
+
+
+class Target(BaseModel):
+    id: str  # e.g. find-v1/numeric/f00473, find-gen/strings/s0/f00012
+    dataset: str  # find-v1 | find-gen | find-import
+    family: Family
+    variant: str  # numeric: clean|noised|corrupted|mlp; strings: atomic|composed; ...
+    public: PublicMeta
+    hidden: HiddenTruth
+    unit_tests: list[UnitTest] = Field(default_factory=list)
+    exemplars: list[str] = Field(default_factory=list)
+    unavailable_reason: str | None = None  # set when the target cannot be served (e.g. missing weights)
+
+    @property
+    def available(self) -> bool:
+        return self.unavailable_reason is None
+
+    def public_view(self) -> PublicTarget:
+        return PublicTarget(
+            id=self.id,
+            dataset=self.dataset,
+            family=self.family,
+            variant=self.variant,
+            public=self.public,
+            exemplars=self.exemplars,
+            available=self.available,
+            unavailable_reason=self.unavailable_reason,
+        )
+
+
+class PublicTarget(BaseModel):
+    """A target without its ground truth: safe to show to agents and over the API."""
+
+    id: str
+    dataset: str
+    family: Family
+    variant: str
+    public: PublicMeta
+    exemplars: list[str] = Field(default_factory=list)
+    available: bool = True
+    unavailable_reason: str | None = None
+
+
+class CallOutput(BaseModel):
+    """The result of one input of one call. `output` is the text FIND would print for it."""
+
+    input: str
+    output: str | None = None
+    error: str | None = None
+
+
+def make_canary(target_id: str) -> str:
+    """A per-target marker string placed in hidden ground truth; it must never reach an agent."""
+    import hashlib
+
+    return "CANARY-" + hashlib.sha256(f"interp-harness:{target_id}".encode()).hexdigest()[:16]

@@ -1,0 +1,80 @@
+"""Turning a target's hidden spec into something that answers calls.
+
+Runners are registered by name (`HiddenTruth.runner`); the modules that define them are imported
+lazily so that the target service only pays for the kinds it serves.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from function_store.models import CallOutput, Target
+
+
+class TargetUnavailable(RuntimeError):
+    """The target cannot be served here (e.g. its MLP weights are not present)."""
+
+
+class NoBackboneConfigured(RuntimeError):
+    """A neural-module target was called but no LM backbone endpoint is configured."""
+
+    def __init__(self, msg: str = "no backbone configured: set HARNESS_BACKBONE_URL to an "
+                 "OpenAI-compatible endpoint (e.g. `harness backbone serve`)") -> None:
+        super().__init__(msg)
+
+
+class Runner(Protocol):
+    def call(self, inputs: Sequence[str]) -> list[CallOutput]:
+        """Evaluate the target on each input, in order. Never raises for a bad input."""
+        ...
+
+
+@dataclass
+class RuntimeContext:
+    """What runners may use besides their own spec."""
+
+    seed: int | None = None  # None: fresh randomness per call, like FIND
+    backbone: Any | None = None  # function_store.neural backbone client, when configured
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+RunnerFactory = Callable[[Target, RuntimeContext], Runner]
+_RUNNERS: dict[str, RunnerFactory] = {}
+
+# runner name prefix -> module that registers it
+_RUNNER_MODULES: dict[str, str] = {
+    "numeric": "function_store.numeric.runners",
+    "mlp": "function_store.numeric.runners",
+    "string": "function_store.strings.runners",
+    "entity": "function_store.neural.runners",
+    "relation": "function_store.neural.runners",
+    "script": "function_store.find_import",
+}
+
+
+def register_runner(name: str) -> Callable[[RunnerFactory], RunnerFactory]:
+    def deco(factory: RunnerFactory) -> RunnerFactory:
+        _RUNNERS[name] = factory
+        return factory
+
+    return deco
+
+
+def build_runner(target: Target, ctx: RuntimeContext | None = None) -> Runner:
+    if target.unavailable_reason:
+        raise TargetUnavailable(f"{target.id} is unavailable: {target.unavailable_reason}")
+    name = target.hidden.runner
+    if name not in _RUNNERS:
+        module = _RUNNER_MODULES.get(name.split("-")[0])
+        if module:
+            importlib.import_module(module)
+    if name not in _RUNNERS:
+        raise KeyError(f"no runner registered for {name!r} (target {target.id})")
+    return _RUNNERS[name](target, ctx or RuntimeContext())
+
+
+def call_target(target: Target, inputs: Sequence[str], ctx: RuntimeContext | None = None) -> list[CallOutput]:
+    return build_runner(target, ctx).call(list(inputs))

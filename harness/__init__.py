@@ -1,0 +1,1 @@
+"""The orchestrator: API, scheduler, episode loop, PYTHON(...) protocol, SQL store and CLI."""

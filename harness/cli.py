@@ -1,0 +1,18 @@
+"""The `harness` command. Each area adds its commands from its own module in harness.commands."""
+
+from __future__ import annotations
+
+import importlib
+
+import typer
+
+from harness.commands import COMMAND_MODULES
+
+app = typer.Typer(no_args_is_help=True, help="Evaluate automated-interpretability agents on FIND and more.")
+
+for _name in COMMAND_MODULES:
+    importlib.import_module(f"harness.commands.{_name}").register(app)
+
+
+def main() -> None:
+    app()

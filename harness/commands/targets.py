@@ -1,0 +1,85 @@
+"""`harness targets list|show|call`."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from function_store.catalog import Catalog, CatalogOptions, UnknownDataset, UnknownTarget
+from function_store.datasets import DataUnavailable
+from function_store.formatting import find_line
+from function_store.runtime import NoBackboneConfigured, TargetUnavailable, call_target
+
+console = Console()
+err = Console(stderr=True)
+targets_app = typer.Typer(no_args_is_help=True, help="Browse and call benchmark targets.")
+
+
+def _catalog(seed: int) -> Catalog:
+    return Catalog(CatalogOptions(gen_seed=seed))
+
+
+def _fail(e: Exception, code: int = 2) -> typer.Exit:
+    err.print(f"[red]{e}[/red]")
+    return typer.Exit(code)
+
+
+@targets_app.command("list")
+def list_(
+    dataset: str = typer.Option(None, "--dataset", "-d", help="find-v1 | find-gen | find-import"),
+    family: str = typer.Option(None, "--family", "-f", help="numeric | strings | entities | relations"),
+    variant: str = typer.Option(None, "--variant", help="e.g. clean | noised | corrupted | mlp | atomic | composed"),
+    seed: int = typer.Option(0, help="find-gen seed"),
+    as_json: bool = typer.Option(False, "--json", help="one JSON object per line"),
+) -> None:
+    """List target ids with their public metadata."""
+    try:
+        targets = _catalog(seed).list(dataset=dataset, family=family, variant=variant)
+    except (UnknownDataset, ValueError, DataUnavailable) as e:
+        raise _fail(e) from e
+    if as_json:
+        for t in targets:
+            sys.stdout.write(t.public_view().model_dump_json() + "\n")
+        return
+    table = Table("id", "family", "variant", "input", "available")
+    for t in targets:
+        table.add_row(t.id, t.family, t.variant, t.public.input_kind, "yes" if t.available else f"no: {t.unavailable_reason}")
+    console.print(table)
+    console.print(f"{len(targets)} targets")
+
+
+@targets_app.command("show")
+def show(
+    target_id: str,
+    reveal: bool = typer.Option(False, "--reveal", help="also print the hidden ground truth"),
+) -> None:
+    """Show a target's public metadata (and, with --reveal, its ground truth)."""
+    try:
+        t = _catalog(0).get(target_id)
+    except (UnknownTarget, DataUnavailable) as e:
+        raise _fail(e) from e
+    console.print_json(t.public_view().model_dump_json())
+    if reveal:
+        err.print("[bold yellow]warning: printing hidden ground truth; never show it to an interpreter[/bold yellow]")
+        console.print_json(json.dumps({"hidden": t.hidden.model_dump(), "unit_tests": [u.model_dump() for u in t.unit_tests]}))
+
+
+@targets_app.command(
+    "call", context_settings={"ignore_unknown_options": True, "allow_extra_args": True}
+)
+def call(target_id: str, inputs: list[str] = typer.Argument(..., help="inputs, as an agent would type them")) -> None:
+    """Call a target and print FIND's line: `Function input - output pairs: (x, y) ...`."""
+    try:
+        t = _catalog(0).get(target_id)
+        outputs = call_target(t, inputs)
+    except (UnknownTarget, DataUnavailable, TargetUnavailable, NoBackboneConfigured) as e:
+        raise _fail(e, 1) from e
+    sys.stdout.write(find_line(outputs) + "\n")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(targets_app, name="targets")

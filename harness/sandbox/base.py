@@ -1,0 +1,73 @@
+"""The sandbox interface. Backends: bwrap (default), docker, inprocess (unit tests only)."""
+
+from __future__ import annotations
+
+import importlib
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Limits:
+    timeout_s: float = 10.0
+    memory_mb: int = 512
+    cpu_s: int | None = None  # CPU-time limit; None: derived from timeout_s
+    max_procs: int = 64
+    max_output_bytes: int = 1_000_000
+
+
+@dataclass
+class RunResult:
+    returncode: int | None
+    stdout: bytes
+    stderr: bytes
+    timed_out: bool = False
+    output_truncated: bool = False
+    error: str | None = None  # why it failed to run or was killed (e.g. "memory limit")
+
+
+@dataclass
+class ServiceHandle:
+    """A running service inside a sandbox, reachable at `url` (http+unix:// or http://)."""
+
+    url: str
+    backend: str
+    meta: dict = field(default_factory=dict)
+
+
+class Sandbox(ABC):
+    name: str = ""
+
+    @abstractmethod
+    def run(
+        self,
+        argv: list[str],
+        *,
+        files: dict[str, bytes] | None = None,
+        stdin: bytes | None = None,
+        limits: Limits | None = None,
+    ) -> RunResult:
+        """Run argv (never through a shell) with `files` readable inside at /sandbox/<name>."""
+
+    @abstractmethod
+    def start_service(
+        self, argv: list[str], *, files: dict[str, bytes] | None = None, limits: Limits | None = None
+    ) -> ServiceHandle:
+        """Start a long-running service; returns once it answers."""
+
+    @abstractmethod
+    def stop(self, handle: ServiceHandle) -> None: ...
+
+
+_BACKENDS = {
+    "bwrap": "harness.sandbox.bwrap:BwrapSandbox",
+    "docker": "harness.sandbox.docker:DockerSandbox",
+    "inprocess": "harness.sandbox.inprocess:InProcessSandbox",
+}
+
+
+def get_sandbox(name: str = "bwrap", **options: object) -> Sandbox:
+    if name not in _BACKENDS:
+        raise ValueError(f"unknown sandbox backend {name!r}; known: {', '.join(_BACKENDS)}")
+    module, cls = _BACKENDS[name].split(":")
+    return getattr(importlib.import_module(module), cls)(**options)
