@@ -8,7 +8,12 @@ import typer
 
 from harness.commands import COMMAND_MODULES
 
-app = typer.Typer(no_args_is_help=True, help="Evaluate automated-interpretability agents on FIND and more.")
+# Tracebacks never print locals: they could hold ground truth.
+app = typer.Typer(
+    no_args_is_help=True,
+    pretty_exceptions_show_locals=False,
+    help="Evaluate automated-interpretability agents on FIND and more.",
+)
 
 for _name in COMMAND_MODULES:
     importlib.import_module(f"harness.commands.{_name}").register(app)
@@ -16,3 +21,7 @@ for _name in COMMAND_MODULES:
 
 def main() -> None:
     app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,95 @@
+"""Dataset registry: local copies, checksums, and fetching from a (real, loopback) HTTP source."""
+
+from __future__ import annotations
+
+import hashlib
+import http.server
+import shutil
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+
+from function_store import datasets
+
+
+def test_shared_copy_verifies():
+    status = datasets.verify("find")
+    assert status and set(status.values()) == {"ok"}, status
+
+
+def test_data_path_missing_says_what_to_set(tmp_path, monkeypatch):
+    monkeypatch.setenv("HARNESS_DATA_DIR", str(tmp_path))
+    with pytest.raises(datasets.DataUnavailable) as e:
+        datasets.data_path("find/numeric/data.json")
+    msg = str(e.value)
+    assert "HARNESS_DATA_DIR" in msg and "harness data fetch find" in msg
+
+
+def test_checksum_mismatch_detected(tmp_path):
+    src = Path(datasets.data_dir())
+    for f in datasets.DATASETS["find"].files:
+        (tmp_path / f.path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(src / f.path, tmp_path / f.path)
+    victim = tmp_path / "find/numeric/func_name_dict.json"
+    victim.write_bytes(victim.read_bytes().replace(b"f00991", b"f00992", 1))
+    status = datasets.verify("find", tmp_path)
+    assert status["find/numeric/func_name_dict.json"] == "checksum mismatch"
+    assert sum(v == "ok" for v in status.values()) == len(status) - 1
+
+
+def _serve(directory: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
+    handler = lambda *a, **k: http.server.SimpleHTTPRequestHandler(*a, directory=str(directory), **k)  # noqa: E731
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/"
+
+
+def test_fetch_downloads_and_verifies(tmp_path, monkeypatch):
+    # lay the shared copy out like the official repository and serve it over real HTTP
+    repo = tmp_path / "repo"
+    ds = datasets.DATASETS["find"]
+    for f in ds.files:
+        (repo / f.source).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(Path(datasets.data_dir()) / f.path, repo / f.source)
+    server, url = _serve(repo)
+    try:
+        monkeypatch.setitem(datasets.DATASETS, "find", datasets.Dataset(**{**ds.__dict__, "base_url": url}))
+        dest = datasets.fetch("find", dest=tmp_path / "cache")
+    finally:
+        server.shutdown()
+    for f in ds.files:
+        assert hashlib.sha256((dest / f.path).read_bytes()).hexdigest() == f.sha256
+
+
+def test_fetch_rejects_tampered_source(tmp_path, monkeypatch):
+    repo = tmp_path / "repo"
+    ds = datasets.DATASETS["find"]
+    for f in ds.files:
+        (repo / f.source).parent.mkdir(parents=True, exist_ok=True)
+        (repo / f.source).write_bytes(b"not the real file")
+    server, url = _serve(repo)
+    try:
+        monkeypatch.setitem(datasets.DATASETS, "find", datasets.Dataset(**{**ds.__dict__, "base_url": url}))
+        with pytest.raises(datasets.DataUnavailable, match="checksum mismatch"):
+            datasets.fetch("find", dest=tmp_path / "cache")
+    finally:
+        server.shutdown()
+    assert not (tmp_path / "cache" / "find").exists() or not any((tmp_path / "cache").rglob("*.json"))
+
+
+def test_fetch_offline_message(tmp_path, monkeypatch):
+    # a closed loopback port stands in for "no network"
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    ds = datasets.DATASETS["find"]
+    monkeypatch.setitem(datasets.DATASETS, "find", datasets.Dataset(**{**ds.__dict__, "base_url": f"http://127.0.0.1:{port}/"}))
+    with pytest.raises(datasets.DataUnavailable, match="HARNESS_DATA_DIR"):
+        datasets.fetch("find", dest=tmp_path)
+
+
+def test_unknown_dataset():
+    with pytest.raises(KeyError, match="known"):
+        datasets.fetch("nope")
