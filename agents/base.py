@@ -46,6 +46,7 @@ class Agent(ABC):
 
     name: ClassVar[str] = ""
     provider: ClassVar[str] = "local"  # concurrency limits are per provider
+    description: ClassVar[str] = ""  # one line, shown by `list_agents()`
 
     def __init__(self, **options: Any) -> None:
         self.options = options

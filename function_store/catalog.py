@@ -55,7 +55,8 @@ def register_source(name: str) -> Callable[[Source], Source]:
 
 
 def dataset_names() -> list[str]:
-    return list(_SOURCE_MODULES)
+    # built-in datasets, then sources registered by plugins (register_source)
+    return list(dict.fromkeys([*_SOURCE_MODULES, *_SOURCES]))
 
 
 def _source(name: str) -> Source:
@@ -131,7 +132,7 @@ class Catalog:
 
     def get(self, target_id: str) -> Target:
         dataset, family, seed = parse_id(target_id)
-        if dataset not in _SOURCE_MODULES:
+        if dataset not in _SOURCE_MODULES and dataset not in _SOURCES:
             raise UnknownTarget(_unknown_msg(target_id))
         for t in self._load(dataset, family, seed):
             if t.id == target_id:

@@ -93,6 +93,9 @@ class CallOutput(BaseModel):
     input: str
     output: str | None = None
     error: str | None = None
+    # Set with `error` when the failure is not the input's fault (e.g. "infrastructure": the LM
+    # backbone is down), so the episode records an error state instead of a target output.
+    error_category: str | None = None
 
 
 def make_canary(target_id: str) -> str:

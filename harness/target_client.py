@@ -5,11 +5,15 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from function_store.catalog import Catalog
 from function_store.models import CallOutput
 from function_store.runtime import RuntimeContext, build_runner
+from function_store.service.client import TargetServiceClient, TargetServiceError
+
+if TYPE_CHECKING:
+    from harness.sandbox.pool import ServicePool
 
 log = logging.getLogger(__name__)
 
@@ -37,3 +41,58 @@ class InProcessTargetClient:
 
     async def aclose(self) -> None:
         self._runners.clear()
+
+
+class ServiceTargetClient:
+    """Calls targets through sandboxed target-service instances (the real thing).
+
+    Targets come from the catalog; `pool` (a `harness.sandbox.pool.ServicePool`) holds the warm
+    instances. A target the pool does not serve yet gets an instance on demand (a cold start).
+    An instance that stops answering is restarted once and the call retried; after that the
+    error reaches the caller as a `TargetServiceError` with its category."""
+
+    def __init__(self, catalog: Catalog, pool: ServicePool) -> None:
+        self.catalog = catalog
+        self.pool = pool
+        self._clients: dict[str, TargetServiceClient] = {}
+        self._start_lock = asyncio.Lock()
+
+    async def prewarm(self, target_ids: Sequence[str]) -> None:
+        targets = [self.catalog.get(i) for i in target_ids]
+        await asyncio.to_thread(self.pool.serve, targets)
+
+    async def _url(self, target_id: str) -> str:
+        url = self.pool.url_for(target_id)
+        if url is None:
+            async with self._start_lock:
+                if self.pool.url_for(target_id) is None:
+                    log.info("cold start of a target service for %s", target_id)
+                    target = self.catalog.get(target_id)
+                    await asyncio.to_thread(self.pool.serve, [target])
+            url = self.pool.url_for(target_id)
+        assert url is not None
+        return url
+
+    def _client(self, url: str) -> TargetServiceClient:
+        if url not in self._clients:
+            self._clients[url] = TargetServiceClient(url)
+        return self._clients[url]
+
+    async def call(self, target_id: str, inputs: Sequence[str]) -> list[CallOutput]:
+        url = await self._url(target_id)
+        try:
+            return await self._client(url).call(target_id, inputs)
+        except TargetServiceError as e:
+            if e.category != "infrastructure":
+                raise
+            log.warning("target service at %s failed (%s): restarting it once", url, e.detail)
+            old = self._clients.pop(url, None)
+            if old:
+                await old.aclose()
+            new_url = await asyncio.to_thread(self.pool.restart, url)
+            return await self._client(new_url).call(target_id, inputs)
+
+    async def aclose(self) -> None:
+        for c in self._clients.values():
+            await c.aclose()
+        self._clients.clear()

@@ -1,5 +1,12 @@
 """Sandboxes: one interface (run a command with limits, start a service, stop), three backends."""
 
-from harness.sandbox.base import Limits, RunResult, Sandbox, ServiceHandle, get_sandbox
+from harness.sandbox.base import (
+    Limits,
+    RunResult,
+    Sandbox,
+    SandboxError,
+    ServiceHandle,
+    get_sandbox,
+)
 
-__all__ = ["Limits", "RunResult", "Sandbox", "ServiceHandle", "get_sandbox"]
+__all__ = ["Limits", "RunResult", "Sandbox", "SandboxError", "ServiceHandle", "get_sandbox"]

@@ -35,6 +35,10 @@ class ServiceHandle:
     meta: dict = field(default_factory=dict)
 
 
+class SandboxError(RuntimeError):
+    """The sandbox itself failed (could not start, service never answered): infrastructure."""
+
+
 class Sandbox(ABC):
     name: str = ""
 
@@ -51,9 +55,19 @@ class Sandbox(ABC):
 
     @abstractmethod
     def start_service(
-        self, argv: list[str], *, files: dict[str, bytes] | None = None, limits: Limits | None = None
+        self,
+        argv: list[str],
+        *,
+        files: dict[str, bytes] | None = None,
+        limits: Limits | None = None,
+        env: dict[str, str] | None = None,
+        backbone_url: str | None = None,
     ) -> ServiceHandle:
-        """Start a long-running service; returns once it answers."""
+        """Start a long-running service; returns once it answers `GET /healthz`.
+
+        The service listens where the backend says: `HARNESS_SERVICE_UDS` (a Unix socket path) or
+        `HARNESS_SERVICE_PORT` (TCP, all interfaces of its private network). `env` adds variables;
+        `backbone_url` is the one extra endpoint it may reach (neural-module targets)."""
 
     @abstractmethod
     def stop(self, handle: ServiceHandle) -> None: ...

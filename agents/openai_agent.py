@@ -1,0 +1,103 @@
+"""`openai`: Chat Completions through the `openai` SDK, against OpenAI or any compatible server
+(vLLM, FastChat, `harness backbone serve`, ...) named by `base_url`."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import openai
+
+from agents.base import Agent, AgentReply, Message
+from agents.retry import call_with_retries, classify_provider_error, make_usage, policy_from_options
+
+
+def _opt(options: dict[str, Any], key: str, env: str, default: Any = None) -> Any:
+    value = options.get(key)
+    if value is None:
+        value = os.environ.get(env, default)
+    return value
+
+
+class OpenAIAgent(Agent):
+    """Chat Completions via the openai SDK (any OpenAI-compatible `base_url`).
+
+    Options (environment variable in brackets): model [OPENAI_MODEL], api_key [OPENAI_API_KEY],
+    base_url [OPENAI_BASE_URL], temperature [OPENAI_TEMPERATURE] (unset: the server's default),
+    max_tokens, timeout (s, default 120), max_retries (default 5), backoff_base (s, default 1),
+    backoff_max (s, default 60), prices (USD per million tokens, see agents.retry.make_usage),
+    extra_body (dict passed through, e.g. vLLM sampling options).
+    """
+
+    name = "openai"
+    provider = "openai"
+    description = "OpenAI Chat Completions, or any OpenAI-compatible server (vLLM, ...) by base_url"
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.model: str = _opt(options, "model", "OPENAI_MODEL", "gpt-4o")
+        self.base_url: str | None = _opt(options, "base_url", "OPENAI_BASE_URL")
+        api_key = _opt(options, "api_key", "OPENAI_API_KEY")
+        if api_key is None and self.base_url:
+            api_key = "EMPTY"  # local servers (vLLM, FastChat) accept any key, as FIND's clients assume
+        if api_key is None:
+            from agents.base import AgentError
+
+            raise AgentError(
+                "openai agent: no API key; set OPENAI_API_KEY or pass api_key=... "
+                "(or base_url=... for a local OpenAI-compatible server)",
+                category="agent",
+            )
+        temperature = _opt(options, "temperature", "OPENAI_TEMPERATURE")
+        self.temperature: float | None = float(temperature) if temperature is not None else None
+        self.max_tokens: int | None = options.get("max_tokens")
+        self.prices = options.get("prices")
+        self.extra_body: dict[str, Any] | None = options.get("extra_body")
+        self.policy = policy_from_options(options)
+        # The SDK's own retries are off: ours add jitter, categories and a log line per retry.
+        self.client = openai.AsyncOpenAI(
+            api_key=api_key,
+            base_url=self.base_url,
+            timeout=float(options.get("timeout", 120.0)),
+            max_retries=0,
+        )
+
+    async def step(self, conversation: list[Message]) -> AgentReply:
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": [{"role": m.role, "content": m.content} for m in conversation],
+        }
+        if self.temperature is not None:
+            kwargs["temperature"] = self.temperature
+        if self.max_tokens is not None:
+            kwargs["max_tokens"] = int(self.max_tokens)
+        if self.extra_body:
+            kwargs["extra_body"] = self.extra_body
+
+        def classify(e: BaseException):
+            return classify_provider_error(
+                e, timeout_types=(openai.APITimeoutError,), connection_types=(openai.APIConnectionError,)
+            )
+
+        completion = await call_with_retries(
+            lambda: self.client.chat.completions.create(**kwargs),
+            classify,
+            self.policy,
+            what=f"openai {self.model} at {self.base_url or 'api.openai.com'}",
+        )
+        choice = completion.choices[0] if completion.choices else None
+        content = (choice.message.content if choice is not None else None) or ""
+        usage = completion.usage
+        return AgentReply(
+            content=content,
+            usage=make_usage(
+                usage.prompt_tokens if usage else 0,
+                usage.completion_tokens if usage else 0,
+                (self.model, completion.model),
+                self.prices,
+            ),
+            model=completion.model or self.model,
+        )
+
+    async def aclose(self) -> None:
+        await self.client.close()

@@ -1,0 +1,154 @@
+"""Finding an agent class by name: built-ins, `@register_agent`, dotted paths and entry points.
+
+A spec is one of:
+- a registered or built-in name (`openai`, `scripted-numeric`, ...);
+- a dotted path `package.module:ClassName` (the class must subclass `agents.base.Agent`);
+- the name of an entry point in the `interp_harness.agents` group of any installed distribution.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from importlib import metadata
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel
+
+from agents.base import Agent
+
+ENTRY_POINT_GROUP = "interp_harness.agents"
+
+# Built-ins are imported on first use so that `list_agents` or a scripted run never pays for the
+# provider SDKs (and a missing optional SDK only breaks the agent that needs it).
+_BUILTINS: dict[str, str] = {
+    "openai": "agents.openai_agent:OpenAIAgent",
+    "anthropic": "agents.anthropic_agent:AnthropicAgent",
+    "scripted-numeric": "agents.scripted_numeric:ScriptedNumericAgent",
+    "scripted-strings": "agents.scripted_strings:ScriptedStringsAgent",
+    "interpolation": "agents.interpolation:InterpolationAgent",
+    "replay": "agents.replay:ReplayAgent",
+}
+
+_REGISTERED: dict[str, type[Agent]] = {}
+
+Source = Literal["builtin", "registered", "entry_point", "dotted"]
+
+
+class AgentInfo(BaseModel):
+    name: str
+    provider: str
+    description: str
+    source: Source
+    target: str = ""  # where it comes from: module:Class, or the distribution of an entry point
+
+
+class UnknownAgent(ValueError):
+    """No agent matches the spec; the message lists the known names."""
+
+
+A = TypeVar("A", bound=type[Agent])
+
+
+def register_agent(name: str | None = None) -> Callable[[A], A]:
+    """Class decorator: `@register_agent("mine")` makes `get_agent("mine")` build that class."""
+
+    def deco(cls: A) -> A:
+        _check_agent_class(cls, repr(name))
+        key = name or cls.name
+        if not key:
+            raise ValueError(f"{cls.__qualname__}: give register_agent a name or set `name`")
+        if not cls.name:
+            cls.name = key
+        _REGISTERED[key] = cls
+        return cls
+
+    return deco
+
+
+def _check_agent_class(obj: object, spec: str) -> type[Agent]:
+    if not (isinstance(obj, type) and issubclass(obj, Agent)):
+        raise TypeError(f"agent spec {spec} resolves to {obj!r}, which is not a subclass of agents.base.Agent")
+    return obj
+
+
+def _import_path(path: str) -> object:
+    module_name, _, attr = path.partition(":")
+    if not module_name or not attr:
+        raise UnknownAgent(f"bad dotted agent path {path!r}: expected 'package.module:ClassName'")
+    try:
+        obj: object = importlib.import_module(module_name)
+    except ImportError as e:
+        raise UnknownAgent(f"cannot import module {module_name!r} for agent {path!r}: {e}") from e
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError as e:
+            raise UnknownAgent(f"module {module_name!r} has no attribute {attr!r} (agent {path!r})") from e
+    return obj
+
+
+def _entry_points() -> dict[str, metadata.EntryPoint]:
+    return {ep.name: ep for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def known_names() -> list[str]:
+    return sorted(set(_BUILTINS) | set(_REGISTERED) | set(_entry_points()))
+
+
+def resolve_agent(spec: str) -> tuple[type[Agent], Source]:
+    """The agent class a spec names, and where it came from."""
+    spec = spec.strip()
+    if spec in _REGISTERED:
+        return _REGISTERED[spec], "registered"
+    if spec in _BUILTINS:
+        return _check_agent_class(_import_path(_BUILTINS[spec]), spec), "builtin"
+    if ":" in spec:
+        return _check_agent_class(_import_path(spec), spec), "dotted"
+    eps = _entry_points()
+    if spec in eps:
+        try:
+            obj = eps[spec].load()
+        except Exception as e:  # a broken plugin must say which one
+            raise UnknownAgent(f"entry point {spec!r} ({eps[spec].value}) failed to load: {e}") from e
+        return _check_agent_class(obj, spec), "entry_point"
+    raise UnknownAgent(
+        f"unknown agent {spec!r}. Known agents: {', '.join(known_names())}. "
+        "A custom class can also be named by dotted path, e.g. 'mypkg.mymod:MyAgent', or installed "
+        f"under the entry-point group {ENTRY_POINT_GROUP!r}."
+    )
+
+
+def get_agent(spec: str, **options: Any) -> Agent:
+    """Build the agent a spec names, passing `options` to its constructor."""
+    cls, _ = resolve_agent(spec)
+    return cls(**options)
+
+
+def _info(name: str, cls: type[Agent], source: Source, target: str) -> AgentInfo:
+    doc = (cls.__doc__ or "").strip().splitlines()
+    description = getattr(cls, "description", "") or (doc[0] if doc else "")
+    return AgentInfo(name=name, provider=cls.provider, description=description, source=source, target=target)
+
+
+def list_agents() -> list[AgentInfo]:
+    """Every agent reachable by name. A plugin that fails to import is listed with the error."""
+    out: dict[str, AgentInfo] = {}
+    for name, path in _BUILTINS.items():
+        try:
+            out[name] = _info(name, _check_agent_class(_import_path(path), name), "builtin", path)
+        except Exception as e:  # e.g. an SDK missing: still list it, with why
+            out[name] = AgentInfo(name=name, provider="?", description=f"unavailable: {e}", source="builtin", target=path)
+    for name, cls in _REGISTERED.items():
+        out[name] = _info(name, cls, "registered", f"{cls.__module__}:{cls.__qualname__}")
+    for name, ep in _entry_points().items():
+        if name in out:
+            continue  # a built-in or registered name wins, as in resolve_agent
+        dist = ep.dist.name if ep.dist is not None else "?"
+        try:
+            out[name] = _info(name, _check_agent_class(ep.load(), name), "entry_point", f"{dist}: {ep.value}")
+        except Exception as e:
+            out[name] = AgentInfo(
+                name=name, provider="?", description=f"failed to load: {e}", source="entry_point", target=f"{dist}: {ep.value}"
+            )
+    return sorted(out.values(), key=lambda i: i.name)

@@ -1,0 +1,180 @@
+"""Judge clients: any OpenAI-compatible chat endpoint (vicuna-evaluator on vLLM, the project's
+small model server), OpenAI, Anthropic. Temperature 0. A failure raises `JudgeError`, which the
+scorers record as an error state of category "judge", never as a wrong answer.
+
+Configuration (`HARNESS_JUDGE_*`): PROVIDER (openai-compatible | openai | anthropic | none),
+URL (base URL, e.g. http://127.0.0.1:8000/v1), MODEL (default `vicuna-13b-v1.1`, the name FIND's
+evaluator is served under), API_KEY, TIMEOUT_S, MAX_RETRIES, CONCURRENCY, MAX_TOKENS, CEILING.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from abc import ABC, abstractmethod
+from typing import Literal
+
+import httpx
+from pydantic import BaseModel
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class JudgeSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="HARNESS_JUDGE_")
+
+    provider: Literal["openai-compatible", "openai", "anthropic", "none"] = "openai-compatible"
+    url: str | None = None
+    model: str = "vicuna-13b-v1.1"
+    api_key: str | None = None
+    timeout_s: float = 60.0
+    max_retries: int = 2
+    concurrency: int = 8
+    max_tokens: int = 32
+    ceiling: bool = True  # also judge the ground-truth description (FIND Table A3's check)
+
+
+class JudgeError(RuntimeError):
+    """The judge could not give a verdict (HTTP error, timeout, malformed reply, not configured)."""
+
+
+class JudgeReply(BaseModel):
+    text: str
+    model: str  # the model id the endpoint reports (or the one requested)
+
+
+class JudgeClient(ABC):
+    model: str = ""
+
+    @abstractmethod
+    async def complete(self, system: str, user: str) -> JudgeReply: ...
+
+    async def aclose(self) -> None:  # noqa: B027 - optional
+        pass
+
+
+class OpenAICompatibleJudge(JudgeClient):
+    """POST {url}/chat/completions with httpx; retries transport errors and 5xx/429."""
+
+    def __init__(self, url: str, model: str, *, api_key: str | None = None, timeout_s: float = 60.0,
+                 max_retries: int = 2, max_tokens: int = 32, transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self.url = url.rstrip("/")
+        self.model = model
+        self.max_retries = max_retries
+        self.max_tokens = max_tokens
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._client = httpx.AsyncClient(timeout=timeout_s, headers=headers, transport=transport)
+
+    async def complete(self, system: str, user: str) -> JudgeReply:
+        body = {
+            "model": self.model,
+            "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+            "temperature": 0,
+            "max_tokens": self.max_tokens,
+        }
+        last = "no attempt"
+        for attempt in range(self.max_retries + 1):
+            if attempt:
+                await asyncio.sleep(min(2.0, 0.2 * 2**attempt))
+            try:
+                r = await self._client.post(f"{self.url}/chat/completions", json=body)
+            except httpx.HTTPError as e:
+                last = f"{type(e).__name__}: {e}"
+                continue
+            if r.status_code >= 500 or r.status_code == 429:
+                last = f"HTTP {r.status_code}: {r.text[:200]}"
+                continue
+            if r.status_code != 200:
+                raise JudgeError(f"judge endpoint answered HTTP {r.status_code}: {r.text[:200]}")
+            return _parse_openai_body(r, self.model)
+        raise JudgeError(f"judge endpoint failed after {self.max_retries + 1} attempts: {last}")
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+
+def _parse_openai_body(r: httpx.Response, requested: str) -> JudgeReply:
+    try:
+        data = r.json()
+        text = data["choices"][0]["message"]["content"]
+    except (ValueError, KeyError, IndexError, TypeError) as e:
+        raise JudgeError(f"malformed judge reply ({type(e).__name__}): {r.text[:200]!r}") from e
+    if not isinstance(text, str):
+        raise JudgeError(f"judge reply has no text content: {r.text[:200]!r}")
+    return JudgeReply(text=text, model=str(data.get("model") or requested))
+
+
+class OpenAIJudge(JudgeClient):
+    def __init__(self, model: str, *, api_key: str | None = None, url: str | None = None,
+                 timeout_s: float = 60.0, max_retries: int = 2, max_tokens: int = 32) -> None:
+        import openai
+
+        self.model = model
+        self.max_tokens = max_tokens
+        self._client = openai.AsyncOpenAI(api_key=api_key, base_url=url, timeout=timeout_s, max_retries=max_retries)
+
+    async def complete(self, system: str, user: str) -> JudgeReply:
+        import openai
+
+        try:
+            resp = await self._client.chat.completions.create(
+                model=self.model,
+                messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
+                temperature=0,
+                max_tokens=self.max_tokens,
+            )
+            text = resp.choices[0].message.content
+        except (openai.OpenAIError, IndexError, AttributeError) as e:
+            raise JudgeError(f"OpenAI judge failed: {type(e).__name__}: {e}") from e
+        if not isinstance(text, str):
+            raise JudgeError("OpenAI judge returned no text")
+        return JudgeReply(text=text, model=resp.model or self.model)
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+class AnthropicJudge(JudgeClient):
+    def __init__(self, model: str, *, api_key: str | None = None, url: str | None = None,
+                 timeout_s: float = 60.0, max_retries: int = 2, max_tokens: int = 32) -> None:
+        import anthropic
+
+        self.model = model
+        self.max_tokens = max_tokens
+        self._client = anthropic.AsyncAnthropic(api_key=api_key, base_url=url, timeout=timeout_s, max_retries=max_retries)
+
+    async def complete(self, system: str, user: str) -> JudgeReply:
+        import anthropic
+
+        try:
+            resp = await self._client.messages.create(
+                model=self.model,
+                system=system,
+                messages=[{"role": "user", "content": user}],
+                max_tokens=self.max_tokens,
+                # this SDK version has no `temperature` argument; the API still takes the field
+                extra_body={"temperature": 0},
+            )
+            text = "".join(b.text for b in resp.content if getattr(b, "type", "") == "text")
+        except (anthropic.AnthropicError, AttributeError, TypeError) as e:
+            raise JudgeError(f"Anthropic judge failed: {type(e).__name__}: {e}") from e
+        return JudgeReply(text=text, model=resp.model or self.model)
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+def make_judge(settings: JudgeSettings | None = None) -> JudgeClient:
+    """The configured judge; raises JudgeError when none is configured."""
+    s = settings or JudgeSettings()
+    common = dict(timeout_s=s.timeout_s, max_retries=s.max_retries, max_tokens=s.max_tokens)
+    if s.provider == "none":
+        raise JudgeError("no judge configured (HARNESS_JUDGE_PROVIDER=none)")
+    if s.provider == "openai-compatible":
+        if not s.url:
+            raise JudgeError(
+                "no judge configured: set HARNESS_JUDGE_URL to an OpenAI-compatible endpoint "
+                "(e.g. vicuna-evaluator on vLLM, or `harness backbone serve`)"
+            )
+        return OpenAICompatibleJudge(s.url, s.model, api_key=s.api_key, **common)
+    if s.provider == "openai":
+        return OpenAIJudge(s.model, api_key=s.api_key, url=s.url, **common)
+    return AnthropicJudge(s.model, api_key=s.api_key, url=s.url, **common)

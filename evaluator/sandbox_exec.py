@@ -1,0 +1,166 @@
+"""Running agent-written functions in the sandbox, in batches.
+
+One sandbox start per chunk of answers (not per answer): the chunk goes to `sandbox_worker.py` on
+stdin, which forks one guarded child per answer (see its docstring). Chunks run concurrently.
+A sandbox that fails to start or dies leaves its unfinished answers as `infrastructure` errors;
+an answer that misbehaves (loops, allocates, forks, prints) is a failure of that answer only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import warnings
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from importlib import resources
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+WORKER_NAME = "worker.py"
+
+
+class CodeLimits(BaseModel):
+    """Per-answer limits inside the worker."""
+
+    cpu_s: float = 2.0
+    wall_s: float = 5.0
+    memory_mb: int = 256
+    output_bytes: int = 65_536  # what agent code may print (captured, then dropped)
+    result_bytes: int = 4_000_000
+
+
+class ExecSettings(BaseSettings):
+    """`HARNESS_EVAL_*`: where and how agent code runs."""
+
+    model_config = SettingsConfigDict(env_prefix="HARNESS_EVAL_")
+
+    sandbox: str = "bwrap"  # bwrap | docker | inprocess | subprocess-unsafe (development only)
+    python: str = sys.executable  # the interpreter the sandbox runs the worker with
+    chunk_size: int = 100
+    concurrency: int = Field(default_factory=lambda: max(1, min(4, os.cpu_count() or 1)))
+    parallel_per_sandbox: int = 1
+
+
+class CodeJob(BaseModel):
+    id: str
+    code: str
+    func_name: str | None
+    kind: Literal["numeric", "string"]
+    call: Literal["direct", "find-compat"] = "direct"
+    inputs: list[str]
+
+
+class CodeResult(BaseModel):
+    id: str
+    status: Literal["ok", "error", "infrastructure"]
+    reason: str | None = None
+    results: list[dict[str, Any]] = Field(default_factory=list)  # {"v": ...} | {"err": ...}
+    printed_bytes: int = 0
+    output_capped: bool = False
+    guard: str | None = None
+
+
+def worker_source() -> bytes:
+    return resources.files("evaluator").joinpath("sandbox_worker.py").read_bytes()
+
+
+def run_code_jobs(
+    jobs: Sequence[CodeJob],
+    *,
+    limits: CodeLimits | None = None,
+    settings: ExecSettings | None = None,
+) -> list[CodeResult]:
+    """Run every job; returns one result per job, in the order given."""
+    limits = limits or CodeLimits()
+    settings = settings or ExecSettings()
+    todo = [j for j in jobs if j.func_name and j.code.strip()]
+    out: dict[str, CodeResult] = {
+        j.id: CodeResult(id=j.id, status="error", reason="no function found in the code")
+        for j in jobs
+        if not (j.func_name and j.code.strip())
+    }
+    chunks = [todo[i : i + settings.chunk_size] for i in range(0, len(todo), settings.chunk_size)]
+    if chunks:
+        with ThreadPoolExecutor(max_workers=settings.concurrency) as pool:
+            for results in pool.map(lambda c: _run_chunk(c, limits, settings), chunks):
+                out.update({r.id: r for r in results})
+    return [out[j.id] for j in jobs]
+
+
+def _run_chunk(chunk: list[CodeJob], limits: CodeLimits, settings: ExecSettings) -> list[CodeResult]:
+    batch = {
+        "limits": {**limits.model_dump(), "parallel": settings.parallel_per_sandbox},
+        "answers": [j.model_dump() for j in chunk],
+    }
+    payload = json.dumps(batch).encode()
+    # the sandbox's own wall clock covers the worst case of every answer timing out
+    per = max(limits.wall_s, limits.cpu_s + 1)
+    total_s = 10 + per * len(chunk) / max(1, settings.parallel_per_sandbox)
+    max_out = limits.result_bytes * len(chunk) + 65_536
+    try:
+        stdout, err = _launch(payload, settings, total_s, limits, max_out)
+    except Exception as e:  # the sandbox itself could not run
+        err = f"sandbox failed: {type(e).__name__}: {e}"
+        stdout = b""
+    got: dict[str, CodeResult] = {}
+    for line in stdout.splitlines():
+        try:
+            rec = json.loads(line)
+            got[rec["id"]] = CodeResult(**rec)
+        except (ValueError, KeyError, TypeError):
+            continue
+    missing = err or "the sandbox ended before this answer finished"
+    return [got.get(j.id) or CodeResult(id=j.id, status="infrastructure", reason=missing) for j in chunk]
+
+
+def _launch(
+    payload: bytes, settings: ExecSettings, total_s: float, limits: CodeLimits, max_out: int
+) -> tuple[bytes, str | None]:
+    argv = [settings.python, f"/sandbox/{WORKER_NAME}"]
+    if settings.sandbox == "subprocess-unsafe":
+        warnings.warn(
+            "running agent code WITHOUT a sandbox (subprocess-unsafe): development only",
+            stacklevel=3,
+        )
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, WORKER_NAME)
+            with open(path, "wb") as f:
+                f.write(worker_source())
+            p = subprocess.run(
+                [settings.python, path], input=payload, capture_output=True, timeout=total_s
+            )
+        return p.stdout, _describe_failure(p.returncode, p.stderr, False, None)
+
+    from harness.sandbox.base import Limits, get_sandbox
+
+    sb = get_sandbox(settings.sandbox)
+    # the sandbox-wide memory cap must hold the worker plus the children running at once
+    mem = 768 + limits.memory_mb * settings.parallel_per_sandbox
+    res = sb.run(
+        argv,
+        files={WORKER_NAME: worker_source()},
+        stdin=payload,
+        limits=Limits(
+            timeout_s=total_s,
+            memory_mb=mem,
+            cpu_s=int(total_s) + 1,
+            max_procs=settings.parallel_per_sandbox + 16,
+            max_output_bytes=max_out,
+        ),
+    )
+    return res.stdout, _describe_failure(res.returncode, res.stderr, res.timed_out, res.error)
+
+
+def _describe_failure(rc: int | None, stderr: bytes, timed_out: bool, error: str | None) -> str | None:
+    if rc == 0 and not timed_out and not error:
+        return None
+    tail = stderr[-500:].decode(errors="replace").strip()
+    what = error or ("sandbox timed out" if timed_out else f"sandbox exited with status {rc}")
+    return f"{what}: {tail}" if tail else what

@@ -1,0 +1,161 @@
+"""FIND's LM-judge unit tests (spec §5.2): the judge sees a description and three examples and
+names the one that the described function would produce.
+
+- Prompts: FIND's original template files when the data directory has them
+  (`find/prompts/evaluator/{strings,entities,relations}.txt`), else our typed copies of the text
+  in the spec; filled with plain `str.replace` in FIND's order (DESC, then IN0/OUT0 ... IN2/OUT2),
+  without escaping, exactly as FIND does.
+- Answer parsing, both reported: `find-compat` counts a triplet correct iff the 1-based index
+  appears *anywhere* in the reply (FIND's substring test); `strict` requires `[ANSWER]: n` with
+  n the correct index.
+- Score: per function, the mean over its 10 triplets; category scores are means over functions.
+- Every verdict keeps the judge's model id, the prompt hash and the raw reply. A judge failure on
+  any triplet makes the function's score an error state (category "judge"), never a 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+from typing import Literal
+
+from function_store.datasets import DataUnavailable, data_path
+from function_store.models import UnitTest
+from pydantic import BaseModel
+
+from evaluator.api import ScoreResult
+from evaluator.judge import JudgeClient, JudgeError
+
+JudgeFamily = Literal["strings", "entities", "relations"]
+
+SYSTEM_PROMPT = (
+    "You are a helpful assistant. You indicate which of the input-output mapping examples provided "
+    "by the user is a possible execution of the function provided by the user. Answer with only the "
+    "following format: '[ANSWER]: <index>' where <index> represent the numerical value of the "
+    "correct example. Do not include any additional information in the answer."
+)
+
+_REPLY_FORMAT = (
+    'Reply in the following format: \n"[ANSWER]: <index>", where <index> represents the numerical '
+    "value of the correct example.\nOnly include the numerical index of the example.\n"
+)
+_PAIRS_TEMPLATE = (
+    "Below is a textual description of a function f(x):\nDESC\nWhich one of the following pairs of "
+    "input-output strings are correct executions of f(x)?\nExample 1: input = IN0, output = OUT0\n"
+    "Example 2: input = IN1, output = OUT1\nExample 3: input = IN2, output = OUT2\n" + _REPLY_FORMAT
+)
+_ENTITIES_TEMPLATE = (
+    "Below is a textual description of a function f(x), which is selective for a specific concept:"
+    "\nDESC\nWhich one of the following input examples will the function be most selective for? \n"
+    "Example 1: input = IN0\nExample 2: input = IN1\nExample 3: input = IN2\n" + _REPLY_FORMAT
+)
+BUILTIN_TEMPLATES: dict[str, str] = {
+    "strings": _PAIRS_TEMPLATE,
+    "relations": _PAIRS_TEMPLATE,
+    "entities": _ENTITIES_TEMPLATE,
+}
+_STRICT = re.compile(r"\[ANSWER\]\s*:\s*(\d+)")
+
+
+def load_template(family: JudgeFamily) -> tuple[str, str]:
+    """(template, source): the original file when present, else the built-in copy."""
+    if family not in BUILTIN_TEMPLATES:
+        raise ValueError(f"no unit-test template for family {family!r}")
+    try:
+        path = data_path(f"find/prompts/evaluator/{family}.txt")
+        return path.read_text(encoding="utf-8"), str(path)
+    except DataUnavailable:
+        return BUILTIN_TEMPLATES[family], "builtin"
+
+
+def fill(template: str, description: str, test: UnitTest) -> str:
+    text = template.replace("DESC", description)
+    for i in range(3):
+        text = text.replace(f"IN{i}", test.inputs[i])
+        if test.outputs is not None:
+            text = text.replace(f"OUT{i}", test.outputs[i])
+    return text
+
+
+def prompt_hash(system: str, template: str) -> str:
+    return hashlib.sha256((system + "\x00" + template).encode()).hexdigest()[:16]
+
+
+def correct_find_compat(reply: str, correct: int) -> bool:
+    return str(correct) in reply
+
+
+def strict_answer(reply: str) -> int | None:
+    m = _STRICT.search(reply)
+    return int(m.group(1)) if m else None
+
+
+class Verdict(BaseModel):
+    triplet: int
+    correct_index: int
+    reply: str | None = None
+    model: str | None = None
+    find_compat: bool | None = None
+    strict_answer: int | None = None
+    strict: bool | None = None
+    error: str | None = None
+
+
+async def judge_description(
+    judge: JudgeClient,
+    family: JudgeFamily,
+    description: str,
+    unit_tests: list[UnitTest],
+    *,
+    metric: str = "unit_test",
+    semaphore: asyncio.Semaphore | None = None,
+) -> list[ScoreResult]:
+    """Run the unit tests of one function; returns `<metric>` and `<metric>_strict`."""
+    template, source = load_template(family)
+    sem = semaphore or asyncio.Semaphore(8)
+    phash = prompt_hash(SYSTEM_PROMPT, template)
+
+    async def one(k: int, test: UnitTest) -> Verdict:
+        async with sem:
+            try:
+                reply = await judge.complete(SYSTEM_PROMPT, fill(template, description, test))
+            except JudgeError as e:
+                return Verdict(triplet=k, correct_index=test.correct, error=str(e))
+        ans = strict_answer(reply.text)
+        return Verdict(
+            triplet=k,
+            correct_index=test.correct,
+            reply=reply.text,
+            model=reply.model,
+            find_compat=correct_find_compat(reply.text, test.correct),
+            strict_answer=ans,
+            strict=ans == test.correct,
+        )
+
+    verdicts = await asyncio.gather(*(one(k, t) for k, t in enumerate(unit_tests)))
+    models = sorted({v.model for v in verdicts if v.model})
+    details = {
+        "judge_model": models[0] if len(models) == 1 else models,
+        "requested_model": judge.model,
+        "prompt_hash": phash,
+        "prompt_source": source,
+        "verdicts": [v.model_dump() for v in verdicts],
+    }
+    errors = [v for v in verdicts if v.error]
+    if not unit_tests:
+        return [
+            ScoreResult(metric=m, status="error", error_category="target", error="target has no unit tests", details=details)
+            for m in (metric, f"{metric}_strict")
+        ]
+    if errors:
+        msg = f"judge failed on {len(errors)}/{len(verdicts)} triplets: {errors[0].error}"
+        return [
+            ScoreResult(metric=m, status="error", error_category="judge", error=msg, details=details)
+            for m in (metric, f"{metric}_strict")
+        ]
+    n = len(verdicts)
+    return [
+        ScoreResult(metric=metric, value=sum(bool(v.find_compat) for v in verdicts) / n, details=details),
+        ScoreResult(metric=f"{metric}_strict", value=sum(bool(v.strict) for v in verdicts) / n, details=details),
+    ]

@@ -1,0 +1,29 @@
+"""`python -m function_store.backbone --port N [--model M]`: the same server as `harness backbone serve`,
+without the CLI's imports (the test suite starts it this way)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+
+from function_store.backbone.model import DEFAULT_MODEL
+from function_store.backbone.server import serve
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(prog="python -m function_store.backbone")
+    ap.add_argument("--model", default=DEFAULT_MODEL)
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--port", type=int, default=8000)
+    ap.add_argument("--served-name", default=None)
+    ap.add_argument("--cache-dir", type=Path, default=None)
+    ap.add_argument("--max-batch", type=int, default=64)
+    a = ap.parse_args()
+    logging.basicConfig(level=logging.INFO)
+    serve(a.model, host=a.host, port=a.port, served_name=a.served_name, cache_dir=a.cache_dir,
+          max_batch=a.max_batch)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,238 @@
+"""Batched greedy generation with token logprobs over a transformers causal LM (CPU).
+
+One `generate` call takes many chat requests and runs them as one batch:
+1. every prompt is rendered with the model's chat template and tokenised;
+2. the longest common token prefix of the batch (for FIND's modules: the system prompt and the
+   instruction; only the word differs) is run once, batch size 1, and its keys/values are
+   repeated across the batch;
+3. the differing suffixes are run together on that cache (right-padded, with explicit positions),
+   then all rows decode greedily in lock-step until each hits EOS, a stop string or max_tokens.
+
+Logprobs are log-softmax of the logits after `logit_bias` ("processed" logprobs, like vLLM's
+`--logprobs-mode processed_logprobs`); without a bias they are the model's own.
+`forced_choice` (our extension) restricts the first generated token to the first tokens of the
+given strings and reports their full-vocabulary logprobs.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+
+@dataclass
+class GenRequest:
+    messages: list[dict[str, str]]
+    max_tokens: int = 16
+    logprobs: bool = False
+    top_logprobs: int = 0
+    logit_bias: dict[int, float] | None = None
+    forced_choice: list[str] | None = None
+    stop: list[str] | None = None
+    include_stop_str_in_output: bool = False  # vLLM's extension, same meaning
+
+
+@dataclass
+class TokenLogprob:
+    token_id: int
+    token: str
+    logprob: float
+    top: list[tuple[int, str, float]] = field(default_factory=list)
+
+
+@dataclass
+class GenResult:
+    text: str
+    finish_reason: str  # stop | length
+    prompt_tokens: int
+    tokens: list[TokenLogprob] = field(default_factory=list)
+
+
+class BadRequest(ValueError):
+    """The request cannot be served (e.g. an unknown token id in logit_bias)."""
+
+
+class Engine:
+    def __init__(self, tokenizer: Any, model: Any, *, max_batch: int = 64) -> None:
+        self.tok = tokenizer
+        self.model = model
+        self.max_batch = max_batch
+        self.vocab_size = int(model.get_output_embeddings().weight.shape[0])
+        eos = model.generation_config.eos_token_id
+        if eos is None:
+            eos = tokenizer.eos_token_id
+        self.eos_ids = set(eos if isinstance(eos, list) else [eos])
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else min(self.eos_ids)
+        self._lock = threading.Lock()  # one forward pass at a time; torch uses all cores anyway
+        self.stats = {"batches": 0, "requests": 0, "prefix_tokens_saved": 0}
+
+    # --- prompts ---------------------------------------------------------------------------
+    def render(self, messages: Sequence[dict[str, str]]) -> str:
+        """The chat-templated prompt. A final assistant message is continued, not closed."""
+        cont = bool(messages) and messages[-1].get("role") == "assistant"
+        return self.tok.apply_chat_template(
+            list(messages),
+            tokenize=False,
+            add_generation_prompt=not cont,
+            continue_final_message=cont,
+        )
+
+    def encode_prompt(self, messages: Sequence[dict[str, str]]) -> list[int]:
+        return list(self.tok(self.render(messages), add_special_tokens=False)["input_ids"])
+
+    def tokenize(self, text: str) -> list[int]:
+        return list(self.tok(text, add_special_tokens=False)["input_ids"])
+
+    def token_text(self, token_id: int) -> str:
+        return self.tok.decode([token_id])
+
+    # --- generation ------------------------------------------------------------------------
+    def generate(self, requests: Sequence[GenRequest]) -> list[GenResult]:
+        out: list[GenResult] = []
+        for i in range(0, len(requests), self.max_batch):
+            chunk = list(requests[i : i + self.max_batch])
+            with self._lock, torch.inference_mode():
+                out.extend(self._generate_batch(chunk))
+        return out
+
+    def _generate_batch(self, reqs: list[GenRequest]) -> list[GenResult]:
+        prompts = [self.encode_prompt(r.messages) for r in reqs]
+        if any(not p for p in prompts):
+            raise BadRequest("empty prompt")
+        self.stats["batches"] += 1
+        self.stats["requests"] += len(reqs)
+        n = len(reqs)
+        # Shared prefix; every row keeps at least one token of its own to produce its logits.
+        plen = _common_prefix_len(prompts) if n > 1 else 0
+        plen = min(plen, min(len(p) for p in prompts) - 1)
+        cache = None
+        if plen > 0:
+            pre = torch.tensor([prompts[0][:plen]])
+            cache = self.model(input_ids=pre, use_cache=True, logits_to_keep=1).past_key_values
+            cache.batch_repeat_interleave(n)
+            self.stats["prefix_tokens_saved"] += plen * (n - 1)
+        suffixes = [p[plen:] for p in prompts]
+        lens = [len(s) for s in suffixes]
+        width = max(lens)
+        ids = torch.full((n, width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((n, plen + width), dtype=torch.long)
+        mask[:, :plen] = 1
+        for b, s in enumerate(suffixes):
+            ids[b, : len(s)] = torch.tensor(s)
+            mask[b, plen : plen + len(s)] = 1
+        pos = (plen + torch.arange(width)).unsqueeze(0).expand(n, -1)
+        keep = width - min(lens) + 1  # logits only where some row's last prompt token sits
+        res = self.model(
+            input_ids=ids,
+            attention_mask=mask,
+            position_ids=pos,
+            past_key_values=cache,
+            use_cache=True,
+            logits_to_keep=keep,
+        )
+        cache = res.past_key_values
+        logits = res.logits[torch.arange(n), torch.tensor(lens) - 1 - (width - keep)]  # [n, vocab]
+        next_pos = torch.tensor([plen + ln for ln in lens])
+
+        biases = [self._bias_vector(r) for r in reqs]
+        choices = [self._choice_ids(r) for r in reqs]
+        limits = [1 if r.forced_choice else max(1, r.max_tokens) for r in reqs]
+        gen: list[list[int]] = [[] for _ in reqs]
+        infos: list[list[TokenLogprob]] = [[] for _ in reqs]
+        done = [False] * n
+        finish = ["length"] * n
+        step = 0
+        while True:
+            logits = logits.float()
+            chosen = torch.full((n,), self.pad_id, dtype=torch.long)
+            for b, r in enumerate(reqs):
+                if done[b]:
+                    continue
+                row = logits[b]
+                if biases[b] is not None:
+                    row = row + biases[b]
+                lp = torch.log_softmax(row, dim=-1)
+                if choices[b] is not None and step == 0:
+                    cids = torch.tensor(choices[b])
+                    tid = int(cids[torch.argmax(lp[cids])])
+                    top = [(c, self.token_text(c), float(lp[c])) for c in choices[b]]
+                else:
+                    tid = int(torch.argmax(lp))
+                    top = []
+                    if r.top_logprobs > 0:
+                        vals, idx = torch.topk(lp, min(r.top_logprobs, lp.shape[0]))
+                        top = [(int(i), self.token_text(int(i)), float(v)) for v, i in zip(vals, idx)]
+                chosen[b] = tid
+                if tid in self.eos_ids:
+                    done[b], finish[b] = True, "stop"
+                    continue
+                gen[b].append(tid)
+                if r.logprobs or r.forced_choice:
+                    infos[b].append(TokenLogprob(tid, self.token_text(tid), float(lp[tid]), top))
+                if r.stop and any(s in self.tok.decode(gen[b][-8:]) for s in r.stop):
+                    done[b], finish[b] = True, "stop"
+                elif len(gen[b]) >= limits[b]:
+                    done[b] = True
+            step += 1
+            if all(done):
+                break
+            mask = torch.cat([mask, torch.ones((n, 1), dtype=torch.long)], dim=1)
+            res = self.model(
+                input_ids=chosen.unsqueeze(1),
+                attention_mask=mask,
+                position_ids=next_pos.unsqueeze(1),
+                past_key_values=cache,
+                use_cache=True,
+            )
+            cache = res.past_key_values
+            logits = res.logits[:, -1]
+            next_pos = next_pos + 1
+
+        results = []
+        for b, r in enumerate(reqs):
+            text = self.tok.decode(gen[b], skip_special_tokens=True)
+            if r.stop:
+                hits = [(text.find(s), s) for s in r.stop if s in text]
+                if hits:
+                    at, s = min(hits)
+                    text = text[: at + (len(s) if r.include_stop_str_in_output else 0)]
+            results.append(GenResult(text, finish[b], len(prompts[b]), infos[b]))
+        return results
+
+    def _bias_vector(self, r: GenRequest) -> torch.Tensor | None:
+        if not r.logit_bias:
+            return None
+        v = torch.zeros(self.vocab_size)
+        for tid, val in r.logit_bias.items():
+            if not 0 <= int(tid) < self.vocab_size:
+                raise BadRequest(f"logit_bias token id {tid} is outside the vocabulary")
+            v[int(tid)] = max(-100.0, min(100.0, float(val)))  # OpenAI's documented range
+        return v
+
+    def _choice_ids(self, r: GenRequest) -> list[int] | None:
+        if not r.forced_choice:
+            return None
+        out: list[int] = []
+        for c in r.forced_choice:
+            ids = self.tokenize(c)
+            if not ids:
+                raise BadRequest(f"forced_choice {c!r} has no tokens")
+            if ids[0] not in out:
+                out.append(ids[0])
+        return out
+
+
+def _common_prefix_len(seqs: Sequence[Sequence[int]]) -> int:
+    first = seqs[0]
+    n = min(len(s) for s in seqs)
+    for i in range(n):
+        t = first[i]
+        if any(s[i] != t for s in seqs):
+            return i
+    return n
+
+

@@ -1,0 +1,302 @@
+"""Import of an original FIND dataset folder, served by running its own scripts (runner "script").
+
+Layout (FIND's `find_dataset/`, e.g. the unzipped Zenodo FIND-dataset.zip):
+`<root>/<category>/fNNNNN/function_code.py` (+ `mlp_approx_model.pt`, `initial.json` where present),
+categories numeric, strings, neurons_entities, neurons_relations. Targets are
+`find-import/<family>/fNNNNN`. A call runs `python3 function_code.py ARG...` in the function's folder
+like FIND's interpreter does, but as an argv list with no shell (an input is never parsed by a
+shell), with a timeout, and parses FIND's `Function input - output pairs: (a, b) ...` line back
+into one CallOutput per input. `script_argv` is the one place the command is built, so a sandbox
+backend can wrap it.
+
+Note (spec §0): the Zenodo copy's strings (and relations) are an OLD version; they do not match the
+released find-v1 unit tests, so an imported folder's own `unit_test_data.json` is used when present.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import weakref
+from collections.abc import Sequence
+from pathlib import Path
+
+from function_store.catalog import CatalogOptions, register_source
+from function_store.formatting import HEADER
+from function_store.models import (
+    CallOutput,
+    Family,
+    HiddenTruth,
+    PublicMeta,
+    Target,
+    UnitTest,
+    make_canary,
+)
+from function_store.runtime import NoBackboneConfigured, RuntimeContext, register_runner
+
+CATEGORY_FAMILY: dict[str, Family] = {
+    "numeric": "numeric",
+    "strings": "strings",
+    "neurons_entities": "entities",
+    "neurons_relations": "relations",
+}
+FAMILY_CATEGORY: dict[str, str] = {f: c for c, f in CATEGORY_FAMILY.items()}
+SCRIPT = "function_code.py"
+DEFAULT_TIMEOUT_S = 60.0
+# The neuron files carry placeholders FIND substitutes when it copies them (spec §4).
+PLACEHOLDERS = ("{API_BASE}", "{LLAMA_PATH}")
+
+
+def find_root(options: CatalogOptions | None = None) -> Path | None:
+    """The configured original FIND dataset folder: `options.import_root`, else HARNESS_FIND_ROOT."""
+    if options is not None and options.import_root:
+        return Path(options.import_root).expanduser()
+    env = os.environ.get("HARNESS_FIND_ROOT")
+    return Path(env).expanduser() if env else None
+
+
+# --- command and output -------------------------------------------------------------------
+
+
+def default_python() -> str:
+    """The interpreter for FIND scripts: HARNESS_SCRIPT_PYTHON, else this one (a python3 that has
+    numpy/scipy/torch, which the scripts import)."""
+    return os.environ.get("HARNESS_SCRIPT_PYTHON") or sys.executable
+
+
+def script_argv(path: Path, inputs: Sequence[str], python: str | None = None) -> list[str]:
+    """FIND's `python function_code.py ARG...` as an argv list, to run with cwd = path's folder.
+    Each input is one argv element, verbatim: nothing is split, quoted or expanded."""
+    return [python or default_python(), Path(path).name, *inputs]
+
+
+def parse_pairs(stdout: str, inputs: Sequence[str]) -> list[str] | None:
+    """Split FIND's output line into one output per input, or None if it does not parse.
+
+    Outputs may contain ", ", parentheses or even `) (`, so the line is cut at the echoed inputs,
+    which are known and come in order; among several possible cuts the first full parse wins."""
+    start = stdout.find(HEADER)
+    if start < 0:
+        return None
+    body = stdout[start + len(HEADER) :]
+    if body.endswith("\n"):
+        body = body[:-1]
+    if not inputs:
+        return [] if body.strip() == "" else None
+
+    def parse(pos: int, k: int) -> list[str] | None:
+        opening = f"({inputs[k]}, "
+        if not body.startswith(opening, pos):
+            return None
+        begin = pos + len(opening)
+        if k == len(inputs) - 1:
+            return [body[begin:-2]] if body.endswith(") ") and len(body) - 2 >= begin else None
+        sep = f") ({inputs[k + 1]}, "
+        cut = body.find(sep, begin)
+        while cut >= 0:
+            rest = parse(cut + 2, k + 1)
+            if rest is not None:
+                return [body[begin:cut], *rest]
+            cut = body.find(sep, cut + 1)
+        return None
+
+    return parse(0, 0)
+
+
+def _last_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return lines[-1] if lines else "(no stderr)"
+
+
+class ScriptRunner:
+    """Runs one FIND `function_code.py` per call, with all inputs of the call, like FIND."""
+
+    def __init__(
+        self,
+        path: Path,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        python: str | None = None,
+        substitutions: dict[str, str] | None = None,
+    ) -> None:
+        self.path = Path(path)
+        self.timeout_s = timeout_s
+        self.python = python
+        if substitutions:
+            self.path = self._materialise(substitutions)
+
+    def _materialise(self, subs: dict[str, str]) -> Path:
+        """A private copy of the function folder with FIND's placeholders filled in (the user's
+        folder is never modified)."""
+        tmp = Path(tempfile.mkdtemp(prefix="find-import-"))
+        weakref.finalize(self, shutil.rmtree, tmp, ignore_errors=True)
+        for f in self.path.parent.iterdir():
+            if f.is_file():
+                shutil.copy2(f, tmp / f.name)
+        text = (tmp / self.path.name).read_text(encoding="utf-8")
+        for key, value in subs.items():
+            text = text.replace(key, value)
+        (tmp / self.path.name).write_text(text, encoding="utf-8")
+        return tmp / self.path.name
+
+    def call(self, inputs: Sequence[str]) -> list[CallOutput]:
+        inputs = list(inputs)
+        if not inputs:
+            return []
+
+        def fail(msg: str) -> list[CallOutput]:
+            return [CallOutput(input=s, error=msg) for s in inputs]
+
+        argv = script_argv(self.path, inputs, self.python)
+        env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+        try:
+            proc = subprocess.run(
+                argv,
+                cwd=self.path.parent,
+                capture_output=True,
+                timeout=self.timeout_s,
+                stdin=subprocess.DEVNULL,
+                env=env,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            return fail(f"timed out after {self.timeout_s:g}s")
+        except (OSError, ValueError) as e:  # e.g. interpreter missing, NUL byte in an input
+            return fail(f"could not run the function script: {e}")
+        stdout = proc.stdout.decode("utf-8", errors="replace")
+        if not stdout.strip():
+            # FIND's string/MLP scripts have no try/except: one bad input empties the whole call.
+            return fail(f"no output: {_last_line(proc.stderr.decode('utf-8', errors='replace'))}")
+        outputs = parse_pairs(stdout, inputs)
+        if outputs is None:
+            return fail(f"could not parse the script's output: {stdout[:200]!r}")
+        return [CallOutput(input=s, output=o) for s, o in zip(inputs, outputs, strict=True)]
+
+
+@register_runner("script")
+def script_runner(target: Target, ctx: RuntimeContext) -> ScriptRunner:
+    spec = target.hidden.spec
+    subs = None
+    if spec.get("placeholders"):
+        api = ctx.extra.get("backbone_url") or os.environ.get("HARNESS_BACKBONE_URL")
+        if not api:
+            raise NoBackboneConfigured()
+        llama = ctx.extra.get("llama_path") or os.environ.get("HARNESS_LLAMA_PATH", "")
+        subs = {"{API_BASE}": f"'{api}'", "{LLAMA_PATH}": f"'{llama}'"}
+    timeout = float(
+        spec.get("timeout_s") or os.environ.get("HARNESS_SCRIPT_TIMEOUT") or DEFAULT_TIMEOUT_S
+    )
+    return ScriptRunner(Path(spec["path"]), timeout, substitutions=subs)
+
+
+# --- targets ------------------------------------------------------------------------------
+
+
+def script_hidden(path: Path, target_id: str, description: str = "") -> HiddenTruth:
+    """Ground truth of a FIND script target: the script itself is the code."""
+    code = path.read_text(encoding="utf-8", errors="replace")
+    spec: dict[str, object] = {"path": str(path.resolve())}
+    if any(p in code for p in PLACEHOLDERS):
+        spec["placeholders"] = True
+    canary = make_canary(target_id)
+    return HiddenTruth(
+        runner="script", spec=spec, description=description, code=code, canary=canary
+    )
+
+
+def string_variant(code: str) -> str:
+    return "composed" if "def function1" in code else "atomic"
+
+
+def _variant(family: Family, folder: Path, code: str, name_dict: dict[str, str]) -> str:
+    if family == "numeric":
+        if (folder / "mlp_approx_model.pt").exists():
+            return "mlp"
+        served = name_dict.get(folder.name, "")
+        return {
+            "function_code.py": "clean",
+            "corrupted_function_code.py": "corrupted",
+            "noised_function_code.py": "noised",
+            "load_mlp.py": "mlp",
+        }.get(served, "unknown")
+    if family == "strings":
+        return string_variant(code)
+    if family == "entities":
+        return "composed" if "concept2" in code else "atomic"
+    return "corrupted" if "ex = " in code else "clean"
+
+
+def _public(family: Family, variant: str) -> PublicMeta:
+    if family == "numeric":
+        prompt = "numeric_mlp" if variant == "mlp" else "numeric"
+        return PublicMeta(input_kind="number", prompt_family=prompt, value_range=(-128.0, 128.0))
+    if family == "strings":
+        return PublicMeta(input_kind="string", prompt_family="strings")
+    return PublicMeta(input_kind="word", prompt_family=f"neurons_{family}")  # type: ignore[arg-type]
+
+
+def _read_json(path: Path) -> object | None:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def unit_tests_from(record: dict) -> list[UnitTest]:
+    """FIND's unit_test_data.json record (spec §5.1) -> UnitTests (entities have inputs only)."""
+    out = []
+    for triplet, correct in zip(record["test_vec"], record["correct_inx"], strict=True):
+        if len(triplet) == 2 and all(isinstance(x, list) for x in triplet):
+            out.append(UnitTest(inputs=triplet[0], outputs=triplet[1], correct=correct))
+        else:
+            out.append(UnitTest(inputs=list(triplet), correct=correct))
+    return out
+
+
+def load_folder(root: Path, family: Family) -> list[Target]:
+    category_dir = Path(root) / FAMILY_CATEGORY[family]
+    if not category_dir.is_dir():
+        return []
+    name_dict = _read_json(category_dir / "func_name_dict.json")
+    name_dict = name_dict if isinstance(name_dict, dict) else {}
+    tests = _read_json(category_dir / "unit_test_data.json")
+    tests_by_name = {r["name"]: r for r in tests} if isinstance(tests, list) else {}
+    targets = []
+    for folder in sorted(category_dir.glob("f[0-9][0-9][0-9][0-9][0-9]")):
+        script = folder / SCRIPT
+        if not script.is_file():
+            continue
+        tid = f"find-import/{family}/{folder.name}"
+        hidden = script_hidden(script, tid)
+        variant = _variant(family, folder, hidden.code or "", name_dict)
+        initial = _read_json(folder / "initial.json")
+        targets.append(
+            Target(
+                id=tid,
+                dataset="find-import",
+                family=family,
+                variant=variant,
+                public=_public(family, variant),
+                hidden=hidden,
+                unit_tests=unit_tests_from(tests_by_name[folder.name])
+                if folder.name in tests_by_name
+                else [],
+                exemplars=[str(x) for x in initial] if isinstance(initial, list) else [],
+            )
+        )
+    return targets
+
+
+@register_source("find-import")
+def load(family: Family, options: CatalogOptions) -> list[Target]:
+    root = find_root(options)
+    if root is None:
+        return []
+    if not root.is_dir():
+        raise FileNotFoundError(
+            f"FIND dataset folder {root} does not exist (import_root / HARNESS_FIND_ROOT)"
+        )
+    return load_folder(root, family)

@@ -1,0 +1,145 @@
+"""find-v1 entities (200) and relations (75) from the released metadata (spec §4, §5.1).
+
+Prompts are rebuilt from `data.json` with our typed templates (`function_store.neural.prompts`);
+the corrupted relation text is inferred (spec §4.2). Exemplars come from `initial`, unit tests
+from `unit_test_data.json` (`correct_inx` is 1-based, as `UnitTest.correct`).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from function_store.catalog import CatalogOptions
+from function_store.datasets import data_path
+from function_store.models import Family, HiddenTruth, PublicMeta, Target, UnitTest, make_canary
+from function_store.neural import prompts as P
+
+N_ATOMIC_ENTITIES = 140
+N_RELATIONS = 25
+RELATION_VARIANTS = ("clean", "corruption-a", "corruption-b")
+
+
+def _read(rel: str) -> Any:
+    return json.loads(data_path(rel).read_text(encoding="utf-8"))
+
+
+def load(family: Family, options: CatalogOptions) -> list[Target]:
+    if family == "entities":
+        return load_entities()
+    if family == "relations":
+        return load_relations()
+    raise ValueError(f"find_v1.neural serves entities and relations, not {family!r}")
+
+
+def entity_truth(
+    concepts: list[str], target_id: str, *, template: str | None = None
+) -> HiddenTruth:
+    """Hidden part of an entity module (atomic: one concept; composed: an OR of two)."""
+    if len(concepts) == 1:
+        tmpl = template or P.entity_template(concepts[0])
+        desc = (
+            f"Returns a value close to 1 for words related to {concepts[0]} "
+            "and close to 0 for other words."
+        )
+    else:
+        tmpl = template or P.composed_entity_template(concepts[0], concepts[1])
+        desc = (
+            f"Returns a value close to 1 for words related to {concepts[0]} or to {concepts[1]} "
+            "and close to 0 for other words."
+        )
+    return HiddenTruth(
+        runner="entity",
+        spec={
+            "kind": "atomic" if len(concepts) == 1 else "composed",
+            "concepts": concepts,
+            "system_prompt": P.ENTITY_SYSTEM,
+            "user_template": tmpl,
+        },
+        description=desc,
+        canary=make_canary(target_id),
+    )
+
+
+def relation_truth(
+    concept1: str, concept2: str, exception: str | None, target_id: str, *, fixed: bool = False
+) -> HiddenTruth:
+    desc = (
+        f"Maps an input that is {concept1} to {concept2}; "
+        f"returns 'undefined' when the input is not {concept1}."
+    )
+    corruption = None
+    if exception is not None:
+        cond = exception.strip()
+        desc += f" Corrupted subdomain: when {cond}, it returns 'undefined' instead."
+        corruption = {"condition": cond, "output": "undefined"}
+    return HiddenTruth(
+        runner="relation",
+        spec={
+            "concept1": concept1,
+            "concept2": concept2,
+            "exception": exception,
+            "system_prompt": P.RELATION_SYSTEM,
+            "user_template": P.relation_template(concept1, concept2, exception, fixed=fixed),
+        },
+        description=desc,
+        corruption=corruption,
+        canary=make_canary(target_id),
+    )
+
+
+def _unit_tests(entry: dict[str, Any], with_outputs: bool) -> list[UnitTest]:
+    out = []
+    for vec, correct in zip(entry["test_vec"], entry["correct_inx"], strict=True):
+        if with_outputs:
+            out.append(UnitTest(inputs=list(vec[0]), outputs=list(vec[1]), correct=int(correct)))
+        else:
+            out.append(UnitTest(inputs=list(vec), correct=int(correct)))
+    return out
+
+
+def load_entities() -> list[Target]:
+    data = _read("find/neurons_entities/data.json")
+    tests = {e["name"]: e for e in _read("find/neurons_entities/unit_test_data.json")}
+    out = []
+    for i, d in enumerate(data):
+        name = f"f{i:05d}"
+        tid = f"find-v1/entities/{name}"
+        concepts = [d["concept1"]] + ([d["concept2"]] if d.get("concept2") else [])
+        out.append(
+            Target(
+                id=tid,
+                dataset="find-v1",
+                family="entities",
+                variant="atomic" if len(concepts) == 1 else "composed",
+                public=PublicMeta(input_kind="word", prompt_family="neurons_entities"),
+                hidden=entity_truth(concepts, tid),
+                unit_tests=_unit_tests(tests[name], False) if name in tests else [],
+                exemplars=list(d.get("initial") or []),
+            )
+        )
+    return out
+
+
+def load_relations() -> list[Target]:
+    data = _read("find/neurons_relations/data.json")
+    tests = {e["name"]: e for e in _read("find/neurons_relations/unit_test_data.json")}
+    out = []
+    for i, d in enumerate(data):
+        name = f"f{i:05d}"
+        tid = f"find-v1/relations/{name}"
+        # The released exception strings are kept verbatim (f00061's has a leading space).
+        exception = d.get("exeption")
+        out.append(
+            Target(
+                id=tid,
+                dataset="find-v1",
+                family="relations",
+                variant=RELATION_VARIANTS[i // N_RELATIONS],
+                public=PublicMeta(input_kind="word", prompt_family="neurons_relations"),
+                hidden=relation_truth(d["concept1"], d["concept2"], exception, tid),
+                unit_tests=_unit_tests(tests[name], True) if name in tests else [],
+                exemplars=list(d.get("initial") or []),
+            )
+        )
+    return out

@@ -1,0 +1,201 @@
+"""The target service: answers calls for the targets it was given, returning outputs only.
+
+It reads one Target JSON per file from `targets_dir` (written by the orchestrator into a place only
+the sandbox can read), builds runners with `function_store.runtime.build_runner`, and never sends
+anything of `Target.hidden` back: responses are `CallOutput`s, error texts are fixed strings or
+runner messages about the input. Limits (inputs per call, input length, output size, call time)
+give clear 4xx/5xx errors with a category.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+from function_store.models import CallOutput, Target
+from function_store.runtime import (
+    NoBackboneConfigured,
+    Runner,
+    RuntimeContext,
+    TargetUnavailable,
+    build_runner,
+)
+from function_store.service.models import CallRequest, CallResponse, Health, ServiceError
+from function_store.service.settings import ServiceSettings
+
+log = logging.getLogger("function_store.service")
+
+
+class CallFailed(Exception):
+    def __init__(self, status: int, detail: str, category: str) -> None:
+        super().__init__(detail)
+        self.status, self.detail, self.category = status, detail, category
+
+
+def load_targets(directory: Path) -> dict[str, Target]:
+    targets: dict[str, Target] = {}
+    for p in sorted(directory.glob("*.json")):
+        t = Target.model_validate_json(p.read_bytes())
+        targets[t.id] = t
+    return targets
+
+
+def _backbone_context(settings: ServiceSettings) -> RuntimeContext:
+    """Neural-module targets reach the backbone through the one forwarded socket (bwrap) or the
+    internal network (docker); `HARNESS_BACKBONE_URL` is then rewritten for clients inside."""
+    ctx = RuntimeContext()
+    url = settings.backbone_url
+    if settings.backbone_uds:
+        from urllib.parse import urlsplit, urlunsplit
+
+        from function_store.service.forward import TcpToUnixForwarder
+
+        fwd = TcpToUnixForwarder(settings.backbone_uds)
+        fwd.start()
+        u = urlsplit(url or "http://backbone/v1")
+        url = urlunsplit((u.scheme or "http", f"127.0.0.1:{fwd.port}", u.path, u.query, ""))
+        ctx.extra["backbone_forwarder"] = fwd
+    if url:
+        import os
+
+        os.environ["HARNESS_BACKBONE_URL"] = url  # what neural runners read
+        ctx.extra["backbone_url"] = url
+    return ctx
+
+
+class TargetService:
+    def __init__(self, settings: ServiceSettings, targets: dict[str, Target]) -> None:
+        self.settings = settings
+        self.targets = targets
+        self.ctx = _backbone_context(settings)
+        self._runners: dict[str, Runner] = {}
+        self._unavailable: dict[str, str] = {}
+        self._build_lock = threading.Lock()
+        self.ready = False
+
+    def runner(self, target_id: str) -> Runner:
+        if target_id in self._runners:
+            return self._runners[target_id]
+        with self._build_lock:
+            return self._build(target_id)
+
+    def _build(self, target_id: str) -> Runner:
+        if target_id in self._runners:
+            return self._runners[target_id]
+        if target_id in self._unavailable:
+            raise CallFailed(503, self._unavailable[target_id], "target")
+        target = self.targets.get(target_id)
+        if target is None:
+            raise CallFailed(404, f"target {target_id!r} is not served by this instance", "agent")
+        try:
+            runner = build_runner(target, self.ctx)
+        except TargetUnavailable as e:
+            self._unavailable[target_id] = str(e)
+            raise CallFailed(503, str(e), "target") from None
+        except Exception as e:  # a broken spec is the target's fault, not the agent's
+            log.exception("could not build runner for %s", target_id)
+            raise CallFailed(500, f"target {target_id!r} failed to load: {type(e).__name__}", "target") from None
+        self._runners[target_id] = runner
+        return runner
+
+    def preload(self) -> None:
+        for tid in self.targets:
+            try:
+                self.runner(tid)
+            except CallFailed as e:
+                log.warning("not preloaded: %s", e.detail)
+        self.ready = True
+
+    def check_inputs(self, inputs: list[str]) -> None:
+        s = self.settings
+        if len(inputs) > s.max_inputs:
+            raise CallFailed(
+                413, f"too many inputs: {len(inputs)} in one call, the limit is {s.max_inputs}", "agent"
+            )
+        for i, x in enumerate(inputs):
+            if len(x) > s.max_input_chars:
+                raise CallFailed(
+                    413,
+                    f"input {i + 1} is {len(x)} characters long, the limit is {s.max_input_chars}",
+                    "agent",
+                )
+
+    async def call(self, target_id: str, inputs: list[str]) -> list[CallOutput]:
+        self.check_inputs(inputs)
+        runner = self._runners.get(target_id) or await asyncio.to_thread(self.runner, target_id)
+        s = self.settings
+        try:
+            # A runner that overruns keeps its worker thread; the call still answers on time.
+            outputs = await asyncio.wait_for(asyncio.to_thread(runner.call, inputs), s.call_timeout_s)
+        except TimeoutError:
+            raise CallFailed(
+                504, f"the call took longer than the {s.call_timeout_s:g} s time limit", "target"
+            ) from None
+        except NoBackboneConfigured as e:
+            raise CallFailed(503, str(e), "infrastructure") from None
+        except Exception as e:
+            log.exception("runner for %s raised", target_id)
+            raise CallFailed(500, f"the target failed: {type(e).__name__}", "target") from None
+        size = sum(len((o.output or "").encode()) + len((o.error or "").encode()) for o in outputs)
+        if size > s.max_output_bytes:
+            raise CallFailed(
+                413, f"output too large: {size} bytes, the limit is {s.max_output_bytes}", "agent"
+            )
+        return outputs
+
+
+def create_app(settings: ServiceSettings | None = None, targets: dict[str, Target] | None = None) -> FastAPI:
+    settings = settings or ServiceSettings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        loaded = targets if targets is not None else load_targets(settings.targets_dir)
+        svc = TargetService(settings, loaded)
+        app.state.service = svc
+        if settings.preload:  # in the background: /healthz answers at once, calls wait per target
+            threading.Thread(target=svc.preload, daemon=True, name="preload").start()
+        else:
+            svc.ready = True
+        log.info("serving %d targets", len(loaded))
+        yield
+
+    app = FastAPI(title="interp-harness target service", lifespan=lifespan, docs_url=None, redoc_url=None)
+
+    def error(status: int, detail: str, category: str) -> JSONResponse:
+        return JSONResponse(ServiceError(detail=detail, category=category).model_dump(), status_code=status)
+
+    @app.exception_handler(CallFailed)
+    async def _failed(_: Request, e: CallFailed) -> JSONResponse:
+        return error(e.status, e.detail, e.category)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_: Request, e: RequestValidationError) -> JSONResponse:
+        first: dict[str, Any] = e.errors()[0] if e.errors() else {}
+        where = ".".join(str(x) for x in first.get("loc", ()))
+        return error(422, f"bad request body at {where}: {first.get('msg', 'invalid')} "
+                     '(expected {"inputs": ["1", "2"]})', "agent")
+
+    @app.get("/healthz", response_model=Health)
+    async def healthz(request: Request) -> Health:
+        svc = request.app.state.service
+        return Health(targets=len(svc.targets), ready=svc.ready)
+
+    @app.post(
+        "/targets/{target_id:path}/call",
+        response_model=CallResponse,
+        responses={404: {"model": ServiceError}, 413: {"model": ServiceError},
+                   503: {"model": ServiceError}, 504: {"model": ServiceError}},
+    )
+    async def call(target_id: str, body: CallRequest, request: Request) -> CallResponse:
+        outputs = await request.app.state.service.call(target_id, body.inputs)
+        return CallResponse(target_id=target_id, outputs=outputs)
+
+    return app

@@ -1,0 +1,26 @@
+"""Target service settings, from environment variables (pydantic-settings)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class ServiceSettings(BaseSettings):
+    """`HARNESS_SERVICE_*` variables. The sandbox sets UDS (bwrap) or PORT (docker)."""
+
+    model_config = SettingsConfigDict(env_prefix="HARNESS_SERVICE_", populate_by_name=True)
+
+    targets_dir: Path = Path("/sandbox")  # *.json files, one Target each (hidden part included)
+    uds: str | None = None  # listen on this Unix socket ...
+    host: str = "0.0.0.0"  # ... or on host:port
+    port: int = 8080
+    call_timeout_s: float = Field(10.0, gt=0)  # per call (all inputs of one command)
+    max_inputs: int = Field(1000, ge=1)  # per call
+    max_input_chars: int = Field(10_000, ge=1)  # per input
+    max_output_bytes: int = Field(1_000_000, ge=1)  # per call, all outputs together
+    preload: bool = True  # build every runner at start-up (a warm instance answers at once)
+    backbone_uds: str | None = Field(None, validation_alias="HARNESS_BACKBONE_UDS")
+    backbone_url: str | None = Field(None, validation_alias="HARNESS_BACKBONE_URL")

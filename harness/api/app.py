@@ -1,0 +1,274 @@
+"""The FastAPI app: runs, episodes, live events, targets, agents. Scheduler runs in the same process.
+
+Mutating routes need `Authorization: Bearer <token>` when HARNESS_API_TOKENS is set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from fastapi import Depends, FastAPI, Header, HTTPException, Query, Request
+from fastapi.responses import StreamingResponse
+from sqlalchemy import text
+
+from harness.api import schemas as S
+from harness.scheduler import (
+    CatalogCache,
+    Scheduler,
+    SelectionError,
+    create_run,
+    load_score_hook,
+    make_target_client,
+)
+from harness.settings import Settings, load_plugins
+from harness.store import RUN_TERMINAL, current_revision, make_engine
+from harness.store.repo import Store
+from harness.store.specs import RunSpec
+from harness.target_client import TargetClient
+
+ERRORS = {
+    400: {"model": S.ErrorOut, "description": "bad input (says what is wrong)"},
+    401: {"model": S.ErrorOut, "description": "missing or wrong bearer token"},
+}
+NOT_FOUND = {404: {"model": S.ErrorOut, "description": "no such id"}}
+
+
+@dataclass
+class Services:
+    settings: Settings
+    store: Store
+    catalogs: CatalogCache
+    client: TargetClient
+    scheduler: Scheduler
+
+
+def create_app(settings: Settings | None = None, *, run_scheduler: bool = True) -> FastAPI:
+    settings = settings or Settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        load_plugins(settings)
+        store = Store(make_engine(settings.url))  # applies pending migrations
+        catalogs = CatalogCache()
+        client = make_target_client(settings, catalogs)
+        sched = Scheduler(
+            store,
+            client,
+            settings=settings,
+            catalogs=catalogs,
+            score_hook=load_score_hook(settings.score_hook),
+        )
+        app.state.services = Services(settings, store, catalogs, client, sched)
+        if run_scheduler:
+            sched.start()
+        try:
+            yield
+        finally:
+            await sched.stop()
+            await client.aclose()
+            store.engine.dispose()
+
+    app = FastAPI(
+        title="interp-harness",
+        version="0.1.0",
+        summary="Evaluate automated-interpretability agents (FIND and more).",
+        lifespan=lifespan,
+    )
+
+    def services(request: Request) -> Services:
+        return request.app.state.services
+
+    def require_token(authorization: str | None = Header(None)) -> None:
+        tokens = settings.tokens
+        if not tokens:
+            return
+        scheme, _, token = (authorization or "").partition(" ")
+        if scheme.lower() != "bearer" or not any(
+            hmac.compare_digest(token.encode(), t.encode()) for t in tokens
+        ):
+            raise HTTPException(
+                401,
+                "missing or invalid bearer token (send 'Authorization: Bearer <token>')",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+
+    def get_run_or_404(svc: Services, run_id: str):  # type: ignore[no-untyped-def]
+        run = svc.store.get_run(run_id)
+        if run is None:
+            raise HTTPException(404, f"no run with id {run_id!r}")
+        return run
+
+    @app.get("/healthz", response_model=S.HealthOut)
+    def healthz(svc: Services = Depends(services)) -> S.HealthOut:
+        with svc.store.engine.connect() as c:
+            c.execute(text("SELECT 1"))
+        return S.HealthOut(
+            status="ok",
+            database=svc.store.engine.dialect.name,
+            schema_revision=current_revision(svc.store.engine),
+            sandbox=svc.settings.sandbox,
+        )
+
+    @app.post(
+        "/runs",
+        response_model=S.RunOut,
+        status_code=201,
+        responses=ERRORS,
+        dependencies=[Depends(require_token)],
+    )
+    async def post_run(spec: RunSpec, svc: Services = Depends(services)) -> S.RunOut:
+        """Store a run (queued) and return at once; the scheduler starts it."""
+        try:
+            # loading a catalog can take a while: keep the event loop (scheduler) running
+            run = await asyncio.to_thread(create_run, svc.store, spec, svc.catalogs)
+        except SelectionError as e:
+            raise HTTPException(400, str(e)) from e
+        svc.scheduler.wake()
+        return S.run_out(run)
+
+    @app.get("/runs", response_model=list[S.RunOut])
+    def list_runs(
+        status: str | None = None,
+        limit: int = Query(100, ge=1, le=1000),
+        offset: int = Query(0, ge=0),
+        svc: Services = Depends(services),
+    ) -> list[S.RunOut]:
+        return [
+            S.run_out(r) for r in svc.store.list_runs(status=status, limit=limit, offset=offset)
+        ]
+
+    @app.get("/runs/{run_id}", response_model=S.RunDetail, responses=NOT_FOUND)
+    def get_run(run_id: str, svc: Services = Depends(services)) -> S.RunDetail:
+        return S.run_detail(svc.store, get_run_or_404(svc, run_id))
+
+    @app.get("/runs/{run_id}/episodes", response_model=list[S.EpisodeOut], responses=NOT_FOUND)
+    def run_episodes(
+        run_id: str, status: str | None = None, svc: Services = Depends(services)
+    ) -> list[S.EpisodeOut]:
+        get_run_or_404(svc, run_id)
+        eps = svc.store.episodes(run_id, status=[status] if status else None)
+        return [S.episode_out(e) for e in eps]
+
+    @app.get("/episodes/{episode_id}", response_model=S.EpisodeDetail, responses=NOT_FOUND)
+    def get_episode(episode_id: str, svc: Services = Depends(services)) -> S.EpisodeDetail:
+        """The full transcript: messages, target calls (inputs, outputs, errors) and scores."""
+        ep = svc.store.get_episode(episode_id)
+        if ep is None:
+            raise HTTPException(404, f"no episode with id {episode_id!r}")
+        return S.episode_detail(svc.store, ep)
+
+    @app.get(
+        "/runs/{run_id}/events",
+        response_model=list[S.EventOut],
+        responses={
+            **NOT_FOUND,
+            200: {
+                "description": "server-sent events (text/event-stream; `data` is an EventOut) "
+                "or, with stream=false, a JSON list of EventOut",
+                "content": {"text/event-stream": {}},
+            },
+        },
+    )
+    async def run_events(
+        run_id: str,
+        request: Request,
+        after: int = Query(0, ge=0, description="only events with a larger id"),
+        stream: bool = Query(True, description="false: return the stored events as JSON"),
+        last_event_id: str | None = Header(None),
+        svc: Services = Depends(services),
+    ):  # type: ignore[no-untyped-def]
+        """Live progress: run status changes, episode starts and ends, and one event per step.
+        The stream ends after the run reaches a final state."""
+        get_run_or_404(svc, run_id)
+        if last_event_id and last_event_id.isdigit():
+            after = max(after, int(last_event_id))
+        if not stream:
+            return [S.event_out(e) for e in svc.store.events(run_id, after=after)]
+
+        async def gen() -> AsyncIterator[str]:
+            last, idle = after, 0.0
+            while True:
+                events = await asyncio.to_thread(svc.store.events, run_id, after=last)
+                for e in events:
+                    last = e.id  # type: ignore[assignment]
+                    payload = S.event_out(e).model_dump_json()
+                    yield f"id: {e.id}\nevent: {e.kind}\ndata: {payload}\n\n"
+                if not events:
+                    run = await asyncio.to_thread(svc.store.get_run, run_id)
+                    if run is None or run.status in RUN_TERMINAL:
+                        yield f"event: end\ndata: {json.dumps({'status': run and run.status})}\n\n"
+                        return
+                    if await request.is_disconnected():
+                        return
+                    await asyncio.sleep(0.25)
+                    idle += 0.25
+                    if idle >= 15:  # keep proxies from closing an idle stream
+                        idle = 0.0
+                        yield ": keep-alive\n\n"
+
+        return StreamingResponse(
+            gen(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
+        )
+
+    @app.post(
+        "/runs/{run_id}/cancel",
+        response_model=S.RunOut,
+        responses={**ERRORS, **NOT_FOUND, 409: {"model": S.ErrorOut}},
+        dependencies=[Depends(require_token)],
+    )
+    async def cancel_run(run_id: str, svc: Services = Depends(services)) -> S.RunOut:
+        # async: the scheduler's tasks may only be cancelled from the event loop's thread
+        run = get_run_or_404(svc, run_id)
+        if not svc.scheduler.cancel_run(run_id):
+            raise HTTPException(409, f"run {run_id} has already ended ({run.status})")
+        return S.run_out(get_run_or_404(svc, run_id))
+
+    @app.get(
+        "/runs/{run_id}/report",
+        response_model=S.ReportOut,
+        responses={**NOT_FOUND, 501: {"model": S.ErrorOut}},
+    )
+    def run_report(run_id: str, svc: Services = Depends(services)) -> S.ReportOut:
+        """The evaluator's report (success rates per category, with counts and errors)."""
+        run = get_run_or_404(svc, run_id)
+        try:
+            return S.build_report(svc.store, run)
+        except S.ReportUnavailable as e:
+            raise HTTPException(501, str(e)) from e
+
+    @app.get("/targets", response_model=list[S.PublicTargetOut], responses=ERRORS)
+    def list_targets(
+        dataset: str = Query(..., description="find-v1 | find-gen | find-import | ..."),
+        family: str | None = None,
+        variant: str | None = None,
+        gen_seed: int = 0,
+        limit: int = Query(100, ge=1, le=10_000),
+        offset: int = Query(0, ge=0),
+        svc: Services = Depends(services),
+    ) -> list[S.PublicTargetOut]:
+        """Public views only: never ground truth."""
+        from function_store.catalog import UnknownDataset
+        from function_store.datasets import DataUnavailable
+
+        try:
+            targets = svc.catalogs.get(gen_seed).list(
+                dataset=dataset, family=family, variant=variant
+            )
+        except (UnknownDataset, DataUnavailable, ValueError) as e:
+            raise HTTPException(400, str(e)) from e
+        return [t.public_view() for t in targets[offset : offset + limit]]
+
+    @app.get("/agents", response_model=list[S.AgentOut])
+    def list_agents() -> list[S.AgentOut]:
+        try:
+            from agents.registry import list_agents as registry_list
+        except ImportError:
+            return []
+        return [S.AgentOut.model_validate(a.model_dump()) for a in registry_list()]
+
+    return app

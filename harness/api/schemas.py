@@ -1,0 +1,319 @@
+"""Response models of the REST API (the OpenAPI document is the contract) and their builders.
+
+The CLI (`harness runs`, `harness export`, `harness report`) uses the same views so that what it
+prints is what the API serves.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from evaluator.api import EpisodeStats, EpisodeSummary, ScoreResult
+from function_store.models import PublicTarget as PublicTargetOut  # noqa: F401 (re-export)
+from harness.store.models import Episode, Event, Message, Run, Score, TargetCall
+from harness.store.repo import Store
+from harness.store.specs import RunSpec
+
+
+class ErrorOut(BaseModel):
+    detail: str
+
+
+class HealthOut(BaseModel):
+    status: str
+    database: str
+    schema_revision: str | None
+    sandbox: str
+
+
+class RunOut(BaseModel):
+    id: str
+    status: str
+    agent: str
+    dataset: str
+    family: str | None
+    n_targets: int
+    created_at: datetime
+    updated_at: datetime
+    finished_at: datetime | None
+    error: str | None
+    spec: RunSpec
+
+
+class Progress(BaseModel):
+    total: int
+    done: int
+    by_status: dict[str, int]
+
+
+class UsageOut(BaseModel):
+    rounds: int = 0
+    target_calls: int = 0
+    inputs: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+
+
+class MetricSummary(BaseModel):
+    metric: str
+    n: int = Field(description="episodes with a value")
+    n_errors: int = Field(description="episodes whose scorer ended in error (not counted as 0)")
+    mean: float | None
+
+
+class RunDetail(RunOut):
+    progress: Progress
+    usage: UsageOut
+    metrics: list[MetricSummary]
+    errors_by_category: dict[str, int]
+
+
+class EpisodeOut(BaseModel):
+    id: str
+    run_id: str
+    idx: int
+    target_id: str
+    dataset: str
+    family: str
+    variant: str
+    status: str
+    end_reason: str | None
+    error_category: str | None
+    error: str | None
+    exemplar_init: bool
+    rounds: int
+    target_calls: int
+    inputs: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
+    active_s: float
+    scored: bool
+    started_at: datetime | None
+    finished_at: datetime | None
+
+
+class MessageOut(BaseModel):
+    step: int
+    role: str
+    content: str
+    resets_context: bool
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
+    latency_s: float | None
+    model: str | None
+    created_at: datetime
+
+
+class CallOutputOut(BaseModel):
+    input: str
+    output: str | None = None
+    error: str | None = None
+
+
+class TargetCallOut(BaseModel):
+    step: int
+    idx: int
+    inputs: list[str]
+    outputs: list[CallOutputOut]
+    n_errors: int
+    latency_s: float | None
+    created_at: datetime
+
+
+class ScoreOut(BaseModel):
+    metric: str
+    value: float | None
+    status: str
+    error_category: str | None
+    error: str | None
+    details: dict[str, Any]
+
+
+class EpisodeDetail(EpisodeOut):
+    final_answer: str | None
+    messages: list[MessageOut]
+    calls: list[TargetCallOut]
+    scores: list[ScoreOut]
+
+
+class EventOut(BaseModel):
+    id: int
+    run_id: str
+    episode_id: str | None
+    kind: str
+    data: dict[str, Any]
+    created_at: datetime
+
+
+class AgentOut(BaseModel):
+    name: str
+    provider: str
+    description: str
+    source: str
+    target: str = ""
+
+
+class ReportOut(BaseModel):
+    run_id: str
+    report: Any = Field(description="the evaluator's report (JSON)")
+    text: str | None = Field(None, description="the report rendered as text, when it has one")
+
+
+# ---- builders -------------------------------------------------------------------------------
+def run_out(run: Run) -> RunOut:
+    return RunOut(
+        id=run.id,
+        status=run.status,
+        agent=run.agent,
+        dataset=run.dataset,
+        family=run.family,
+        n_targets=len(run.target_ids),
+        created_at=run.created_at,
+        updated_at=run.updated_at,
+        finished_at=run.finished_at,
+        error=run.error,
+        spec=RunSpec.model_validate(run.spec),
+    )
+
+
+def episode_out(ep: Episode) -> EpisodeOut:
+    return EpisodeOut.model_validate(ep, from_attributes=True)
+
+
+def score_out(s: Score) -> ScoreOut:
+    return ScoreOut.model_validate(s, from_attributes=True)
+
+
+def message_out(m: Message) -> MessageOut:
+    return MessageOut.model_validate(m, from_attributes=True)
+
+
+def call_out(c: TargetCall) -> TargetCallOut:
+    return TargetCallOut.model_validate(c, from_attributes=True)
+
+
+def event_out(e: Event) -> EventOut:
+    return EventOut.model_validate(e, from_attributes=True)
+
+
+def metric_summaries(scores: list[Score]) -> list[MetricSummary]:
+    by: dict[str, list[Score]] = {}
+    for s in scores:
+        by.setdefault(s.metric, []).append(s)
+    out = []
+    for metric, rows in sorted(by.items()):
+        vals = [r.value for r in rows if r.status == "ok" and r.value is not None]
+        out.append(
+            MetricSummary(
+                metric=metric,
+                n=len(vals),
+                n_errors=sum(r.status == "error" for r in rows),
+                mean=sum(vals) / len(vals) if vals else None,
+            )
+        )
+    return out
+
+
+def run_detail(store: Store, run: Run) -> RunDetail:
+    eps = store.episodes(run.id)
+    by_status: dict[str, int] = {}
+    errors: dict[str, int] = {}
+    usage = UsageOut()
+    for e in eps:
+        by_status[e.status] = by_status.get(e.status, 0) + 1
+        if e.status == "error":
+            cat = e.error_category or "unknown"
+            errors[cat] = errors.get(cat, 0) + 1
+        usage.rounds += e.rounds
+        usage.target_calls += e.target_calls
+        usage.inputs += e.inputs
+        usage.prompt_tokens += e.prompt_tokens
+        usage.completion_tokens += e.completion_tokens
+        usage.cost_usd += e.cost_usd
+    total = len(run.target_ids)
+    done = sum(n for s, n in by_status.items() if s not in ("queued", "running"))
+    return RunDetail(
+        **run_out(run).model_dump(),
+        progress=Progress(total=total, done=done, by_status=by_status),
+        usage=usage,
+        metrics=metric_summaries(store.run_scores(run.id)),
+        errors_by_category=errors,
+    )
+
+
+def episode_detail(store: Store, ep: Episode) -> EpisodeDetail:
+    return EpisodeDetail(
+        **episode_out(ep).model_dump(),
+        final_answer=ep.final_answer,
+        messages=[message_out(m) for m in store.messages(ep.id)],
+        calls=[call_out(c) for c in store.target_calls(ep.id)],
+        scores=[score_out(s) for s in store.scores([ep.id])],
+    )
+
+
+def episode_summaries(store: Store, run: Run) -> list[EpisodeSummary]:
+    """What the evaluator's report is built from (evaluator.api.EpisodeSummary)."""
+    eps = store.episodes(run.id)
+    scores: dict[str, list[ScoreResult]] = {}
+    for s in store.run_scores(run.id):
+        scores.setdefault(s.episode_id, []).append(
+            ScoreResult(
+                metric=s.metric,
+                value=s.value,
+                status=s.status,  # type: ignore[arg-type]
+                error_category=s.error_category,  # type: ignore[arg-type]
+                error=s.error,
+                details=s.details,
+            )
+        )
+    return [
+        EpisodeSummary(
+            episode_id=e.id,
+            target_id=e.target_id,
+            dataset=e.dataset,
+            family=e.family,
+            variant=e.variant,
+            agent=run.agent,
+            status=e.status,
+            error_category=e.error_category,
+            stats=EpisodeStats(
+                target_calls=e.target_calls,
+                inputs=e.inputs,
+                rounds=e.rounds,
+                exemplar_init=e.exemplar_init,
+            ),
+            scores=scores.get(e.id, []),
+        )
+        for e in eps
+    ]
+
+
+class ReportUnavailable(RuntimeError):
+    """The evaluator's report module is not installed."""
+
+
+def build_report(store: Store, run: Run) -> ReportOut:
+    """Calls evaluator.report.build_report(list[EpisodeSummary]) and makes its result JSON."""
+    try:
+        from evaluator.report import build_report as evaluator_report  # type: ignore[import-not-found]
+    except ImportError as e:
+        raise ReportUnavailable(
+            f"the evaluator's report module is not available ({e}); scores are at GET /runs/{run.id}"
+        ) from e
+    result = evaluator_report(episode_summaries(store, run))
+    text = None
+    if isinstance(result, BaseModel):
+        render = getattr(result, "render", None) or getattr(result, "to_text", None)
+        text = render() if callable(render) else None
+        payload: Any = result.model_dump(mode="json")
+    elif isinstance(result, str):
+        payload, text = None, result
+    else:
+        payload = result
+    return ReportOut(run_id=run.id, report=payload, text=text)

@@ -1,0 +1,183 @@
+"""`harness run`: one run in this process, with a progress bar, then the summary table."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+err = Console(stderr=True)
+
+
+def _options(pairs: list[str]) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for p in pairs:
+        key, sep, value = p.partition("=")
+        if not sep or not key:
+            raise typer.BadParameter(f"agent option {p!r} is not KEY=VALUE")
+        try:
+            out[key] = json.loads(value)  # numbers, booleans, JSON lists
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
+
+
+def run(
+    agent: str = typer.Option(
+        ..., "--agent", "-a", help="agent name, pkg.mod:Class or entry point"
+    ),
+    dataset: str = typer.Option(..., "--dataset", "-d", help="find-v1 | find-gen | find-import"),
+    family: str = typer.Option(
+        None, "--family", "-f", help="numeric | strings | entities | relations"
+    ),
+    variant: str = typer.Option(None, "--variant", help="e.g. clean | noised | corrupted | mlp"),
+    ids: list[str] = typer.Option(None, "--id", help="explicit target id (repeatable)"),
+    limit: int = typer.Option(None, "--limit", "-n", min=1, help="at most N targets"),
+    seed: int = typer.Option(None, "--seed", help="sample the N targets with this seed"),
+    gen_seed: int = typer.Option(0, "--gen-seed", help="find-gen generator seed"),
+    mode: str = typer.Option("default", "--mode", help="protocol: default | find-compat"),
+    method: str = typer.Option(
+        "interactive", "--method", help="interactive | exemplars | single_round"
+    ),
+    max_rounds: int = typer.Option(20, "--max-rounds", help="assistant messages per episode"),
+    max_target_calls: int = typer.Option(None, "--max-target-calls"),
+    max_tokens: int = typer.Option(None, "--max-tokens"),
+    max_wall_s: float = typer.Option(None, "--max-wall-s"),
+    agent_option: list[str] = typer.Option(None, "--agent-option", "-o", help="KEY=VALUE"),
+    as_json: bool = typer.Option(False, "--json", help="machine-readable summary on stdout"),
+) -> None:
+    """Run AGENT on a target selection in this process and print the summary."""
+    from pydantic import ValidationError
+
+    from harness.store.specs import RunSpec
+
+    try:
+        spec = RunSpec.model_validate(
+            {
+                "agent": agent,
+                "agent_options": _options(agent_option or []),
+                "dataset": dataset,
+                "family": family,
+                "variant": variant,
+                "ids": ids or None,
+                "limit": limit,
+                "seed": seed,
+                "gen_seed": gen_seed,
+                "protocol": {"mode": mode, "method": method},
+                "budgets": {
+                    "max_rounds": max_rounds,
+                    "max_target_calls": max_target_calls,
+                    "max_tokens": max_tokens,
+                    "max_wall_s": max_wall_s,
+                },
+            }
+        )
+    except ValidationError as e:
+        for x in e.errors():
+            err.print(f"[red]{'.'.join(map(str, x['loc']))}: {x['msg']}[/red]")
+        raise typer.Exit(2) from e
+    detail = asyncio.run(_run(spec, quiet=as_json))
+    if as_json:
+        sys.stdout.write(detail.model_dump_json(indent=2) + "\n")
+    else:
+        print_summary(Console(), detail)
+    if detail.status == "failed":
+        raise typer.Exit(1)
+
+
+async def _run(spec, quiet: bool):  # type: ignore[no-untyped-def]
+    from harness.api.schemas import run_detail
+    from harness.scheduler import (
+        CatalogCache,
+        Scheduler,
+        SelectionError,
+        create_run,
+        load_score_hook,
+        make_target_client,
+    )
+    from harness.settings import Settings, load_plugins
+    from harness.store import RUN_TERMINAL, make_engine
+    from harness.store.repo import Store
+
+    settings = Settings()
+    load_plugins(settings)
+    store = Store(make_engine(settings.url))
+    catalogs = CatalogCache()
+    try:
+        run = create_run(store, spec, catalogs)
+        client = make_target_client(settings, catalogs)
+    except (SelectionError, RuntimeError) as e:
+        err.print(f"[red]{e}[/red]")
+        raise typer.Exit(2) from e
+    sched = Scheduler(
+        store,
+        client,
+        settings=settings,
+        catalogs=catalogs,
+        score_hook=load_score_hook(settings.score_hook),
+        only_runs={run.id},
+    )
+    err.print(f"run [bold]{run.id}[/bold]: {len(run.target_ids)} targets, agent {spec.agent}")
+    sched.start()
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        disable=quiet,
+    )
+    try:
+        with progress:
+            task = progress.add_task("episodes", total=len(run.target_ids))
+            while True:
+                counts = store.episode_counts(run.id)
+                done = sum(n for s, n in counts.items() if s not in ("queued", "running"))
+                progress.update(task, completed=done)
+                current = store.get_run(run.id)
+                if current is None or current.status in RUN_TERMINAL:
+                    break
+                await asyncio.sleep(0.2)
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        err.print(f"interrupted: run {run.id} stays resumable (`harness serve` picks it up)")
+        raise
+    finally:
+        await sched.stop()
+        await client.aclose()
+    return run_detail(store, store.get_run(run.id))
+
+
+def print_summary(console: Console, detail) -> None:  # type: ignore[no-untyped-def]
+    console.print(
+        f"run [bold]{detail.id}[/bold]  status [bold]{detail.status}[/bold]  agent {detail.agent}  "
+        f"dataset {detail.dataset}" + (f"/{detail.family}" if detail.family else "")
+    )
+    t = Table("episodes", "count")
+    for status, n in sorted(detail.progress.by_status.items()):
+        t.add_row(status, str(n))
+    for cat, n in sorted(detail.errors_by_category.items()):
+        t.add_row(f"  error: {cat}", str(n))
+    console.print(t)
+    if detail.metrics:
+        m = Table("metric", "mean", "n", "errors (not scored as 0)")
+        for s in detail.metrics:
+            m.add_row(
+                s.metric, "-" if s.mean is None else f"{s.mean:.3f}", str(s.n), str(s.n_errors)
+            )
+        console.print(m)
+    u = detail.usage
+    console.print(
+        f"rounds {u.rounds}  target calls {u.target_calls} ({u.inputs} inputs)  tokens "
+        f"{u.prompt_tokens}+{u.completion_tokens}  cost ${u.cost_usd:.4f}"
+    )
+    if detail.error:
+        console.print(f"[red]{detail.error}[/red]")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run)

@@ -1,0 +1,136 @@
+"""`harness runs list|show|cancel`, `harness export RUN --format jsonl`, `harness report RUN`."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+console = Console()
+err = Console(stderr=True)
+runs_app = typer.Typer(no_args_is_help=True, help="Stored runs: list, show, cancel.")
+
+
+def _store():  # type: ignore[no-untyped-def]
+    from harness.settings import Settings
+    from harness.store import make_engine
+    from harness.store.repo import Store
+
+    return Store(make_engine(Settings().url))
+
+
+def _run_or_exit(store, run_id: str):  # type: ignore[no-untyped-def]
+    run = store.get_run(run_id)
+    if run is None:
+        err.print(f"[red]no run with id {run_id!r}; see `harness runs list`[/red]")
+        raise typer.Exit(2)
+    return run
+
+
+@runs_app.command("list")
+def list_(
+    status: str = typer.Option(None, help="queued | running | completed | failed | cancelled"),
+    limit: int = typer.Option(50, min=1),
+    as_json: bool = typer.Option(False, "--json", help="one JSON object per line"),
+) -> None:
+    """List runs, newest first."""
+    from harness.api.schemas import run_out
+
+    store = _store()
+    runs = store.list_runs(status=status, limit=limit)
+    if as_json:
+        for r in runs:
+            sys.stdout.write(run_out(r).model_dump_json() + "\n")
+        return
+    t = Table("id", "status", "agent", "dataset", "family", "targets", "created")
+    for r in runs:
+        t.add_row(
+            r.id,
+            r.status,
+            r.agent,
+            r.dataset,
+            r.family or "",
+            str(len(r.target_ids)),
+            r.created_at.strftime("%Y-%m-%d %H:%M:%S"),
+        )
+    console.print(t)
+
+
+@runs_app.command("show")
+def show(run_id: str, as_json: bool = typer.Option(False, "--json")) -> None:
+    """A run's status, progress, usage and score summary, with its episodes."""
+    from harness.api.schemas import run_detail
+    from harness.commands.run import print_summary
+
+    store = _store()
+    detail = run_detail(store, _run_or_exit(store, run_id))
+    if as_json:
+        sys.stdout.write(detail.model_dump_json(indent=2) + "\n")
+        return
+    print_summary(console, detail)
+    t = Table("episode", "target", "status", "reason", "rounds", "calls")
+    for e in store.episodes(run_id):
+        reason = e.end_reason or ""
+        if e.error_category:
+            reason += f" ({e.error_category})"
+        t.add_row(e.id, e.target_id, e.status, reason, str(e.rounds), str(e.target_calls))
+    console.print(t)
+
+
+@runs_app.command("cancel")
+def cancel(run_id: str) -> None:
+    """Mark a run cancelled; a serving scheduler stops its episodes at its next poll."""
+    store = _store()
+    run = _run_or_exit(store, run_id)
+    if not store.set_run_status(run_id, "cancelled"):
+        err.print(f"[red]run {run_id} has already ended ({run.status})[/red]")
+        raise typer.Exit(1)
+    console.print(f"run {run_id} cancelled")
+
+
+def export(
+    run_id: str,
+    fmt: str = typer.Option("jsonl", "--format", help="jsonl: one episode transcript per line"),
+    output: str = typer.Option("-", "--output", "-o", help="file, or - for stdout"),
+) -> None:
+    """Export a run's episodes with their full transcripts, target calls and scores."""
+    from harness.api.schemas import episode_detail
+
+    if fmt != "jsonl":
+        err.print(f"[red]unknown format {fmt!r}; supported: jsonl[/red]")
+        raise typer.Exit(2)
+    store = _store()
+    run = _run_or_exit(store, run_id)
+    out = sys.stdout if output == "-" else open(output, "w", encoding="utf-8")  # noqa: SIM115
+    try:
+        for ep in store.episodes(run.id):
+            detail = episode_detail(store, ep)
+            out.write(detail.model_dump_json() + "\n")
+    finally:
+        if out is not sys.stdout:
+            out.close()
+
+
+def report(run_id: str, as_json: bool = typer.Option(False, "--json")) -> None:
+    """Print the evaluator's report for a run (when the evaluator provides one)."""
+    from harness.api.schemas import ReportUnavailable, build_report
+
+    store = _store()
+    run = _run_or_exit(store, run_id)
+    try:
+        rep = build_report(store, run)
+    except ReportUnavailable as e:
+        err.print(f"[red]{e}[/red]")
+        raise typer.Exit(1) from e
+    if as_json or rep.text is None:
+        sys.stdout.write(rep.model_dump_json(indent=2) + "\n")
+    else:
+        sys.stdout.write(rep.text + "\n")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(runs_app, name="runs")
+    app.command("export")(export)
+    app.command("report")(report)

@@ -1,0 +1,63 @@
+"""`harness serve` (REST API + scheduler) and `harness db upgrade|current`."""
+
+from __future__ import annotations
+
+import typer
+from rich.console import Console
+
+console = Console(stderr=True)
+db_app = typer.Typer(no_args_is_help=True, help="The SQL store (SQLite by default, DATABASE_URL).")
+
+
+def serve(
+    host: str = typer.Option("127.0.0.1", help="address to listen on"),
+    port: int = typer.Option(8000, help="TCP port"),
+    log_level: str = typer.Option("info", help="uvicorn log level"),
+) -> None:
+    """Run the API and the scheduler (embedded default: SQLite + bwrap + local target services)."""
+    import uvicorn
+
+    from harness.api import create_app
+    from harness.settings import Settings
+
+    settings = Settings()
+    if settings.sandbox == "inprocess":
+        console.print(
+            "[bold yellow]HARNESS_SANDBOX=inprocess: targets run UNSANDBOXED in this process "
+            "(tests only)[/bold yellow]"
+        )
+    console.print(f"database: {_redact(settings.url)}  sandbox: {settings.sandbox}")
+    uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level)
+
+
+def _redact(url: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)
+
+
+@db_app.command("upgrade")
+def upgrade(revision: str = typer.Argument("head")) -> None:
+    """Apply schema migrations (the server also does this at start)."""
+    from harness.settings import Settings
+    from harness.store import current_revision, make_engine, upgrade_schema
+
+    settings = Settings()
+    engine = make_engine(settings.url, upgrade=False)
+    upgrade_schema(engine, revision)
+    console.print(f"{_redact(settings.url)} is at revision {current_revision(engine)}")
+
+
+@db_app.command("current")
+def current() -> None:
+    """Print the schema revision of the configured database."""
+    from harness.settings import Settings
+    from harness.store import current_revision, make_engine
+
+    settings = Settings()
+    print(current_revision(make_engine(settings.url, upgrade=False)))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("serve")(serve)
+    app.add_typer(db_app, name="db")

@@ -1,0 +1,406 @@
+"""The episode loop: one agent interprets one target through the PYTHON(...) text protocol.
+
+Crash safety: the loop keeps no state that is not in the store. Each turn it reads where the
+episode stands from its last stored message: after a user message the agent speaks (its message
+is stored before anything else happens); after an assistant message that message's commands are
+executed and the reply, the target calls and the counters are stored in one transaction. A killed
+process therefore resumes at the right place: an agent message already stored is not asked for
+again, and its commands run on resume exactly once as far as the store is concerned.
+
+Round cap (spec §6.4): `max_rounds` counts assistant messages. In protocol mode "find-compat" the
+loop grants one extra round, because FIND's check (`round_count > 20` after the increment) lets 21
+assistant messages through; in "default" mode the cap is exactly `max_rounds`. Method
+"single_round" (FIND's --single_round) stops after the second assistant message, whose text is the
+answer whether or not it has a [DESCRIPTION] tag, as FIND does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from agents.base import Agent, AgentError
+from agents.base import Message as AgentMessage
+from evaluator.api import EpisodeStats, ScoreResult
+from function_store.models import Target
+from harness import prompts
+from harness.store.models import Episode
+from harness.store.models import Message as MessageRow
+from harness.store.repo import Store
+from harness.store.specs import RunSpec
+from harness.target_client import TargetClient
+
+log = logging.getLogger(__name__)
+
+ScoreHook = Callable[[Target, str, EpisodeStats], Awaitable[list[ScoreResult]]]
+
+NO_COMMAND_HINT = (
+    "No command found in your message. Call the function with "
+    f"PYTHON({prompts.DIR2FUNC} input1 input2 ...), or give your final answer starting with "
+    "[DESCRIPTION]: ."
+)
+
+
+def default_score_hook() -> ScoreHook | None:
+    """`evaluator.scoring.score_episode` when the evaluator provides it, else no scoring."""
+    try:
+        from evaluator.scoring import score_episode  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    return score_episode
+
+
+class EpisodeEnd(Exception):
+    """Raised inside the loop to end the episode with a status and reason."""
+
+    def __init__(
+        self,
+        status: str,
+        reason: str | None,
+        *,
+        category: str | None = None,
+        error: str | None = None,
+        answer: str | None = None,
+    ) -> None:
+        super().__init__(reason or status)
+        self.status, self.reason, self.category, self.error = status, reason, category, error
+        self.answer = answer
+
+
+@dataclass
+class _State:
+    messages: list[MessageRow]
+    rounds: int
+    target_calls: int
+    inputs: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+class EpisodeRunner:
+    """Runs (or resumes) one stored episode to its end, then scores it."""
+
+    def __init__(
+        self,
+        store: Store,
+        episode: Episode,
+        target: Target,
+        spec: RunSpec,
+        agent: Agent,
+        client: TargetClient,
+        score_hook: ScoreHook | None = None,
+        *,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> None:
+        self.store, self.ep, self.target, self.spec = store, episode, target, spec
+        self.agent, self.client, self.score_hook = agent, client, score_hook
+        self.should_stop = should_stop or (lambda: False)
+        self.mode = spec.protocol.mode
+        self.method = spec.protocol.method
+        self._protocol: Any = None
+
+    # ---- public -----------------------------------------------------------------------------
+    async def run(self) -> str:
+        """Run to the end; returns the episode's final status. Scores completed episodes."""
+        ep = self.ep
+        if ep.status in ("completed", "budget_exhausted"):
+            await self._score_if_needed(ep.final_answer or "")
+            return ep.status
+        if ep.status in ("error", "cancelled"):
+            return ep.status
+        self.store.start_episode(ep.id, ep.run_id)
+        self._t0 = time.monotonic()
+        self._active0 = ep.active_s
+        try:
+            end = await self._loop()
+        except EpisodeEnd as e:
+            end = e
+        except asyncio.CancelledError:
+            # Cancelled with its run: record it. A server shutting down leaves it "running" so
+            # that the next start resumes it.
+            if self.should_stop():
+                self._finish(EpisodeEnd("cancelled", "cancelled"))
+            raise
+        except Exception as e:  # a bug or a store failure: never a score
+            log.exception("episode %s failed", ep.id)
+            end = EpisodeEnd("error", "exception", category="infrastructure", error=_describe(e))
+        self._finish(end)
+        if end.status in ("completed", "budget_exhausted"):
+            await self._score_if_needed(end.answer or "")
+        return end.status
+
+    # ---- the loop ---------------------------------------------------------------------------
+    def _protocol_module(self) -> Any:
+        if self._protocol is None:
+            from harness import protocol  # the sandbox engineer's parser (no shell, no eval)
+
+            self._protocol = protocol
+        return self._protocol
+
+    def _elapsed(self) -> float:
+        return self._active0 + (time.monotonic() - self._t0)
+
+    def _round_cap(self) -> int:
+        if self.method == "single_round":
+            return 2
+        cap = self.spec.budgets.max_rounds
+        return cap + 1 if self.mode == "find-compat" else cap
+
+    def _prompt(self) -> str:
+        ex = self.target.exemplars if self.method in ("exemplars", "single_round") else None
+        return prompts.task_prompt(self.target.public.prompt_family, ex)
+
+    def _load_state(self) -> _State:
+        msgs = self.store.messages(self.ep.id)
+        if not msgs:
+            self.store.add_messages(
+                self.ep.id,
+                [
+                    {"step": 0, "role": "system", "content": prompts.SYSTEM_PROMPT},
+                    {"step": 1, "role": "user", "content": self._prompt()},
+                ],
+            )
+            msgs = self.store.messages(self.ep.id)
+        calls = self.store.target_calls(self.ep.id)
+        return _State(
+            messages=msgs,
+            rounds=sum(m.role == "assistant" for m in msgs),
+            target_calls=len(calls),
+            inputs=sum(len(c.inputs) for c in calls),
+            prompt_tokens=sum(m.prompt_tokens for m in msgs),
+            completion_tokens=sum(m.completion_tokens for m in msgs),
+            cost_usd=sum(m.cost_usd for m in msgs),
+        )
+
+    def _counters(self, st: _State) -> dict[str, Any]:
+        return {
+            "rounds": st.rounds,
+            "target_calls": st.target_calls,
+            "inputs": st.inputs,
+            "prompt_tokens": st.prompt_tokens,
+            "completion_tokens": st.completion_tokens,
+            "cost_usd": st.cost_usd,
+            "active_s": self._elapsed(),
+        }
+
+    @staticmethod
+    def _conversation(msgs: list[MessageRow]) -> list[AgentMessage]:
+        """What the agent sees: everything since the last context reset (FIND's newSession)."""
+        conv: list[AgentMessage] = []
+        for m in msgs:
+            if m.role == "user" and m.resets_context:
+                conv = conv[:1]  # keep the system prompt
+            conv.append(AgentMessage(role=m.role, content=m.content))  # type: ignore[arg-type]
+        return conv
+
+    async def _loop(self) -> EpisodeEnd:
+        st = self._load_state()
+        budgets = self.spec.budgets
+        while True:
+            if self.should_stop():
+                raise EpisodeEnd("cancelled", "cancelled")
+            last = st.messages[-1]
+            if last.role != "assistant":
+                self._check_budgets(st)
+                await self._agent_turn(st, last.step + 1)
+                continue
+            proto = self._protocol_module()
+            parsed = proto.parse_message(last.content, mode=self.mode)
+            final = parsed.has_description or (self.method == "single_round" and st.rounds >= 2)
+            if not final and st.rounds >= self._round_cap():
+                raise EpisodeEnd("budget_exhausted", "rounds", answer="")
+            commands = list(parsed.commands)
+            if self.mode == "find-compat":
+                commands = commands[:1]  # FIND executes the first match only (§6.3)
+            elif final:
+                commands = []  # the loop ends here: nobody would read the outputs
+            calls, replies = [], []
+            for idx, cmd in enumerate(commands):
+                if (
+                    budgets.max_target_calls is not None
+                    and st.target_calls >= budgets.max_target_calls
+                ):
+                    raise EpisodeEnd("budget_exhausted", "target_calls", answer="")
+                call = await self._call_target(list(cmd.inputs))
+                calls.append({"step": last.step, "idx": idx, **call})
+                st.target_calls += 1
+                st.inputs += len(cmd.inputs)
+                replies.append(
+                    proto.format_reply(call["_outputs"], self.mode, family=self.target.family)
+                )
+            if final:
+                if calls:
+                    self._store_calls(st, calls)
+                reason = "description" if parsed.has_description else "single_round"
+                return EpisodeEnd("completed", reason, answer=last.content)
+            resets = False
+            if self.mode == "find-compat":
+                if replies:
+                    text = replies[0]
+                elif parsed.errors:
+                    text = proto.format_error(parsed.errors[0])
+                elif parsed.no_command:
+                    # FIND restarts the conversation with the original prompt (§6.4)
+                    text, resets = self._prompt(), True
+                else:
+                    text = proto.format_error("Unrecognized command")
+            else:
+                replies += [proto.format_error(e) for e in parsed.errors]
+                if not replies:
+                    text = proto.format_error(NO_COMMAND_HINT)
+                elif len(replies) == 1:
+                    text = replies[0]  # exactly FIND's text for the common one-command message
+                else:
+                    text = "\n".join(r.rstrip("\n") for r in replies)
+            msg = {"step": last.step + 1, "role": "user", "content": text, "resets_context": resets}
+            self.store.add_reply(
+                self.ep.id,
+                self.ep.run_id,
+                msg,
+                self._counters(st),
+                event={"step": last.step + 1, "rounds": st.rounds, "target_calls": st.target_calls},
+                calls=[_call_row(c) for c in calls],
+            )
+            st.messages.append(MessageRow(episode_id=self.ep.id, **msg))
+
+    def _store_calls(self, st: _State, calls: list[dict[str, Any]]) -> None:
+        for c in calls:
+            self.store.add_target_call(self.ep.id, _call_row(c))
+        self.store.update_episode(self.ep.id, **self._counters(st))
+
+    def _check_budgets(self, st: _State) -> None:
+        b = self.spec.budgets
+        if st.rounds >= self._round_cap():
+            raise EpisodeEnd("budget_exhausted", "rounds", answer="")
+        if b.max_tokens is not None and st.tokens >= b.max_tokens:
+            raise EpisodeEnd("budget_exhausted", "tokens", answer="")
+        if b.max_wall_s is not None and self._elapsed() >= b.max_wall_s:
+            raise EpisodeEnd("budget_exhausted", "wall_time", answer="")
+
+    async def _agent_turn(self, st: _State, step: int) -> None:
+        conv = self._conversation(st.messages)
+        b = self.spec.budgets
+        timeout = None if b.max_wall_s is None else max(0.0, b.max_wall_s - self._elapsed())
+        t = time.monotonic()
+        try:
+            reply = await asyncio.wait_for(self.agent.step(conv), timeout=timeout)
+        except TimeoutError:
+            raise EpisodeEnd("budget_exhausted", "wall_time", answer="") from None
+        except AgentError as e:
+            raise EpisodeEnd(
+                "error", "agent_error", category=_category(e.category), error=str(e)
+            ) from e
+        except Exception as e:
+            raise EpisodeEnd("error", "agent_error", category="agent", error=_describe(e)) from e
+        latency = time.monotonic() - t
+        if not isinstance(getattr(reply, "content", None), str):
+            raise EpisodeEnd(
+                "error", "agent_error", category="agent", error=f"agent returned {reply!r}"
+            )
+        u = reply.usage
+        st.rounds += 1
+        st.prompt_tokens += u.prompt_tokens
+        st.completion_tokens += u.completion_tokens
+        st.cost_usd += u.cost_usd
+        msg = {
+            "step": step,
+            "role": "assistant",
+            "content": reply.content,
+            "prompt_tokens": u.prompt_tokens,
+            "completion_tokens": u.completion_tokens,
+            "cost_usd": u.cost_usd,
+            "latency_s": latency,
+            "model": reply.model,
+        }
+        self.store.add_agent_message(self.ep.id, msg, self._counters(st))
+        st.messages.append(MessageRow(episode_id=self.ep.id, **msg))
+
+    async def _call_target(self, inputs: list[str]) -> dict[str, Any]:
+        t = time.monotonic()
+        try:
+            outputs = await self.client.call(self.target.id, inputs)
+        except Exception as e:
+            raise EpisodeEnd(
+                "error", "target_error", category=_target_category(e), error=_describe(e)
+            ) from e
+        return {
+            "inputs": inputs,
+            "outputs": [o.model_dump() for o in outputs],
+            "latency_s": time.monotonic() - t,
+            "_outputs": outputs,
+        }
+
+    # ---- the end ----------------------------------------------------------------------------
+    def _finish(self, end: EpisodeEnd) -> None:
+        self.store.finish_episode(
+            self.ep.id,
+            self.ep.run_id,
+            status=end.status,
+            end_reason=end.reason,
+            error_category=end.category,
+            error=end.error,
+            final_answer=end.answer,
+            active_s=self._elapsed(),
+        )
+        self.ep.status, self.ep.final_answer = end.status, end.answer
+
+    async def _score_if_needed(self, answer: str) -> None:
+        if self.score_hook is None:
+            return
+        ep = self.store.get_episode(self.ep.id)
+        if ep is None or ep.scored:
+            return
+        stats = EpisodeStats(
+            target_calls=ep.target_calls,
+            inputs=ep.inputs,
+            rounds=ep.rounds,
+            exemplar_init=ep.exemplar_init,
+        )
+        try:
+            results = await self.score_hook(self.target, answer, stats)
+            rows = [ScoreResult.model_validate(r).model_dump() for r in results]
+        except Exception as e:  # a scorer failure is an error state, never a 0
+            log.exception("scoring hook failed for episode %s", ep.id)
+            rows = [
+                ScoreResult(
+                    metric="scoring",
+                    status="error",
+                    error_category="infrastructure",
+                    error=_describe(e),
+                ).model_dump()
+            ]
+        self.store.save_scores(ep.id, rows)
+
+
+def _call_row(c: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in c.items() if not k.startswith("_")}
+
+
+def _describe(e: BaseException) -> str:
+    return f"{type(e).__name__}: {e}"
+
+
+def _category(cat: str | None) -> str:
+    return cat if cat in ("agent", "target", "judge", "infrastructure", "budget") else "agent"
+
+
+def _target_category(e: BaseException) -> str:
+    # A transport failure is the service being unreachable (infrastructure); anything else the
+    # target itself failed to answer.
+    try:
+        import httpx
+
+        if isinstance(e, httpx.TransportError):
+            return "infrastructure"
+    except ImportError:  # pragma: no cover
+        pass
+    return "target"

@@ -1,0 +1,131 @@
+"""Task and system prompts of the FIND text protocol (spec §6.1-6.2).
+
+The task prompt per family is FIND's original prompt file when the data directory holds it
+(`find/prompts/interpreter/<prompt_family>.txt`, fetched by `harness data fetch find`). Otherwise
+we use our own prompts below: they carry the same instructions (same command syntax, same answer
+tags, same value range) in our own words, because the project does not ship FIND's text.
+Deviation: the system prompt is likewise ours; FIND's exact system prompt is not part of the
+released data files, so `find-compat` mode matches FIND's behaviour but not its system wording.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from function_store.datasets import DataUnavailable, data_path
+from function_store.models import PromptFamily
+
+# FIND copies the function to ./temp/function.py and names that path in the prompt; we keep the
+# path text even though no file exists there (the agent only ever sees outputs).
+DIR2FUNC = "./temp/function.py"
+EXEMPLAR_HINT = "\nWe advise you to start with the following words: "
+
+SYSTEM_PROMPT = (
+    "You can use commands to carry out the user's request; they run on the user's machine. "
+    'End every message you send with "COMMAND: " followed by the command you want to run. '
+    "The available command is:\n"
+    "PYTHON(function.py) - runs the python script with the given file name. Quote the file name "
+    "argument if needed, but do not put quotes around the command itself.\n"
+    "\n"
+    'After you use a command, the user answers with "Response: " followed by what the command '
+    "printed. Use that output to help complete the user's request."
+)
+
+_OPENING = "Hi, your job is to interpret a function f(x) implemented in the {DIR2FUNC} script. "
+
+_NUMERIC = (
+    _OPENING + "f(x) takes numerical inputs.\n"
+    "The only thing you can do is call f(x) on a value of x by running PYTHON({DIR2FUNC} value).{MLP}\n"
+    "Describe the function implemented by f(x) by running experiments on it.\n"
+    "You can call it on several inputs at once by running "
+    "PYTHON({DIR2FUNC} value1 value2 value3 ...).\n"
+    "You may call it several times on the same input. Test a wide range of values before you "
+    "write a description; you can test values between [-128 and 128].\n"
+    "The output may be noisy. Aim for a good, simple description of f(x) that explains most of "
+    "its behaviour; f(x) may combine several different operations.\n"
+    "Inside the domain there may be an interval where the function behaves differently. If so, "
+    "describe that interval.\n"
+    "Your description of the function must have three parts.\n"
+    "First, [DESCRIPTION]: Describe in language what the function does.\n"
+    "[DOMAIN]: What is the domain of the function? Is there an interval where the function "
+    "behaves unexpectedly? What are the numeric bounds of that interval, and what happens there?\n"
+    "[CODE]: Write python code that approximates the behaviour of the function."
+)
+
+_STRINGS = (
+    _OPENING + "f(x) takes string inputs.\n"
+    "The only thing you can do is call f(x) on an input string by running "
+    "PYTHON({DIR2FUNC} string).\n"
+    "Describe the function implemented by f(x) by running experiments on it.\n"
+    "You can call it on several inputs at once by running "
+    "PYTHON({DIR2FUNC} string1 string2 string3 ...).\n"
+    "Test a wide range of inputs before you write a description.\n"
+    "Aim for a good, simple description of f(x) that explains most of its behaviour; f(x) may "
+    "combine several different operations.\n"
+    "Give your description of the function in this form.\n"
+    "[DESCRIPTION]: Describe in language what the function does.\n"
+    "[CODE]: Write python code that approximates the behaviour of the function."
+)
+
+_ENTITIES = (
+    _OPENING + "f(x) takes word inputs and returns a value between 0 and 1; a value closer to 1 "
+    "means the word is associated with a particular concept.\n"
+    "Your task is to find out which concept that is. f(x) may be selective for more than one "
+    "concept; if so, describe every concept it is selective for.\n"
+    "Describe the function implemented by f(x) by running experiments on it. Test a diverse, "
+    "random selection of words from many categories: common and rare, concrete and abstract.\n"
+    "You can call it on several inputs at once by running "
+    "PYTHON({DIR2FUNC} word1 word2 word3 ...).\n"
+    "Run many tests before you write a description.\n"
+    "Aim for a good, simple description of f(x) that explains most of its behaviour.\n"
+    "Give your description of the function in this form.\n"
+    "[DESCRIPTION]: Describe in language what the function does."
+)
+
+_RELATIONS = (
+    _OPENING + "f(x) takes word inputs and applies a rule to the input word.\n"
+    "Describe the rule implemented by f(x) by running experiments on it. Test a diverse "
+    "selection of words covering real-world concepts such as places, events and people.\n"
+    "You can call it on several inputs at once by running "
+    "PYTHON({DIR2FUNC} word1 word2 word3 ...).\n"
+    "Run many tests before you write a description.\n"
+    "Aim for a good, simple description of f(x) that explains most of its behaviour. For some "
+    "inputs the function may not behave the way its rule suggests; if so, describe the part of "
+    "the domain where the usual rule does not hold.\n"
+    "Your description of the function must have two parts.\n"
+    "[DESCRIPTION]: Describe in language the rule the function applies.\n"
+    "[DOMAIN]: Is there a part of the domain where the usual rule does not hold? If so, describe "
+    "that corruption. If not, describe the domain where the rule applies."
+)
+
+OWN_PROMPTS: dict[str, str] = {
+    "numeric": _NUMERIC.replace("{MLP}", ""),
+    "numeric_mlp": _NUMERIC.replace("{MLP}", " f(x) is implemented by an MLP."),
+    "strings": _STRINGS,
+    "neurons_entities": _ENTITIES,
+    "neurons_relations": _RELATIONS,
+}
+
+
+def prompt_template(prompt_family: PromptFamily | str) -> tuple[str, str]:
+    """(template text, source) where source is "find" (original file) or "own"."""
+    if prompt_family not in OWN_PROMPTS:
+        raise KeyError(f"no prompt for prompt family {prompt_family!r}")
+    try:
+        path = data_path(f"find/prompts/interpreter/{prompt_family}.txt")
+        return path.read_text(encoding="utf-8"), "find"
+    except DataUnavailable:
+        return OWN_PROMPTS[prompt_family], "own"
+
+
+def task_prompt(prompt_family: PromptFamily | str, exemplars: Sequence[str] | None = None) -> str:
+    """The first user message. With exemplars, FIND's "start with these words" hint is appended
+    with the list written as FIND writes initial.json (json.dumps defaults, spec §4.3)."""
+    template, _ = prompt_template(prompt_family)
+    # FIND fills the placeholder with str.format; a plain replace gives the same text and cannot
+    # trip over other braces.
+    text = template.replace("{DIR2FUNC}", DIR2FUNC)
+    if exemplars:
+        text += EXEMPLAR_HINT + json.dumps(list(exemplars))
+    return text

@@ -1,0 +1,27 @@
+"""What the protocol parser returns (pydantic: the orchestrator stores and ships these)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+Mode = Literal["default", "find-compat"]
+
+
+class Command(BaseModel):
+    """One `PYTHON(...)` command: the text as written, the script path if given, and the inputs
+    (each one as the agent typed it, after shell-like unquoting)."""
+
+    raw: str
+    path: str | None = None
+    inputs: list[str] = Field(default_factory=list)
+
+
+class ParsedMessage(BaseModel):
+    commands: list[Command] = Field(default_factory=list)
+    # Messages for malformed or unrecognised commands; the reply for each is `format_error(msg)`.
+    errors: list[str] = Field(default_factory=list)
+    # FIND's reset condition (spec §6.4): no command-like text at all and no [DESCRIPTION].
+    no_command: bool = False
+    has_description: bool = False

@@ -1,0 +1,91 @@
+"""Parsing `PYTHON(...)` commands out of agent text, without a shell (default mode).
+
+Rules of the default mode (lenient, for any model):
+* every `PYTHON(` that is not the tail of a longer identifier starts a command; all of a message's
+  commands are returned, in order;
+* the command ends at its balancing `)`; parentheses inside quotes do not count, unquoted nested
+  ones must balance (`PYTHON(f.py (1) 2)` has the inputs `(1)` and `2`);
+* the text inside is split like a POSIX shell would split words (`shlex`: single and double
+  quotes, backslash escapes) and, in addition, unquoted commas separate inputs, since models often
+  write `PYTHON(./temp/function.py, 1, 2)`; nothing is expanded or executed (`$(...)`, backticks,
+  `;`, `*` are literal text);
+* a first word ending in `.py` is the script path (`function.py`, `./temp/function.py`,
+  `"./temp/function.py"`); otherwise every word is an input;
+* an unclosed parenthesis or quote gives an error message instead of a command.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from harness.protocol.models import Command, ParsedMessage
+
+_START = re.compile(r"(?<![A-Za-z0-9_])PYTHON\(")
+DESCRIPTION_TAG = "[DESCRIPTION]"
+
+
+def _scan_close(text: str, start: int) -> int | None:
+    """Index of the `)` that closes the `(` just before `start`, or None."""
+    depth, i, quote = 1, start, None
+    while i < len(text):
+        c = text[i]
+        if quote:
+            if c == "\\" and quote == '"':
+                i += 1
+            elif c == quote:
+                quote = None
+        elif c == "\\":
+            i += 1
+        elif c in "'\"":
+            quote = c
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return None
+
+
+def split_words(arg_text: str, *, commas: bool) -> list[str]:
+    """Shell-like word splitting with no expansion at all. Raises ValueError on an open quote."""
+    lex = shlex.shlex(arg_text, posix=True)
+    lex.whitespace_split = True
+    lex.commenters = ""  # '#' is an ordinary character in an input
+    if commas:
+        lex.whitespace += ","
+    return list(lex)
+
+
+def parse_default(text: str) -> ParsedMessage:
+    msg = ParsedMessage(has_description=DESCRIPTION_TAG in text)
+    pos = 0
+    seen = False
+    while m := _START.search(text, pos):
+        seen = True
+        end = _scan_close(text, m.end())
+        if end is None:
+            snippet = text[m.start() : m.start() + 60]
+            msg.errors.append(
+                f"Error: malformed command {snippet!r}: no closing parenthesis (or an unclosed "
+                "quote). Write PYTHON(function.py input1 input2 ...) on one line."
+            )
+            break
+        raw = text[m.start() : end + 1]
+        pos = end + 1
+        try:
+            words = split_words(text[m.end() : end], commas=True)
+        except ValueError as e:
+            msg.errors.append(
+                f"Error: could not parse the arguments of {raw[:80]!r} ({e}). Quote inputs that "
+                'contain spaces with double quotes, e.g. PYTHON(function.py "hello world").'
+            )
+            continue
+        path = None
+        if words and words[0].endswith(".py"):
+            path, words = words[0], words[1:]
+        msg.commands.append(Command(raw=raw, path=path, inputs=words))
+    msg.no_command = not seen and not msg.has_description
+    return msg

@@ -1,0 +1,118 @@
+"""The unsandboxed backend: unit tests only. It logs a warning on every start.
+
+`run` executes argv as a plain subprocess (no shell, same limits on time and output, but no
+isolation). `start_service` for the target service runs the app on a thread of this process,
+listening on a Unix socket in a temp directory; other services run as plain subprocesses.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+from harness.sandbox.base import Limits, RunResult, Sandbox, SandboxError, ServiceHandle
+from harness.sandbox.bwrap import _Capped, _wait_healthy, check_file_name
+
+log = logging.getLogger(__name__)
+_WARNING = "InProcessSandbox: %s runs UNSANDBOXED (unit tests only, never for real agents)"
+
+
+class InProcessSandbox(Sandbox):
+    name = "inprocess"
+
+    def __init__(self) -> None:
+        self._services: dict[str, tuple] = {}
+
+    def _files_dir(self, files: dict[str, bytes] | None) -> str:
+        d = tempfile.mkdtemp(prefix="sbx-inproc-")
+        for name, data in (files or {}).items():
+            p = Path(d, check_file_name(name))
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_bytes(data)
+        return d
+
+    def run(self, argv, *, files=None, stdin=None, limits=None) -> RunResult:
+        log.warning(_WARNING, "a command")
+        limits = limits or Limits()
+        d = self._files_dir(files)
+        try:
+            argv = [a.replace("/sandbox/", d + "/") for a in argv]
+            proc = subprocess.Popen(
+                argv,
+                cwd=d,
+                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+            out, err = _Capped(proc.stdout, limits.max_output_bytes), _Capped(proc.stderr, limits.max_output_bytes)
+            if stdin is not None:
+                proc.stdin.write(stdin)
+                proc.stdin.close()
+            try:
+                rc, timed_out = proc.wait(timeout=limits.timeout_s), False
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, 9)
+                rc, timed_out = proc.wait(), True
+            so, se = out.join(), err.join()
+            trunc = out.truncated or err.truncated
+            error = f"timeout: killed after {limits.timeout_s:g} s" if timed_out else (
+                "output limit (truncated)" if trunc else None)
+            return RunResult(None if timed_out else rc, so, se, timed_out, trunc, error)
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+
+    def start_service(self, argv, *, files=None, limits=None, env=None, backbone_url=None) -> ServiceHandle:
+        log.warning(_WARNING, "a service")
+        limits = limits or Limits(timeout_s=20.0)
+        d = self._files_dir(files)
+        sock = os.path.join(d, "service.sock")
+        env = dict(env or {})
+        if argv[-2:] == ["-m", "function_store.service"]:
+            import uvicorn
+
+            from function_store.service.app import create_app
+            from function_store.service.settings import ServiceSettings
+
+            settings = ServiceSettings(targets_dir=Path(d), uds=sock, backbone_url=backbone_url)
+            server = uvicorn.Server(uvicorn.Config(create_app(settings), uds=sock, log_level="warning",
+                                                   lifespan="on", loop="asyncio"))
+            thread = threading.Thread(target=server.run, daemon=True)
+            thread.start()
+            deadline = time.monotonic() + limits.timeout_s
+            while not server.started:
+                if not thread.is_alive() or time.monotonic() > deadline:
+                    raise SandboxError("in-process target service failed to start")
+                time.sleep(0.01)
+            stopper = (server, thread)
+        else:
+            env = {**os.environ, **env, "HARNESS_SERVICE_UDS": sock}
+            if backbone_url:
+                env["HARNESS_BACKBONE_URL"] = backbone_url
+            proc = subprocess.Popen(argv, cwd=d, env=env, start_new_session=True)
+            _wait_healthy(sock, proc, limits.timeout_s)
+            stopper = proc
+        url = "http+unix://" + quote(sock, safe="")
+        self._services[url] = (stopper, d)
+        return ServiceHandle(url=url, backend=self.name, meta={"socket": sock})
+
+    def stop(self, handle: ServiceHandle) -> None:
+        entry = self._services.pop(handle.url, None)
+        if not entry:
+            return
+        stopper, d = entry
+        if isinstance(stopper, tuple):
+            server, thread = stopper
+            server.should_exit = True
+            thread.join(5)
+        else:
+            stopper.kill()
+            stopper.wait()
+        shutil.rmtree(d, ignore_errors=True)

@@ -1,0 +1,144 @@
+"""A warm pool of target-service instances, so that an episode never waits for a start.
+
+`ServicePool.serve(targets)` starts `replicas` instances serving those targets (in parallel) before
+the episodes begin: a run's scheduler knows its targets up front. A call for a target the pool does
+not serve yet starts one instance on demand (a cold start, logged). Instances that stop answering
+are restarted by `restart`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import sys
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from function_store.models import Target
+from harness.sandbox.base import Limits, Sandbox, ServiceHandle
+
+log = logging.getLogger(__name__)
+
+SERVICE_MODULE = "function_store.service"
+
+
+def target_file_name(target_id: str) -> str:
+    """A flat, safe file name for a target id (ids contain '/')."""
+    safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in target_id.replace("/", "__"))
+    return safe + ".json"
+
+
+def target_files(targets: Sequence[Target], inside: str = "/sandbox") -> dict[str, bytes]:
+    """The served targets' full JSON (hidden part included): only the sandbox reads these.
+
+    Imported-script targets point at a host file: the script (and FIND's MLP weights beside it)
+    travel along under scripts/<target>/, and the spec is rewritten to that path inside."""
+    files: dict[str, bytes] = {}
+    for t in targets:
+        if t.hidden.runner == "script" and "path" in t.hidden.spec:
+            host = Path(t.hidden.spec["path"])
+            sub = f"scripts/{target_file_name(t.id)[:-5]}"
+            files[f"{sub}/{host.name}"] = host.read_bytes()
+            weights = host.parent / "mlp_approx_model.pt"
+            if weights.is_file():
+                files[f"{sub}/{weights.name}"] = weights.read_bytes()
+            spec = {**t.hidden.spec, "path": f"{inside}/{sub}/{host.name}"}
+            t = t.model_copy(update={"hidden": t.hidden.model_copy(update={"spec": spec})})
+        files[target_file_name(t.id)] = t.model_dump_json().encode()
+    return files
+
+
+def service_argv(sandbox: Sandbox) -> list[str]:
+    python = "python3" if sandbox.name == "docker" else sys.executable
+    return [python, "-m", SERVICE_MODULE]
+
+
+class _Group:
+    def __init__(self, targets: list[Target], handles: list[ServiceHandle]) -> None:
+        self.targets = targets
+        self.ids = {t.id for t in targets}
+        self.handles = handles
+        self._rr = itertools.cycle(range(len(handles)))
+
+    def next_url(self) -> str:
+        return self.handles[next(self._rr)].url
+
+
+class ServicePool:
+    def __init__(
+        self,
+        sandbox: Sandbox,
+        *,
+        replicas: int = 1,
+        limits: Limits | None = None,
+        env: dict[str, str] | None = None,
+        backbone_url: str | None = None,
+    ) -> None:
+        self.sandbox = sandbox
+        self.replicas = max(1, replicas)
+        self.limits = limits
+        self.env = {"HARNESS_SERVICE_TARGETS_DIR": "/sandbox", **(env or {})}
+        if "HARNESS_DATA_DIR" in os.environ and "HARNESS_DATA_DIR" not in self.env:
+            self.env["HARNESS_DATA_DIR"] = os.environ["HARNESS_DATA_DIR"]  # MLP weights etc.
+        self.backbone_url = backbone_url
+        # where `files` appear inside; the in-process backend has no /sandbox
+        self.files_root = "/sandbox"
+        self._groups: list[_Group] = []
+        self._lock = threading.Lock()
+
+    def _start_one(self, targets: Sequence[Target]) -> ServiceHandle:
+        needs_backbone = any(t.family in ("entities", "relations") for t in targets)
+        return self.sandbox.start_service(
+            service_argv(self.sandbox),
+            files=target_files(targets, inside=self.files_root),
+            limits=self.limits,
+            env=self.env,
+            backbone_url=self.backbone_url if needs_backbone else None,
+        )
+
+    def serve(self, targets: Sequence[Target], replicas: int | None = None) -> None:
+        """Start instances serving `targets` (all of them in each instance), in parallel."""
+        targets = [t for t in targets if not self.serves(t.id)]
+        if not targets:
+            return
+        n = replicas or self.replicas
+        with ThreadPoolExecutor(max_workers=n) as ex:
+            handles = list(ex.map(lambda _: self._start_one(targets), range(n)))
+        with self._lock:
+            self._groups.append(_Group(list(targets), handles))
+
+    def serves(self, target_id: str) -> bool:
+        return any(target_id in g.ids for g in self._groups)
+
+    def url_for(self, target_id: str) -> str | None:
+        with self._lock:
+            for g in self._groups:
+                if target_id in g.ids:
+                    return g.next_url()
+        return None
+
+    def restart(self, url: str) -> str:
+        """Replace the instance at `url` by a fresh one serving the same targets."""
+        with self._lock:
+            for g in self._groups:
+                for i, h in enumerate(g.handles):
+                    if h.url == url:
+                        self.sandbox.stop(h)
+                        g.handles[i] = self._start_one(g.targets)
+                        return g.handles[i].url
+        raise KeyError(url)
+
+    def handles(self) -> list[ServiceHandle]:
+        return [h for g in self._groups for h in g.handles]
+
+    def close(self) -> None:
+        with self._lock:
+            for h in self.handles():
+                try:
+                    self.sandbox.stop(h)
+                except Exception:  # closing must go on for the others
+                    log.exception("stopping %s", h.url)
+            self._groups.clear()

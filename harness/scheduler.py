@@ -1,0 +1,427 @@
+"""The scheduler: turns runs into episodes and runs them within concurrency limits.
+
+Runs: queued -> running -> completed | failed | cancelled. Episodes: queued -> running ->
+completed | budget_exhausted | error (with a category) | cancelled.
+
+- Limits: at most `max_concurrency` episodes at once, and at most `provider_limits[p]` for agents
+  whose `Agent.provider` is p.
+- Fairness: free slots are handed out round-robin between runs, one episode per run per turn, so
+  a large run cannot starve a small one submitted after it.
+- Crash safety: all state lives in the store. On start the scheduler picks up every queued or
+  running run; episodes left "running" by a killed process resume from their last stored step.
+- A run ends "failed" when it cannot start (agent or targets cannot be loaded) or when every
+  episode ended in error; otherwise "completed".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+import random
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from function_store.catalog import Catalog, CatalogOptions
+from function_store.models import Target
+from harness.episode import EpisodeRunner, ScoreHook, default_score_hook
+from harness.settings import Settings
+from harness.store.models import EPISODE_TERMINAL, RUN_TERMINAL, Episode, Run
+from harness.store.repo import Store
+from harness.store.specs import RunSpec
+from harness.target_client import TargetClient
+
+log = logging.getLogger(__name__)
+
+
+class SelectionError(ValueError):
+    """A run's request cannot be satisfied (unknown dataset/agent/target, empty selection)."""
+
+
+# ---- agents ---------------------------------------------------------------------------------
+def resolve_agent_class(spec: str) -> type:
+    """The agent class for a spec (registry name, `pkg.mod:Class` or entry point)."""
+    try:
+        from agents.registry import resolve_agent
+    except ImportError:  # registry not installed: dotted paths still work
+        module, _, attr = spec.partition(":")
+        if not attr:
+            raise SelectionError(f"unknown agent {spec!r} (no agent registry installed)") from None
+        return getattr(importlib.import_module(module), attr)
+    try:
+        cls, _ = resolve_agent(spec)
+    except (ValueError, TypeError) as e:
+        raise SelectionError(str(e)) from e
+    return cls
+
+
+# ---- selection ------------------------------------------------------------------------------
+def select_targets(spec: RunSpec, catalog: Catalog) -> list[Target]:
+    """The targets a run spec names, in run order. Raises SelectionError with what is wrong."""
+    from function_store.catalog import UnknownDataset, UnknownTarget, dataset_names
+    from function_store.datasets import DataUnavailable
+
+    try:
+        if spec.ids:
+            targets = [catalog.get(i) for i in spec.ids]
+            bad = [t.id for t in targets if t.dataset != spec.dataset]
+            if bad:
+                raise SelectionError(f"ids not in dataset {spec.dataset!r}: {', '.join(bad[:5])}")
+            unavailable = [f"{t.id} ({t.unavailable_reason})" for t in targets if not t.available]
+            if unavailable:
+                raise SelectionError(f"targets unavailable: {'; '.join(unavailable[:5])}")
+        else:
+            if spec.dataset not in dataset_names():
+                raise SelectionError(
+                    f"unknown dataset {spec.dataset!r}; known: {', '.join(dataset_names())}"
+                )
+            targets = catalog.list(dataset=spec.dataset, family=spec.family, variant=spec.variant)
+            targets = [t for t in targets if t.available]
+    except (UnknownTarget, UnknownDataset, DataUnavailable) as e:
+        raise SelectionError(str(e)) from e
+    except ValueError as e:  # e.g. unknown family
+        if isinstance(e, SelectionError):
+            raise
+        raise SelectionError(str(e)) from e
+    if spec.limit is not None and spec.limit < len(targets):
+        if spec.seed is None:
+            targets = targets[: spec.limit]
+        else:
+            targets = random.Random(spec.seed).sample(targets, spec.limit)
+    if not targets:
+        what = ", ".join(
+            f"{k}={v}"
+            for k, v in (
+                ("dataset", spec.dataset),
+                ("family", spec.family),
+                ("variant", spec.variant),
+            )
+            if v
+        )
+        raise SelectionError(f"empty selection: no available target matches {what}")
+    if spec.protocol.method != "interactive":
+        missing = [t.id for t in targets if not t.exemplars]
+        if missing:
+            raise SelectionError(
+                f"method {spec.protocol.method!r} needs exemplars, but {len(missing)} selected "
+                f"targets have none (e.g. {missing[0]}); exemplars exist for entities and relations"
+            )
+    return targets
+
+
+class CatalogCache:
+    """One catalog per find-gen seed (catalogs cache what they load)."""
+
+    def __init__(self) -> None:
+        self._by_seed: dict[int, Catalog] = {}
+
+    def get(self, gen_seed: int = 0) -> Catalog:
+        if gen_seed not in self._by_seed:
+            self._by_seed[gen_seed] = Catalog(CatalogOptions(gen_seed=gen_seed))
+        return self._by_seed[gen_seed]
+
+
+def create_run(store: Store, spec: RunSpec, catalogs: CatalogCache) -> Run:
+    """Validate a run request and store it as queued. Raises SelectionError on bad input."""
+    resolve_agent_class(spec.agent)
+    targets = select_targets(spec, catalogs.get(spec.gen_seed))
+    return store.create_run(spec, [t.id for t in targets])
+
+
+# ---- target clients -------------------------------------------------------------------------
+def make_target_client(settings: Settings, catalogs: CatalogCache) -> TargetClient:
+    """HARNESS_SANDBOX picks the backend: bwrap (default) or docker through the sandbox
+    engineer's ServiceTargetClient; inprocess evaluates targets here (tests only)."""
+    from harness import target_client as tc
+
+    if settings.sandbox == "inprocess":
+        return tc.InProcessTargetClient(catalogs.get(settings.gen_seed))
+    cls = getattr(tc, "ServiceTargetClient", None)
+    if cls is None:
+        raise RuntimeError(
+            f"HARNESS_SANDBOX={settings.sandbox} needs harness.target_client.ServiceTargetClient, "
+            "which is not available in this installation; HARNESS_SANDBOX=inprocess runs targets "
+            "unsandboxed (tests only)"
+        )
+    factory = getattr(cls, "from_settings", None)
+    if factory is not None:
+        return factory(sandbox=settings.sandbox, catalog=catalogs.get(settings.gen_seed))
+    return cls(sandbox=settings.sandbox, catalog=catalogs.get(settings.gen_seed))
+
+
+def load_score_hook(name: str) -> ScoreHook | None:
+    """ "default": the evaluator's score_episode when present; "none": no scoring; else a dotted
+    path `pkg.mod:function`."""
+    if name == "default":
+        return default_score_hook()
+    if name in ("none", ""):
+        return None
+    module, _, attr = name.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+# ---- the scheduler --------------------------------------------------------------------------
+@dataclass
+class _RunState:
+    run_id: str
+    spec: RunSpec
+    agent_cls: type
+    provider: str
+    targets: dict[str, Target]
+    pending: deque[Episode] = field(default_factory=deque)
+    active: dict[str, asyncio.Task[Any]] = field(default_factory=dict)
+    cancelled: bool = False
+
+
+class Scheduler:
+    def __init__(
+        self,
+        store: Store,
+        client: TargetClient,
+        *,
+        settings: Settings | None = None,
+        catalogs: CatalogCache | None = None,
+        score_hook: ScoreHook | None = None,
+        only_runs: set[str] | None = None,
+    ) -> None:
+        self.store, self.client = store, client
+        self.settings = settings or Settings()
+        self.catalogs = catalogs or CatalogCache()
+        self.score_hook = score_hook
+        self.only_runs = only_runs  # CLI: work on these runs only
+        self.max_concurrency = self.settings.max_concurrency
+        self.provider_limits = self.settings.provider_limit_map
+        self._runs: dict[str, _RunState] = {}
+        self._order: list[str] = []  # round-robin order of run ids
+        self._rr = 0
+        self._provider_active: dict[str, int] = {}
+        self._active = 0
+        self._wake = asyncio.Event()
+        self._main: asyncio.Task[None] | None = None
+        self._stopping = False
+        self.on_episode_end: Callable[[str, str], None] | None = None
+
+    # ---- lifecycle ----------------------------------------------------------------------------
+    def start(self) -> None:
+        self._main = asyncio.create_task(self._loop(), name="scheduler")
+
+    async def stop(self) -> None:
+        """Stop working; running episodes stay "running" in the store and resume next start."""
+        self._stopping = True
+        tasks = [t for rs in self._runs.values() for t in rs.active.values()]
+        for t in tasks:
+            t.cancel()
+        if self._main is not None:
+            self._main.cancel()
+        await asyncio.gather(*tasks, *([self._main] if self._main else []), return_exceptions=True)
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    async def _loop(self) -> None:
+        while not self._stopping:
+            try:
+                self._refresh()
+                self._dispatch()
+            except Exception:  # keep serving other runs; the failure is logged
+                log.exception("scheduler iteration failed")
+            try:
+                await asyncio.wait_for(self._wake.wait(), timeout=self.settings.poll_interval_s)
+            except TimeoutError:
+                pass
+            self._wake.clear()
+
+    # ---- runs -------------------------------------------------------------------------------
+    def _refresh(self) -> None:
+        active = self.store.active_runs()
+        ids = {r.id for r in active}
+        # runs cancelled elsewhere (another process wrote the store)
+        for run_id in list(self._runs):
+            if run_id not in ids:
+                run = self.store.get_run(run_id)
+                if run is not None and run.status == "cancelled":
+                    self._cancel_in_memory(run_id)
+        for run in active:
+            if run.id in self._runs or (self.only_runs and run.id not in self.only_runs):
+                continue
+            self._prepare(run)
+
+    def _prepare(self, run: Run) -> None:
+        try:
+            spec = RunSpec.model_validate(run.spec)
+            agent_cls = resolve_agent_class(spec.agent)
+            catalog = self.catalogs.get(spec.gen_seed)
+            targets = {tid: catalog.get(tid) for tid in run.target_ids}
+        except Exception as e:
+            log.warning("run %s cannot start: %s", run.id, e)
+            self.store.set_run_status(run.id, "failed", error=f"{type(e).__name__}: {e}")
+            return
+        with_ex = spec.protocol.method != "interactive"
+        self.store.ensure_episodes(
+            run.id,
+            (
+                {
+                    "idx": i,
+                    "target_id": tid,
+                    "dataset": targets[tid].dataset,
+                    "family": targets[tid].family,
+                    "variant": targets[tid].variant,
+                    "exemplar_init": with_ex and bool(targets[tid].exemplars),
+                }
+                for i, tid in enumerate(run.target_ids)
+            ),
+        )
+        if run.status == "queued":
+            self.store.set_run_status(run.id, "running")
+        rs = _RunState(
+            run.id, spec, agent_cls, getattr(agent_cls, "provider", "local") or "local", targets
+        )
+        for ep in self.store.episodes(run.id):
+            unscored = ep.status in ("completed", "budget_exhausted") and not ep.scored
+            if ep.status not in EPISODE_TERMINAL or (unscored and self.score_hook is not None):
+                rs.pending.append(ep)
+        self._runs[run.id] = rs
+        self._order.append(run.id)
+        self._maybe_finish(rs)
+
+    def _maybe_finish(self, rs: _RunState) -> None:
+        if rs.pending or rs.active:
+            return
+        self._runs.pop(rs.run_id, None)
+        if rs.run_id in self._order:
+            self._order.remove(rs.run_id)
+        if rs.cancelled:
+            return
+        counts = self.store.episode_counts(rs.run_id)
+        total = sum(counts.values())
+        status = "failed" if total and counts.get("error", 0) == total else "completed"
+        error = "every episode ended in error" if status == "failed" else None
+        self.store.set_run_status(rs.run_id, status, error=error)
+
+    # ---- dispatch -----------------------------------------------------------------------------
+    def _limit(self, provider: str) -> int:
+        return self.provider_limits.get(provider, self.max_concurrency)
+
+    def _dispatch(self) -> None:
+        launched = True
+        while launched and self._active < self.max_concurrency and self._order:
+            launched = False
+            n = len(self._order)
+            for i in range(n):
+                if self._active >= self.max_concurrency:
+                    break
+                pos = (self._rr + i) % n
+                rs = self._runs[self._order[pos]]
+                if not rs.pending or rs.cancelled:
+                    continue
+                if self._provider_active.get(rs.provider, 0) >= self._limit(rs.provider):
+                    continue
+                self._launch(rs, rs.pending.popleft())
+                launched = True
+                self._rr = (pos + 1) % n
+                break  # one episode per turn; the next turn starts at the next run
+
+    def _launch(self, rs: _RunState, ep: Episode) -> None:
+        self._active += 1
+        self._provider_active[rs.provider] = self._provider_active.get(rs.provider, 0) + 1
+        task = asyncio.create_task(self._run_episode(rs, ep), name=f"episode-{ep.id}")
+        rs.active[ep.id] = task
+
+    async def _run_episode(self, rs: _RunState, ep: Episode) -> None:
+        status = "error"
+        try:
+            try:
+                agent = rs.agent_cls(**rs.spec.agent_options)
+            except Exception as e:
+                self.store.start_episode(ep.id, ep.run_id)
+                self.store.finish_episode(
+                    ep.id,
+                    ep.run_id,
+                    status="error",
+                    end_reason="agent_error",
+                    error_category="agent",
+                    error=f"agent could not be created: {type(e).__name__}: {e}",
+                )
+                return
+            runner = EpisodeRunner(
+                self.store,
+                ep,
+                rs.targets[ep.target_id],
+                rs.spec,
+                agent,
+                self.client,
+                self.score_hook,
+                should_stop=lambda: rs.cancelled,
+            )
+            try:
+                status = await runner.run()
+            finally:
+                try:
+                    await agent.aclose()
+                except Exception:
+                    log.exception("agent.aclose failed")
+        except asyncio.CancelledError:
+            status = "cancelled"
+            if self._stopping:
+                raise
+            if rs.cancelled:  # cancelled before its runner could record it
+                cur = self.store.get_episode(ep.id)
+                if cur is not None and cur.status not in EPISODE_TERMINAL:
+                    self.store.finish_episode(
+                        ep.id, ep.run_id, status="cancelled", end_reason="cancelled"
+                    )
+        except Exception as e:  # a bug outside the runner: an infrastructure error, never a score
+            log.exception("episode %s crashed", ep.id)
+            cur = self.store.get_episode(ep.id)
+            if cur is not None and cur.status not in EPISODE_TERMINAL:
+                self.store.finish_episode(
+                    ep.id,
+                    ep.run_id,
+                    status="error",
+                    end_reason="exception",
+                    error_category="infrastructure",
+                    error=f"{type(e).__name__}: {e}",
+                )
+        finally:
+            self._active -= 1
+            self._provider_active[rs.provider] -= 1
+            rs.active.pop(ep.id, None)
+            if not self._stopping:
+                if self.on_episode_end is not None:
+                    self.on_episode_end(ep.id, status)
+                self._maybe_finish(rs)
+                self._wake.set()
+
+    # ---- cancellation -----------------------------------------------------------------------
+    def cancel_run(self, run_id: str) -> bool:
+        """Cancel a queued or running run; False when it had already ended."""
+        changed = self.store.set_run_status(run_id, "cancelled")
+        if changed:
+            self._cancel_in_memory(run_id)
+        return changed
+
+    def _cancel_in_memory(self, run_id: str) -> None:
+        rs = self._runs.get(run_id)
+        if rs is not None:
+            rs.cancelled = True
+            rs.pending.clear()
+            for t in rs.active.values():
+                t.cancel()
+        # episodes that never started (or whose task is gone) are cancelled in the store directly
+        for ep in self.store.episodes(run_id, status=("queued", "running")):
+            if rs is None or ep.id not in rs.active:
+                self.store.finish_episode(ep.id, run_id, status="cancelled", end_reason="cancelled")
+        if rs is not None and not rs.active:
+            self._maybe_finish(rs)
+
+    # ---- helpers for in-process use (CLI, benchmarks) ---------------------------------------
+    async def wait_run(self, run_id: str, poll_s: float = 0.1) -> Run:
+        while True:
+            run = self.store.get_run(run_id)
+            if run is None:
+                raise KeyError(run_id)
+            if run.status in RUN_TERMINAL:
+                return run
+            await asyncio.sleep(poll_s)

@@ -1,0 +1,96 @@
+"""Orchestrator configuration, read from the environment (pydantic-settings).
+
+Every service reads its own settings from environment variables so that it runs the same as a
+container, a local process or in-process in tests.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import AliasChoices, Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+SandboxName = Literal["bwrap", "docker", "inprocess"]
+
+
+def _split(value: object) -> list[str]:
+    """Comma-separated env values ("a,b") or JSON lists both work."""
+    if value is None or value == "":
+        return []
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):
+            return [str(v) for v in json.loads(text)]
+        return [v.strip() for v in text.split(",") if v.strip()]
+    return [str(v) for v in value]  # type: ignore[union-attr]
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="HARNESS_", extra="ignore")
+
+    # SQLite (WAL) file under `home` unless DATABASE_URL (or HARNESS_DATABASE_URL) names a database.
+    database_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("HARNESS_DATABASE_URL", "DATABASE_URL")
+    )
+    home: Path = Path(".harness")
+    sandbox: SandboxName = "bwrap"
+    # Bearer tokens accepted on mutating routes; empty: no authentication (local use).
+    api_tokens: str = ""
+    max_concurrency: int = Field(8, ge=1, le=1024)
+    # JSON object provider -> limit, e.g. {"openai": 4, "anthropic": 2}; providers not named are
+    # limited by max_concurrency only.
+    provider_limits: str = "{}"
+    # Modules imported at start-up (extra catalog sources, runners or agents), comma-separated.
+    plugins: str = ""
+    gen_seed: int = 0  # find-gen catalog seed
+    # "default": evaluator.scoring.score_episode when installed; "none"; or "pkg.mod:function".
+    score_hook: str = "default"
+    poll_interval_s: float = Field(0.5, gt=0)
+
+    @field_validator("provider_limits")
+    @classmethod
+    def _check_limits(cls, v: str) -> str:
+        data = json.loads(v or "{}")
+        if not isinstance(data, dict) or not all(
+            isinstance(n, int) and n >= 1 for n in data.values()
+        ):
+            raise ValueError("HARNESS_PROVIDER_LIMITS must be a JSON object of positive integers")
+        return v
+
+    @property
+    def url(self) -> str:
+        if self.database_url:
+            url = self.database_url
+            # Plain postgresql:// URLs mean psycopg 3 here (the driver we ship).
+            if url.startswith("postgresql://") or url.startswith("postgres://"):
+                url = "postgresql+psycopg://" + url.split("://", 1)[1]
+            return url
+        return f"sqlite:///{(self.home / 'harness.db').resolve()}"
+
+    @property
+    def tokens(self) -> list[str]:
+        return _split(self.api_tokens)
+
+    @property
+    def plugin_modules(self) -> list[str]:
+        return _split(self.plugins)
+
+    @property
+    def provider_limit_map(self) -> dict[str, int]:
+        return json.loads(self.provider_limits or "{}")
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()
+
+
+def load_plugins(settings: Settings) -> None:
+    import importlib
+
+    for name in settings.plugin_modules:
+        importlib.import_module(name)

@@ -1,0 +1,62 @@
+"""Engine creation (SQLite in WAL mode, or PostgreSQL by URL) and schema upgrades (Alembic)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+from sqlmodel import create_engine
+
+log = logging.getLogger(__name__)
+MIGRATIONS = Path(__file__).parent / "migrations"
+
+
+def _sqlite_pragmas(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def]
+    cur = dbapi_conn.cursor()
+    # WAL: readers (API) never block the writer (scheduler). synchronous=NORMAL keeps every commit
+    # durable across a killed process (only an OS crash can lose the last commits).
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.execute("PRAGMA busy_timeout=10000")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.close()
+
+
+def make_engine(url: str, *, upgrade: bool = True) -> Engine:
+    """An engine for `url`; with `upgrade`, the schema is brought to the latest migration."""
+    if url.startswith("sqlite"):
+        path = url.split("///", 1)[-1]
+        if path and path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 10})
+        event.listen(engine, "connect", _sqlite_pragmas)
+    else:
+        engine = create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=10)
+    if upgrade:
+        upgrade_schema(engine)
+    return engine
+
+
+def _alembic_config(engine: Engine):  # type: ignore[no-untyped-def]
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    cfg.attributes["engine"] = engine
+    return cfg
+
+
+def upgrade_schema(engine: Engine, revision: str = "head") -> None:
+    """Apply migrations up to `revision` (idempotent; safe to call at every start)."""
+    from alembic import command
+
+    command.upgrade(_alembic_config(engine), revision)
+
+
+def current_revision(engine: Engine) -> str | None:
+    from alembic.runtime.migration import MigrationContext
+
+    with engine.connect() as conn:
+        return MigrationContext.configure(conn).get_current_revision()

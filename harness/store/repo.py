@@ -1,0 +1,337 @@
+"""Reads and writes of the store. Every write is one transaction; hot-path writes use SQL Core.
+
+The episode loop persists each step before starting the next: an assistant message in one
+transaction, then its target calls, the reply and the episode's counters in another. Unique keys
+make any accidental repeat fail loudly instead of storing a step twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from harness.store.models import (
+    EPISODE_TERMINAL,
+    RUN_TERMINAL,
+    Episode,
+    Event,
+    Message,
+    Run,
+    Score,
+    TargetCall,
+    utcnow,
+)
+from harness.store.specs import RunSpec
+
+
+class Store:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    # ---- runs -------------------------------------------------------------------------------
+    def create_run(self, spec: RunSpec, target_ids: Sequence[str]) -> Run:
+        run = Run(
+            agent=spec.agent,
+            dataset=spec.dataset,
+            family=spec.family,
+            spec=spec.model_dump(mode="json"),
+            target_ids=list(target_ids),
+        )
+        with Session(self.engine) as s:
+            s.add(run)
+            s.flush()
+            s.add(Event(run_id=run.id, kind="run_status", data={"status": "queued"}))
+            s.commit()
+            s.refresh(run)
+            s.expunge(run)
+        return run
+
+    def get_run(self, run_id: str) -> Run | None:
+        with Session(self.engine) as s:
+            run = s.get(Run, run_id)
+            if run is not None:
+                s.expunge(run)
+            return run
+
+    def list_runs(
+        self, *, status: str | None = None, limit: int = 100, offset: int = 0
+    ) -> list[Run]:
+        q = select(Run).order_by(Run.created_at.desc(), Run.id).limit(limit).offset(offset)
+        if status:
+            q = q.where(Run.status == status)
+        with Session(self.engine) as s:
+            runs = list(s.scalars(q))
+            for r in runs:
+                s.expunge(r)
+            return runs
+
+    def active_runs(self) -> list[Run]:
+        """Runs the scheduler should work on (queued or running), oldest first."""
+        q = (
+            select(Run)
+            .where(Run.status.in_(("queued", "running")))
+            .order_by(Run.created_at, Run.id)
+        )
+        with Session(self.engine) as s:
+            runs = list(s.scalars(q))
+            for r in runs:
+                s.expunge(r)
+            return runs
+
+    def set_run_status(
+        self, run_id: str, status: str, *, error: str | None = None, only_if_active: bool = True
+    ) -> bool:
+        """Move a run to `status`; with only_if_active, a run already terminal is left alone."""
+        now = utcnow()
+        values: dict[str, Any] = {"status": status, "updated_at": now}
+        if error is not None:
+            values["error"] = error
+        if status in RUN_TERMINAL:
+            values["finished_at"] = now
+        q = update(Run).where(Run.id == run_id).values(**values)
+        if only_if_active:
+            q = q.where(Run.status.not_in(RUN_TERMINAL))
+        with self.engine.begin() as c:
+            changed = c.execute(q).rowcount > 0
+            if changed:
+                data = {"status": status} | ({"error": error} if error else {})
+                c.execute(insert(Event).values(run_id=run_id, kind="run_status", data=data))
+        return changed
+
+    # ---- episodes ---------------------------------------------------------------------------
+    def ensure_episodes(self, run_id: str, rows: Iterable[dict[str, Any]]) -> None:
+        """Create the run's episodes (idx, target_id, dataset, family, variant, exemplar_init)
+        that do not exist yet."""
+        with Session(self.engine) as s:
+            have = set(s.scalars(select(Episode.idx).where(Episode.run_id == run_id)))
+            for row in rows:
+                if row["idx"] not in have:
+                    s.add(Episode(run_id=run_id, **row))
+            s.commit()
+
+    def episodes(self, run_id: str, *, status: Sequence[str] | None = None) -> list[Episode]:
+        q = select(Episode).where(Episode.run_id == run_id).order_by(Episode.idx)
+        if status:
+            q = q.where(Episode.status.in_(status))
+        with Session(self.engine) as s:
+            eps = list(s.scalars(q))
+            for e in eps:
+                s.expunge(e)
+            return eps
+
+    def get_episode(self, episode_id: str) -> Episode | None:
+        with Session(self.engine) as s:
+            ep = s.get(Episode, episode_id)
+            if ep is not None:
+                s.expunge(ep)
+            return ep
+
+    def episode_counts(self, run_id: str) -> dict[str, int]:
+        q = (
+            select(Episode.status, func.count())
+            .where(Episode.run_id == run_id)
+            .group_by(Episode.status)
+        )
+        with self.engine.connect() as c:
+            return {status: n for status, n in c.execute(q)}
+
+    def start_episode(self, episode_id: str, run_id: str) -> None:
+        with self.engine.begin() as c:
+            c.execute(
+                update(Episode)
+                .where(Episode.id == episode_id, Episode.started_at.is_(None))
+                .values(started_at=utcnow())
+            )
+            c.execute(
+                update(Episode)
+                .where(Episode.id == episode_id, Episode.status.not_in(EPISODE_TERMINAL))
+                .values(status="running")
+            )
+            c.execute(
+                insert(Event).values(
+                    run_id=run_id, episode_id=episode_id, kind="episode_started", data={}
+                )
+            )
+
+    def finish_episode(
+        self,
+        episode_id: str,
+        run_id: str,
+        *,
+        status: str,
+        end_reason: str | None,
+        error_category: str | None = None,
+        error: str | None = None,
+        final_answer: str | None = None,
+        active_s: float | None = None,
+    ) -> None:
+        values: dict[str, Any] = {
+            "status": status,
+            "end_reason": end_reason,
+            "error_category": error_category,
+            "error": error,
+            "final_answer": final_answer,
+            "finished_at": utcnow(),
+        }
+        if active_s is not None:
+            values["active_s"] = active_s
+        data = {k: values[k] for k in ("status", "end_reason", "error_category", "error")}
+        with self.engine.begin() as c:
+            c.execute(update(Episode).where(Episode.id == episode_id).values(**values))
+            c.execute(
+                insert(Event).values(
+                    run_id=run_id, episode_id=episode_id, kind="episode_finished", data=data
+                )
+            )
+
+    # ---- steps ------------------------------------------------------------------------------
+    def messages(self, episode_id: str) -> list[Message]:
+        q = select(Message).where(Message.episode_id == episode_id).order_by(Message.step)
+        with Session(self.engine) as s:
+            rows = list(s.scalars(q))
+            for r in rows:
+                s.expunge(r)
+            return rows
+
+    def target_calls(self, episode_id: str) -> list[TargetCall]:
+        q = (
+            select(TargetCall)
+            .where(TargetCall.episode_id == episode_id)
+            .order_by(TargetCall.step, TargetCall.idx)
+        )
+        with Session(self.engine) as s:
+            rows = list(s.scalars(q))
+            for r in rows:
+                s.expunge(r)
+            return rows
+
+    def add_messages(self, episode_id: str, messages: Sequence[dict[str, Any]]) -> None:
+        """Insert messages (dicts with step, role, content, ...) in one transaction."""
+        now = utcnow()
+        rows = [_message_row(episode_id, m, now) for m in messages]
+        with self.engine.begin() as c:
+            c.execute(insert(Message), rows)
+
+    def add_agent_message(
+        self, episode_id: str, message: dict[str, Any], counters: dict[str, Any]
+    ) -> None:
+        """One assistant message plus the episode's updated counters, atomically."""
+        with self.engine.begin() as c:
+            c.execute(insert(Message), [_message_row(episode_id, message, utcnow())])
+            c.execute(update(Episode).where(Episode.id == episode_id).values(**counters))
+
+    def add_target_call(self, episode_id: str, call: dict[str, Any]) -> None:
+        with self.engine.begin() as c:
+            c.execute(insert(TargetCall), [_call_row(episode_id, call, utcnow())])
+
+    def add_reply(
+        self,
+        episode_id: str,
+        run_id: str,
+        message: dict[str, Any],
+        counters: dict[str, Any],
+        event: dict[str, Any] | None = None,
+        calls: Sequence[dict[str, Any]] = (),
+    ) -> None:
+        """The user message answering a step, the target calls it reports, the counters and a
+        progress event, atomically (a crash before the commit re-executes the calls; it can
+        never store them twice)."""
+        now = utcnow()
+        with self.engine.begin() as c:
+            if calls:
+                c.execute(insert(TargetCall), [_call_row(episode_id, call, now) for call in calls])
+            c.execute(insert(Message), [_message_row(episode_id, message, now)])
+            c.execute(update(Episode).where(Episode.id == episode_id).values(**counters))
+            if event is not None:
+                c.execute(
+                    insert(Event).values(
+                        run_id=run_id, episode_id=episode_id, kind="step", data=event
+                    )
+                )
+
+    def update_episode(self, episode_id: str, **values: Any) -> None:
+        with self.engine.begin() as c:
+            c.execute(update(Episode).where(Episode.id == episode_id).values(**values))
+
+    # ---- scores -----------------------------------------------------------------------------
+    def save_scores(self, episode_id: str, scores: Sequence[dict[str, Any]]) -> None:
+        """Replace the episode's scores and mark it scored (idempotent)."""
+        now = utcnow()
+        with self.engine.begin() as c:
+            c.execute(delete(Score).where(Score.episode_id == episode_id))
+            if scores:
+                c.execute(
+                    insert(Score),
+                    [{"episode_id": episode_id, "created_at": now, **s} for s in scores],
+                )
+            c.execute(update(Episode).where(Episode.id == episode_id).values(scored=True))
+
+    def scores(self, episode_ids: Sequence[str]) -> list[Score]:
+        if not episode_ids:
+            return []
+        q = select(Score).where(Score.episode_id.in_(list(episode_ids))).order_by(Score.id)
+        with Session(self.engine) as s:
+            rows = list(s.scalars(q))
+            for r in rows:
+                s.expunge(r)
+            return rows
+
+    def run_scores(self, run_id: str) -> list[Score]:
+        q = (
+            select(Score)
+            .join(Episode, Episode.id == Score.episode_id)
+            .where(Episode.run_id == run_id)
+            .order_by(Score.id)
+        )
+        with Session(self.engine) as s:
+            rows = list(s.scalars(q))
+            for r in rows:
+                s.expunge(r)
+            return rows
+
+    # ---- events -----------------------------------------------------------------------------
+    def add_event(
+        self, run_id: str, kind: str, data: dict[str, Any], episode_id: str | None = None
+    ) -> None:
+        with self.engine.begin() as c:
+            c.execute(
+                insert(Event).values(run_id=run_id, episode_id=episode_id, kind=kind, data=data)
+            )
+
+    def events(self, run_id: str, *, after: int = 0, limit: int = 1000) -> list[Event]:
+        q = (
+            select(Event)
+            .where(Event.run_id == run_id, Event.id > after)
+            .order_by(Event.id)
+            .limit(limit)
+        )
+        with Session(self.engine) as s:
+            rows = list(s.scalars(q))
+            for r in rows:
+                s.expunge(r)
+            return rows
+
+
+def _message_row(episode_id: str, m: dict[str, Any], now: datetime) -> dict[str, Any]:
+    row = {
+        "episode_id": episode_id,
+        "resets_context": False,
+        "prompt_tokens": 0,
+        "completion_tokens": 0,
+        "cost_usd": 0.0,
+        "latency_s": None,
+        "model": None,
+        "created_at": now,
+    }
+    row.update(m)
+    return row
+
+
+def _call_row(episode_id: str, call: dict[str, Any], now: datetime) -> dict[str, Any]:
+    n_errors = sum(1 for o in call["outputs"] if o.get("error") is not None)
+    return {"episode_id": episode_id, "created_at": now, "n_errors": n_errors, **call}

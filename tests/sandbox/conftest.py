@@ -1,0 +1,12 @@
+import shutil
+
+import pytest
+
+from harness.sandbox import get_sandbox
+
+
+@pytest.fixture(scope="session")
+def bwrap():
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is not installed (Debian package `bubblewrap`)")
+    return get_sandbox("bwrap")
