@@ -45,12 +45,15 @@ class AnthropicAgent(Agent):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        self.model: str = options.get("model") or os.environ.get("ANTHROPIC_MODEL", "claude-sonnet-4-5")
+        self.model: str = options.get("model") or os.environ.get(
+            "ANTHROPIC_MODEL", "claude-sonnet-4-5"
+        )
         self.base_url: str | None = options.get("base_url") or os.environ.get("ANTHROPIC_BASE_URL")
         api_key = options.get("api_key") or os.environ.get("ANTHROPIC_API_KEY")
         if not api_key:
             raise AgentError(
-                "anthropic agent: no API key; set ANTHROPIC_API_KEY or pass api_key=...", category="agent"
+                "anthropic agent: no API key; set ANTHROPIC_API_KEY or pass api_key=...",
+                category="agent",
             )
         temperature = options.get("temperature", os.environ.get("ANTHROPIC_TEMPERATURE"))
         self.temperature: float | None = float(temperature) if temperature is not None else None
@@ -67,8 +70,14 @@ class AnthropicAgent(Agent):
     async def step(self, conversation: list[Message]) -> AgentReply:
         system, turns = to_messages_api(conversation)
         if not turns:
-            raise AgentError("anthropic agent: the conversation has no user message", category="agent")
-        kwargs: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens, "messages": turns}
+            raise AgentError(
+                "anthropic agent: the conversation has no user message", category="agent"
+            )
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "messages": turns,
+        }
         if system:
             kwargs["system"] = system
         if self.temperature is not None:

@@ -36,18 +36,30 @@ class InterpolationAgent(Agent):
         self.max_inputs = int(options.get("max_inputs", 129))
         self.batch_size = int(options.get("batch_size", self.max_inputs))
         if self.batch_size < 1:
-            raise ValueError(f"interpolation agent: batch_size must be positive, got {self.batch_size}")
-        values = grid(self.max_inputs, float(options.get("low", -128.0)), float(options.get("high", 128.0)))
-        self.batches = [values[i : i + self.batch_size] for i in range(0, len(values), self.batch_size)]
+            raise ValueError(
+                f"interpolation agent: batch_size must be positive, got {self.batch_size}"
+            )
+        values = grid(
+            self.max_inputs, float(options.get("low", -128.0)), float(options.get("high", 128.0))
+        )
+        self.batches = [
+            values[i : i + self.batch_size] for i in range(0, len(values), self.batch_size)
+        ]
 
     async def step(self, conversation: list[Message]) -> AgentReply:
         obs, sent = observations(conversation)
         if sent < len(self.batches):
-            return AgentReply(content="COMMAND: " + command(function_path(conversation), self.batches[sent]))
+            return AgentReply(
+                content="COMMAND: " + command(function_path(conversation), self.batches[sent])
+            )
         xs, ys, _ = numeric_points(obs)
         if not xs:
-            code = "import numpy as np\n\n\ndef f(x):\n    return 0.0 * np.asarray(x, dtype=float)\n"
-            return AgentReply(content=answer("No sample gave a finite value; f is unknown.", code, "Unknown."))
+            code = (
+                "import numpy as np\n\n\ndef f(x):\n    return 0.0 * np.asarray(x, dtype=float)\n"
+            )
+            return AgentReply(
+                content=answer("No sample gave a finite value; f is unknown.", code, "Unknown.")
+            )
         desc = (
             f"Piecewise-linear interpolation of f between {len(set(xs))} sampled points in "
             f"[{min(xs):g}, {max(xs):g}] (a baseline that does not describe the function)."

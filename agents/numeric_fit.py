@@ -43,7 +43,9 @@ class Fit:
     predict_complex: Predict | None = None  # for families defined on complex values (root)
     rss: float = math.inf
     bic: float = math.inf
-    corruption: tuple[float, float, float] | None = None  # (lo, hi, value): f = value for lo < x < hi
+    corruption: tuple[float, float, float] | None = (
+        None  # (lo, hi, value): f = value for lo < x < hi
+    )
     extra: dict[str, float] = field(default_factory=dict)
 
 
@@ -54,7 +56,9 @@ def _lstsq(cols: list[np.ndarray], y: np.ndarray) -> tuple[np.ndarray, float]:
     return coef, float(r @ r)
 
 
-def _quiet_curve_fit(fn: Callable, x: np.ndarray, y: np.ndarray, p0: list[float]) -> np.ndarray | None:
+def _quiet_curve_fit(
+    fn: Callable, x: np.ndarray, y: np.ndarray, p0: list[float]
+) -> np.ndarray | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", OptimizeWarning)
@@ -70,20 +74,33 @@ def _quiet_curve_fit(fn: Callable, x: np.ndarray, y: np.ndarray, p0: list[float]
 
 def fit_constant(x: np.ndarray, y: np.ndarray) -> Fit:
     c = float(np.mean(y))
-    return Fit("constant", 1, lambda t: np.full_like(t, c, dtype=float), f"{num(c)} * np.ones_like(x)",
-               f"f(x) is constant: it returns {num(c)} for every input.")
+    return Fit(
+        "constant",
+        1,
+        lambda t: np.full_like(t, c, dtype=float),
+        f"{num(c)} * np.ones_like(x)",
+        f"f(x) is constant: it returns {num(c)} for every input.",
+    )
 
 
 def fit_linear(x: np.ndarray, y: np.ndarray) -> Fit:
     (m, b), _ = _lstsq([x, np.ones_like(x)], y)
-    return Fit("linear", 2, lambda t: m * t + b, f"{num(m)} * x + {num(b)}",
-               f"f(x) is a linear function of x with slope {num(m)} and intercept {num(b)}: "
-               f"f(x) = {num(m)}*x + {num(b)}.")
+    return Fit(
+        "linear",
+        2,
+        lambda t: m * t + b,
+        f"{num(m)} * x + {num(b)}",
+        f"f(x) is a linear function of x with slope {num(m)} and intercept {num(b)}: "
+        f"f(x) = {num(m)}*x + {num(b)}.",
+    )
 
 
 def _poly_expr(coef: np.ndarray) -> str:
     """Descending powers, as FIND writes polynomials: `-4.5 * x**2 + 0.4 * x + 3.9`."""
-    terms = [num(c) if i == 0 else f"{num(c)} * x" if i == 1 else f"{num(c)} * x**{i}" for i, c in enumerate(coef)]
+    terms = [
+        num(c) if i == 0 else f"{num(c)} * x" if i == 1 else f"{num(c)} * x**{i}"
+        for i, c in enumerate(coef)
+    ]
     return " + ".join(terms[::-1])
 
 
@@ -93,25 +110,39 @@ def fit_polynomial(deg: int) -> Callable[[np.ndarray, np.ndarray], Fit | None]:
             return None
         coef = np.polynomial.Polynomial.fit(x, y, deg).convert().coef  # ascending powers
         expr = _poly_expr(coef)
-        return Fit(f"polynomial{deg}", deg + 1, lambda t: np.polynomial.polynomial.polyval(t, coef), expr,
-                   f"f(x) is a polynomial of degree {deg}: f(x) = {expr.replace(' * ', '*')}.")
+        return Fit(
+            f"polynomial{deg}",
+            deg + 1,
+            lambda t: np.polynomial.polynomial.polyval(t, coef),
+            expr,
+            f"f(x) is a polynomial of degree {deg}: f(x) = {expr.replace(' * ', '*')}.",
+        )
 
     return fit
 
 
 def fit_absolute(x: np.ndarray, y: np.ndarray) -> Fit:
     (a, b), _ = _lstsq([np.abs(x), np.ones_like(x)], y)
-    return Fit("absolute", 2, lambda t: a * np.abs(t) + b, f"{num(a)} * np.abs(x) + {num(b)}",
-               f"f(x) scales the absolute value of x: f(x) = {num(a)}*|x| + {num(b)}.")
+    return Fit(
+        "absolute",
+        2,
+        lambda t: a * np.abs(t) + b,
+        f"{num(a)} * np.abs(x) + {num(b)}",
+        f"f(x) scales the absolute value of x: f(x) = {num(a)}*|x| + {num(b)}.",
+    )
 
 
 def fit_relu(x: np.ndarray, y: np.ndarray) -> Fit:
     (a, c, b), _ = _lstsq([np.maximum(x, 0), np.minimum(x, 0), np.ones_like(x)], y)
     leak = c / a if abs(a) > 1e-12 else 0.0
-    return Fit("relu", 3, lambda t: np.where(t > 0, a * t, c * t) + b,
-               f"np.where(x > 0, {num(a)} * x, {num(c)} * x) + {num(b)}",
-               f"f(x) is a (leaky) ReLU-like piecewise linear function with a kink at x = 0: slope {num(a)} "
-               f"for x > 0 and slope {num(c)} for x < 0 (leak {num(leak)} of the positive slope), plus {num(b)}.")
+    return Fit(
+        "relu",
+        3,
+        lambda t: np.where(t > 0, a * t, c * t) + b,
+        f"np.where(x > 0, {num(a)} * x, {num(c)} * x) + {num(b)}",
+        f"f(x) is a (leaky) ReLU-like piecewise linear function with a kink at x = 0: slope {num(a)} "
+        f"for x > 0 and slope {num(c)} for x < 0 (leak {num(leak)} of the positive slope), plus {num(b)}.",
+    )
 
 
 def _thresholds(x: np.ndarray) -> np.ndarray:
@@ -145,8 +176,13 @@ def fit_step(x: np.ndarray, y: np.ndarray) -> Fit | None:
     j, a, b, _ = _best_indicator((x[:, None] > ts[None, :]).astype(float), y)
     t = float(ts[j])
     t = 0.0 if abs(t) <= 0.5 and not np.any((x > min(t, 0)) & (x < max(t, 0))) else t
-    return Fit("step", 3, lambda u: np.where(u > t, a + b, b), f"np.where(x > {num(t)}, {num(a + b)}, {num(b)})",
-               f"f(x) is a step function: it returns {num(b)} for x < {num(t)} and {num(a + b)} for x > {num(t)}.")
+    return Fit(
+        "step",
+        3,
+        lambda u: np.where(u > t, a + b, b),
+        f"np.where(x > {num(t)}, {num(a + b)}, {num(b)})",
+        f"f(x) is a step function: it returns {num(b)} for x < {num(t)} and {num(a + b)} for x > {num(t)}.",
+    )
 
 
 def fit_rectangle(x: np.ndarray, y: np.ndarray) -> Fit | None:
@@ -155,10 +191,14 @@ def fit_rectangle(x: np.ndarray, y: np.ndarray) -> Fit | None:
         return None
     j, a, b, _ = _best_indicator((np.abs(x)[:, None] <= hs[None, :]).astype(float), y)
     h = float(hs[j])
-    return Fit("rectangle", 3, lambda u: np.where(np.abs(u) <= h, a + b, b),
-               f"np.where(np.abs(x) <= {num(h)}, {num(a + b)}, {num(b)})",
-               f"f(x) is a rectangle (box) function: it returns {num(a + b)} when |x| <= {num(h)} "
-               f"(a window of width {num(2 * h)} centred at 0) and {num(b)} elsewhere.")
+    return Fit(
+        "rectangle",
+        3,
+        lambda u: np.where(np.abs(u) <= h, a + b, b),
+        f"np.where(np.abs(x) <= {num(h)}, {num(a + b)}, {num(b)})",
+        f"f(x) is a rectangle (box) function: it returns {num(a + b)} when |x| <= {num(h)} "
+        f"(a window of width {num(2 * h)} centred at 0) and {num(b)} elsewhere.",
+    )
 
 
 def fit_square_wave(x: np.ndarray, y: np.ndarray) -> Fit | None:
@@ -174,10 +214,14 @@ def fit_square_wave(x: np.ndarray, y: np.ndarray) -> Fit | None:
     if a == 0:
         return None
     hi, lo = a + b, b
-    return Fit("square_wave", 4, lambda u: np.where(np.sin((u - s) * (2 * np.pi / p)) > 0, hi, lo),
-               f"np.where(np.sin((x - {num(s)}) * (2 * np.pi / {num(p)})) > 0, {num(hi)}, {num(lo)})",
-               f"f(x) is a square wave with period {num(p)}, alternating between {num(hi)} and {num(lo)} "
-               f"(high while sin(2*pi*(x - {num(s)})/{num(p)}) > 0).")
+    return Fit(
+        "square_wave",
+        4,
+        lambda u: np.where(np.sin((u - s) * (2 * np.pi / p)) > 0, hi, lo),
+        f"np.where(np.sin((x - {num(s)}) * (2 * np.pi / {num(p)})) > 0, {num(hi)}, {num(lo)})",
+        f"f(x) is a square wave with period {num(p)}, alternating between {num(hi)} and {num(lo)} "
+        f"(high while sin(2*pi*(x - {num(s)})/{num(p)}) > 0).",
+    )
 
 
 def _periodogram(x: np.ndarray, yc: np.ndarray, omegas: np.ndarray) -> np.ndarray:
@@ -187,7 +231,9 @@ def _periodogram(x: np.ndarray, yc: np.ndarray, omegas: np.ndarray) -> np.ndarra
         w = omegas[i : i + 1024, None] * x[None, :]
         s, c = np.sin(w), np.cos(w)
         with np.errstate(divide="ignore", invalid="ignore"):
-            out[i : i + 1024] = (s @ yc) ** 2 / (s * s).sum(axis=1) + (c @ yc) ** 2 / (c * c).sum(axis=1)
+            out[i : i + 1024] = (s @ yc) ** 2 / (s * s).sum(axis=1) + (c @ yc) ** 2 / (c * c).sum(
+                axis=1
+            )
     return np.nan_to_num(out)
 
 
@@ -206,7 +252,9 @@ def fit_sinusoid(x: np.ndarray, y: np.ndarray) -> Fit | None:
         w0 = float(omegas[idx])
         (s, c, d), _ = _lstsq([np.sin(w0 * x), np.cos(w0 * x), np.ones_like(x)], y)
         amp, phi = float(np.hypot(s, c)), float(np.arctan2(c, s))
-        popt = _quiet_curve_fit(lambda t, A, w, ph, dd: A * np.sin(w * t + ph) + dd, x, y, [amp, w0, phi, d])
+        popt = _quiet_curve_fit(
+            lambda t, A, w, ph, dd: A * np.sin(w * t + ph) + dd, x, y, [amp, w0, phi, d]
+        )
         if popt is None:
             continue
         r = y - (popt[0] * np.sin(popt[1] * x + popt[2]) + popt[3])
@@ -220,9 +268,14 @@ def fit_sinusoid(x: np.ndarray, y: np.ndarray) -> Fit | None:
         A, ph = -A, ph + np.pi
     ph = math.remainder(ph, 2 * np.pi)
     period = 2 * np.pi / w
-    return Fit("sinusoid", 4, lambda t: A * np.sin(w * t + ph) + d, f"{num(A)} * np.sin({num(w)} * x + {num(ph)}) + {num(d)}",
-               f"f(x) is a sinusoid: amplitude {num(A)}, period {num(period)} (angular frequency {num(w)}), "
-               f"phase {num(ph)}, offset {num(d)}: f(x) = {num(A)}*sin({num(w)}*x + {num(ph)}) + {num(d)}.")
+    return Fit(
+        "sinusoid",
+        4,
+        lambda t: A * np.sin(w * t + ph) + d,
+        f"{num(A)} * np.sin({num(w)} * x + {num(ph)}) + {num(d)}",
+        f"f(x) is a sinusoid: amplitude {num(A)}, period {num(period)} (angular frequency {num(w)}), "
+        f"phase {num(ph)}, offset {num(d)}: f(x) = {num(A)}*sin({num(w)}*x + {num(ph)}) + {num(d)}.",
+    )
 
 
 def fit_tanh(x: np.ndarray, y: np.ndarray) -> Fit | None:
@@ -244,11 +297,18 @@ def fit_tanh(x: np.ndarray, y: np.ndarray) -> Fit | None:
         return None
     _, w0, c0 = best
     (a0, d0), _ = _lstsq([np.tanh(w0 * (x - c0)), np.ones_like(x)], y)
-    popt = _quiet_curve_fit(lambda t, A, w, c, d: A * np.tanh(w * (t - c)) + d, x, y, [a0, w0, c0, d0])
+    popt = _quiet_curve_fit(
+        lambda t, A, w, c, d: A * np.tanh(w * (t - c)) + d, x, y, [a0, w0, c0, d0]
+    )
     A, w, c, d = (float(v) for v in (popt if popt is not None else (a0, w0, c0, d0)))
-    return Fit("tanh", 4, lambda t: A * np.tanh(w * (t - c)) + d, f"{num(A)} * np.tanh({num(w)} * (x - {num(c)})) + {num(d)}",
-               f"f(x) is a scaled hyperbolic tangent, a smooth step centred at x = {num(c)}: "
-               f"f(x) = {num(A)}*tanh({num(w)}*(x - {num(c)})) + {num(d)}; it goes from {num(d - A)} to {num(d + A)}.")
+    return Fit(
+        "tanh",
+        4,
+        lambda t: A * np.tanh(w * (t - c)) + d,
+        f"{num(A)} * np.tanh({num(w)} * (x - {num(c)})) + {num(d)}",
+        f"f(x) is a scaled hyperbolic tangent, a smooth step centred at x = {num(c)}: "
+        f"f(x) = {num(A)}*tanh({num(w)}*(x - {num(c)})) + {num(d)}; it goes from {num(d - A)} to {num(d + A)}.",
+    )
 
 
 def fit_gaussian(x: np.ndarray, y: np.ndarray) -> Fit | None:
@@ -270,42 +330,64 @@ def fit_gaussian(x: np.ndarray, y: np.ndarray) -> Fit | None:
         return None
     _, m0, s0 = best
     (a0, b0), _ = _lstsq([np.exp(-0.5 * ((x - m0) / s0) ** 2), np.ones_like(x)], y)
-    popt = _quiet_curve_fit(lambda t, a, m, s, b: a * np.exp(-0.5 * ((t - m) / s) ** 2) + b, x, y, [a0, m0, s0, b0])
+    popt = _quiet_curve_fit(
+        lambda t, a, m, s, b: a * np.exp(-0.5 * ((t - m) / s) ** 2) + b, x, y, [a0, m0, s0, b0]
+    )
     a, m, s, b = (float(v) for v in (popt if popt is not None else (a0, m0, s0, b0)))
     s = abs(s)
-    return Fit("gaussian", 4, lambda t: a * np.exp(-0.5 * ((t - m) / s) ** 2) + b,
-               f"{num(a)} * np.exp(-0.5 * ((x - {num(m)}) / {num(s)}) ** 2) + {num(b)}",
-               f"f(x) is a Gaussian bump centred at x = {num(m)} with standard deviation {num(s)} and peak "
-               f"height {num(a)} above a baseline of {num(b)} (a normal density would have peak "
-               f"{num(1 / (s * math.sqrt(2 * math.pi)))}).")
+    return Fit(
+        "gaussian",
+        4,
+        lambda t: a * np.exp(-0.5 * ((t - m) / s) ** 2) + b,
+        f"{num(a)} * np.exp(-0.5 * ((x - {num(m)}) / {num(s)}) ** 2) + {num(b)}",
+        f"f(x) is a Gaussian bump centred at x = {num(m)} with standard deviation {num(s)} and peak "
+        f"height {num(a)} above a baseline of {num(b)} (a normal density would have peak "
+        f"{num(1 / (s * math.sqrt(2 * math.pi)))}).",
+    )
 
 
 def fit_reciprocal(x: np.ndarray, y: np.ndarray) -> Fit | None:
     if np.any(x == 0):
         return None
     (c, b), _ = _lstsq([1 / x, np.ones_like(x)], y)
-    return Fit("reciprocal", 2, lambda t: c / t + b, f"{num(c)} / x + {num(b)}",
-               f"f(x) is a reciprocal function: f(x) = {num(c)}/x + {num(b)}"
-               + (f", i.e. 1/({num(1 / c)}*x)" if abs(c) > 1e-12 else "") + "; it is undefined at x = 0.")
+    return Fit(
+        "reciprocal",
+        2,
+        lambda t: c / t + b,
+        f"{num(c)} / x + {num(b)}",
+        f"f(x) is a reciprocal function: f(x) = {num(c)}/x + {num(b)}"
+        + (f", i.e. 1/({num(1 / c)}*x)" if abs(c) > 1e-12 else "")
+        + "; it is undefined at x = 0.",
+    )
 
 
 def fit_logarithm(x: np.ndarray, y: np.ndarray) -> Fit | None:
     if np.any(x <= 0):
         return None
     (a, b), _ = _lstsq([np.log(x), np.ones_like(x)], y)
-    return Fit("logarithm", 2, lambda t: a * np.log(t) + b, f"{num(a)} * np.log(x) + {num(b)}",
-               f"f(x) is logarithmic: f(x) = {num(a)}*ln(x) + {num(b)}, defined for x > 0 "
-               "(negative inputs give nan).")
+    return Fit(
+        "logarithm",
+        2,
+        lambda t: a * np.log(t) + b,
+        f"{num(a)} * np.log(x) + {num(b)}",
+        f"f(x) is logarithmic: f(x) = {num(a)}*ln(x) + {num(b)}, defined for x > 0 "
+        "(negative inputs give nan).",
+    )
 
 
 def fit_root(x: np.ndarray, y: np.ndarray) -> Fit | None:
     if np.any(x < 0):
         return None
     (a, b), _ = _lstsq([np.sqrt(x), np.ones_like(x)], y)
-    return Fit("root", 2, lambda t: a * np.sqrt(t) + b, f"{num(a)} * (x ** 0.5) + {num(b)}",
-               f"f(x) is a square-root function: f(x) = {num(a)}*sqrt(x) + {num(b)}; for negative x the "
-               "square root is imaginary and f returns a complex number.",
-               predict_complex=lambda t: a * (t.astype(complex) ** 0.5) + b)
+    return Fit(
+        "root",
+        2,
+        lambda t: a * np.sqrt(t) + b,
+        f"{num(a)} * (x ** 0.5) + {num(b)}",
+        f"f(x) is a square-root function: f(x) = {num(a)}*sqrt(x) + {num(b)}; for negative x the "
+        "square root is imaginary and f returns a complex number.",
+        predict_complex=lambda t: a * (t.astype(complex) ** 0.5) + b,
+    )
 
 
 def _rounding(kind: str) -> Callable[[np.ndarray, np.ndarray], Fit]:
@@ -313,9 +395,14 @@ def _rounding(kind: str) -> Callable[[np.ndarray, np.ndarray], Fit]:
 
     def fit(x: np.ndarray, y: np.ndarray) -> Fit:
         (a, b), _ = _lstsq([op(x), np.ones_like(x)], y)
-        return Fit(kind, 2, lambda t: a * op(t) + b, f"{num(a)} * np.{kind}(x) + {num(b)}",
-                   f"f(x) rounds x {'up' if kind == 'ceil' else 'down'} to an integer ({kind}), then scales "
-                   f"it: f(x) = {num(a)}*{kind}(x) + {num(b)}.")
+        return Fit(
+            kind,
+            2,
+            lambda t: a * op(t) + b,
+            f"{num(a)} * np.{kind}(x) + {num(b)}",
+            f"f(x) rounds x {'up' if kind == 'ceil' else 'down'} to an integer ({kind}), then scales "
+            f"it: f(x) = {num(a)}*{kind}(x) + {num(b)}.",
+        )
 
     return fit
 
@@ -332,10 +419,14 @@ def fit_piecewise_poly(deg: int) -> Callable[[np.ndarray, np.ndarray], Fit | Non
         cr = np.polynomial.Polynomial.fit(x[right], y[right], deg).convert().coef
         pl, pr = _poly_expr(cl), _poly_expr(cr)
         pv = np.polynomial.polynomial.polyval
-        return Fit(f"piecewise{deg}", 2 * (deg + 1), lambda t: np.where(t > 0, pv(t, cr), pv(t, cl)),
-                   f"np.where(x > 0, {pr}, {pl})",
-                   f"f(x) is piecewise: for x > 0 it follows {pr.replace(' * ', '*')}, and for x < 0 it "
-                   f"follows {pl.replace(' * ', '*')}.")
+        return Fit(
+            f"piecewise{deg}",
+            2 * (deg + 1),
+            lambda t: np.where(t > 0, pv(t, cr), pv(t, cl)),
+            f"np.where(x > 0, {pr}, {pl})",
+            f"f(x) is piecewise: for x > 0 it follows {pr.replace(' * ', '*')}, and for x < 0 it "
+            f"follows {pl.replace(' * ', '*')}.",
+        )
 
     return fit
 
@@ -348,12 +439,19 @@ FAMILIES: list[Callable[[np.ndarray, np.ndarray], Fit | None]] = [
 ]  # fmt: skip
 
 
-SLOW = {fit_sinusoid, fit_tanh, fit_gaussian, fit_square_wave}  # grid searches: skipped when not needed
+SLOW = {
+    fit_sinusoid,
+    fit_tanh,
+    fit_gaussian,
+    fit_square_wave,
+}  # grid searches: skipped when not needed
 
 # ---------------------------------------------------------------- scoring and corruption
 
 
-def _score(fit: Fit, x: np.ndarray, y: np.ndarray, cplx: list[tuple[float, complex]], floor: float) -> Fit:
+def _score(
+    fit: Fit, x: np.ndarray, y: np.ndarray, cplx: list[tuple[float, complex]], floor: float
+) -> Fit:
     with np.errstate(all="ignore"):
         pred = fit.predict(x)
         if fit.corruption is not None:
@@ -398,11 +496,30 @@ def _interval(xs: np.ndarray, i: int, j: int) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
-def candidate_intervals(xs: np.ndarray, ys: np.ndarray, fits: list[Fit]) -> list[tuple[float, float]]:
+def candidate_intervals(
+    xs: np.ndarray, ys: np.ndarray, fits: list[Fit]
+) -> list[tuple[float, float]]:
     """Stretches that may be corrupted, from sorted samples: runs of large residuals under the best
     plain fits, and long flat runs (FIND's corruption is N(mean, 0.1): nearly constant)."""
-    out: list[tuple[float, float]] = []
     n = len(xs)
+    flat_runs: list[tuple[int, int]] = []
+    start, total = 0, float(ys[0]) if n else 0.0
+    for j in range(1, n + 1):  # greedy segments whose values stay within 0.5 of their mean
+        if j < n and abs(float(ys[j]) - total / (j - start)) < 0.5:
+            total += float(ys[j])
+            continue
+        i, k = start, j - 1
+        # FIND's corrupted stretches are at least 5 wide (inside) or reach an end of the range
+        if (
+            k - i + 1 >= 5
+            and xs[k] - xs[i] >= 3
+            and k - i + 1 <= 0.8 * n
+            and float(np.std(ys[i : k + 1])) < 0.35
+        ):
+            flat_runs.append((i, k))
+        if j < n:
+            start, total = j, float(ys[j])
+    resid_runs: list[tuple[int, int]] = []
     for fit in fits:
         with np.errstate(all="ignore"):
             r = np.abs(ys - fit.predict(xs))
@@ -410,22 +527,21 @@ def candidate_intervals(xs: np.ndarray, ys: np.ndarray, fits: list[Fit]) -> list
         med = float(np.median(r))
         mad = 1.4826 * float(np.median(np.abs(r - med)))
         thr = max(med + 6 * mad, 1e-6 * (float(np.std(ys)) + 1e-9))
-        for i, j in _runs(r > thr):
-            if j - i + 1 >= 3 and j - i + 1 <= 0.8 * n:
-                out.append(_interval(xs, i, j))
-    d = np.abs(np.diff(ys))
-    flat = np.concatenate([[False], d < 0.6]) | np.concatenate([d < 0.6, [False]])
-    for i, j in _runs(flat, max_gap=0):
-        if j - i + 1 >= 5 and j - i + 1 <= 0.8 * n and float(np.std(ys[i : j + 1])) < 0.35:
-            out.append(_interval(xs, i, j))
-    uniq: list[tuple[float, float]] = []
-    for iv in out:
-        if iv not in uniq:
-            uniq.append(iv)
-    return uniq[:8]
+        resid_runs += [(i, j) for i, j in _runs(r > thr) if 3 <= j - i + 1 <= 0.8 * n]
+    out: list[tuple[float, float]] = []
+    # flat stretches first (FIND's signature), then the longest residual stretches
+    for i, j in sorted(flat_runs, key=lambda r: xs[r[0]] - xs[r[1]]) + sorted(
+        resid_runs, key=lambda r: r[0] - r[1]
+    ):
+        iv = _interval(xs, i, j)
+        if iv not in out:
+            out.append(iv)
+    return out[:6]
 
 
-def _with_corruption(family: Callable, x: np.ndarray, y: np.ndarray, lo: float, hi: float) -> Fit | None:
+def _with_corruption(
+    family: Callable, x: np.ndarray, y: np.ndarray, lo: float, hi: float
+) -> Fit | None:
     inside = (x > lo) & (x < hi)
     if inside.sum() < 2 or (~inside).sum() < 4:
         return None
@@ -442,7 +558,9 @@ class Result:
     ranked: list[Fit]
 
 
-def fit_samples(xs: list[float], ys: list[float], cplx: list[tuple[float, complex]] | None = None) -> Result:
+def fit_samples(
+    xs: list[float], ys: list[float], cplx: list[tuple[float, complex]] | None = None
+) -> Result:
     """Rank all families (and family + corrupted interval) on the samples by BIC."""
     cplx = cplx or []
     order = np.argsort(xs, kind="stable")
@@ -465,7 +583,8 @@ def fit_samples(xs: list[float], ys: list[float], cplx: list[tuple[float, comple
     ranked = [f for _, f in fits]
     if ranked[0].rss <= exact:
         return Result(best=ranked[0], ranked=ranked)
-    intervals = candidate_intervals(x, y, ranked[:3])[:5]
+    simple = [f for f in ranked if f.family in ("linear", "polynomial2", "constant")][:2]
+    intervals = candidate_intervals(x, y, ranked[:3] + simple)
     if intervals:
         # corrupted variants: every cheap family, and only the best-ranked slow one
         slow_best = next((fam for fam, _ in fits if fam in SLOW), None)

@@ -8,7 +8,7 @@ from typing import Any
 
 import openai
 
-from agents.base import Agent, AgentReply, Message
+from agents.base import Agent, AgentError, AgentReply, Message
 from agents.retry import call_with_retries, classify_provider_error, make_usage, policy_from_options
 
 
@@ -39,10 +39,10 @@ class OpenAIAgent(Agent):
         self.base_url: str | None = _opt(options, "base_url", "OPENAI_BASE_URL")
         api_key = _opt(options, "api_key", "OPENAI_API_KEY")
         if api_key is None and self.base_url:
-            api_key = "EMPTY"  # local servers (vLLM, FastChat) accept any key, as FIND's clients assume
+            api_key = (
+                "EMPTY"  # local servers (vLLM, FastChat) accept any key, as FIND's clients assume
+            )
         if api_key is None:
-            from agents.base import AgentError
-
             raise AgentError(
                 "openai agent: no API key; set OPENAI_API_KEY or pass api_key=... "
                 "(or base_url=... for a local OpenAI-compatible server)",
@@ -76,7 +76,9 @@ class OpenAIAgent(Agent):
 
         def classify(e: BaseException):
             return classify_provider_error(
-                e, timeout_types=(openai.APITimeoutError,), connection_types=(openai.APIConnectionError,)
+                e,
+                timeout_types=(openai.APITimeoutError,),
+                connection_types=(openai.APIConnectionError,),
             )
 
         completion = await call_with_retries(

@@ -170,7 +170,9 @@ def observations(conversation: Sequence[Message]) -> tuple[list[Observation], in
     return obs, sent
 
 
-def numeric_points(obs: Sequence[Observation]) -> tuple[list[float], list[float], list[tuple[float, complex]]]:
+def numeric_points(
+    obs: Sequence[Observation],
+) -> tuple[list[float], list[float], list[tuple[float, complex]]]:
     """Finite real (x, y) samples, and the complex-valued ones kept apart (root of a negative)."""
     xs: list[float] = []
     ys: list[float] = []

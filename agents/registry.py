@@ -68,7 +68,9 @@ def register_agent(name: str | None = None) -> Callable[[A], A]:
 
 def _check_agent_class(obj: object, spec: str) -> type[Agent]:
     if not (isinstance(obj, type) and issubclass(obj, Agent)):
-        raise TypeError(f"agent spec {spec} resolves to {obj!r}, which is not a subclass of agents.base.Agent")
+        raise TypeError(
+            f"agent spec {spec} resolves to {obj!r}, which is not a subclass of agents.base.Agent"
+        )
     return obj
 
 
@@ -84,7 +86,9 @@ def _import_path(path: str) -> object:
         try:
             obj = getattr(obj, part)
         except AttributeError as e:
-            raise UnknownAgent(f"module {module_name!r} has no attribute {attr!r} (agent {path!r})") from e
+            raise UnknownAgent(
+                f"module {module_name!r} has no attribute {attr!r} (agent {path!r})"
+            ) from e
     return obj
 
 
@@ -110,7 +114,9 @@ def resolve_agent(spec: str) -> tuple[type[Agent], Source]:
         try:
             obj = eps[spec].load()
         except Exception as e:  # a broken plugin must say which one
-            raise UnknownAgent(f"entry point {spec!r} ({eps[spec].value}) failed to load: {e}") from e
+            raise UnknownAgent(
+                f"entry point {spec!r} ({eps[spec].value}) failed to load: {e}"
+            ) from e
         return _check_agent_class(obj, spec), "entry_point"
     raise UnknownAgent(
         f"unknown agent {spec!r}. Known agents: {', '.join(known_names())}. "
@@ -128,7 +134,9 @@ def get_agent(spec: str, **options: Any) -> Agent:
 def _info(name: str, cls: type[Agent], source: Source, target: str) -> AgentInfo:
     doc = (cls.__doc__ or "").strip().splitlines()
     description = getattr(cls, "description", "") or (doc[0] if doc else "")
-    return AgentInfo(name=name, provider=cls.provider, description=description, source=source, target=target)
+    return AgentInfo(
+        name=name, provider=cls.provider, description=description, source=source, target=target
+    )
 
 
 def list_agents() -> list[AgentInfo]:
@@ -138,7 +146,13 @@ def list_agents() -> list[AgentInfo]:
         try:
             out[name] = _info(name, _check_agent_class(_import_path(path), name), "builtin", path)
         except Exception as e:  # e.g. an SDK missing: still list it, with why
-            out[name] = AgentInfo(name=name, provider="?", description=f"unavailable: {e}", source="builtin", target=path)
+            out[name] = AgentInfo(
+                name=name,
+                provider="?",
+                description=f"unavailable: {e}",
+                source="builtin",
+                target=path,
+            )
     for name, cls in _REGISTERED.items():
         out[name] = _info(name, cls, "registered", f"{cls.__module__}:{cls.__qualname__}")
     for name, ep in _entry_points().items():
@@ -146,9 +160,15 @@ def list_agents() -> list[AgentInfo]:
             continue  # a built-in or registered name wins, as in resolve_agent
         dist = ep.dist.name if ep.dist is not None else "?"
         try:
-            out[name] = _info(name, _check_agent_class(ep.load(), name), "entry_point", f"{dist}: {ep.value}")
+            out[name] = _info(
+                name, _check_agent_class(ep.load(), name), "entry_point", f"{dist}: {ep.value}"
+            )
         except Exception as e:
             out[name] = AgentInfo(
-                name=name, provider="?", description=f"failed to load: {e}", source="entry_point", target=f"{dist}: {ep.value}"
+                name=name,
+                provider="?",
+                description=f"failed to load: {e}",
+                source="entry_point",
+                target=f"{dist}: {ep.value}",
             )
     return sorted(out.values(), key=lambda i: i.name)

@@ -33,7 +33,9 @@ class RetryPolicy:
     base_delay: float = 1.0  # seconds; the n-th retry waits up to base_delay * 2**n
     max_delay: float = 60.0
 
-    def delay(self, attempt: int, retry_after: float | None = None, rng: random.Random | None = None) -> float:
+    def delay(
+        self, attempt: int, retry_after: float | None = None, rng: random.Random | None = None
+    ) -> float:
         """Full jitter (uniform in [0, cap]) so that many episodes do not retry in lockstep;
         a server's Retry-After is respected as a lower bound."""
         cap = min(self.max_delay, self.base_delay * (2**attempt))
@@ -62,7 +64,9 @@ async def call_with_retries(
         except Exception as e:
             f = classify(e)
             if not f.retryable:
-                raise AgentError(f"{what}: {f.message}", category=f.category, retryable=False) from e
+                raise AgentError(
+                    f"{what}: {f.message}", category=f.category, retryable=False
+                ) from e
             if attempt >= policy.max_retries:
                 raise AgentError(
                     f"{what}: giving up after {attempt + 1} attempts: {f.message}",
@@ -70,7 +74,14 @@ async def call_with_retries(
                     retryable=True,
                 ) from e
             wait = policy.delay(attempt, f.retry_after)
-            log.warning("%s: %s; retry %d/%d in %.2fs", what, f.message, attempt + 1, policy.max_retries, wait)
+            log.warning(
+                "%s: %s; retry %d/%d in %.2fs",
+                what,
+                f.message,
+                attempt + 1,
+                policy.max_retries,
+                wait,
+            )
             await asyncio.sleep(wait)
             attempt += 1
 
@@ -102,7 +113,10 @@ class Price(BaseModel):
 
 
 def make_usage(
-    prompt_tokens: int, completion_tokens: int, model: str | None | tuple[str | None, ...], prices: Any
+    prompt_tokens: int,
+    completion_tokens: int,
+    model: str | None | tuple[str | None, ...],
+    prices: Any,
 ) -> Usage:
     """Usage with cost when a price is given. `prices` is either one price
     `{"prompt": 2.5, "completion": 10}` or a table `{"model-id": {"prompt": ..., "completion": ...}}`;
@@ -126,7 +140,10 @@ def make_usage(
 
 
 def classify_provider_error(
-    e: BaseException, *, timeout_types: tuple[type[BaseException], ...], connection_types: tuple[type[BaseException], ...]
+    e: BaseException,
+    *,
+    timeout_types: tuple[type[BaseException], ...],
+    connection_types: tuple[type[BaseException], ...],
 ) -> Failure:
     """The common HTTP rules of the OpenAI and Anthropic SDKs (both expose `status_code`).
 
@@ -145,10 +162,14 @@ def classify_provider_error(
     response = getattr(e, "response", None)
     retry_after = retry_after_seconds(getattr(response, "headers", None))
     lowered = text.lower()
-    if status == 402 or (status == 429 and ("insufficient_quota" in lowered or "credit" in lowered)):
+    if status == 402 or (
+        status == 429 and ("insufficient_quota" in lowered or "credit" in lowered)
+    ):
         return Failure(False, "budget", f"HTTP {status}: provider quota or credit exhausted: {e}")
     if status in (408, 409, 429) or status >= 500:
         return Failure(True, "infrastructure", f"HTTP {status}: {e}", retry_after)
     if status in (401, 403):
-        return Failure(False, "agent", f"HTTP {status}: authentication failed (check the API key): {e}")
+        return Failure(
+            False, "agent", f"HTTP {status}: authentication failed (check the API key): {e}"
+        )
     return Failure(False, "agent", f"HTTP {status}: {e}")

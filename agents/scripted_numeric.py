@@ -43,8 +43,19 @@ def code_for(fit: Fit) -> str:
         lines.append(f"    return {fit.expr}")
     else:
         lo, hi, v = fit.corruption
-        conds = [c for c in (f"(x > {num(lo)})" if math.isfinite(lo) else "", f"(x < {num(hi)})" if math.isfinite(hi) else "") if c]
-        lines += [f"    y = {fit.expr}", f"    # corrupted interval: about constant {num(v)} there", f"    return np.where({' & '.join(conds)}, {num(v)}, y)"]
+        conds = [
+            c
+            for c in (
+                f"(x > {num(lo)})" if math.isfinite(lo) else "",
+                f"(x < {num(hi)})" if math.isfinite(hi) else "",
+            )
+            if c
+        ]
+        lines += [
+            f"    y = {fit.expr}",
+            f"    # corrupted interval: about constant {num(v)} there",
+            f"    return np.where({' & '.join(conds)}, {num(v)}, y)",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -77,7 +88,9 @@ class ScriptedNumericAgent(Agent):
 
     name = "scripted-numeric"
     provider = "local"
-    description = "offline baseline: samples a numeric function and fits candidate families (no API)"
+    description = (
+        "offline baseline: samples a numeric function and fits candidate families (no API)"
+    )
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -87,8 +100,10 @@ class ScriptedNumericAgent(Agent):
         path = function_path(conversation)
         obs, sent = observations(conversation)
         if sent < len(self.plan):
-            return AgentReply(content=f"Sampling f on batch {sent + 1} of {len(self.plan)}.\nCOMMAND: "
-                              + command(path, self.plan[sent]))
+            return AgentReply(
+                content=f"Sampling f on batch {sent + 1} of {len(self.plan)}.\nCOMMAND: "
+                + command(path, self.plan[sent])
+            )
         return AgentReply(content=self.conclude(obs))
 
     def conclude(self, obs: list[Any]) -> str:
@@ -113,9 +128,15 @@ class ScriptedNumericAgent(Agent):
                 f"on [-128, 128] (range of outputs {num(min(ys))} to {num(max(ys))}). Best simple "
                 f"approximation: {fit.description}"
             )
-            return answer(desc, interpolation_code(xs, ys), "Sampled on [-128, 128]; no clear corrupted interval.")
+            return answer(
+                desc,
+                interpolation_code(xs, ys),
+                "Sampled on [-128, 128]; no clear corrupted interval.",
+            )
         if noise_sd > 1e-6 * (math.sqrt(energy / n) + 1e-12):
-            notes.append(f"The outputs are noisy around this rule (residual standard deviation about {num(noise_sd)}).")
+            notes.append(
+                f"The outputs are noisy around this rule (residual standard deviation about {num(noise_sd)})."
+            )
         domain = []
         if fit.family == "logarithm":
             domain.append("f is defined for x > 0 only (nan for x <= 0).")
@@ -130,6 +151,8 @@ class ScriptedNumericAgent(Agent):
                 f"follow the rule and instead returns values close to the constant {num(v)}."
             )
         else:
-            domain.append("The rule holds on the whole tested range [-128, 128]; I found no interval with unexpected behaviour.")
+            domain.append(
+                "The rule holds on the whole tested range [-128, 128]; I found no interval with unexpected behaviour."
+            )
         description = " ".join([fit.description, *notes])
         return answer(description, code_for(fit), " ".join(domain))

@@ -23,7 +23,16 @@ PROBES = [
 # FIND's CLI gets its inputs through a shell: quoted inputs keep their spaces. Sent apart so a
 # protocol that splits them differently cannot spoil the main batch.
 SPACED_PROBES = ['"hello world"', '"a b c"']
-SAFE_PROBES = ["cat", "dog", "house", "tree", "apple", "river", "Stone", "light"]  # if a call crashed
+SAFE_PROBES = [
+    "cat",
+    "dog",
+    "house",
+    "tree",
+    "apple",
+    "river",
+    "Stone",
+    "light",
+]  # if a call crashed
 
 FAILED = object()  # the observed output was an error
 
@@ -79,8 +88,18 @@ def code_for(chain: list[Candidate]) -> str:
         lines += ["def f(x):", "    s = x", f"    return {chain[0].expr}"]
     else:
         outer, inner = chain
-        lines += ["def inner(s):", f"    return {inner.expr}", "", "", "def outer(s):", f"    return {outer.expr}",
-                  "", "", "def f(x):", "    return outer(inner(x))"]
+        lines += [
+            "def inner(s):",
+            f"    return {inner.expr}",
+            "",
+            "",
+            "def outer(s):",
+            f"    return {outer.expr}",
+            "",
+            "",
+            "def f(x):",
+            "    return outer(inner(x))",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -100,16 +119,23 @@ class ScriptedStringsAgent(Agent):
 
     name = "scripted-strings"
     provider = "local"
-    description = "offline baseline: probes a string function and searches candidate transformations (no API)"
+    description = (
+        "offline baseline: probes a string function and searches candidate transformations (no API)"
+    )
 
     async def step(self, conversation: list[Message]) -> AgentReply:
         path = function_path(conversation)
         obs, sent = observations(conversation)
         plan = [PROBES, SPACED_PROBES]
         if sent < len(plan):
-            return AgentReply(content="Testing f on a set of strings.\nCOMMAND: " + command(path, plan[sent]))
+            return AgentReply(
+                content="Testing f on a set of strings.\nCOMMAND: " + command(path, plan[sent])
+            )
         if not obs and sent == len(plan):
-            return AgentReply(content="The call returned nothing; trying simpler inputs.\nCOMMAND: " + command(path, SAFE_PROBES))
+            return AgentReply(
+                content="The call returned nothing; trying simpler inputs.\nCOMMAND: "
+                + command(path, SAFE_PROBES)
+            )
         return AgentReply(content=self.conclude([(o.x, o.y) for o in obs]))
 
     def conclude(self, raw: list[tuple[str, str]]) -> str:

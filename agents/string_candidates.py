@@ -11,7 +11,7 @@ import string
 from collections.abc import Callable
 from dataclasses import dataclass
 
-HELPERS = '''
+HELPERS = """
 WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
          "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
          "nineteen", "twenty"] + ["twenty-" + w for w in ["one", "two", "three", "four", "five", "six",
@@ -75,7 +75,7 @@ def ordinal(c):
 
 def digit_words(s):
     return " ".join(WORDS[int(c)] for c in s if c in "0123456789")
-'''
+"""
 
 _NS: dict[str, object] = {}
 exec(compile(HELPERS, "<agents.string_candidates.HELPERS>", "exec"), _NS)  # our own fixed source
@@ -111,9 +111,15 @@ def atomic_candidates() -> list[Candidate]:
         Candidate("s.capitalize()", "capitalizes the first letter and lowercases the rest"),
         Candidate("s.swapcase()", "swaps the case of every letter"),
         Candidate("s[::-1]", "reverses the string"),
-        Candidate("s[: len(s) // 2][::-1] + s[len(s) // 2 :]", "reverses the first half of the string"),
-        Candidate("s[: len(s) // 2] + s[len(s) // 2 :][::-1]", "reverses the second half of the string"),
-        Candidate("digit_words(s)", "writes each digit of the string as an English word, space-separated"),
+        Candidate(
+            "s[: len(s) // 2][::-1] + s[len(s) // 2 :]", "reverses the first half of the string"
+        ),
+        Candidate(
+            "s[: len(s) // 2] + s[len(s) // 2 :][::-1]", "reverses the second half of the string"
+        ),
+        Candidate(
+            "digit_words(s)", "writes each digit of the string as an English word, space-separated"
+        ),
         Candidate("''.join(ch for ch in s if not ch.isdigit())", "removes all digits"),
         Candidate("''.join(ch for ch in s if ch.isupper())", "keeps only the uppercase letters"),
         Candidate("''.join(s.split())", "removes all whitespace"),
@@ -124,38 +130,94 @@ def atomic_candidates() -> list[Candidate]:
         Candidate("mid(s)", "returns the middle character (the middle two for even lengths)"),
         Candidate("dedup(s)", "removes repeated characters, keeping the first occurrence of each"),
         Candidate("' '.join(w[::-1] for w in s.split())", "reverses each word"),
-        Candidate("word(sum(ch in VOWELS for ch in s))", "counts the vowels, as an English number word"),
-        Candidate("word(sum(ch.isalpha() and ch not in VOWELS for ch in s))", "counts the consonants, as an English number word"),
-        Candidate("word(sum(ch.isupper() for ch in s))", "counts uppercase letters, as an English number word"),
-        Candidate("word(sum(ch.islower() for ch in s))", "counts lowercase letters, as an English number word"),
+        Candidate(
+            "word(sum(ch in VOWELS for ch in s))", "counts the vowels, as an English number word"
+        ),
+        Candidate(
+            "word(sum(ch.isalpha() and ch not in VOWELS for ch in s))",
+            "counts the consonants, as an English number word",
+        ),
+        Candidate(
+            "word(sum(ch.isupper() for ch in s))",
+            "counts uppercase letters, as an English number word",
+        ),
+        Candidate(
+            "word(sum(ch.islower() for ch in s))",
+            "counts lowercase letters, as an English number word",
+        ),
         Candidate("reverse_vowels(s)", "reverses the order of the vowels in the string"),
-        Candidate("alternate_case(s)", "alternates case: uppercase at even positions, lowercase at odd ones"),
+        Candidate(
+            "alternate_case(s)",
+            "alternates case: uppercase at even positions, lowercase at odd ones",
+        ),
         Candidate("replace_vowels(s, s[0])", "replaces every vowel with the first character"),
         Candidate("replace_vowels(s, s[-1])", "replaces every vowel with the last character"),
-        Candidate("replace_vowels(s, s[len(s) // 2])", "replaces every vowel with the middle character"),
+        Candidate(
+            "replace_vowels(s, s[len(s) // 2])", "replaces every vowel with the middle character"
+        ),
         Candidate("s + s[0]", "appends the first character to the end"),
         Candidate("s + s[-1]", "appends the last character again"),
         Candidate("s + s[len(s) // 2]", "appends the middle character to the end"),
-        Candidate("s if len(s) < 2 else s[-1] + s[1:-1] + s[0]", "swaps the first and last characters"),
-        Candidate("ordinal(s[0])", "returns the alphabet position of the first character as a number word"),
-        Candidate("ordinal(s[-1])", "returns the alphabet position of the last character as a number word"),
-        Candidate("ordinal(s[len(s) // 2])", "returns the alphabet position of the middle character as a number word"),
-        Candidate("caesar(s, len(s))", "shifts each letter forward in the alphabet by the string's length (Caesar shift)"),
+        Candidate(
+            "s if len(s) < 2 else s[-1] + s[1:-1] + s[0]", "swaps the first and last characters"
+        ),
+        Candidate(
+            "ordinal(s[0])", "returns the alphabet position of the first character as a number word"
+        ),
+        Candidate(
+            "ordinal(s[-1])", "returns the alphabet position of the last character as a number word"
+        ),
+        Candidate(
+            "ordinal(s[len(s) // 2])",
+            "returns the alphabet position of the middle character as a number word",
+        ),
+        Candidate(
+            "caesar(s, len(s))",
+            "shifts each letter forward in the alphabet by the string's length (Caesar shift)",
+        ),
     ]
     for k in range(1, 26):
-        c.append(Candidate(f"caesar(s, {k})", f"shifts each letter {k} places forward in the alphabet (Caesar shift by {k}, wrapping around, case kept)", 2))
+        c.append(
+            Candidate(
+                f"caesar(s, {k})",
+                f"shifts each letter {k} places forward in the alphabet (Caesar shift by {k}, wrapping around, case kept)",
+                2,
+            )
+        )
     for k in range(10):
-        c.append(Candidate(f"s[: len(s) // 2] + '{k}' + s[len(s) // 2 :]", f"inserts the digit {k} in the middle of the string", 2))
+        c.append(
+            Candidate(
+                f"s[: len(s) // 2] + '{k}' + s[len(s) // 2 :]",
+                f"inserts the digit {k} in the middle of the string",
+                2,
+            )
+        )
     for i in range(6):
         for j in range(i + 1, 7):
-            c.append(Candidate(f"swap(s, {i}, {j})", f"swaps the characters at positions {i} and {j} (0-based) when both exist", 3))
+            c.append(
+                Candidate(
+                    f"swap(s, {i}, {j})",
+                    f"swaps the characters at positions {i} and {j} (0-based) when both exist",
+                    3,
+                )
+            )
     for ch in LETTERS:
         q = repr(ch)
         c += [
-            Candidate(f"word(s.count({q}))", f"counts occurrences of {q}, as an English number word", 3),
+            Candidate(
+                f"word(s.count({q}))", f"counts occurrences of {q}, as an English number word", 3
+            ),
             Candidate(f"replace_vowels(s, {q})", f"replaces every vowel with {q}", 3),
-            Candidate(f"s[: len(s) // 2] + {q} + s[len(s) // 2 :]", f"inserts {q} in the middle of the string", 3),
-            Candidate(f"s if s.endswith({q}) else s + {q}", f"appends {q} unless the string already ends with it", 3),
+            Candidate(
+                f"s[: len(s) // 2] + {q} + s[len(s) // 2 :]",
+                f"inserts {q} in the middle of the string",
+                3,
+            ),
+            Candidate(
+                f"s if s.endswith({q}) else s + {q}",
+                f"appends {q} unless the string already ends with it",
+                3,
+            ),
             Candidate(f"s.replace({q}, '')", f"removes every {q}", 3),
             Candidate(f"' '.join(s.split({q}))", f"replaces every {q} with a space", 3),
         ]
@@ -188,6 +250,11 @@ def data_candidates(pairs: list[tuple[str, str]]) -> list[Candidate]:
             break
     if ok and any(a != b for a, b in mapping.items()):
         changed = {a: b for a, b in sorted(mapping.items()) if a != b}
-        out.append(Candidate(f"''.join({changed!r}.get(ch, ch) for ch in s)",
-                             f"replaces characters one by one according to the mapping {changed}", 5))
+        out.append(
+            Candidate(
+                f"''.join({changed!r}.get(ch, ch) for ch in s)",
+                f"replaces characters one by one according to the mapping {changed}",
+                5,
+            )
+        )
     return out

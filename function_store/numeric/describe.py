@@ -39,7 +39,7 @@ def describe_atomic(name: str, p: Any, *, collapsed_square: bool, release: bool)
         kind = "square root" if p[2] == 2 else f"root of order {p[2]}"
         return f"a {kind}: {p[0]}*x^(1/{p[2]}) + {p[1]}"
     if name == "reciprocal":
-        return f"a reciprocal 1/({p[0]}*x), undefined at 0"
+        return f"a reciprocal 1/({p[0]}*x)"
     if name == "logarithm":
         return f"a logarithm {p[0]}*log_{p[2]}(x) + {p[1]}"
     if name == "step":

@@ -135,11 +135,14 @@ def train_mlp(
     epochs: int,
     seed: int,
     device: str | None = None,
+    threads: int = 1,
 ) -> tuple[MLPWeights, float]:
     """Fit the MLP to `target_fn` (vectorised numpy callable) on 10000 grid points.
 
     Returns the weights and the final MSE on the grid. Non-finite targets are left out of the
     fit (the release trained on finite functions only; a NaN would poison every gradient).
+    On CPU the fit runs on `threads` threads: this tiny model is fastest single-threaded
+    (measured ~8x faster than two threads on a loaded 2-core machine).
     """
     import torch
     from torch import nn
@@ -161,13 +164,19 @@ def train_mlp(
     yt = torch.tensor(y[keep], dtype=torch.float32, device=dev)
     opt = torch.optim.Adam(model.parameters(), lr=0.01)
     loss_fn = nn.MSELoss()
-    for _ in range(epochs):
-        opt.zero_grad(set_to_none=True)
-        loss = loss_fn(model(xt), yt)
-        loss.backward()
-        opt.step()
-    with torch.no_grad():
-        mse = float(loss_fn(model(xt), yt).item())
+    prev_threads = torch.get_num_threads()
+    if dev.type == "cpu":
+        torch.set_num_threads(threads)
+    try:
+        for _ in range(epochs):
+            opt.zero_grad(set_to_none=True)
+            loss = loss_fn(model(xt), yt)
+            loss.backward()
+            opt.step()
+        with torch.no_grad():
+            mse = float(loss_fn(model(xt), yt).item())
+    finally:
+        torch.set_num_threads(prev_threads)
     params = [p.detach().cpu().numpy().astype(np.float32) for p in model.parameters()]
     return MLPWeights(*params), mse
 

@@ -4,13 +4,28 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from function_store.models import CallOutput
 
 
+def utf8_clean(text: str) -> str:
+    """Agent text decoded with surrogateescape (non-UTF-8 bytes) cannot be sent as JSON: each
+    such code point becomes U+FFFD, as a UTF-8 decoder with errors="replace" would show it."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
 class CallRequest(BaseModel):
     inputs: list[str] = Field(default_factory=list)
+
+    @field_validator("inputs")
+    @classmethod
+    def _utf8(cls, v: list[str]) -> list[str]:
+        return [utf8_clean(x) for x in v]
 
 
 class CallResponse(BaseModel):

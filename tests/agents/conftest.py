@@ -65,7 +65,11 @@ def make_app(script: Script) -> FastAPI:
             "created": int(time.time()),
             "model": body["model"] + "-served",
             "choices": [
-                {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": f"echo: {last}"}}
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": f"echo: {last}"},
+                }
             ],
             "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
         }
@@ -85,7 +89,10 @@ def make_app(script: Script) -> FastAPI:
             "type": "message",
             "role": "assistant",
             "model": body["model"],
-            "content": [{"type": "text", "text": "part one, "}, {"type": "text", "text": f"echo: {last}"}],
+            "content": [
+                {"type": "text", "text": "part one, "},
+                {"type": "text", "text": f"echo: {last}"},
+            ],
             "stop_reason": "end_turn",
             "stop_sequence": None,
             "usage": {"input_tokens": 23, "output_tokens": 5},
@@ -133,7 +140,9 @@ SYSTEM = "You now have access to some commands to help complete the user's reque
 _COMMAND = re.compile(r"PYTHON\(([^\n]*)\)")
 
 
-async def run_episode(agent: Agent, client: Any, target_id: str, prompt: str, max_rounds: int = 21) -> tuple[str, list[Message], list[list[str]]]:
+async def run_episode(
+    agent: Agent, client: Any, target_id: str, prompt: str, max_rounds: int = 21
+) -> tuple[str, list[Message], list[list[str]]]:
     """A bare version of FIND's loop (spec §6.3, §6.4), written here independently of the agents'
     own parser: returns the final message, the conversation and the inputs of every call."""
     conv = [Message(role="system", content=SYSTEM), Message(role="user", content=prompt)]
@@ -163,7 +172,9 @@ def find_prompt(family: str) -> str:
 
 def final_parts(message: str) -> tuple[str, str, str]:
     """description, domain, code as FIND's parser reads them (spec §5.5), reimplemented here."""
-    description = message.rsplit("[DESCRIPTION]: ")[-1].rsplit("[DOMAIN]: ")[0].rsplit("[CODE]: ")[0]
+    description = (
+        message.rsplit("[DESCRIPTION]: ")[-1].rsplit("[DOMAIN]: ")[0].rsplit("[CODE]: ")[0]
+    )
     domain = message.rsplit("[DOMAIN]: ")[-1].rsplit("[CODE]: ")[0]
     c = message.rsplit("[CODE]:")[-1]
     code = c.rsplit("```python")[-1].split("```")[0] if "```python" in c else ""

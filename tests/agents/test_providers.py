@@ -17,7 +17,9 @@ FAST = {"backoff_base": 0.01, "backoff_max": 0.05}
 
 
 def _openai(server, **kw):
-    return get_agent("openai", base_url=server.url + "/v1", api_key="sk-test", model="m1", **{**FAST, **kw})
+    return get_agent(
+        "openai", base_url=server.url + "/v1", api_key="sk-test", model="m1", **{**FAST, **kw}
+    )
 
 
 async def test_openai_request_usage_and_cost(server) -> None:
@@ -37,7 +39,10 @@ async def test_openai_request_usage_and_cost(server) -> None:
 
 
 async def test_openai_price_table_by_model(server) -> None:
-    agent = _openai(server, prices={"m1": {"prompt": 1.0, "completion": 1.0}, "other": {"prompt": 9, "completion": 9}})
+    agent = _openai(
+        server,
+        prices={"m1": {"prompt": 1.0, "completion": 1.0}, "other": {"prompt": 9, "completion": 9}},
+    )
     reply = await agent.step(CONV)
     await agent.aclose()
     assert reply.usage.cost_usd == pytest.approx(18 / 1e6)
@@ -71,8 +76,8 @@ async def test_openai_retries_429_and_5xx_then_succeeds(server) -> None:
 
 
 async def test_openai_retries_a_timeout(server) -> None:
-    server.script.actions.append(("sleep", 3.0))
-    agent = _openai(server, timeout=0.5)
+    server.script.actions.append(("sleep", 1.5))
+    agent = _openai(server, timeout=0.3)
     reply = await agent.step(CONV)
     await agent.aclose()
     assert reply.content == "echo: second question"
@@ -90,7 +95,10 @@ async def test_openai_persistent_5xx_is_an_infrastructure_error(server) -> None:
 
 
 async def test_openai_auth_error_is_not_retried(server) -> None:
-    server.script.default = ("status", (401, {"error": {"message": "bad key", "type": "invalid_request_error"}}))
+    server.script.default = (
+        "status",
+        (401, {"error": {"message": "bad key", "type": "invalid_request_error"}}),
+    )
     agent = _openai(server)
     with pytest.raises(AgentError) as err:
         await agent.step(CONV)
@@ -100,7 +108,13 @@ async def test_openai_auth_error_is_not_retried(server) -> None:
 
 
 async def test_openai_no_credit_is_a_budget_error(server) -> None:
-    body = {"error": {"message": "You exceeded your current quota", "type": "insufficient_quota", "code": "insufficient_quota"}}
+    body = {
+        "error": {
+            "message": "You exceeded your current quota",
+            "type": "insufficient_quota",
+            "code": "insufficient_quota",
+        }
+    }
     server.script.default = ("status", (429, body))
     agent = _openai(server)
     with pytest.raises(AgentError) as err:
@@ -118,7 +132,9 @@ def test_openai_without_key_or_url_says_how_to_configure(monkeypatch) -> None:
 
 
 def _anthropic(server, **kw):
-    return get_agent("anthropic", base_url=server.url, api_key="ak-test", model="claude-x", **{**FAST, **kw})
+    return get_agent(
+        "anthropic", base_url=server.url, api_key="ak-test", model="claude-x", **{**FAST, **kw}
+    )
 
 
 async def test_anthropic_separates_system_and_reports_usage(server) -> None:
@@ -130,7 +146,10 @@ async def test_anthropic_separates_system_and_reports_usage(server) -> None:
     assert reply.usage.cost_usd == pytest.approx((23 * 3 + 5 * 15) / 1e6)
     (req,) = server.script.requests
     # the key travels as x-api-key or, in newer SDKs, as a bearer token
-    assert "ak-test" in (req["headers"].get("x-api-key", ""), req["headers"].get("authorization", "").removeprefix("Bearer "))
+    assert "ak-test" in (
+        req["headers"].get("x-api-key", ""),
+        req["headers"].get("authorization", "").removeprefix("Bearer "),
+    )
     assert "anthropic-version" in req["headers"]
     assert req["body"]["system"] == "SYS PROMPT"
     assert req["body"]["max_tokens"] == 321
@@ -150,7 +169,13 @@ async def test_anthropic_merges_consecutive_turns(server) -> None:
 
 async def test_anthropic_retries_overloaded_then_succeeds(server) -> None:
     overloaded = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
-    server.script.actions += [("status", (529, overloaded)), ("status", (429, {"type": "error", "error": {"type": "rate_limit_error", "message": "slow"}}))]
+    server.script.actions += [
+        ("status", (529, overloaded)),
+        (
+            "status",
+            (429, {"type": "error", "error": {"type": "rate_limit_error", "message": "slow"}}),
+        ),
+    ]
     agent = _anthropic(server)
     reply = await agent.step(CONV)
     await agent.aclose()
@@ -159,7 +184,10 @@ async def test_anthropic_retries_overloaded_then_succeeds(server) -> None:
 
 
 async def test_anthropic_auth_error_is_not_retried(server) -> None:
-    server.script.default = ("status", (401, {"type": "error", "error": {"type": "authentication_error", "message": "bad"}}))
+    server.script.default = (
+        "status",
+        (401, {"type": "error", "error": {"type": "authentication_error", "message": "bad"}}),
+    )
     agent = _anthropic(server)
     with pytest.raises(AgentError) as err:
         await agent.step(CONV)

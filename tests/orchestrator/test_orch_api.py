@@ -7,12 +7,23 @@ import json
 
 import httpx
 import pytest
-from orch_helpers import wait_for
+from orch_helpers import Server, server_env, wait_for
 
 TOKEN = "s3cret-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 F = [f"orch-test/numeric/f{i:05d}" for i in range(3)]
 AFFINE = [(2.0, 1.0), (-3.0, 0.5), (0.5, -4.0)]  # orch_plugin's first three targets
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory):  # type: ignore[no-untyped-def]
+    """One SQLite-backed server for the tests that need no database of their own (starting a
+    server costs seconds on a loaded machine)."""
+    d = tmp_path_factory.mktemp("api")
+    env = server_env(f"sqlite:///{d / 'harness.db'}", HARNESS_API_TOKENS=f"other,{TOKEN}")
+    srv = Server(env, d / "server.log").start()
+    yield srv
+    srv.stop()
 
 
 def _sse(text: str) -> list[dict]:
@@ -23,8 +34,11 @@ def _sse(text: str) -> list[dict]:
     return events
 
 
-def test_run_through_the_api(db_url: str, start_server) -> None:  # type: ignore[no-untyped-def]
-    srv = start_server(db_url, HARNESS_API_TOKENS=f"other,{TOKEN}")
+def test_run_through_the_api(db_url: str, start_server, request) -> None:  # type: ignore[no-untyped-def]
+    if db_url.startswith("sqlite"):
+        srv = request.getfixturevalue("shared")
+    else:
+        srv = start_server(db_url, HARNESS_API_TOKENS=f"other,{TOKEN}")
     c = httpx.Client(base_url=srv.url, timeout=30)
     health = c.get("/healthz").json()
     assert health["status"] == "ok" and health["schema_revision"] == "0001"
@@ -71,14 +85,14 @@ def test_run_through_the_api(db_url: str, start_server) -> None:  # type: ignore
 
     assert c.post(f"/runs/{run['id']}/cancel", headers=AUTH).status_code == 409
     listed = c.get("/runs").json()
-    assert [x["id"] for x in listed] == [run["id"]]
+    assert listed[0]["id"] == run["id"]  # newest first
     stored = c.get(f"/runs/{run['id']}/events", params={"stream": "false", "after": 0}).json()
     assert len(stored) == len(events) - 1  # everything but the closing "end"
 
 
-def test_bad_input_says_what_is_wrong(sqlite_url: str, start_server) -> None:  # type: ignore[no-untyped-def]
-    srv = start_server(sqlite_url)  # no tokens configured: no auth needed
-    c = httpx.Client(base_url=srv.url, timeout=30)
+def test_bad_input_says_what_is_wrong(shared) -> None:  # type: ignore[no-untyped-def]
+    c = httpx.Client(base_url=shared.url, timeout=30, headers=AUTH)
+    n_runs = len(c.get("/runs").json())
     ok = {"agent": "orch_plugin:ProbeAgent", "dataset": "orch-test", "family": "numeric"}
 
     r = c.post("/runs", json=ok | {"agent": "no-such-agent"})
@@ -98,14 +112,13 @@ def test_bad_input_says_what_is_wrong(sqlite_url: str, start_server) -> None:  #
     assert c.get("/runs/nope").status_code == 404
     assert c.get("/episodes/nope").status_code == 404
     assert c.get("/targets", params={"dataset": "nope"}).status_code == 400
-    assert c.get("/runs").json() == []
+    assert len(c.get("/runs").json()) == n_runs  # nothing was stored
 
 
-def test_targets_and_agents_never_show_ground_truth(sqlite_url: str, start_server) -> None:  # type: ignore[no-untyped-def]
+def test_targets_and_agents_never_show_ground_truth(shared) -> None:  # type: ignore[no-untyped-def]
     from function_store.models import make_canary
 
-    srv = start_server(sqlite_url)
-    c = httpx.Client(base_url=srv.url, timeout=30)
+    c = httpx.Client(base_url=shared.url, timeout=60)
     r = c.get("/targets", params={"dataset": "orch-test", "family": "numeric"})
     assert r.status_code == 200
     assert [t["id"] for t in r.json()] == [f"orch-test/numeric/f{i:05d}" for i in range(6)]
@@ -115,9 +128,8 @@ def test_targets_and_agents_never_show_ground_truth(sqlite_url: str, start_serve
     assert {"openai", "anthropic", "scripted-numeric"} <= names
 
 
-def test_openapi_declares_every_route(sqlite_url: str, start_server) -> None:  # type: ignore[no-untyped-def]
-    srv = start_server(sqlite_url)
-    doc = httpx.get(srv.url + "/openapi.json").json()
+def test_openapi_declares_every_route(shared) -> None:  # type: ignore[no-untyped-def]
+    doc = httpx.get(shared.url + "/openapi.json").json()
     routes = {(m.upper(), p) for p, ops in doc["paths"].items() for m in ops}
     assert routes == {
         ("POST", "/runs"), ("GET", "/runs"), ("GET", "/runs/{run_id}"),
@@ -133,13 +145,11 @@ def test_openapi_declares_every_route(sqlite_url: str, start_server) -> None:  #
             assert ok["content"]["application/json"]["schema"], (method, path)
 
 
-@pytest.mark.parametrize("with_report", [True])
-def test_report_route(sqlite_url: str, start_server, with_report: bool) -> None:  # type: ignore[no-untyped-def]
+def test_report_route(shared) -> None:  # type: ignore[no-untyped-def]
     """GET /runs/{id}/report hands the evaluator EpisodeSummary objects, or says it is missing."""
     import importlib.util
 
-    srv = start_server(sqlite_url)
-    c = httpx.Client(base_url=srv.url, timeout=30)
+    c = httpx.Client(base_url=shared.url, timeout=30, headers=AUTH)
     run = c.post("/runs", json={"agent": "orch_plugin:ProbeAgent", "dataset": "orch-test",
                                 "ids": ["orch-test/numeric/f00000"]}).json()
     wait_for(lambda: c.get(f"/runs/{run['id']}").json()["status"] == "completed")

@@ -1,0 +1,229 @@
+"""The Docker backend (docker SDK): the one compose uses, and the way to scale out.
+
+Every container: the `target` image, read-only root, a size-capped tmpfs /tmp, uid 65534, all
+capabilities dropped, no-new-privileges, memory / CPU / pids limits. `files` reach /sandbox through
+a per-container volume filled before start (docker cannot copy into a read-only root or a tmpfs),
+owner-only for uid 65534. Networking:
+* `run`: no network at all (`network_mode="none"`).
+* services: only an *internal* bridge network (no gateway, so no route out). The orchestrator
+  reaches the service at its address on that network; in compose it joins the same network, and
+  a neural-module service additionally joins the backbone's internal network (`backbone_network`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import tarfile
+import threading
+import time
+import uuid
+
+from harness.sandbox.base import Limits, RunResult, Sandbox, SandboxError, ServiceHandle
+from harness.sandbox.bwrap import check_file_name
+
+log = logging.getLogger(__name__)
+
+INTERNAL_NETWORK = "interp-harness-internal"
+SERVICE_PORT = 8080
+LABEL = "interp-harness.sandbox"
+
+
+def _tar(files: dict[str, bytes]) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        dirs: set[str] = set()
+        for name, data in files.items():
+            parts = check_file_name(name).split("/")
+            for i in range(1, len(parts)):
+                d = "/".join(parts[:i])
+                if d not in dirs:
+                    dirs.add(d)
+                    info = tarfile.TarInfo(d)
+                    info.type, info.mode, info.uid, info.gid = tarfile.DIRTYPE, 0o700, 65534, 65534
+                    tar.addfile(info)
+            info = tarfile.TarInfo(name)
+            info.size, info.mode, info.uid, info.gid = len(data), 0o400, 65534, 65534
+            info.mtime = int(time.time())
+            tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+class DockerSandbox(Sandbox):
+    name = "docker"
+
+    def __init__(
+        self,
+        *,
+        client=None,
+        image: str = "interp-harness/target:latest",
+        network: str = INTERNAL_NETWORK,
+        backbone_network: str | None = None,
+        tmp_size_mb: int = 64,
+    ) -> None:
+        if client is None:
+            import docker
+
+            client = docker.from_env()
+        self.client = client
+        self.image = image
+        self.network = network
+        self.backbone_network = backbone_network
+        self.tmp_size_mb = tmp_size_mb
+        self._containers: dict[str, tuple[object, object]] = {}
+        self._net_lock = threading.Lock()
+
+    # ---------------------------------------------------------------- helpers
+    def _common(self, limits: Limits) -> dict:
+        return {
+            "image": self.image,
+            "read_only": True,
+            "tmpfs": {"/tmp": f"size={self.tmp_size_mb}m,mode=1777"},
+            "user": "65534:65534",
+            "cap_drop": ["ALL"],
+            "security_opt": ["no-new-privileges"],
+            "mem_limit": f"{limits.memory_mb}m",
+            "memswap_limit": f"{limits.memory_mb}m",
+            "pids_limit": limits.max_procs,
+            "nano_cpus": 1_000_000_000,
+            "labels": {LABEL: "1"},
+            "working_dir": "/tmp",
+        }
+
+    def _volume_with(self, files: dict[str, bytes] | None):
+        vol = self.client.volumes.create(name=f"sbx-{uuid.uuid4().hex[:12]}", labels={LABEL: "1"})
+        return vol
+
+    def _internal_network(self, name: str):
+        import docker
+
+        with self._net_lock:
+            try:
+                return self.client.networks.get(name)
+            except docker.errors.NotFound:
+                return self.client.networks.create(name, driver="bridge", internal=True, labels={LABEL: "1"})
+
+    def _create(self, argv, files, limits, **kw):
+        vol = self._volume_with(files)
+        try:
+            c = self.client.containers.create(
+                command=argv, volumes={vol.name: {"bind": "/sandbox", "mode": "rw"}},
+                **self._common(limits), **kw,
+            )  # fmt: skip
+        except Exception:
+            vol.remove(force=True)
+            raise
+        if files:
+            c.put_archive("/sandbox", _tar(files))
+        return c, vol
+
+    def _remove(self, c, vol) -> None:
+        with contextlib.suppress(Exception):
+            c.remove(force=True)
+        with contextlib.suppress(Exception):
+            vol.remove(force=True)
+
+    # ---------------------------------------------------------------- run
+    def run(
+        self,
+        argv: list[str],
+        *,
+        files: dict[str, bytes] | None = None,
+        stdin: bytes | None = None,
+        limits: Limits | None = None,
+    ) -> RunResult:
+        limits = limits or Limits()
+        c, vol = self._create(
+            argv, files, limits, network_mode="none", stdin_open=stdin is not None,
+        )  # fmt: skip
+        try:
+            if stdin is not None:
+                sock = c.attach_socket(params={"stdin": 1, "stream": 1})
+                c.start()
+                raw = getattr(sock, "_sock", sock)
+                raw.sendall(stdin)
+                with contextlib.suppress(OSError):
+                    raw.shutdown(1)
+                raw.close()
+            else:
+                c.start()
+            timed_out = False
+            try:
+                rc = c.wait(timeout=limits.timeout_s)["StatusCode"]
+            except Exception:  # requests' ReadTimeout / ConnectionError on timeout
+                timed_out = True
+                with contextlib.suppress(Exception):
+                    c.kill()
+                rc = None
+            cap = limits.max_output_bytes
+            out = c.logs(stdout=True, stderr=False) or b""
+            err = c.logs(stdout=False, stderr=True) or b""
+            truncated = len(out) > cap or len(err) > cap
+            oom = bool(c.attrs.get("State", {}).get("OOMKilled")) if not c.reload() else False
+            error = None
+            if timed_out:
+                error = f"timeout: killed after {limits.timeout_s:g} s"
+            elif oom or (rc == 137 and b"MemoryError" in err):
+                error = f"memory limit: exceeded {limits.memory_mb} MB"
+            elif truncated:
+                error = f"output limit: more than {cap} bytes (truncated)"
+            return RunResult(rc, out[:cap], err[:cap], timed_out, truncated, error)
+        finally:
+            self._remove(c, vol)
+
+    # ---------------------------------------------------------------- services
+    def start_service(
+        self,
+        argv: list[str],
+        *,
+        files: dict[str, bytes] | None = None,
+        limits: Limits | None = None,
+        env: dict[str, str] | None = None,
+        backbone_url: str | None = None,
+    ) -> ServiceHandle:
+        limits = limits or Limits(timeout_s=30.0, memory_mb=2048)
+        net = self._internal_network(self.network)
+        environment = {"HARNESS_SERVICE_PORT": str(SERVICE_PORT), **(env or {})}
+        environment.pop("HARNESS_DATA_DIR", None)  # a host path; weights are not in the image
+        if backbone_url:
+            environment["HARNESS_BACKBONE_URL"] = backbone_url
+        c, vol = self._create(argv, files, limits, network=net.name, environment=environment)
+        if backbone_url and self.backbone_network:
+            self._internal_network(self.backbone_network).connect(c)
+        c.start()
+        c.reload()
+        ip = c.attrs["NetworkSettings"]["Networks"][net.name]["IPAddress"]
+        url = f"http://{ip}:{SERVICE_PORT}"
+        handle = ServiceHandle(url=url, backend=self.name, meta={"container": c.id, "ip": ip})
+        self._containers[url] = (c, vol)
+        try:
+            self._wait_healthy(c, url, limits.timeout_s)
+        except SandboxError:
+            self.stop(handle)
+            raise
+        return handle
+
+    def _wait_healthy(self, c, url: str, timeout_s: float) -> None:
+        import httpx
+
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(url + "/healthz", timeout=1.0).status_code == 200:
+                    return
+            c.reload()
+            if c.status in ("exited", "dead"):
+                tail = c.logs(tail=30).decode("utf-8", "replace")
+                raise SandboxError(f"target container exited during start-up:\n{tail}")
+            time.sleep(0.1)
+        raise SandboxError(f"target container did not answer /healthz within {timeout_s:g} s")
+
+    def stop(self, handle: ServiceHandle) -> None:
+        entry = self._containers.pop(handle.url, None)
+        if entry:
+            self._remove(*entry)
+
+    def service_log(self, handle: ServiceHandle) -> str:
+        entry = self._containers.get(handle.url)
+        return entry[0].logs(tail=50).decode("utf-8", "replace") if entry else ""
