@@ -106,7 +106,9 @@ async def concurrent(client: ServiceTargetClient, callers: int, per_caller: int)
 
 
 async def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--backend", default="bwrap", choices=["bwrap", "docker", "inprocess"])
     ap.add_argument("--n", type=int, default=300, help="sequential calls through the service")
     ap.add_argument("--find-n", type=int, default=40, help="sequential FIND-style spawns")
@@ -141,13 +143,19 @@ async def main() -> None:
 
     p50o, p95o = pct(ours_t, 50) * 1e3, pct(ours_t, 95) * 1e3
     p50f, p95f = pct(find_t, 50) * 1e3, pct(find_t, 95) * 1e3
-    console.print(f"backend={args.backend} replicas={args.replicas} service start {start_s:.2f} s; "
-                  f"cpus={os.cpu_count()} load={os.getloadavg()[0]:.2f}")
+    console.print(
+        f"backend={args.backend} replicas={args.replicas} service start {start_s:.2f} s; "
+        f"cpus={os.cpu_count()} load={os.getloadavg()[0]:.2f}"
+    )
     console.print(f"sandboxed service: n={len(ours_t)} p50 {p50o:.2f} ms  p95 {p95o:.2f} ms")
     console.print(f"FIND way (spawn):  n={len(find_t)} p50 {p50f:.2f} ms  p95 {p95f:.2f} ms")
-    console.print(f"ratio FIND/ours: p50 {p50f / p50o:.1f}x  p95 {p95f / p95o:.1f}x  (goal: >= 50x at p50)")
+    console.print(
+        f"ratio FIND/ours: p50 {p50f / p50o:.1f}x  p95 {p95f / p95o:.1f}x  (goal: >= 50x at p50)"
+    )
     console.print(f"{args.callers} concurrent callers: {rate:.1f} calls/s")
-    console.print(f"(mean ours {statistics.mean(ours_t) * 1e3:.2f} ms, mean FIND {statistics.mean(find_t) * 1e3:.2f} ms)")
+    console.print(
+        f"(mean ours {statistics.mean(ours_t) * 1e3:.2f} ms, mean FIND {statistics.mean(find_t) * 1e3:.2f} ms)"
+    )
 
 
 if __name__ == "__main__":

@@ -73,7 +73,10 @@ class EpisodeEnd(Exception):
 
 @dataclass
 class _State:
-    messages: list[MessageRow]
+    last_step: int
+    last_role: str
+    last_content: str
+    conversation: list[AgentMessage]  # what the agent sees next (kept incrementally: O(1)/step)
     rounds: int
     target_calls: int
     inputs: int
@@ -172,7 +175,10 @@ class EpisodeRunner:
             msgs = self.store.messages(self.ep.id)
         calls = self.store.target_calls(self.ep.id)
         return _State(
-            messages=msgs,
+            last_step=msgs[-1].step,
+            last_role=msgs[-1].role,
+            last_content=msgs[-1].content,
+            conversation=self._conversation(msgs),
             rounds=sum(m.role == "assistant" for m in msgs),
             target_calls=len(calls),
             inputs=sum(len(c.inputs) for c in calls),
@@ -208,13 +214,13 @@ class EpisodeRunner:
         while True:
             if self.should_stop():
                 raise EpisodeEnd("cancelled", "cancelled")
-            last = st.messages[-1]
-            if last.role != "assistant":
+            if st.last_role != "assistant":
                 self._check_budgets(st)
-                await self._agent_turn(st, last.step + 1)
+                await self._agent_turn(st, st.last_step + 1)
                 continue
+            step, content = st.last_step, st.last_content
             proto = self._protocol_module()
-            parsed = proto.parse_message(last.content, mode=self.mode)
+            parsed = proto.parse_message(content, mode=self.mode)
             final = parsed.has_description or (self.method == "single_round" and st.rounds >= 2)
             if not final and st.rounds >= self._round_cap():
                 raise EpisodeEnd("budget_exhausted", "rounds", answer="")
@@ -231,7 +237,10 @@ class EpisodeRunner:
                 ):
                     raise EpisodeEnd("budget_exhausted", "target_calls", answer="")
                 call = await self._call_target(list(cmd.inputs))
-                calls.append({"step": last.step, "idx": idx, **call})
+                if "_rejected" in call:  # the service refused the agent's input: tell the agent
+                    replies.append(proto.format_error(call["_rejected"]))
+                    continue
+                calls.append({"step": step, "idx": idx, **call})
                 st.target_calls += 1
                 st.inputs += len(cmd.inputs)
                 replies.append(
@@ -241,7 +250,7 @@ class EpisodeRunner:
                 if calls:
                     self._store_calls(st, calls)
                 reason = "description" if parsed.has_description else "single_round"
-                return EpisodeEnd("completed", reason, answer=last.content)
+                return EpisodeEnd("completed", reason, answer=content)
             resets = False
             if self.mode == "find-compat":
                 if replies:
@@ -261,16 +270,21 @@ class EpisodeRunner:
                     text = replies[0]  # exactly FIND's text for the common one-command message
                 else:
                     text = "\n".join(r.rstrip("\n") for r in replies)
-            msg = {"step": last.step + 1, "role": "user", "content": text, "resets_context": resets}
+            msg = {"step": step + 1, "role": "user", "content": text, "resets_context": resets}
             self.store.add_reply(
                 self.ep.id,
                 self.ep.run_id,
                 msg,
                 self._counters(st),
-                event={"step": last.step + 1, "rounds": st.rounds, "target_calls": st.target_calls},
+                event={"step": step + 1, "rounds": st.rounds, "target_calls": st.target_calls},
                 calls=[_call_row(c) for c in calls],
             )
-            st.messages.append(MessageRow(episode_id=self.ep.id, **msg))
+            st.last_step, st.last_role, st.last_content = step + 1, "user", text
+            user = AgentMessage(role="user", content=text)
+            if resets:  # FIND's newSession: the agent starts over from [system, prompt]
+                st.conversation = [*st.conversation[:1], user]
+            else:
+                st.conversation.append(user)
 
     def _store_calls(self, st: _State, calls: list[dict[str, Any]]) -> None:
         for c in calls:
@@ -287,7 +301,7 @@ class EpisodeRunner:
             raise EpisodeEnd("budget_exhausted", "wall_time", answer="")
 
     async def _agent_turn(self, st: _State, step: int) -> None:
-        conv = self._conversation(st.messages)
+        conv = list(st.conversation)  # a copy: agents may keep or alter what they are given
         b = self.spec.budgets
         timeout = None if b.max_wall_s is None else max(0.0, b.max_wall_s - self._elapsed())
         t = time.monotonic()
@@ -322,13 +336,16 @@ class EpisodeRunner:
             "model": reply.model,
         }
         self.store.add_agent_message(self.ep.id, msg, self._counters(st))
-        st.messages.append(MessageRow(episode_id=self.ep.id, **msg))
+        st.last_step, st.last_role, st.last_content = step, "assistant", reply.content
+        st.conversation.append(AgentMessage(role="assistant", content=reply.content))
 
     async def _call_target(self, inputs: list[str]) -> dict[str, Any]:
         t = time.monotonic()
         try:
             outputs = await self.client.call(self.target.id, inputs)
         except Exception as e:
+            if getattr(e, "category", None) == "agent":  # e.g. too many inputs in one call
+                return {"_rejected": str(getattr(e, "detail", e))}
             raise EpisodeEnd(
                 "error", "target_error", category=_target_category(e), error=_describe(e)
             ) from e
@@ -394,8 +411,12 @@ def _category(cat: str | None) -> str:
 
 
 def _target_category(e: BaseException) -> str:
-    # A transport failure is the service being unreachable (infrastructure); anything else the
+    # The target service says which side failed (TargetServiceError.category); otherwise a
+    # transport failure is the service being unreachable (infrastructure) and anything else the
     # target itself failed to answer.
+    cat = getattr(e, "category", None)
+    if cat in ("target", "infrastructure"):
+        return cat
     try:
         import httpx
 

@@ -132,23 +132,34 @@ def create_run(store: Store, spec: RunSpec, catalogs: CatalogCache) -> Run:
 
 # ---- target clients -------------------------------------------------------------------------
 def make_target_client(settings: Settings, catalogs: CatalogCache) -> TargetClient:
-    """HARNESS_SANDBOX picks the backend: bwrap (default) or docker through the sandbox
-    engineer's ServiceTargetClient; inprocess evaluates targets here (tests only)."""
+    """HARNESS_SANDBOX picks the backend: bwrap (default) or docker run each target in a sandboxed
+    target service (the sandbox engineer's ServiceTargetClient over a ServicePool); inprocess
+    evaluates targets in this process, unsandboxed (tests only)."""
     from harness import target_client as tc
 
     if settings.sandbox == "inprocess":
         return tc.InProcessTargetClient(catalogs.get(settings.gen_seed))
-    cls = getattr(tc, "ServiceTargetClient", None)
-    if cls is None:
-        raise RuntimeError(
-            f"HARNESS_SANDBOX={settings.sandbox} needs harness.target_client.ServiceTargetClient, "
-            "which is not available in this installation; HARNESS_SANDBOX=inprocess runs targets "
-            "unsandboxed (tests only)"
-        )
-    factory = getattr(cls, "from_settings", None)
-    if factory is not None:
-        return factory(sandbox=settings.sandbox, catalog=catalogs.get(settings.gen_seed))
-    return cls(sandbox=settings.sandbox, catalog=catalogs.get(settings.gen_seed))
+    from harness.sandbox.base import get_sandbox
+    from harness.sandbox.pool import ServicePool
+
+    pool = ServicePool(get_sandbox(settings.sandbox), backbone_url=settings.backbone_url)
+    return _PooledClient(tc.ServiceTargetClient(catalogs.get(settings.gen_seed), pool), pool)
+
+
+class _PooledClient:
+    """A ServiceTargetClient that also stops its sandboxed services when closed."""
+
+    def __init__(self, client: Any, pool: Any) -> None:
+        self.client, self.pool = client, pool
+
+    async def call(self, target_id: str, inputs: Any) -> Any:
+        return await self.client.call(target_id, inputs)
+
+    async def aclose(self) -> None:
+        try:
+            await self.client.aclose()
+        finally:
+            await asyncio.to_thread(self.pool.close)
 
 
 def load_score_hook(name: str) -> ScoreHook | None:

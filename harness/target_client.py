@@ -28,7 +28,9 @@ class InProcessTargetClient:
     """Evaluates targets in this process: unit tests and benchmarks only, never for real agents."""
 
     def __init__(self, catalog: Catalog, ctx: RuntimeContext | None = None) -> None:
-        log.warning("InProcessTargetClient: targets run UNSANDBOXED in the orchestrator (tests only)")
+        log.warning(
+            "InProcessTargetClient: targets run UNSANDBOXED in the orchestrator (tests only)"
+        )
         self.catalog = catalog
         self.ctx = ctx or RuntimeContext()
         self._runners: dict[str, object] = {}

@@ -107,10 +107,16 @@ def sample_function(rng: random.Random, atomic: bool) -> dict[str, Any]:
 def sample_corruption(rng: random.Random, fn: dict[str, Any], domain: list[int]) -> dict[str, Any]:
     """Spec §2.5: the noise mean is the mean of the true f on a 100-point domain grid."""
     with np.errstate(all="ignore"):
-        mean = float(np.mean(true_function({"function": fn})(np.linspace(domain[0], domain[1], 100))))
+        mean = float(
+            np.mean(true_function({"function": fn})(np.linspace(domain[0], domain[1], 100)))
+        )
     a = r1(rng.uniform(max(domain[0], -100), 100))
     if rng.random() < 0.5:
-        return {"type": "interval_inside", "boundary": [a, rng.uniform(a + 5, a + 25)], "mean": mean}
+        return {
+            "type": "interval_inside",
+            "boundary": [a, rng.uniform(a + 5, a + 25)],
+            "mean": mean,
+        }
     kind = "interval_smaller" if rng.random() < 0.5 else "interval_larger"
     return {"type": kind, "boundary": [a], "mean": mean}
 

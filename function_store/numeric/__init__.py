@@ -15,7 +15,15 @@ from function_store.numeric.source import render_mlp_source, render_source
 from function_store.numeric.variants import CORRUPTION_TYPES, NOISE_TYPES, served_program
 
 __all__ = [
-    "ATOMIC_FAMILIES", "COMPOSE_FAMILIES", "COMPOSE_OPS", "CORRUPTION_TYPES", "NOISE_TYPES",
-    "SpecError", "clean_program", "domain_for", "render_mlp_source", "render_source",
+    "ATOMIC_FAMILIES",
+    "COMPOSE_FAMILIES",
+    "COMPOSE_OPS",
+    "CORRUPTION_TYPES",
+    "NOISE_TYPES",
+    "SpecError",
+    "clean_program",
+    "domain_for",
+    "render_mlp_source",
+    "render_source",
     "served_program",
 ]

@@ -52,9 +52,8 @@ def describe_atomic(name: str, p: Any, *, collapsed_square: bool, release: bool)
     if name == "relu":
         return f"a leaky ReLU {p[0]}*(x if x > 0 else {p[2]}*x) + {p[1]}"
     if name in ("tanh", "sin", "cos"):
-        return (
-            f"{p[0]}*{name}(2*pi/{p[1]} * (x - {p[2]})) + {p[3]}"
-            + (f", a periodic function with period {p[1]}" if name != "tanh" else ", an S-shaped curve")
+        return f"{p[0]}*{name}(2*pi/{p[1]} * (x - {p[2]})) + {p[3]}" + (
+            f", a periodic function with period {p[1]}" if name != "tanh" else ", an S-shaped curve"
         )
     if name == "gaussian":
         return f"a Gaussian density with mean {p[0]} and standard deviation {p[1]}"
@@ -84,7 +83,9 @@ def describe_function(fn: dict[str, Any], *, release: bool, reused: bool = False
         )
         word = "sum" if name == "sum_two" else "product"
         return f"the {word} of {a} and {b}"
-    return describe_atomic(name, fn.get("params"), collapsed_square=release and reused, release=release)
+    return describe_atomic(
+        name, fn.get("params"), collapsed_square=release and reused, release=release
+    )
 
 
 def describe_target(
@@ -95,7 +96,9 @@ def describe_target(
     corruption: dict[str, Any] | None,
     release: bool,
 ) -> str:
-    text = describe_function(fn, release=release and variant != "mlp", reused=variant in ("noised", "corrupted"))
+    text = describe_function(
+        fn, release=release and variant != "mlp", reused=variant in ("noised", "corrupted")
+    )
     if variant == "mlp":
         return f"An MLP (1-64-ReLU-1) trained to approximate {text}."
     out = f"f(x) is {text}."
@@ -105,7 +108,8 @@ def describe_target(
         out += " Each call adds uniform noise in [-1, 1]."
     elif noise == "poisson":
         out += (
-            " Each call adds Poisson(1) noise (mean +1)." if release
+            " Each call adds Poisson(1) noise (mean +1)."
+            if release
             else " Each call adds centred Poisson noise Poisson(1) - 1."
         )
     if corruption:

@@ -30,12 +30,34 @@ from function_store.numeric.expr import (
 
 #: the 16 families `sample()` draws atomic functions from (spec §2.1)
 ATOMIC_FAMILIES: tuple[str, ...] = (
-    "linear", "polynomial", "absolute", "root", "logarithm", "step", "relu", "tanh",
-    "constant", "sin", "cos", "reciprocal", "gaussian", "rational", "rectangle", "square_wave",
+    "linear",
+    "polynomial",
+    "absolute",
+    "root",
+    "logarithm",
+    "step",
+    "relu",
+    "tanh",
+    "constant",
+    "sin",
+    "cos",
+    "reciprocal",
+    "gaussian",
+    "rational",
+    "rectangle",
+    "square_wave",
 )
 #: operands of composed functions (spec §2.1)
 COMPOSE_FAMILIES: tuple[str, ...] = (
-    "linear", "polynomial", "step", "relu", "constant", "ceil", "floor", "rectangle", "square_wave",
+    "linear",
+    "polynomial",
+    "step",
+    "relu",
+    "constant",
+    "ceil",
+    "floor",
+    "rectangle",
+    "square_wave",
 )
 COMPOSE_OPS: tuple[str, ...] = ("multiply_two", "sum_two")
 
@@ -50,7 +72,9 @@ def _mul(a: Node, b: Node, fmt: str = "{}*{}") -> Bin:
 
 def _power_terms(coeffs: list[Any], powers: list[int]) -> Chain:
     """`c0*x**k0 + c1*x**k1 + ...` (the writer's " + ".join of `{c}*x**{k}`)."""
-    terms = [_mul(Num(c), Bin("**", X(), Num(k), "{}**{}")) for c, k in zip(coeffs, powers, strict=True)]
+    terms = [
+        _mul(Num(c), Bin("**", X(), Num(k), "{}**{}")) for c, k in zip(coeffs, powers, strict=True)
+    ]
     return chain(*terms)
 
 

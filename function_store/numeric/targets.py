@@ -43,7 +43,9 @@ def numeric_target(
         code = render_mlp_source()
     else:
         runner = "numeric-v1" if release else "numeric-gen"
-        code = render_source(served_program(fn, noise=noise, corruption=corruption, release=release))
+        code = render_source(
+            served_program(fn, noise=noise, corruption=corruption, release=release)
+        )
     spec: dict[str, Any] = {
         "function": fn,
         "domain": list(domain),

@@ -73,8 +73,10 @@ def corrupted_expr(expr: Chain, corruption: dict[str, Any], release: bool) -> Ca
             "{} & {}",
         )
         return Call("np.where", (inside, noise, expr))
-    raise SpecError(f"bad corruption {corruption!r}: type must be one of {CORRUPTION_TYPES} "
-                    "with one boundary (smaller/larger) or two (inside)")
+    raise SpecError(
+        f"bad corruption {corruption!r}: type must be one of {CORRUPTION_TYPES} "
+        "with one boundary (smaller/larger) or two (inside)"
+    )
 
 
 def served_program(

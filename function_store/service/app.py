@@ -102,7 +102,9 @@ class TargetService:
             raise CallFailed(503, str(e), "target") from None
         except Exception as e:  # a broken spec is the target's fault, not the agent's
             log.exception("could not build runner for %s", target_id)
-            raise CallFailed(500, f"target {target_id!r} failed to load: {type(e).__name__}", "target") from None
+            raise CallFailed(
+                500, f"target {target_id!r} failed to load: {type(e).__name__}", "target"
+            ) from None
         self._runners[target_id] = runner
         return runner
 
@@ -118,7 +120,9 @@ class TargetService:
         s = self.settings
         if len(inputs) > s.max_inputs:
             raise CallFailed(
-                413, f"too many inputs: {len(inputs)} in one call, the limit is {s.max_inputs}", "agent"
+                413,
+                f"too many inputs: {len(inputs)} in one call, the limit is {s.max_inputs}",
+                "agent",
             )
         for i, x in enumerate(inputs):
             if len(x) > s.max_input_chars:
@@ -134,7 +138,9 @@ class TargetService:
         s = self.settings
         try:
             # A runner that overruns keeps its worker thread; the call still answers on time.
-            outputs = await asyncio.wait_for(asyncio.to_thread(runner.call, inputs), s.call_timeout_s)
+            outputs = await asyncio.wait_for(
+                asyncio.to_thread(runner.call, inputs), s.call_timeout_s
+            )
         except TimeoutError:
             raise CallFailed(
                 504, f"the call took longer than the {s.call_timeout_s:g} s time limit", "target"
@@ -152,7 +158,9 @@ class TargetService:
         return outputs
 
 
-def create_app(settings: ServiceSettings | None = None, targets: dict[str, Target] | None = None) -> FastAPI:
+def create_app(
+    settings: ServiceSettings | None = None, targets: dict[str, Target] | None = None
+) -> FastAPI:
     settings = settings or ServiceSettings()
 
     @asynccontextmanager
@@ -167,10 +175,14 @@ def create_app(settings: ServiceSettings | None = None, targets: dict[str, Targe
         log.info("serving %d targets", len(loaded))
         yield
 
-    app = FastAPI(title="interp-harness target service", lifespan=lifespan, docs_url=None, redoc_url=None)
+    app = FastAPI(
+        title="interp-harness target service", lifespan=lifespan, docs_url=None, redoc_url=None
+    )
 
     def error(status: int, detail: str, category: str) -> JSONResponse:
-        return JSONResponse(ServiceError(detail=detail, category=category).model_dump(), status_code=status)
+        return JSONResponse(
+            ServiceError(detail=detail, category=category).model_dump(), status_code=status
+        )
 
     @app.exception_handler(CallFailed)
     async def _failed(_: Request, e: CallFailed) -> JSONResponse:
@@ -180,8 +192,12 @@ def create_app(settings: ServiceSettings | None = None, targets: dict[str, Targe
     async def _invalid(_: Request, e: RequestValidationError) -> JSONResponse:
         first: dict[str, Any] = e.errors()[0] if e.errors() else {}
         where = ".".join(str(x) for x in first.get("loc", ()))
-        return error(422, f"bad request body at {where}: {first.get('msg', 'invalid')} "
-                     '(expected {"inputs": ["1", "2"]})', "agent")
+        return error(
+            422,
+            f"bad request body at {where}: {first.get('msg', 'invalid')} "
+            '(expected {"inputs": ["1", "2"]})',
+            "agent",
+        )
 
     @app.get("/healthz", response_model=Health)
     async def healthz(request: Request) -> Health:
@@ -191,8 +207,12 @@ def create_app(settings: ServiceSettings | None = None, targets: dict[str, Targe
     @app.post(
         "/targets/{target_id:path}/call",
         response_model=CallResponse,
-        responses={404: {"model": ServiceError}, 413: {"model": ServiceError},
-                   503: {"model": ServiceError}, 504: {"model": ServiceError}},
+        responses={
+            404: {"model": ServiceError},
+            413: {"model": ServiceError},
+            503: {"model": ServiceError},
+            504: {"model": ServiceError},
+        },
     )
     async def call(target_id: str, body: CallRequest, request: Request) -> CallResponse:
         outputs = await request.app.state.service.call(target_id, body.inputs)

@@ -19,9 +19,11 @@ class TargetServiceError(RuntimeError):
         self.detail, self.category, self.status = detail, category, status
 
 
-def _transport_for(url: str, *, sync: bool = False) -> tuple[str, httpx.BaseTransport | httpx.AsyncBaseTransport | None]:
+def _transport_for(
+    url: str, *, sync: bool = False
+) -> tuple[str, httpx.BaseTransport | httpx.AsyncBaseTransport | None]:
     if url.startswith("http+unix://"):
-        path = unquote(url[len("http+unix://"):])
+        path = unquote(url[len("http+unix://") :])
         cls = httpx.HTTPTransport if sync else httpx.AsyncHTTPTransport
         return "http://sandbox", cls(uds=path)
     return url.rstrip("/"), None

@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from evaluator.api import EpisodeStats, EpisodeSummary, ScoreResult
+from function_store.models import CallOutput
 from function_store.models import PublicTarget as PublicTargetOut  # noqa: F401 (re-export)
 from harness.store.models import Episode, Event, Message, Run, Score, TargetCall
 from harness.store.repo import Store
@@ -110,17 +111,11 @@ class MessageOut(BaseModel):
     created_at: datetime
 
 
-class CallOutputOut(BaseModel):
-    input: str
-    output: str | None = None
-    error: str | None = None
-
-
 class TargetCallOut(BaseModel):
     step: int
     idx: int
     inputs: list[str]
-    outputs: list[CallOutputOut]
+    outputs: list[CallOutput]  # function_store's contract, as the target service returned it
     n_errors: int
     latency_s: float | None
     created_at: datetime

@@ -124,10 +124,17 @@ def report(run_id: str, as_json: bool = typer.Option(False, "--json")) -> None:
     except ReportUnavailable as e:
         err.print(f"[red]{e}[/red]")
         raise typer.Exit(1) from e
-    if as_json or rep.text is None:
-        sys.stdout.write(rep.model_dump_json(indent=2) + "\n")
-    else:
-        sys.stdout.write(rep.text + "\n")
+    if not as_json:
+        try:  # the evaluator's own table, when it has one
+            from evaluator.report import Report, render_report  # type: ignore[import-not-found]
+
+            console.print(render_report(Report.model_validate(rep.report)))
+            return
+        except (ImportError, ValueError):
+            if rep.text is not None:
+                sys.stdout.write(rep.text + "\n")
+                return
+    sys.stdout.write(rep.model_dump_json(indent=2) + "\n")
 
 
 def register(app: typer.Typer) -> None:

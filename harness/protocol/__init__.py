@@ -1,9 +1,9 @@
 """The `PYTHON(...)` protocol: parse commands from agent text (no shell), format replies as FIND.
 
-    parsed = parse_message(text, mode="default" | "find-compat")
-    for cmd in parsed.commands: outputs = await client.call(target_id, cmd.inputs)
-        reply = format_reply(outputs, mode)
-    for err in parsed.errors: reply = format_error(err)
+parsed = parse_message(text, mode="default" | "find-compat")
+for cmd in parsed.commands: outputs = await client.call(target_id, cmd.inputs)
+    reply = format_reply(outputs, mode)
+for err in parsed.errors: reply = format_error(err)
 """
 
 from __future__ import annotations

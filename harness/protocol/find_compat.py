@@ -37,7 +37,9 @@ _KNOWN = "PYTHON(function.py)"
 FIND_PATHS = ("./temp/function.py", "temp/function.py")
 
 UNRECOGNIZED = "Unrecognized command"
-MULTILINE = "Error parsing multi-line string ({q}) Use a single line with escaped newlines instead (\")"
+MULTILINE = (
+    'Error parsing multi-line string ({q}) Use a single line with escaped newlines instead (")'
+)
 SINGLE_QUOTES = (
     "Error parsing argument in single quotes. Use double quotes around the argument instead"
 )

@@ -307,22 +307,28 @@ class BwrapSandbox(Sandbox):
         try:
             # --die-with-parent uses PR_SET_PDEATHSIG, which fires when the spawning *thread*
             # ends: services are spawned from one long-lived thread, whoever asks for them.
-            proc = _spawner().submit(
-                subprocess.Popen,
-                cmd,
-                stdin=subprocess.DEVNULL,
-                stdout=log_file,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                preexec_fn=cg.preexec if cg else None,  # noqa: PLW1509
-                close_fds=True,
-            ).result()
+            proc = (
+                _spawner()
+                .submit(
+                    subprocess.Popen,
+                    cmd,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log_file,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                    preexec_fn=cg.preexec if cg else None,  # noqa: PLW1509
+                    close_fds=True,
+                )
+                .result()
+            )
         finally:
             if cg:
                 cg.close_fds()
         svc = _Service(proc, cg, files_dir, sock_dir, log_file, forwarder)
         url = "http+unix://" + quote(host_sock, safe="")
-        handle = ServiceHandle(url=url, backend=self.name, meta={"socket": host_sock, "pid": proc.pid})
+        handle = ServiceHandle(
+            url=url, backend=self.name, meta={"socket": host_sock, "pid": proc.pid}
+        )
         self._services[url] = svc
         try:
             _wait_healthy(host_sock, proc, limits.timeout_s)

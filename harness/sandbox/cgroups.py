@@ -45,7 +45,9 @@ class CgroupLimits:
     _fds: list[int] = field(default_factory=list)
 
     @classmethod
-    def create(cls, *, pids: int, memory_bytes: int, cpu_quota: float | None) -> CgroupLimits | None:
+    def create(
+        cls, *, pids: int, memory_bytes: int, cpu_quota: float | None
+    ) -> CgroupLimits | None:
         name = _PREFIX + uuid.uuid4().hex[:12]
         try:
             if (ROOT / "cgroup.controllers").exists():

@@ -102,7 +102,9 @@ class DockerSandbox(Sandbox):
             try:
                 return self.client.networks.get(name)
             except docker.errors.NotFound:
-                return self.client.networks.create(name, driver="bridge", internal=True, labels={LABEL: "1"})
+                return self.client.networks.create(
+                    name, driver="bridge", internal=True, labels={LABEL: "1"}
+                )
 
     def _create(self, argv, files, limits, **kw):
         vol = self._volume_with(files)

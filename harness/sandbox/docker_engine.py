@@ -33,10 +33,16 @@ DEBIAN_MIRROR = os.environ.get("HARNESS_DEBIAN_MIRROR", "http://deb.debian.org/d
 # What the target service imports at run time (torch is not here: MLP targets need the bwrap
 # backend or an image built FROM one that has torch, via BASE_IMAGE).
 SERVICE_REQUIREMENTS = [
-    "pydantic>=2.6", "pydantic-settings>=2.2", "fastapi>=0.110", "uvicorn>=0.29",
-    "httpx>=0.27", "numpy>=1.26", "scipy>=1.11", "regex>=2023.0",
+    "pydantic>=2.6",
+    "pydantic-settings>=2.2",
+    "fastapi>=0.110",
+    "uvicorn>=0.29",
+    "httpx>=0.27",
+    "numpy>=1.26",
+    "scipy>=1.11",
+    "regex>=2023.0",
 ]
-DEFAULT_DOCKERD_ARGS = "--iptables=false --ip6tables=false --bridge=none --storage-driver=vfs"
+DEFAULT_DOCKERD_ARGS = "--iptables=false --ip6tables=false --bridge=none"
 
 
 class EngineUnavailable(RuntimeError):
@@ -66,12 +72,16 @@ def ensure_engine(timeout_s: float = 60.0):
             pass
     dockerd = shutil.which("dockerd")
     if dockerd is None:
-        raise EngineUnavailable("no Docker engine answers and `dockerd` is not installed (docker.io)")
+        raise EngineUnavailable(
+            "no Docker engine answers and `dockerd` is not installed (docker.io)"
+        )
     if os.geteuid() != 0:
         raise EngineUnavailable("no Docker engine answers and starting dockerd needs root")
     STATE.mkdir(parents=True, exist_ok=True)
     logf = open(STATE / "dockerd.log", "ab")  # noqa: SIM115 - the daemon keeps it
     args = os.environ.get("HARNESS_DOCKERD_ARGS", DEFAULT_DOCKERD_ARGS).split()
+    if not any(a.startswith("--storage-driver") for a in args):
+        args.append(f"--storage-driver={_storage_driver()}")
     proc = subprocess.Popen(
         [dockerd, "--data-root", str(STATE / "docker"), "--exec-root", "/run/interp-harness-docker",
          "--pidfile", "/run/interp-harness-docker.pid", "-H", f"unix://{SOCKET}", *args],
@@ -89,6 +99,22 @@ def ensure_engine(timeout_s: float = 60.0):
     raise EngineUnavailable(f"dockerd did not answer on {SOCKET} within {timeout_s:g} s")
 
 
+def _storage_driver() -> str:
+    """overlay2 where an overlay mount works on the state disk (fast), else vfs (copies)."""
+    probe = Path(tempfile.mkdtemp(prefix="ovl-probe-", dir=STATE))
+    try:
+        for d in ("l", "u", "w", "m"):
+            (probe / d).mkdir()
+        opts = f"lowerdir={probe}/l,upperdir={probe}/u,workdir={probe}/w"
+        ok = subprocess.run(["mount", "-t", "overlay", "overlay", "-o", opts, str(probe / "m")],
+                            capture_output=True).returncode == 0  # fmt: skip
+        if ok:
+            subprocess.run(["umount", str(probe / "m")], capture_output=True)
+        return "overlay2" if ok else "vfs"
+    finally:
+        shutil.rmtree(probe, ignore_errors=True)
+
+
 def ensure_base_image(client) -> str:
     import docker
 
@@ -104,8 +130,16 @@ def ensure_base_image(client) -> str:
         shutil.rmtree(root, ignore_errors=True)
         log.warning("debootstrap: building a bookworm + python3 root (once; takes minutes)")
         subprocess.run(
-            ["debootstrap", "--variant=minbase", "--include=python3", "bookworm", str(root), DEBIAN_MIRROR],
-            check=True, stdout=subprocess.DEVNULL,
+            [
+                "debootstrap",
+                "--variant=minbase",
+                "--include=python3",
+                "bookworm",
+                str(root),
+                DEBIAN_MIRROR,
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
         )
     with tempfile.TemporaryDirectory() as tmp:
         tar_path = Path(tmp) / "rootfs.tar"
@@ -158,7 +192,11 @@ def ensure_target_image(client, base_image: str | None = None) -> str:
         build_wheelhouse(Path(ctx) / "wheels")
         shutil.copy(project_root() / "sandbox_images/target/Dockerfile", Path(ctx) / "Dockerfile")
         client.images.build(
-            path=ctx, tag=tag, buildargs={"BASE_IMAGE": base_image}, network_mode="none", rm=True,
+            path=ctx,
+            tag=tag,
+            buildargs={"BASE_IMAGE": base_image},
+            network_mode="none",
+            rm=True,
             forcerm=True,
         )
     return tag

@@ -52,7 +52,10 @@ class InProcessSandbox(Sandbox):
                 stderr=subprocess.PIPE,
                 start_new_session=True,
             )
-            out, err = _Capped(proc.stdout, limits.max_output_bytes), _Capped(proc.stderr, limits.max_output_bytes)
+            out, err = (
+                _Capped(proc.stdout, limits.max_output_bytes),
+                _Capped(proc.stderr, limits.max_output_bytes),
+            )
             if stdin is not None:
                 proc.stdin.write(stdin)
                 proc.stdin.close()
@@ -63,13 +66,18 @@ class InProcessSandbox(Sandbox):
                 rc, timed_out = proc.wait(), True
             so, se = out.join(), err.join()
             trunc = out.truncated or err.truncated
-            error = f"timeout: killed after {limits.timeout_s:g} s" if timed_out else (
-                "output limit (truncated)" if trunc else None)
+            error = (
+                f"timeout: killed after {limits.timeout_s:g} s"
+                if timed_out
+                else ("output limit (truncated)" if trunc else None)
+            )
             return RunResult(None if timed_out else rc, so, se, timed_out, trunc, error)
         finally:
             shutil.rmtree(d, ignore_errors=True)
 
-    def start_service(self, argv, *, files=None, limits=None, env=None, backbone_url=None) -> ServiceHandle:
+    def start_service(
+        self, argv, *, files=None, limits=None, env=None, backbone_url=None
+    ) -> ServiceHandle:
         log.warning(_WARNING, "a service")
         limits = limits or Limits(timeout_s=20.0)
         d = self._files_dir(files)
@@ -82,8 +90,15 @@ class InProcessSandbox(Sandbox):
             from function_store.service.settings import ServiceSettings
 
             settings = ServiceSettings(targets_dir=Path(d), uds=sock, backbone_url=backbone_url)
-            server = uvicorn.Server(uvicorn.Config(create_app(settings), uds=sock, log_level="warning",
-                                                   lifespan="on", loop="asyncio"))
+            server = uvicorn.Server(
+                uvicorn.Config(
+                    create_app(settings),
+                    uds=sock,
+                    log_level="warning",
+                    lifespan="on",
+                    loop="asyncio",
+                )
+            )
             thread = threading.Thread(target=server.run, daemon=True)
             thread.start()
             deadline = time.monotonic() + limits.timeout_s

@@ -13,15 +13,33 @@ from function_store.runtime import RuntimeContext, call_target
 from tests.numeric import reference as ref
 
 FAMILIES = [
-    "linear", "polynomial", "rational", "absolute", "root", "reciprocal", "logarithm", "step",
-    "rectangle", "relu", "tanh", "sin", "cos", "gaussian", "square_wave", "constant",
-    "sum_two", "multiply_two",
+    "linear",
+    "polynomial",
+    "rational",
+    "absolute",
+    "root",
+    "reciprocal",
+    "logarithm",
+    "step",
+    "rectangle",
+    "relu",
+    "tanh",
+    "sin",
+    "cos",
+    "gaussian",
+    "square_wave",
+    "constant",
+    "sum_two",
+    "multiply_two",
 ]
 
 
 def _by_variant(variant: str) -> dict[str, list[str]]:
-    files = {"clean": "function_code.py", "noised": "noised_function_code.py",
-             "corrupted": "corrupted_function_code.py"}
+    files = {
+        "clean": "function_code.py",
+        "noised": "noised_function_code.py",
+        "corrupted": "corrupted_function_code.py",
+    }
     out: dict[str, list[str]] = defaultdict(list)
     for fdir, rec in sorted(ref.records().items()):
         if ref.served_files()[fdir] == files[variant]:
@@ -118,13 +136,18 @@ def test_f00473_corrupted_linear(v1_targets):
     assert 0.05 < np.std(inside) < 0.15
     assert len(set(inside)) == len(inside)
     assert a < 100 < b and abs(float(call_target(t, ["100"])[0].output) + 5.0) < 0.6
-    assert "np.where((x > 92.3) & (x < 103.42239660278833), np.random.normal(" \
+    assert (
+        "np.where((x > 92.3) & (x < 103.42239660278833), np.random.normal("
         "loc=-5.000000000000015,scale=0.1, size=x.shape), -1.5*x + -5.0)" in t.hidden.code
+    )
 
 
 def test_absolute_drops_bias_in_release(v1_targets):
-    fdirs = [d for d, r in ref.records().items()
-             if ref.split_name(r) == ["absolute"] and ref.served_files()[d] == "function_code.py"]
+    fdirs = [
+        d
+        for d, r in ref.records().items()
+        if ref.split_name(r) == ["absolute"] and ref.served_files()[d] == "function_code.py"
+    ]
     for fdir in fdirs[:5]:
         a, b = ref.records()[fdir]["params"]
         assert b != 0
@@ -134,8 +157,13 @@ def test_absolute_drops_bias_in_release(v1_targets):
 
 def test_composed_square_wave_is_a_sign_step(v1_targets):
     # f00005-like composed square waves lose their sine: rectangle + np.where(x > 0, 1, -1)
-    cases = [d for d, r in ref.records().items() if "square_wave" in ref.split_name(r)[:2]
-             and len(ref.split_name(r)) == 3 and ref.served_files()[d] == "function_code.py"]
+    cases = [
+        d
+        for d, r in ref.records().items()
+        if "square_wave" in ref.split_name(r)[:2]
+        and len(ref.split_name(r)) == 3
+        and ref.served_files()[d] == "function_code.py"
+    ]
     assert len(cases) >= 2
     for fdir in cases:
         rec = ref.records()[fdir]
@@ -156,14 +184,18 @@ def test_atomic_clean_square_wave_keeps_its_sine_but_noised_does_not(v1_targets)
     clean = ref.records()[by["clean"][0]]
     period, shift = clean["params"]
     xs = [shift + period * 0.75, shift + period * 0.25]  # sine < 0, then > 0
-    assert [o.output for o in call_target(v1_targets[by["clean"][0]], [repr(x) for x in xs])] \
-        == ["-1", "1"]
+    assert [o.output for o in call_target(v1_targets[by["clean"][0]], [repr(x) for x in xs])] == [
+        "-1",
+        "1",
+    ]
     noised = v1_targets[by["noised"][0]]
     assert "np.sin" not in noised.hidden.code and "np.where(x > 0, 1, -1) + " in noised.hidden.code
 
 
 def test_poisson_noise_has_mean_one_and_one_draw_per_call(v1_targets):
-    fdir = next(d for d in _by_variant("noised")["linear"] if ref.records()[d]["noise_type"] == "poisson")
+    fdir = next(
+        d for d in _by_variant("noised")["linear"] if ref.records()[d]["noise_type"] == "poisson"
+    )
     rec = ref.records()[fdir]
     base = ref.function(rec, 2.0, release=True)
     t = v1_targets[fdir]

@@ -33,7 +33,9 @@ def test_shipped_weights_reproduce_approx_mse_error(fdir):
 
 def _torch_model(fdir):
     model = torch.nn.Sequential(torch.nn.Linear(1, 64), torch.nn.ReLU(), torch.nn.Linear(64, 1))
-    state = torch.load(data_path(f"find/numeric/mlp/{fdir}.pt"), map_location="cpu", weights_only=True)
+    state = torch.load(
+        data_path(f"find/numeric/mlp/{fdir}.pt"), map_location="cpu", weights_only=True
+    )
     model.load_state_dict({k.replace("layers.", ""): v for k, v in state.items()})
     return model
 
@@ -75,5 +77,8 @@ def test_weights_from_a_find_dataset_folder(tmp_path, monkeypatch):
     targets = {t.id: t for t in Catalog(CatalogOptions()).list(dataset="find-v1", family="numeric")}
     t = targets["find-v1/numeric/f00007"]
     assert t.available
-    assert call_target(t, ["1"])[0].output == call_target(targets["find-v1/numeric/f00002"], ["1"])[0].output
+    assert (
+        call_target(t, ["1"])[0].output
+        == call_target(targets["find-v1/numeric/f00002"], ["1"])[0].output
+    )
     assert not targets["find-v1/numeric/f00008"].available

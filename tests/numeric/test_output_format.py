@@ -31,8 +31,11 @@ def test_logarithm_nan_and_minus_inf(v1_targets):
 
 
 def test_zero_dim_arrays_print_their_value(v1_targets):
-    rect = next(d for d, r in ref.records().items()
-                if ref.split_name(r) == ["rectangle"] and ref.served_files()[d] == "function_code.py")
+    rect = next(
+        d
+        for d, r in ref.records().items()
+        if ref.split_name(r) == ["rectangle"] and ref.served_files()[d] == "function_code.py"
+    )
     w = ref.records()[rect]["params"][0]
     assert _out(v1_targets[rect], "0", repr(w)) == ["1", "0"]
 
@@ -45,8 +48,10 @@ def test_input_is_echoed_as_typed_and_line_format(v1_targets):
     assert outs[4].output is None and "not a number" in outs[4].error
     assert outs[5].output == "-15.5"  # inputs after a bad one are still answered
     line = find_line([o for o in outs if o.error is None])
-    assert line == ("Function input - output pairs: (5, -12.5) (5.0, -12.5) (+5, -12.5) "
-                    "(1e1, -20.0) (7, -15.5) ")
+    assert line == (
+        "Function input - output pairs: (5, -12.5) (5.0, -12.5) (+5, -12.5) "
+        "(1e1, -20.0) (7, -15.5) "
+    )
 
 
 def test_non_numeric_input_for_mlp_is_a_per_input_error(v1_targets):

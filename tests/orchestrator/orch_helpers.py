@@ -147,7 +147,10 @@ async def resume_in_process(store, run_id: str, **settings):  # type: ignore[no-
     cfg = Settings(sandbox="inprocess", poll_interval_s=0.05, **settings)
     cats = CatalogCache()
     sched = Scheduler(
-        store, make_target_client(cfg, cats), settings=cfg, catalogs=cats,
+        store,
+        make_target_client(cfg, cats),
+        settings=cfg,
+        catalogs=cats,
         score_hook=orch_plugin.score_hook,
     )
     sched.start()

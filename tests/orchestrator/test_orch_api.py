@@ -29,7 +29,9 @@ def shared(tmp_path_factory):  # type: ignore[no-untyped-def]
 def _sse(text: str) -> list[dict]:
     events = []
     for block in text.strip().split("\n\n"):
-        fields = dict(line.split(": ", 1) for line in block.splitlines() if not line.startswith(":"))
+        fields = dict(
+            line.split(": ", 1) for line in block.splitlines() if not line.startswith(":")
+        )
         events.append({"event": fields.get("event"), "data": json.loads(fields["data"])})
     return events
 
@@ -44,8 +46,13 @@ def test_run_through_the_api(db_url: str, start_server, request) -> None:  # typ
     assert health["status"] == "ok" and health["schema_revision"] == "0001"
     assert health["database"] == ("sqlite" if db_url.startswith("sqlite") else "postgresql")
 
-    body = {"agent": "orch_plugin:ProbeAgent", "agent_options": {"n_calls": 2},
-            "dataset": "orch-test", "family": "numeric", "limit": 3}
+    body = {
+        "agent": "orch_plugin:ProbeAgent",
+        "agent_options": {"n_calls": 2},
+        "dataset": "orch-test",
+        "family": "numeric",
+        "limit": 3,
+    }
     assert c.post("/runs", json=body).status_code == 401
     assert c.post("/runs", json=body, headers={"Authorization": "Bearer wrong"}).status_code == 401
     r = c.post("/runs", json=body, headers=AUTH)
@@ -61,7 +68,10 @@ def test_run_through_the_api(db_url: str, start_server, request) -> None:  # typ
     assert kinds.count("step") == 3 * 2  # one per answered command
     assert events[-1]["data"] == {"status": "completed"}
     assert [e["data"]["data"]["status"] for e in events if e["event"] == "run_status"] == [
-        "queued", "running", "completed"]
+        "queued",
+        "running",
+        "completed",
+    ]
 
     detail = c.get(f"/runs/{run['id']}").json()
     assert detail["status"] == "completed"
@@ -76,11 +86,19 @@ def test_run_through_the_api(db_url: str, start_server, request) -> None:  # typ
     for e, (a, b) in zip(eps, AFFINE, strict=True):
         full = c.get(f"/episodes/{e['id']}").json()
         assert [m["role"] for m in full["messages"]] == [
-            "system", "user", "assistant", "user", "assistant", "user", "assistant"]
+            "system",
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+        ]
         assert [(x["step"], x["inputs"]) for x in full["calls"]] == [(2, ["0"]), (4, ["1"])]
         assert full["calls"][1]["outputs"] == [{"input": "1", "output": str(a + b), "error": None}]
         assert full["messages"][5]["content"] == (
-            f"Response: Function input - output pairs: (1, {a + b}) \n")
+            f"Response: Function input - output pairs: (1, {a + b}) \n"
+        )
         assert {s["metric"]: s["value"] for s in full["scores"]} == {"answered": 1.0, "calls": 2.0}
 
     assert c.post(f"/runs/{run['id']}/cancel", headers=AUTH).status_code == 409
@@ -106,7 +124,10 @@ def test_bad_input_says_what_is_wrong(shared) -> None:  # type: ignore[no-untype
     r = c.post("/runs", json=ok | {"budgets": {"max_rounds": 0}})
     assert r.status_code == 422
     [err] = r.json()["detail"]
-    assert err["loc"] == ["body", "budgets", "max_rounds"] and "greater than or equal to 1" in err["msg"]
+    assert (
+        err["loc"] == ["body", "budgets", "max_rounds"]
+        and "greater than or equal to 1" in err["msg"]
+    )
     r = c.post("/runs", json=ok | {"protocol": {"mode": "bash"}})
     assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "protocol", "mode"]
     assert c.get("/runs/nope").status_code == 404
@@ -132,10 +153,16 @@ def test_openapi_declares_every_route(shared) -> None:  # type: ignore[no-untype
     doc = httpx.get(shared.url + "/openapi.json").json()
     routes = {(m.upper(), p) for p, ops in doc["paths"].items() for m in ops}
     assert routes == {
-        ("POST", "/runs"), ("GET", "/runs"), ("GET", "/runs/{run_id}"),
-        ("GET", "/runs/{run_id}/episodes"), ("GET", "/episodes/{episode_id}"),
-        ("GET", "/runs/{run_id}/events"), ("POST", "/runs/{run_id}/cancel"),
-        ("GET", "/runs/{run_id}/report"), ("GET", "/targets"), ("GET", "/agents"),
+        ("POST", "/runs"),
+        ("GET", "/runs"),
+        ("GET", "/runs/{run_id}"),
+        ("GET", "/runs/{run_id}/episodes"),
+        ("GET", "/episodes/{episode_id}"),
+        ("GET", "/runs/{run_id}/events"),
+        ("POST", "/runs/{run_id}/cancel"),
+        ("GET", "/runs/{run_id}/report"),
+        ("GET", "/targets"),
+        ("GET", "/agents"),
         ("GET", "/healthz"),
     }
     for path, ops in doc["paths"].items():
@@ -150,8 +177,14 @@ def test_report_route(shared) -> None:  # type: ignore[no-untyped-def]
     import importlib.util
 
     c = httpx.Client(base_url=shared.url, timeout=30, headers=AUTH)
-    run = c.post("/runs", json={"agent": "orch_plugin:ProbeAgent", "dataset": "orch-test",
-                                "ids": ["orch-test/numeric/f00000"]}).json()
+    run = c.post(
+        "/runs",
+        json={
+            "agent": "orch_plugin:ProbeAgent",
+            "dataset": "orch-test",
+            "ids": ["orch-test/numeric/f00000"],
+        },
+    ).json()
     wait_for(lambda: c.get(f"/runs/{run['id']}").json()["status"] == "completed")
     r = c.get(f"/runs/{run['id']}/report")
     if importlib.util.find_spec("evaluator.report") is None:

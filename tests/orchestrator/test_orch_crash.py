@@ -36,7 +36,9 @@ def test_kill_9_and_resume(db_url: str, start_server, tmp_path) -> None:  # type
 
     store = Store(make_engine(db_url, upgrade=False))
     assert store.get_run(run_id).status == "running"
-    before = {e.id: [(m.step, m.content) for m in store.messages(e.id)] for e in store.episodes(run_id)}
+    before = {
+        e.id: [(m.step, m.content) for m in store.messages(e.id)] for e in store.episodes(run_id)
+    }
     assert sum(len(v) for v in before.values()) >= 8
     assert all(len(v) < 2 * N + 3 for v in before.values())  # really interrupted mid-episode
 
@@ -53,8 +55,9 @@ def test_kill_9_and_resume(db_url: str, start_server, tmp_path) -> None:  # type
         assert assistant[:N] == [_probe_text(k) for k in range(N)]
         assert assistant[N].startswith("[DESCRIPTION]:")
         replies = [m.content for m in msgs if m.role == "user"][1:]
-        assert replies == [f"Response: Function input - output pairs: ({k}, {a * k + b}) \n"
-                           for k in range(N)]
+        assert replies == [
+            f"Response: Function input - output pairs: ({k}, {a * k + b}) \n" for k in range(N)
+        ]
         calls = store.target_calls(ep.id)
         assert [(c.step, c.inputs) for c in calls] == [(2 + 2 * k, [str(k)]) for k in range(N)]
         assert (ep.status, ep.rounds, ep.target_calls) == ("completed", N + 1, N)
@@ -62,7 +65,9 @@ def test_kill_9_and_resume(db_url: str, start_server, tmp_path) -> None:  # type
 
     # executions seen by the targets themselves: each command ran once, except at most the one
     # in flight when the server died (its result was never stored, so it ran again on resume)
-    ran = Counter((r["target"], r["inputs"][0]) for r in map(json.loads, log.read_text().splitlines()))
+    ran = Counter(
+        (r["target"], r["inputs"][0]) for r in map(json.loads, log.read_text().splitlines())
+    )
     for target in ("orch-test/numeric/f00000", "orch-test/numeric/f00001"):
         counts = [ran[(target, str(k))] for k in range(N)]
         assert min(counts) == 1 and sum(counts) <= N + 1, counts

@@ -26,8 +26,10 @@ def spec(agent: str = PROBE, ids: list[str] | None = None, **kw) -> dict:  # typ
 
 
 def find_prompt(name: str) -> str:
-    return data_path(f"find/prompts/interpreter/{name}.txt").read_text().replace(
-        "{DIR2FUNC}", "./temp/function.py"
+    return (
+        data_path(f"find/prompts/interpreter/{name}.txt")
+        .read_text()
+        .replace("{DIR2FUNC}", "./temp/function.py")
     )
 
 
@@ -47,8 +49,16 @@ async def test_transcript_of_an_interactive_episode(sqlite_url: str) -> None:
     assert msgs[5].content == "Response: Function input - output pairs: (1, 3.0) \n"
     assert msgs[7].content == "Response: Function input - output pairs: (2, 5.0) \n"
     assert msgs[8].content.startswith("[DESCRIPTION]: affine map; last pair [('2', '5.0')]")
-    assert [(c.step, c.inputs) for c in store.target_calls(ep.id)] == [(2, ["0"]), (4, ["1"]), (6, ["2"])]
-    assert (ep.status, ep.end_reason, ep.final_answer) == ("completed", "description", msgs[8].content)
+    assert [(c.step, c.inputs) for c in store.target_calls(ep.id)] == [
+        (2, ["0"]),
+        (4, ["1"]),
+        (6, ["2"]),
+    ]
+    assert (ep.status, ep.end_reason, ep.final_answer) == (
+        "completed",
+        "description",
+        msgs[8].content,
+    )
     assert (ep.rounds, ep.target_calls, ep.inputs) == (4, 3, 3)
     assert (ep.prompt_tokens, ep.completion_tokens) == (40, 20)
     assert ep.cost_usd == pytest.approx(0.004)
@@ -61,8 +71,14 @@ def test_own_prompts_when_find_files_are_absent(tmp_path, monkeypatch) -> None: 
     text, source = prompts.prompt_template("numeric_mlp")
     assert source == "own"
     p = prompts.task_prompt("numeric_mlp")
-    for needle in ("./temp/function.py value1 value2 value3", "[-128 and 128]", "MLP",
-                   "[DESCRIPTION]:", "[DOMAIN]:", "[CODE]:"):
+    for needle in (
+        "./temp/function.py value1 value2 value3",
+        "[-128 and 128]",
+        "MLP",
+        "[DESCRIPTION]:",
+        "[DOMAIN]:",
+        "[CODE]:",
+    ):
         assert needle in p
     assert "{DIR2FUNC}" not in p
     rel = prompts.task_prompt("neurons_relations")
@@ -106,7 +122,11 @@ async def test_find_compat_allows_21_rounds_and_resets_on_no_command(sqlite_url:
             "Response: Function input - output pairs: (1, 3.0) (2, 5.0) \n"
             "Response: Function input - output pairs: (3, 7.0) ",
         ),
-        ("find-compat", [["1", "2"]], "Response: Function input - output pairs: (1, 3.0) (2, 5.0) \n"),
+        (
+            "find-compat",
+            [["1", "2"]],
+            "Response: Function input - output pairs: (1, 3.0) (2, 5.0) \n",
+        ),
     ],
 )
 async def test_commands_per_message(sqlite_url: str, mode: str, calls, reply) -> None:  # type: ignore[no-untyped-def]
@@ -159,7 +179,11 @@ async def test_scoring_hook_failure_is_recorded_as_infrastructure_error(sqlite_u
     [ep] = store.episodes(run.id)
     [score] = store.scores([ep.id])
     assert (score.metric, score.status, score.error_category, score.value) == (
-        "scoring", "error", "infrastructure", None)
+        "scoring",
+        "error",
+        "infrastructure",
+        None,
+    )
     assert "judge endpoint unreachable" in score.error
     assert ep.status == "completed"
 
@@ -169,10 +193,15 @@ async def test_exemplar_initialisation_and_entity_replies(sqlite_url: str) -> No
     store, [run] = await run_in_process(sqlite_url, s)
     [ep] = store.episodes(run.id)
     msgs = store.messages(ep.id)
-    hint = '\nWe advise you to start with the following words: ["Paris", "L\\u00f3pez Obrador", "dog"]'
+    hint = (
+        '\nWe advise you to start with the following words: ["Paris", "L\\u00f3pez Obrador", "dog"]'
+    )
     assert msgs[1].content == find_prompt("neurons_entities") + hint
     # entity scores print with 4 decimals as FIND's entity CLI does
-    assert msgs[3].content == "Response: Function input - output pairs: (Paris, 0.5000) (dog, 0.3000) \n"
+    assert (
+        msgs[3].content
+        == "Response: Function input - output pairs: (Paris, 0.5000) (dog, 0.3000) \n"
+    )
     assert ep.exemplar_init and ep.status == "completed"
 
 
@@ -183,7 +212,11 @@ async def test_single_round_method_stops_after_two_messages(sqlite_url: str) -> 
     msgs = store.messages(ep.id)
     assert [m.role for m in msgs] == ["system", "user", "assistant", "user", "assistant"]
     assert (ep.status, ep.end_reason) == ("completed", "single_round")
-    assert ep.final_answer == msgs[4].content == "Let me test x=1.\nCOMMAND: PYTHON(./temp/function.py 1)"
+    assert (
+        ep.final_answer
+        == msgs[4].content
+        == "Let me test x=1.\nCOMMAND: PYTHON(./temp/function.py 1)"
+    )
 
 
 def test_exemplar_methods_need_exemplars(sqlite_url: str) -> None:
@@ -200,16 +233,29 @@ async def test_resume_executes_a_stored_command_once_and_continues(sqlite_url: s
 
     store = Store(make_engine(sqlite_url))
     run = create_run(store, RunSpec.model_validate(spec()), CatalogCache())
-    store.ensure_episodes(run.id, [{"idx": 0, "target_id": F0, "dataset": "orch-test",
-                                    "family": "numeric", "variant": "clean"}])
+    store.ensure_episodes(
+        run.id,
+        [
+            {
+                "idx": 0,
+                "target_id": F0,
+                "dataset": "orch-test",
+                "family": "numeric",
+                "variant": "clean",
+            }
+        ],
+    )
     [ep] = store.episodes(run.id)
     store.set_run_status(run.id, "running")
     store.update_episode(ep.id, status="running")
-    store.add_messages(ep.id, [
-        {"step": 0, "role": "system", "content": prompts.SYSTEM_PROMPT},
-        {"step": 1, "role": "user", "content": find_prompt("numeric")},
-        {"step": 2, "role": "assistant", "content": "COMMAND: PYTHON(./temp/function.py 7)"},
-    ])
+    store.add_messages(
+        ep.id,
+        [
+            {"step": 0, "role": "system", "content": prompts.SYSTEM_PROMPT},
+            {"step": 1, "role": "user", "content": find_prompt("numeric")},
+            {"step": 2, "role": "assistant", "content": "COMMAND: PYTHON(./temp/function.py 7)"},
+        ],
+    )
     run = await resume_in_process(store, run.id)
     assert run.status == "completed"
     msgs = store.messages(ep.id)

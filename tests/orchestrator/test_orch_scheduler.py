@@ -68,7 +68,9 @@ async def test_per_provider_limit(sqlite_url: str) -> None:
     assert _max_overlap(spans) == 1
     # the same agent under an unlimited provider runs its episodes side by side
     store2, runs2 = await run_in_process(
-        sqlite_url, _spec(ids=NUMERIC[:4], **opts).model_dump(), max_concurrency=4,
+        sqlite_url,
+        _spec(ids=NUMERIC[:4], **opts).model_dump(),
+        max_concurrency=4,
         provider_limits='{"orch-slow": 1}',
     )
     eps2 = store2.episodes(runs2[0].id)

@@ -17,8 +17,15 @@ def _episode(store: Store) -> tuple[str, str]:
     run = store.create_run(RunSpec(agent="x", dataset="orch-test"), ["orch-test/numeric/f00000"])
     store.ensure_episodes(
         run.id,
-        [{"idx": 0, "target_id": "orch-test/numeric/f00000", "dataset": "orch-test",
-          "family": "numeric", "variant": "clean"}],
+        [
+            {
+                "idx": 0,
+                "target_id": "orch-test/numeric/f00000",
+                "dataset": "orch-test",
+                "family": "numeric",
+                "variant": "clean",
+            }
+        ],
     )
     return run.id, store.episodes(run.id)[0].id
 
@@ -54,8 +61,13 @@ def test_step_keys_refuse_duplicates(db_url: str) -> None:
 def test_episodes_created_once(db_url: str) -> None:
     store = Store(make_engine(db_url))
     run_id, _ = _episode(store)
-    row = {"idx": 0, "target_id": "orch-test/numeric/f00000", "dataset": "orch-test",
-           "family": "numeric", "variant": "clean"}
+    row = {
+        "idx": 0,
+        "target_id": "orch-test/numeric/f00000",
+        "dataset": "orch-test",
+        "family": "numeric",
+        "variant": "clean",
+    }
     store.ensure_episodes(run_id, [row])
     assert len(store.episodes(run_id)) == 1
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from harness.protocol import Command, format_error, format_reply, parse_message
 from function_store.models import CallOutput
+from harness.protocol import Command, format_error, format_reply, parse_message
 
 
 # ---------------------------------------------------------------- default mode
@@ -18,17 +18,20 @@ from function_store.models import CallOutput
         ('PYTHON(function.py "hello world" x)', "function.py", ["hello world", "x"]),
         ("PYTHON(function.py 'it''s' \"a,b\")", "function.py", ["its", "a,b"]),
         ("PYTHON(function.py (1) 2)", "function.py", ["(1)", "2"]),
-        ("PYTHON(function.py \"a)b\" c)", "function.py", ["a)b", "c"]),
+        ('PYTHON(function.py "a)b" c)', "function.py", ["a)b", "c"]),
         ("PYTHON(function.py)", "function.py", []),
-        ("PYTHON(function.py $(touch /tmp/x) `id` ; rm -rf /)", "function.py",
-         ["$(touch", "/tmp/x)", "`id`", ";", "rm", "-rf", "/"]),
+        (
+            "PYTHON(function.py $(touch /tmp/x) `id` ; rm -rf /)",
+            "function.py",
+            ["$(touch", "/tmp/x)", "`id`", ";", "rm", "-rf", "/"],
+        ),
         ("PYTHON(function.py #3 a\\ b)", "function.py", ["#3", "a b"]),
     ],
 )
 def test_default_single_command(text, path, inputs):
     p = parse_message(text)
     assert p.errors == []
-    assert p.commands == [Command(raw=text[text.index("PYTHON"):], path=path, inputs=inputs)]
+    assert p.commands == [Command(raw=text[text.index("PYTHON") :], path=path, inputs=inputs)]
     assert not p.no_command
 
 
@@ -71,12 +74,16 @@ def compat(text):
 def test_compat_first_match_only_and_leading_dot_slash_lost():
     p = compat("PYTHON(./temp/function.py 1 2) PYTHON(./temp/function.py 3)")
     # \b[^,]+ cannot start at '.', so the item is 'temp/function.py 1 2' (spec §6.3 step 4)
-    assert p.commands == [Command(raw="PYTHON(./temp/function.py 1 2)", path="temp/function.py", inputs=["1", "2"])]
+    assert p.commands == [
+        Command(raw="PYTHON(./temp/function.py 1 2)", path="temp/function.py", inputs=["1", "2"])
+    ]
 
 
 def test_compat_only_first_comma_item_used():
     p = compat('PYTHON("./temp/function.py", 1, 2)')
-    assert p.commands == [Command(raw='PYTHON("./temp/function.py", 1, 2)', path="./temp/function.py", inputs=[])]
+    assert p.commands == [
+        Command(raw='PYTHON("./temp/function.py", 1, 2)', path="./temp/function.py", inputs=[])
+    ]
 
 
 def test_compat_shell_quoting_of_inputs():
@@ -112,7 +119,9 @@ def test_compat_triple_quote_errors():
         "Response: Error parsing multi-line string (''') Use a single line with escaped newlines instead (\")"
     )
     p = compat('PYTHON(./temp/function.py """a""")')
-    assert p.errors == ['Error parsing multi-line string (""") Use a single line with escaped newlines instead (")']
+    assert p.errors == [
+        'Error parsing multi-line string (""") Use a single line with escaped newlines instead (")'
+    ]
 
 
 def test_compat_single_quote_error():
@@ -155,7 +164,10 @@ def test_reply_format_matches_find():
 
 def test_reply_errors_default_vs_compat_crash():
     outs = [CallOutput(input="1", output="2.0"), CallOutput(input="abc", error="not a number")]
-    assert format_reply(outs) == "Response: Function input - output pairs: (1, 2.0) (abc, Error: not a number) \n"
+    assert (
+        format_reply(outs)
+        == "Response: Function input - output pairs: (1, 2.0) (abc, Error: not a number) \n"
+    )
     assert format_reply(outs, "find-compat") == "Response: "
     assert format_reply(OUTS, "find-compat", compat_crash=True) == "Response: "
 

@@ -90,7 +90,9 @@ def test_output_cap(bwrap):
 
 def test_fork_bomb_is_contained(bwrap):
     t0 = time.monotonic()
-    r = bwrap.run(["/bin/sh", "-c", "f(){ f | f & }; f; sleep 2"], limits=Limits(timeout_s=5, max_procs=32))
+    r = bwrap.run(
+        ["/bin/sh", "-c", "f(){ f | f & }; f; sleep 2"], limits=Limits(timeout_s=5, max_procs=32)
+    )
     assert time.monotonic() - t0 < 10
     assert r.error is not None and ("process limit" in r.error or "timeout" in r.error)
 

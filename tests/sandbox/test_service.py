@@ -6,6 +6,7 @@ import signal
 import time
 
 import pytest
+from sbx_find_script import numeric_script
 
 from function_store.catalog import Catalog
 from function_store.models import HiddenTruth, PublicMeta, Target, make_canary
@@ -13,7 +14,6 @@ from function_store.service.client import TargetServiceClient, TargetServiceErro
 from harness.sandbox import Limits, get_sandbox
 from harness.sandbox.pool import ServicePool, service_argv, target_files
 from harness.target_client import ServiceTargetClient
-from sbx_find_script import numeric_script
 
 F473 = "find-v1/numeric/f00473"  # corrupted linear: -1.5*x - 5.0, corrupted inside (92.3, 103.42)
 
@@ -27,7 +27,10 @@ def script_target(tmp_path, expr="2*x + 1", tid="find-import/numeric/f00001"):
     path = tmp_path / "function_code.py"
     path.write_text(numeric_script(expr))
     return Target(
-        id=tid, dataset="find-import", family="numeric", variant="clean",
+        id=tid,
+        dataset="find-import",
+        family="numeric",
+        variant="clean",
         public=PublicMeta(input_kind="number", prompt_family="numeric"),
         hidden=HiddenTruth(runner="script", spec={"path": str(path)}, canary=make_canary(tid)),
     )
@@ -74,14 +77,22 @@ async def test_pool_round_robin_and_restart_after_crash(bwrap_pool, catalog):
 
 
 async def test_service_limits_and_errors(bwrap, catalog):
-    pool = ServicePool(bwrap, env={"HARNESS_SERVICE_MAX_INPUTS": "5", "HARNESS_SERVICE_MAX_INPUT_CHARS": "50",
-                                   "HARNESS_SERVICE_MAX_OUTPUT_BYTES": "60"})
+    pool = ServicePool(
+        bwrap,
+        env={
+            "HARNESS_SERVICE_MAX_INPUTS": "5",
+            "HARNESS_SERVICE_MAX_INPUT_CHARS": "50",
+            "HARNESS_SERVICE_MAX_OUTPUT_BYTES": "60",
+        },
+    )
     pool.serve([catalog.get(F473)])
     client = TargetServiceClient(pool.url_for(F473))
     try:
         with pytest.raises(TargetServiceError) as e:
             await client.call(F473, ["1"] * 6)
-        assert e.value.status == 413 and e.value.category == "agent" and "limit is 5" in e.value.detail
+        assert (
+            e.value.status == 413 and e.value.category == "agent" and "limit is 5" in e.value.detail
+        )
         with pytest.raises(TargetServiceError) as e:
             await client.call(F473, ["1" * 51])
         assert e.value.status == 413 and "limit is 50" in e.value.detail
@@ -102,7 +113,9 @@ async def test_imported_script_target_and_call_time_limit(bwrap, tmp_path):
     fast = script_target(tmp_path / "a")
     slow_dir = tmp_path / "b"
     slow_dir.mkdir()
-    slow = script_target(slow_dir, expr="__import__('time').sleep(30)", tid="find-import/numeric/f00002")
+    slow = script_target(
+        slow_dir, expr="__import__('time').sleep(30)", tid="find-import/numeric/f00002"
+    )
     pool = ServicePool(bwrap, env={"HARNESS_SERVICE_CALL_TIMEOUT_S": "6"})
     pool.serve([fast, slow])
     client = TargetServiceClient(pool.url_for(fast.id))
@@ -122,7 +135,8 @@ async def test_imported_script_target_and_call_time_limit(bwrap, tmp_path):
 def test_service_starts_fast(bwrap, catalog):
     t0 = time.monotonic()
     handle = bwrap.start_service(
-        service_argv(bwrap), files=target_files([catalog.get(F473)]),
+        service_argv(bwrap),
+        files=target_files([catalog.get(F473)]),
         env={"HARNESS_SERVICE_TARGETS_DIR": "/sandbox"},
     )
     elapsed = time.monotonic() - t0
