@@ -83,11 +83,11 @@ async def main(episodes: int, rounds: int, concurrency: int) -> None:
         )
         cats = CatalogCache()
         run = create_run(store, spec, cats)
-        cfg = Settings(sandbox="inprocess", max_concurrency=concurrency, poll_interval_s=0.01)
+        cfg = Settings(sandbox="inprocess", max_concurrency=concurrency, poll_interval_s=0.5)
         sched = Scheduler(store, MemoryTargets(), settings=cfg, catalogs=cats, score_hook=None)
         t0, c0 = time.perf_counter(), time.process_time()
         sched.start()
-        await sched.wait_run(run.id, poll_s=0.01)
+        await sched.wait_run(run.id, poll_s=0.05)
         elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
         await sched.stop()
         eps = store.episodes(run.id)
@@ -98,7 +98,9 @@ async def main(episodes: int, rounds: int, concurrency: int) -> None:
         print(f"episodes={episodes} rounds={rounds} concurrency={concurrency} backend=sqlite-wal")
         print(f"steps={steps} elapsed_s={elapsed:.3f} steps_per_s={steps / elapsed:.1f}")
         # on a shared machine wall time includes waiting for a core; CPU time per step does not
-        print(f"cpu_ms_per_step={cpu / steps * 1e3:.2f} (cpu-bound ceiling {steps / cpu:.0f} steps/s)")
+        print(
+            f"cpu_ms_per_step={cpu / steps * 1e3:.2f} (cpu-bound ceiling {steps / cpu:.0f} steps/s)"
+        )
         print(f"step_latency_ms p50={statistics.median(gaps) * 1e3:.2f} p95={p95 * 1e3:.2f}")
 
 

@@ -341,8 +341,12 @@ class EpisodeRunner:
 
     async def _call_target(self, inputs: list[str]) -> dict[str, Any]:
         t = time.monotonic()
+        b = self.spec.budgets
+        timeout = None if b.max_wall_s is None else max(0.0, b.max_wall_s - self._elapsed())
         try:
-            outputs = await self.client.call(self.target.id, inputs)
+            outputs = await asyncio.wait_for(self.client.call(self.target.id, inputs), timeout)
+        except TimeoutError:
+            raise EpisodeEnd("budget_exhausted", "wall_time", answer="") from None
         except Exception as e:
             if getattr(e, "category", None) == "agent":  # e.g. too many inputs in one call
                 return {"_rejected": str(getattr(e, "detail", e))}

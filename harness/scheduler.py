@@ -234,7 +234,7 @@ class Scheduler:
     async def _loop(self) -> None:
         while not self._stopping:
             try:
-                self._refresh()
+                await self._refresh()
                 self._dispatch()
             except Exception:  # keep serving other runs; the failure is logged
                 log.exception("scheduler iteration failed")
@@ -245,7 +245,7 @@ class Scheduler:
             self._wake.clear()
 
     # ---- runs -------------------------------------------------------------------------------
-    def _refresh(self) -> None:
+    async def _refresh(self) -> None:
         active = self.store.active_runs()
         ids = {r.id for r in active}
         # runs cancelled elsewhere (another process wrote the store)
@@ -257,14 +257,17 @@ class Scheduler:
         for run in active:
             if run.id in self._runs or (self.only_runs and run.id not in self.only_runs):
                 continue
-            self._prepare(run)
+            await self._prepare(run)
 
-    def _prepare(self, run: Run) -> None:
+    async def _prepare(self, run: Run) -> None:
         try:
             spec = RunSpec.model_validate(run.spec)
             agent_cls = resolve_agent_class(spec.agent)
             catalog = self.catalogs.get(spec.gen_seed)
-            targets = {tid: catalog.get(tid) for tid in run.target_ids}
+            # loading a catalog can take seconds (find-gen): keep serving other runs meanwhile
+            targets = await asyncio.to_thread(
+                lambda: {tid: catalog.get(tid) for tid in run.target_ids}
+            )
         except Exception as e:
             log.warning("run %s cannot start: %s", run.id, e)
             self.store.set_run_status(run.id, "failed", error=f"{type(e).__name__}: {e}")

@@ -45,6 +45,7 @@ class BackboneSettings(BaseModel):
     connect_timeout_s: float = Field(5.0, gt=0)
     retries: int = Field(2, ge=0, le=10)  # extra attempts after the first
     backoff_s: float = Field(0.5, ge=0)
+    retry_timeouts: bool = False
     forced_choice: Literal["extension", "logit_bias"] = "extension"
     batch: Literal["auto", "endpoint", "concurrent"] = "auto"
     max_concurrency: int = Field(16, ge=1)
@@ -100,9 +101,16 @@ class BackboneClient:
                 time.sleep(s.backoff_s * (2 ** (attempt - 1)) * (0.5 + random.random()))
             try:
                 r = self._http.request(method, url, json=body)
-            except httpx.TimeoutException as e:
-                last = f"timed out after {s.timeout_s:g}s ({type(e).__name__})"
+            except httpx.ConnectTimeout as e:
+                last = f"connect timed out after {s.connect_timeout_s:g}s ({type(e).__name__})"
                 continue
+            except httpx.TimeoutException as e:
+                # A server too slow to answer in timeout_s stays slow: retrying would only pile
+                # more work on it, so a read timeout fails at once unless retry_timeouts is set.
+                last = f"timed out after {s.timeout_s:g}s ({type(e).__name__})"
+                if s.retry_timeouts:
+                    continue
+                break
             except httpx.TransportError as e:
                 last = f"connection failed ({type(e).__name__}: {e})"
                 continue
@@ -118,7 +126,7 @@ class BackboneClient:
             except ValueError:
                 last = f"reply is not JSON: {r.text[:120]!r}"
                 continue
-        raise BackboneError(f"backbone at {s.api_base} unavailable after {s.retries + 1} attempts: {last}")
+        raise BackboneError(f"backbone at {s.api_base} unavailable: {last} (attempts: {attempt + 1})")
 
     def _post_validated(self, path: str, body: dict, model: type[BaseModel]) -> Any:
         s = self.settings

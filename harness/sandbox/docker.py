@@ -5,9 +5,16 @@ capabilities dropped, no-new-privileges, memory / CPU / pids limits. `files` rea
 a per-container volume filled before start (docker cannot copy into a read-only root or a tmpfs),
 owner-only for uid 65534. Networking:
 * `run`: no network at all (`network_mode="none"`).
-* services: only an *internal* bridge network (no gateway, so no route out). The orchestrator
-  reaches the service at its address on that network; in compose it joins the same network, and
-  a neural-module service additionally joins the backbone's internal network (`backbone_network`).
+* services, `channel="unix"` (default): no network at all either; the service listens on a Unix
+  socket in a directory bind-mounted at /run/sandbox (on one host: a temp dir; under compose,
+  point `socket_root` at a volume the orchestrator shares). Verified here: an `internal` Docker
+  network still gets a default route via the host's bridge address when dockerd runs with
+  `--iptables=false`, so the host's own listening services would be reachable; `none` has no
+  route at all.
+* services, `channel="network"`: the internal bridge network `interp-harness-internal`; the
+  orchestrator reaches the service at its address there (for scale-out across hosts). Isolation
+  then relies on dockerd's iptables rules for internal networks.
+* a neural-module service additionally joins `backbone_network` (internal) to reach the backbone.
 """
 
 from __future__ import annotations
@@ -61,7 +68,13 @@ class DockerSandbox(Sandbox):
         network: str = INTERNAL_NETWORK,
         backbone_network: str | None = None,
         tmp_size_mb: int = 64,
+        channel: str = "unix",
+        socket_root: str | None = None,
     ) -> None:
+        if channel not in ("unix", "network"):
+            raise ValueError("channel must be 'unix' or 'network'")
+        self.channel = channel
+        self.socket_root = socket_root
         if client is None:
             import docker
 
@@ -184,21 +197,47 @@ class DockerSandbox(Sandbox):
         env: dict[str, str] | None = None,
         backbone_url: str | None = None,
     ) -> ServiceHandle:
+        import os
+        import shutil
+        import tempfile
+        from urllib.parse import quote
+
         limits = limits or Limits(timeout_s=30.0, memory_mb=2048)
-        net = self._internal_network(self.network)
         environment = {"HARNESS_SERVICE_PORT": str(SERVICE_PORT), **(env or {})}
         environment.pop("HARNESS_DATA_DIR", None)  # a host path; weights are not in the image
         if backbone_url:
             environment["HARNESS_BACKBONE_URL"] = backbone_url
-        c, vol = self._create(argv, files, limits, network=net.name, environment=environment)
-        if backbone_url and self.backbone_network:
+        sock_dir = None
+        kw: dict = {}
+        if self.channel == "unix":
+            sock_dir = tempfile.mkdtemp(prefix="sbx-docker-", dir=self.socket_root)
+            os.chmod(sock_dir, 0o777)  # uid 65534 inside creates the socket
+            environment["HARNESS_SERVICE_UDS"] = "/run/sandbox/service.sock"
+            kw["mounts"] = [__import__("docker").types.Mount("/run/sandbox", sock_dir, type="bind")]
+            if backbone_url and self.backbone_network:
+                kw["network"] = self._internal_network(self.backbone_network).name
+            else:
+                kw["network_mode"] = "none"
+        else:
+            kw["network"] = self._internal_network(self.network).name
+        try:
+            c, vol = self._create(argv, files, limits, environment=environment, **kw)
+        except Exception:
+            if sock_dir:
+                shutil.rmtree(sock_dir, ignore_errors=True)
+            raise
+        if self.channel == "network" and backbone_url and self.backbone_network:
             self._internal_network(self.backbone_network).connect(c)
         c.start()
         c.reload()
-        ip = c.attrs["NetworkSettings"]["Networks"][net.name]["IPAddress"]
-        url = f"http://{ip}:{SERVICE_PORT}"
-        handle = ServiceHandle(url=url, backend=self.name, meta={"container": c.id, "ip": ip})
-        self._containers[url] = (c, vol)
+        if sock_dir:
+            url = "http+unix://" + quote(os.path.join(sock_dir, "service.sock"), safe="")
+            meta = {"container": c.id, "socket": os.path.join(sock_dir, "service.sock")}
+        else:
+            ip = c.attrs["NetworkSettings"]["Networks"][self.network]["IPAddress"]
+            url, meta = f"http://{ip}:{SERVICE_PORT}", {"container": c.id, "ip": ip}
+        handle = ServiceHandle(url=url, backend=self.name, meta=meta)
+        self._containers[url] = (c, vol, sock_dir)
         try:
             self._wait_healthy(c, url, limits.timeout_s)
         except SandboxError:
@@ -209,22 +248,33 @@ class DockerSandbox(Sandbox):
     def _wait_healthy(self, c, url: str, timeout_s: float) -> None:
         import httpx
 
+        from function_store.service.client import _transport_for
+
+        base, transport = _transport_for(url, sync=True)
+        client = httpx.Client(base_url=base, transport=transport, timeout=1.0)
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(url + "/healthz", timeout=1.0).status_code == 200:
+                if client.get("/healthz").status_code == 200:
+                    client.close()
                     return
             c.reload()
             if c.status in ("exited", "dead"):
                 tail = c.logs(tail=30).decode("utf-8", "replace")
                 raise SandboxError(f"target container exited during start-up:\n{tail}")
-            time.sleep(0.1)
+            time.sleep(0.05)
+        client.close()
         raise SandboxError(f"target container did not answer /healthz within {timeout_s:g} s")
 
     def stop(self, handle: ServiceHandle) -> None:
+        import shutil
+
         entry = self._containers.pop(handle.url, None)
         if entry:
-            self._remove(*entry)
+            c, vol, sock_dir = entry
+            self._remove(c, vol)
+            if sock_dir:
+                shutil.rmtree(sock_dir, ignore_errors=True)
 
     def service_log(self, handle: ServiceHandle) -> str:
         entry = self._containers.get(handle.url)

@@ -95,7 +95,8 @@ def test_run_through_the_api(db_url: str, start_server, request) -> None:  # typ
             "assistant",
         ]
         assert [(x["step"], x["inputs"]) for x in full["calls"]] == [(2, ["0"]), (4, ["1"])]
-        assert full["calls"][1]["outputs"] == [{"input": "1", "output": str(a + b), "error": None}]
+        [out] = full["calls"][1]["outputs"]
+        assert (out["input"], out["output"], out["error"]) == ("1", str(a + b), None)
         assert full["messages"][5]["content"] == (
             f"Response: Function input - output pairs: (1, {a + b}) \n"
         )

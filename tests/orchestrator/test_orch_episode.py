@@ -203,6 +203,13 @@ async def test_exemplar_initialisation_and_entity_replies(sqlite_url: str) -> No
         == "Response: Function input - output pairs: (Paris, 0.5000) (dog, 0.3000) \n"
     )
     assert ep.exemplar_init and ep.status == "completed"
+    # nothing the agent was shown carries the target's hidden canary or runner
+    import orch_plugin
+
+    from function_store.models import make_canary
+
+    shown = "".join(m.content for conv in orch_plugin.EchoAgent.seen for m in conv)
+    assert "Paris" in shown and make_canary(E0) not in shown and "orchtest-length" not in shown
 
 
 async def test_single_round_method_stops_after_two_messages(sqlite_url: str) -> None:

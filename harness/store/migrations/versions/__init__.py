@@ -1,0 +1,1 @@
+"""Migration scripts, applied in order by `harness db upgrade` or at start."""

