@@ -47,7 +47,9 @@ class BackboneSettings(BaseModel):
     backoff_s: float = Field(0.5, ge=0)
     retry_timeouts: bool = False
     forced_choice: Literal["extension", "logit_bias"] = "extension"
-    batch: Literal["auto", "endpoint", "concurrent"] = "auto"
+    # auto: our batch route when the server has it, else concurrent requests; sequential: one
+    # request per prompt in order, as FIND does (for comparisons)
+    batch: Literal["auto", "endpoint", "concurrent", "sequential"] = "auto"
     max_concurrency: int = Field(16, ge=1)
     entity_max_tokens: int = Field(8, ge=1)  # replies are read up to the first 0/1 token
     relation_max_tokens: int = Field(48, ge=1)
@@ -85,7 +87,9 @@ class BackboneClient:
             limits=httpx.Limits(max_connections=s.max_concurrency + 2),
         )
         self._model = s.model
-        self._batch_endpoint: bool | None = {"auto": None, "endpoint": True, "concurrent": False}[s.batch]
+        self._batch_endpoint: bool | None = {
+            "auto": None, "endpoint": True, "concurrent": False, "sequential": False
+        }[s.batch]
         self._digit_ids: dict[str, int] | None = None
         self._lock = threading.Lock()
 
@@ -182,8 +186,8 @@ class BackboneClient:
         return c
 
     def _concurrent(self, bodies: list[dict]) -> list[ChatCompletion]:
-        if len(bodies) == 1:
-            return [self._one(bodies[0])]
+        if len(bodies) == 1 or self.settings.batch == "sequential":
+            return [self._one(b) for b in bodies]
         with ThreadPoolExecutor(min(len(bodies), self.settings.max_concurrency)) as pool:
             return list(pool.map(self._one, bodies))
 
