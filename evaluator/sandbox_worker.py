@@ -43,8 +43,9 @@ try:  # preloaded once per batch so that children share it (agent code nearly al
     import numpy as np
 except Exception:  # pragma: no cover - sandbox without numpy
     np = None
-try:
-    import scipy.special  # noqa: F401  (FIND's own code imports it)
+try:  # FIND's function files import both; a child importing scipy.signal itself pays ~1 s
+    import scipy.signal  # noqa: F401
+    import scipy.special  # noqa: F401
 except Exception:
     pass
 

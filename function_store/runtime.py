@@ -21,8 +21,11 @@ class TargetUnavailable(RuntimeError):
 class NoBackboneConfigured(RuntimeError):
     """A neural-module target was called but no LM backbone endpoint is configured."""
 
-    def __init__(self, msg: str = "no backbone configured: set HARNESS_BACKBONE_URL to an "
-                 "OpenAI-compatible endpoint (e.g. `harness backbone serve`)") -> None:
+    def __init__(
+        self,
+        msg: str = "no backbone configured: set HARNESS_BACKBONE_URL to an "
+        "OpenAI-compatible endpoint (e.g. `harness backbone serve`)",
+    ) -> None:
         super().__init__(msg)
 
 
@@ -42,7 +45,9 @@ class RuntimeContext:
 
 
 RunnerFactory = Callable[[Target, RuntimeContext], Runner]
+Preparer = Callable[[Target], Target]
 _RUNNERS: dict[str, RunnerFactory] = {}
+_PREPARERS: dict[str, Preparer] = {}
 
 # runner name prefix -> module that registers it
 _RUNNER_MODULES: dict[str, str] = {
@@ -63,18 +68,44 @@ def register_runner(name: str) -> Callable[[RunnerFactory], RunnerFactory]:
     return deco
 
 
-def build_runner(target: Target, ctx: RuntimeContext | None = None) -> Runner:
-    if target.unavailable_reason:
-        raise TargetUnavailable(f"{target.id} is unavailable: {target.unavailable_reason}")
-    name = target.hidden.runner
+def register_preparer(name: str) -> Callable[[Preparer], Preparer]:
+    """A preparer makes a target self-contained before it enters a sandbox (e.g. trains and embeds
+    MLP weights), so the sandboxed service never trains, downloads or reads host files."""
+
+    def deco(fn: Preparer) -> Preparer:
+        _PREPARERS[name] = fn
+        return fn
+
+    return deco
+
+
+def _ensure_registered(name: str) -> None:
     if name not in _RUNNERS:
         module = _RUNNER_MODULES.get(name.split("-")[0])
         if module:
             importlib.import_module(module)
+
+
+def prepare_target(target: Target) -> Target:
+    """The target with everything its runner needs inline (a no-op for most runners)."""
+    if target.unavailable_reason:
+        return target
+    _ensure_registered(target.hidden.runner)
+    prep = _PREPARERS.get(target.hidden.runner)
+    return prep(target) if prep else target
+
+
+def build_runner(target: Target, ctx: RuntimeContext | None = None) -> Runner:
+    if target.unavailable_reason:
+        raise TargetUnavailable(f"{target.id} is unavailable: {target.unavailable_reason}")
+    name = target.hidden.runner
+    _ensure_registered(name)
     if name not in _RUNNERS:
         raise KeyError(f"no runner registered for {name!r} (target {target.id})")
     return _RUNNERS[name](target, ctx or RuntimeContext())
 
 
-def call_target(target: Target, inputs: Sequence[str], ctx: RuntimeContext | None = None) -> list[CallOutput]:
+def call_target(
+    target: Target, inputs: Sequence[str], ctx: RuntimeContext | None = None
+) -> list[CallOutput]:
     return build_runner(target, ctx).call(list(inputs))

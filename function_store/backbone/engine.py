@@ -109,34 +109,13 @@ class Engine:
         # Shared prefix; every row keeps at least one token of its own to produce its logits.
         plen = _common_prefix_len(prompts) if n > 1 else 0
         plen = min(plen, min(len(p) for p in prompts) - 1)
-        cache = None
         if plen > 0:
-            pre = torch.tensor([prompts[0][:plen]])
-            cache = self.model(input_ids=pre, use_cache=True, logits_to_keep=1).past_key_values
-            cache.batch_repeat_interleave(n)
             self.stats["prefix_tokens_saved"] += plen * (n - 1)
         suffixes = [p[plen:] for p in prompts]
         lens = [len(s) for s in suffixes]
-        width = max(lens)
-        ids = torch.full((n, width), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((n, plen + width), dtype=torch.long)
-        mask[:, :plen] = 1
-        for b, s in enumerate(suffixes):
-            ids[b, : len(s)] = torch.tensor(s)
-            mask[b, plen : plen + len(s)] = 1
-        pos = (plen + torch.arange(width)).unsqueeze(0).expand(n, -1)
-        keep = width - min(lens) + 1  # logits only where some row's last prompt token sits
-        res = self.model(
-            input_ids=ids,
-            attention_mask=mask,
-            position_ids=pos,
-            past_key_values=cache,
-            use_cache=True,
-            logits_to_keep=keep,
-        )
-        cache = res.past_key_values
-        logits = res.logits[torch.arange(n), torch.tensor(lens) - 1 - (width - keep)]  # [n, vocab]
+        logits, packed = self._prefill(prompts[0][:plen], suffixes)
         next_pos = torch.tensor([plen + ln for ln in lens])
+        cache = mask = None  # the padded batch layout, built only if some row decodes further
 
         biases = [self._bias_vector(r) for r in reqs]
         choices = [self._choice_ids(r) for r in reqs]
@@ -180,6 +159,8 @@ class Engine:
             step += 1
             if all(done):
                 break
+            if cache is None:
+                cache, mask = _unpack(packed, plen, lens)
             mask = torch.cat([mask, torch.ones((n, 1), dtype=torch.long)], dim=1)
             res = self.model(
                 input_ids=chosen.unsqueeze(1),
@@ -202,6 +183,41 @@ class Engine:
                     text = text[: at + (len(s) if r.include_stop_str_in_output else 0)]
             results.append(GenResult(text, finish[b], len(prompts[b]), infos[b]))
         return results
+
+    def _prefill(self, prefix: list[int], suffixes: list[list[int]]) -> tuple[torch.Tensor, Any]:
+        """Run the shared prefix once, then all suffixes packed into ONE row (no padding): a 4-D
+        block mask lets each suffix see the prefix and its own earlier tokens only, and position
+        ids restart at len(prefix) for each suffix. Returns the next-token logits of each suffix
+        [n, vocab] and the packed cache."""
+        plen = len(prefix)
+        cache = None
+        if plen:
+            cache = self.model(
+                input_ids=torch.tensor([prefix]), use_cache=True, logits_to_keep=1
+            ).past_key_values
+        lens = [len(s) for s in suffixes]
+        total = sum(lens)
+        ids = torch.tensor([[t for s in suffixes for t in s]])
+        pos = torch.tensor([[plen + j for ln in lens for j in range(ln)]])
+        allowed = torch.zeros((1, 1, total, plen + total), dtype=torch.bool)
+        allowed[..., :plen] = True
+        ends = []
+        off = 0
+        for ln in lens:
+            allowed[0, 0, off : off + ln, plen + off : plen + off + ln] = torch.tril(
+                torch.ones((ln, ln), dtype=torch.bool)
+            )
+            off += ln
+            ends.append(off - 1)
+        res = self.model(
+            input_ids=ids,
+            attention_mask=allowed,
+            position_ids=pos,
+            past_key_values=cache,
+            use_cache=True,
+            logits_to_keep=torch.tensor(ends),
+        )
+        return res.logits[0], res.past_key_values
 
     def _bias_vector(self, r: GenRequest) -> torch.Tensor | None:
         if not r.logit_bias:
@@ -236,3 +252,20 @@ def _common_prefix_len(seqs: Sequence[Sequence[int]]) -> int:
     return n
 
 
+def _unpack(packed: Any, plen: int, lens: list[int]) -> tuple[Any, torch.Tensor]:
+    """Turn the packed single-row cache into a right-padded batch cache [n, plen + max(lens)]
+    and its 2-D attention mask, so that rows can decode in lock-step."""
+    n, width = len(lens), max(lens)
+    idx = torch.zeros((n, plen + width), dtype=torch.long)
+    mask = torch.zeros((n, plen + width), dtype=torch.long)
+    off = plen
+    for b, ln in enumerate(lens):
+        idx[b, :plen] = torch.arange(plen)
+        idx[b, plen : plen + ln] = torch.arange(off, off + ln)
+        mask[b, : plen + ln] = 1
+        off += ln
+    for layer in packed.layers:
+        # keys/values: [1, heads, plen + sum(lens), dim] -> [n, heads, plen + width, dim]
+        layer.keys = layer.keys[0][:, idx].permute(1, 0, 2, 3).contiguous()
+        layer.values = layer.values[0][:, idx].permute(1, 0, 2, 3).contiguous()
+    return packed, mask

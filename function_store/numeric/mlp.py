@@ -55,6 +55,13 @@ class MLPWeights:
         np.savez(tmp, w1=self.w1, b1=self.b1, w2=self.w2, b2=self.b2)
         os.replace(tmp, path)  # atomic: a concurrent reader never sees half a file
 
+    def to_lists(self) -> dict[str, list]:
+        return {k: getattr(self, k).tolist() for k in ("w1", "b1", "w2", "b2")}
+
+    @classmethod
+    def from_lists(cls, d: dict[str, list]) -> MLPWeights:
+        return cls(*(np.asarray(d[k], dtype=np.float32) for k in ("w1", "b1", "w2", "b2")))
+
     @classmethod
     def from_npz(cls, path: Path) -> MLPWeights:
         with np.load(path) as z:

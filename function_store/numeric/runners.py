@@ -30,7 +30,12 @@ from function_store.numeric.mlp import (
     trained_weights,
 )
 from function_store.numeric.variants import served_program
-from function_store.runtime import RuntimeContext, TargetUnavailable, register_runner
+from function_store.runtime import (
+    RuntimeContext,
+    TargetUnavailable,
+    register_preparer,
+    register_runner,
+)
 
 
 def parse_number(text: str) -> float:
@@ -162,8 +167,37 @@ def _numeric_gen(target: Target, ctx: RuntimeContext) -> ProgramRunner:
     return ProgramRunner(program_for(target), _rng(ctx))
 
 
+def _with_weights(target: Target, weights: MLPWeights) -> Target:
+    spec = dict(target.hidden.spec)
+    spec["mlp"] = {**(spec.get("mlp") or {}), "weights": weights.to_lists()}
+    return target.model_copy(update={"hidden": target.hidden.model_copy(update={"spec": spec})})
+
+
+def _embedded(target: Target) -> MLPWeights | None:
+    w = (target.hidden.spec.get("mlp") or {}).get("weights")
+    return MLPWeights.from_lists(w) if w else None
+
+
+@register_preparer("mlp-v1")
+def _prepare_mlp_v1(target: Target) -> Target:
+    if _embedded(target) is not None:
+        return target
+    return _with_weights(target, _mlp_v1(target, RuntimeContext()).weights)
+
+
+@register_preparer("mlp-gen")
+def _prepare_mlp_gen(target: Target) -> Target:
+    # Training happens here, in the orchestrator, before the target enters a sandbox: a call
+    # must never pay for it (it would run past the per-call time limit).
+    if _embedded(target) is not None:
+        return target
+    return _with_weights(target, train_mlp_for(target).weights)
+
+
 @register_runner("mlp-v1")
 def _mlp_v1(target: Target, ctx: RuntimeContext) -> MLPRunner:
+    if (w := _embedded(target)) is not None:
+        return MLPRunner(w)
     mlp = target.hidden.spec.get("mlp") or {}
     fdir = mlp.get("dir", target.id.rsplit("/", 1)[-1])
     path = mlp.get("weights_path")
@@ -176,5 +210,7 @@ def _mlp_v1(target: Target, ctx: RuntimeContext) -> MLPRunner:
 
 
 @register_runner("mlp-gen")
-def _mlp_gen(target: Target, ctx: RuntimeContext) -> LazyMLPRunner:
+def _mlp_gen(target: Target, ctx: RuntimeContext) -> MLPRunner | LazyMLPRunner:
+    if (w := _embedded(target)) is not None:
+        return MLPRunner(w)
     return LazyMLPRunner(target, device=ctx.extra.get("mlp_device"))

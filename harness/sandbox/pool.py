@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from function_store.models import Target
+from function_store.runtime import prepare_target
 from harness.sandbox.base import Limits, Sandbox, ServiceHandle
 
 log = logging.getLogger(__name__)
@@ -38,6 +39,7 @@ def target_files(targets: Sequence[Target], inside: str = "/sandbox") -> dict[st
     travel along under scripts/<target>/, and the spec is rewritten to that path inside."""
     files: dict[str, bytes] = {}
     for t in targets:
+        t = prepare_target(t)  # weights inline: the sandbox never trains or reads host files
         if t.hidden.runner == "script" and "path" in t.hidden.spec:
             host = Path(t.hidden.spec["path"])
             sub = f"scripts/{target_file_name(t.id)[:-5]}"
