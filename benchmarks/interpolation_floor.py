@@ -24,7 +24,11 @@ from function_store.runtime import build_runner
 
 
 def interpolate(xs: list[float], ys: list[complex | None], at: np.ndarray) -> np.ndarray:
-    keep = [(x, y) for x, y in zip(xs, ys, strict=True) if y is not None and not (math.isnan(abs(y)) or math.isinf(abs(y)))]
+    keep = [
+        (x, y)
+        for x, y in zip(xs, ys, strict=True)
+        if y is not None and not (math.isnan(abs(y)) or math.isinf(abs(y)))
+    ]
     if not keep:
         return np.zeros_like(at, dtype=complex)
     kx = np.array([k[0] for k in keep])
@@ -49,9 +53,12 @@ def floor_score(target, n: int, real_only: bool = False) -> tuple[bool, float]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--samples", type=int, nargs="+", default=[1025, 129])
-    ap.add_argument("--real-only", action="store_true",
-                    help="interpolate real values only: reproduces the 737/850 and 505/850 figures "
-                    "(the 20 root functions with complex GT values on x < 0 then fail)")
+    ap.add_argument(
+        "--real-only",
+        action="store_true",
+        help="interpolate real values only: reproduces the 737/850 and 505/850 figures "
+        "(the 20 root functions with complex GT values on x < 0 then fail)",
+    )
     ap.add_argument("--seed", type=int, default=0, help="numpy seed for the live noise draws")
     args = ap.parse_args()
     np.random.seed(args.seed)
@@ -67,8 +74,10 @@ def main() -> None:
             by_variant[t.variant][0] += ok
             by_variant[t.variant][1] += 1
         detail = ", ".join(f"{v} {a}/{b}" for v, (a, b) in sorted(by_variant.items()))
-        print(f"interpolation floor @ {n} samples: {wins}/{len(targets)} NMSE<0.1 ({detail}) "
-              f"[{time.perf_counter() - t0:.1f} s]")
+        print(
+            f"interpolation floor @ {n} samples: {wins}/{len(targets)} NMSE<0.1 ({detail}) "
+            f"[{time.perf_counter() - t0:.1f} s]"
+        )
 
 
 if __name__ == "__main__":

@@ -31,16 +31,38 @@ def main() -> None:
     targets = Catalog().list(dataset="find-v1", family="numeric")[: args.n]
     items = []
     for t in targets:
-        code = t.hidden.code if t.hidden.code and "def function" in t.hidden.code and t.variant != "mlp" else FALLBACK
-        items.append(Item(t, ParsedAnswer(parser="tolerant", description="", domain="", code=code,
-                                          func_name=func_name_tolerant(code))))
+        code = (
+            t.hidden.code
+            if t.hidden.code and "def function" in t.hidden.code and t.variant != "mlp"
+            else FALLBACK
+        )
+        items.append(
+            Item(
+                t,
+                ParsedAnswer(
+                    parser="tolerant",
+                    description="",
+                    domain="",
+                    code=code,
+                    func_name=func_name_tolerant(code),
+                ),
+            )
+        )
     t0 = time.perf_counter()
-    out = score_numeric_batch(items, settings=EvalSettings(), exec_settings=ExecSettings(sandbox=args.sandbox, chunk_size=args.chunk))
+    out = score_numeric_batch(
+        items,
+        settings=EvalSettings(),
+        exec_settings=ExecSettings(sandbox=args.sandbox, chunk_size=args.chunk),
+    )
     dt = time.perf_counter() - t0
     outcome: Counter[str] = Counter()
     for rs in out:
         r = next(x for x in rs if x.metric == "code_success")
-        outcome["error:" + (r.error_category or "") if r.status == "error" else ("pass" if r.value == 1.0 else "fail")] += 1
+        outcome[
+            "error:" + (r.error_category or "")
+            if r.status == "error"
+            else ("pass" if r.value == 1.0 else "fail")
+        ] += 1
     print(f"scored {len(items)} numeric answers in {dt:.1f} s: {len(items) / dt:.1f} functions/s")
     print("outcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(outcome.items())))
 

@@ -54,8 +54,17 @@ class JudgeClient(ABC):
 class OpenAICompatibleJudge(JudgeClient):
     """POST {url}/chat/completions with httpx; retries transport errors and 5xx/429."""
 
-    def __init__(self, url: str, model: str, *, api_key: str | None = None, timeout_s: float = 60.0,
-                 max_retries: int = 2, max_tokens: int = 32, transport: httpx.AsyncBaseTransport | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        model: str,
+        *,
+        api_key: str | None = None,
+        timeout_s: float = 60.0,
+        max_retries: int = 2,
+        max_tokens: int = 32,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
         self.url = url.rstrip("/")
         self.model = model
         self.max_retries = max_retries
@@ -103,13 +112,23 @@ def _parse_openai_body(r: httpx.Response, requested: str) -> JudgeReply:
 
 
 class OpenAIJudge(JudgeClient):
-    def __init__(self, model: str, *, api_key: str | None = None, url: str | None = None,
-                 timeout_s: float = 60.0, max_retries: int = 2, max_tokens: int = 32) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        url: str | None = None,
+        timeout_s: float = 60.0,
+        max_retries: int = 2,
+        max_tokens: int = 32,
+    ) -> None:
         import openai
 
         self.model = model
         self.max_tokens = max_tokens
-        self._client = openai.AsyncOpenAI(api_key=api_key, base_url=url, timeout=timeout_s, max_retries=max_retries)
+        self._client = openai.AsyncOpenAI(
+            api_key=api_key, base_url=url, timeout=timeout_s, max_retries=max_retries
+        )
 
     async def complete(self, system: str, user: str) -> JudgeReply:
         import openai
@@ -133,13 +152,23 @@ class OpenAIJudge(JudgeClient):
 
 
 class AnthropicJudge(JudgeClient):
-    def __init__(self, model: str, *, api_key: str | None = None, url: str | None = None,
-                 timeout_s: float = 60.0, max_retries: int = 2, max_tokens: int = 32) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        url: str | None = None,
+        timeout_s: float = 60.0,
+        max_retries: int = 2,
+        max_tokens: int = 32,
+    ) -> None:
         import anthropic
 
         self.model = model
         self.max_tokens = max_tokens
-        self._client = anthropic.AsyncAnthropic(api_key=api_key, base_url=url, timeout=timeout_s, max_retries=max_retries)
+        self._client = anthropic.AsyncAnthropic(
+            api_key=api_key, base_url=url, timeout=timeout_s, max_retries=max_retries
+        )
 
     async def complete(self, system: str, user: str) -> JudgeReply:
         import anthropic

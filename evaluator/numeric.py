@@ -136,7 +136,11 @@ def score_from_agent_results(
         d["gt_energy_zero"] = True
     ok = value < threshold  # NaN compares False, as in FIND
     return [
-        ScoreResult(metric="nmse", value=value if math.isfinite(value) else None, details={**d, "nmse_raw": repr(value)}),
+        ScoreResult(
+            metric="nmse",
+            value=value if math.isfinite(value) else None,
+            details={**d, "nmse_raw": repr(value)},
+        ),
         ScoreResult(metric="code_success", value=1.0 if ok else 0.0, details=d),
     ]
 

@@ -59,7 +59,9 @@ def func_name_find_compat(code: str) -> str | None:
 
 
 _TAG = r"\[\s*{name}\s*\]\s*:?[ \t]*"
-_TAGS = {k: re.compile(_TAG.format(name=k), re.IGNORECASE) for k in ("DESCRIPTION", "DOMAIN", "CODE")}
+_TAGS = {
+    k: re.compile(_TAG.format(name=k), re.IGNORECASE) for k in ("DESCRIPTION", "DOMAIN", "CODE")
+}
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)```", re.DOTALL)
 _TOP_DEF = re.compile(r"^def\s+([A-Za-z_]\w*)\s*\(", re.MULTILINE)
 
@@ -83,11 +85,9 @@ def _sections(message: str) -> dict[str, str]:
         out[key] = body[end:nxt]
     if not out["CODE"]:
         # a [CODE] tag before the last [DESCRIPTION] still counts for code
-        m = None
-        for m in _TAGS["CODE"].finditer(message):
-            pass
-        if m is not None:
-            out["CODE"] = message[m.end() :]
+        last_code = list(_TAGS["CODE"].finditer(message))
+        if last_code:
+            out["CODE"] = message[last_code[-1].end() :]
     return out
 
 

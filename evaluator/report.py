@@ -41,7 +41,11 @@ ROWS: list[tuple[str, str, str, str, bool]] = [
 ]
 CEILING = {"unit_test": "unit_test_ceiling", "unit_test_strict": "unit_test_ceiling_strict"}
 QUERY_BINS: list[tuple[str, int, float]] = [
-    ("1-16", 0, 16), ("17-64", 17, 64), ("65-256", 65, 256), ("257-1024", 257, 1024), (">1024", 1025, math.inf)
+    ("1-16", 0, 16),
+    ("17-64", 17, 64),
+    ("65-256", 65, 256),
+    ("257-1024", 257, 1024),
+    (">1024", 1025, math.inf),
 ]
 
 
@@ -107,8 +111,16 @@ def _score(ep: EpisodeSummary, metric: str):
     return next((s for s in ep.scores if s.metric == metric), None)
 
 
-def _row(agent: str, label: str, family: str, metric: str, method: str, table2: bool, init: bool,
-         eps: list[EpisodeSummary]) -> ReportRow:
+def _row(
+    agent: str,
+    label: str,
+    family: str,
+    metric: str,
+    method: str,
+    table2: bool,
+    init: bool,
+    eps: list[EpisodeSummary],
+) -> ReportRow:
     values: list[float] = []
     errors: Counter[str] = Counter()
     ceilings: list[float] = []
@@ -141,10 +153,20 @@ def _row(agent: str, label: str, family: str, metric: str, method: str, table2: 
     else:
         ci = t_interval(values)
     return ReportRow(
-        agent=agent, category=label, family=family, metric=metric, exemplar_init=init, table2=table2,
-        episodes=len(eps), scored=len(values), value=mean(values) if values else None,
-        ci_low=ci[0] if ci else None, ci_high=ci[1] if ci else None, ci_method=method,
-        errors=dict(errors), judge_ceiling=mean(ceilings) if ceilings else None,
+        agent=agent,
+        category=label,
+        family=family,
+        metric=metric,
+        exemplar_init=init,
+        table2=table2,
+        episodes=len(eps),
+        scored=len(values),
+        value=mean(values) if values else None,
+        ci_low=ci[0] if ci else None,
+        ci_high=ci[1] if ci else None,
+        ci_method=method,
+        errors=dict(errors),
+        judge_ceiling=mean(ceilings) if ceilings else None,
         mean_target_calls=mean(e.stats.target_calls for e in used) if used else None,
         mean_inputs=mean(e.stats.inputs for e in used) if used else None,
         extra=dict(extra),
@@ -167,18 +189,27 @@ def build_report(summaries: list[EpisodeSummary]) -> Report:
         eps = [e for e in summaries if e.agent == agent and e.family == "numeric"]
         for label, lo, hi in QUERY_BINS:
             binned = [e for e in eps if lo <= e.stats.inputs <= hi]
-            scored = [(e, s) for e in binned if (s := _score(e, "code_success")) and s.status == "ok" and s.value is not None]
+            scored = [
+                (e, s)
+                for e in binned
+                if (s := _score(e, "code_success")) and s.status == "ok" and s.value is not None
+            ]
             if not binned:
                 continue
             k = sum(1 for _, s in scored if s.value >= 0.5)
             ci = wilson(k, len(scored))
-            rep.queries.append(QueryRow(
-                agent=agent, bin=label, episodes=len(binned),
-                success=k / len(scored) if scored else None,
-                ci_low=ci[0] if ci else None, ci_high=ci[1] if ci else None,
-                mean_inputs=mean(e.stats.inputs for e in binned),
-                mean_target_calls=mean(e.stats.target_calls for e in binned),
-            ))
+            rep.queries.append(
+                QueryRow(
+                    agent=agent,
+                    bin=label,
+                    episodes=len(binned),
+                    success=k / len(scored) if scored else None,
+                    ci_low=ci[0] if ci else None,
+                    ci_high=ci[1] if ci else None,
+                    mean_inputs=mean(e.stats.inputs for e in binned),
+                    mean_target_calls=mean(e.stats.target_calls for e in binned),
+                )
+            )
     if any(e.family == "numeric" for e in summaries) and "interpolation" not in agents:
         rep.notes.append(
             "no `interpolation` baseline in this run: numeric scores have no floor to compare with "
@@ -194,8 +225,21 @@ def _fmt(v: float | None, nd: int = 2) -> str:
 
 def render_report(report: Report) -> Table:
     main = Table(title="Scores (FIND Table 2 layout)", caption="; ".join(report.notes) or None)
-    for col in ("agent", "category", "init", "score", "95% CI", "n", "errors", "judge ceiling", "calls", "inputs"):
-        main.add_column(col, justify="right" if col in ("score", "n", "calls", "inputs") else "left")
+    for col in (
+        "agent",
+        "category",
+        "init",
+        "score",
+        "95% CI",
+        "n",
+        "errors",
+        "judge ceiling",
+        "calls",
+        "inputs",
+    ):
+        main.add_column(
+            col, justify="right" if col in ("score", "n", "calls", "inputs") else "left"
+        )
     for r in report.rows:
         ci = f"[{_fmt(r.ci_low)}, {_fmt(r.ci_high)}] {r.ci_method}" if r.ci_low is not None else "-"
         errs = ", ".join(f"{k}: {v}" for k, v in sorted(r.errors.items())) or "0"
@@ -203,18 +247,41 @@ def render_report(report: Report) -> Table:
         if r.extra:
             label += " (" + ", ".join(f"{k} {v}" for k, v in sorted(r.extra.items())) + ")"
         main.add_row(
-            r.agent, label, "yes" if r.exemplar_init else "no", _fmt(r.value), ci,
-            f"{r.scored}/{r.episodes}", errs, _fmt(r.judge_ceiling), _fmt(r.mean_target_calls, 1),
+            r.agent,
+            label,
+            "yes" if r.exemplar_init else "no",
+            _fmt(r.value),
+            ci,
+            f"{r.scored}/{r.episodes}",
+            errs,
+            _fmt(r.judge_ceiling),
+            _fmt(r.mean_target_calls, 1),
             _fmt(r.mean_inputs, 1),
         )
     if not report.queries:
         return main
     q = Table(title="Numeric score versus queries (inputs used)")
-    for col in ("agent", "inputs", "episodes", "NMSE<0.1", "95% CI (Wilson)", "mean inputs", "mean calls"):
+    for col in (
+        "agent",
+        "inputs",
+        "episodes",
+        "NMSE<0.1",
+        "95% CI (Wilson)",
+        "mean inputs",
+        "mean calls",
+    ):
         q.add_column(col)
     for r in report.queries:
         ci = f"[{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]" if r.ci_low is not None else "-"
-        q.add_row(r.agent, r.bin, str(r.episodes), _fmt(r.success), ci, _fmt(r.mean_inputs, 1), _fmt(r.mean_target_calls, 1))
+        q.add_row(
+            r.agent,
+            r.bin,
+            str(r.episodes),
+            _fmt(r.success),
+            ci,
+            _fmt(r.mean_inputs, 1),
+            _fmt(r.mean_target_calls, 1),
+        )
     outer = Table.grid()
     outer.add_row(main)
     outer.add_row(q)

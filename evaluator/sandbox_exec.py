@@ -92,7 +92,9 @@ def run_code_jobs(
     return [out[j.id] for j in jobs]
 
 
-def _run_chunk(chunk: list[CodeJob], limits: CodeLimits, settings: ExecSettings) -> list[CodeResult]:
+def _run_chunk(
+    chunk: list[CodeJob], limits: CodeLimits, settings: ExecSettings
+) -> list[CodeResult]:
     batch = {
         "limits": {**limits.model_dump(), "parallel": settings.parallel_per_sandbox},
         "answers": [j.model_dump() for j in chunk],
@@ -115,7 +117,9 @@ def _run_chunk(chunk: list[CodeJob], limits: CodeLimits, settings: ExecSettings)
         except (ValueError, KeyError, TypeError):
             continue
     missing = err or "the sandbox ended before this answer finished"
-    return [got.get(j.id) or CodeResult(id=j.id, status="infrastructure", reason=missing) for j in chunk]
+    return [
+        got.get(j.id) or CodeResult(id=j.id, status="infrastructure", reason=missing) for j in chunk
+    ]
 
 
 def _launch(
@@ -158,7 +162,9 @@ def _launch(
     return res.stdout, _describe_failure(res.returncode, res.stderr, res.timed_out, res.error)
 
 
-def _describe_failure(rc: int | None, stderr: bytes, timed_out: bool, error: str | None) -> str | None:
+def _describe_failure(
+    rc: int | None, stderr: bytes, timed_out: bool, error: str | None
+) -> str | None:
     if rc == 0 and not timed_out and not error:
         return None
     tail = stderr[-500:].decode(errors="replace").strip()

@@ -58,18 +58,43 @@ _AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 # syscalls refused with EPERM in the child
 _DENY = {
     "x86_64": {
-        "fork": 57, "vfork": 58, "clone": 56, "clone3": 435, "execve": 59, "execveat": 322,
-        "socket": 41, "socketpair": 53, "ptrace": 101, "process_vm_writev": 311,
-        "process_vm_readv": 310, "setsid": 112, "setpgid": 109, "unshare": 272, "mount": 165,
+        "fork": 57,
+        "vfork": 58,
+        "clone": 56,
+        "clone3": 435,
+        "execve": 59,
+        "execveat": 322,
+        "socket": 41,
+        "socketpair": 53,
+        "ptrace": 101,
+        "process_vm_writev": 311,
+        "process_vm_readv": 310,
+        "setsid": 112,
+        "setpgid": 109,
+        "unshare": 272,
+        "mount": 165,
     },
     "aarch64": {
-        "clone": 220, "clone3": 435, "execve": 221, "execveat": 281, "socket": 198,
-        "socketpair": 199, "ptrace": 117, "process_vm_writev": 271, "process_vm_readv": 270,
-        "setsid": 157, "setpgid": 154, "unshare": 97, "mount": 40,
+        "clone": 220,
+        "clone3": 435,
+        "execve": 221,
+        "execveat": 281,
+        "socket": 198,
+        "socketpair": 199,
+        "ptrace": 117,
+        "process_vm_writev": 271,
+        "process_vm_readv": 270,
+        "setsid": 157,
+        "setpgid": 154,
+        "unshare": 97,
+        "mount": 40,
     },
 }
 # signal syscalls allowed only when their first argument is the child's own pid
-_KILL = {"x86_64": {"kill": 62, "tkill": 200, "tgkill": 234}, "aarch64": {"kill": 129, "tkill": 130, "tgkill": 131}}
+_KILL = {
+    "x86_64": {"kill": 62, "tkill": 200, "tgkill": 234},
+    "aarch64": {"kill": 129, "tkill": 130, "tgkill": 131},
+}
 
 
 def _bpf(code: int, jt: int, jf: int, k: int) -> bytes:
@@ -84,7 +109,11 @@ def install_seccomp(own_pid: int) -> str:
     LD_W_ABS, JEQ, JGE, RET = 0x20, 0x15, 0x35, 0x06
     ALLOW, KILL_PROC = 0x7FFF0000, 0x80000000
     EPERM = 0x00050000 | 1
-    prog: list[bytes] = [_bpf(LD_W_ABS, 0, 0, 4), _bpf(JEQ, 1, 0, _AUDIT_ARCH[arch]), _bpf(RET, 0, 0, KILL_PROC)]
+    prog: list[bytes] = [
+        _bpf(LD_W_ABS, 0, 0, 4),
+        _bpf(JEQ, 1, 0, _AUDIT_ARCH[arch]),
+        _bpf(RET, 0, 0, KILL_PROC),
+    ]
     prog.append(_bpf(LD_W_ABS, 0, 0, 0))  # syscall number
     if arch == "x86_64":
         prog += [_bpf(JGE, 0, 1, 0x40000000), _bpf(RET, 0, 0, EPERM)]  # x32 ABI
@@ -112,9 +141,9 @@ def install_seccomp(own_pid: int) -> str:
     libc = ctypes.CDLL(None, use_errno=True)
     PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
     if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-        return "no_new_privs failed: errno %d" % ctypes.get_errno()
+        return f"no_new_privs failed: errno {ctypes.get_errno()}"
     if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
-        return "seccomp failed: errno %d" % ctypes.get_errno()
+        return f"seccomp failed: errno {ctypes.get_errno()}"
     return "seccomp"
 
 
@@ -193,7 +222,9 @@ def child_main(ans: dict, lim: dict, wfd: int, capture_path: str) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
         cpu = max(1, int(math.ceil(lim["cpu_s"])))
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (int(lim["output_bytes"]), int(lim["output_bytes"])))
+        resource.setrlimit(
+            resource.RLIMIT_FSIZE, (int(lim["output_bytes"]), int(lim["output_bytes"]))
+        )
         resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
         try:
             resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
@@ -330,7 +361,9 @@ def finish(child: Child, lim: dict) -> dict:
             signal.SIGSEGV: "segmentation fault",
         }.get(sig, f"killed by signal {sig}")
     if reason is None and len(results) < len(child.ans["inputs"]):
-        reason = f"exited early (status {os.WEXITSTATUS(status) if os.WIFEXITED(status) else status})"
+        reason = (
+            f"exited early (status {os.WEXITSTATUS(status) if os.WIFEXITED(status) else status})"
+        )
     return {
         "id": child.ans["id"],
         "status": "error" if reason else "ok",
@@ -343,7 +376,14 @@ def finish(child: Child, lim: dict) -> dict:
 
 
 def run_batch(batch: dict, out) -> None:
-    lim = {"cpu_s": 5, "wall_s": 10, "memory_mb": 256, "output_bytes": 65536, "result_bytes": 4_000_000, "parallel": 1}
+    lim = {
+        "cpu_s": 5,
+        "wall_s": 10,
+        "memory_mb": 256,
+        "output_bytes": 65536,
+        "result_bytes": 4_000_000,
+        "parallel": 1,
+    }
     lim.update(batch.get("limits") or {})
     try:  # the parent itself: not dumpable, so children cannot read or write its memory
         ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4

@@ -19,8 +19,6 @@ import asyncio
 from dataclasses import dataclass
 from typing import Literal
 
-from function_store.models import Target
-from function_store.runtime import build_runner
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from evaluator import numeric as num
@@ -30,7 +28,9 @@ from evaluator.domain import score_domain
 from evaluator.judge import JudgeClient, JudgeError, JudgeSettings, make_judge
 from evaluator.parsing import ParsedAnswer, ParserName, parse_answer
 from evaluator.sandbox_exec import CodeJob, CodeLimits, ExecSettings, run_code_jobs
-from evaluator.unit_tests import judge_description, load_template, prompt_hash, SYSTEM_PROMPT
+from evaluator.unit_tests import SYSTEM_PROMPT, judge_description, load_template, prompt_hash
+from function_store.models import Target
+from function_store.runtime import build_runner
 
 
 class EvalSettings(BaseSettings):
@@ -47,7 +47,12 @@ class EvalSettings(BaseSettings):
     output_bytes: int = 65_536
 
     def limits(self) -> CodeLimits:
-        return CodeLimits(cpu_s=self.cpu_s, wall_s=self.wall_s, memory_mb=self.memory_mb, output_bytes=self.output_bytes)
+        return CodeLimits(
+            cpu_s=self.cpu_s,
+            wall_s=self.wall_s,
+            memory_mb=self.memory_mb,
+            output_bytes=self.output_bytes,
+        )
 
 
 @dataclass
@@ -70,30 +75,57 @@ def _ground_truth(target: Target) -> num.GroundTruth:
 
 
 def score_numeric_batch(
-    items: list[Item], *, settings: EvalSettings | None = None, exec_settings: ExecSettings | None = None
+    items: list[Item],
+    *,
+    settings: EvalSettings | None = None,
+    exec_settings: ExecSettings | None = None,
 ) -> list[list[ScoreResult]]:
     """NMSE code scores (+ domain IoU) for many answers; one list of results per item, in order."""
     s = settings or EvalSettings()
     gts = [_ground_truth(it.target) for it in items]
     jobs: list[CodeJob] = []
     for k, (it, gt) in enumerate(zip(items, gts, strict=True)):
-        if gt.error is None and gt.exception_at is None and it.answer.code.strip() and it.answer.func_name:
-            jobs.append(CodeJob(id=str(k), code=it.answer.code, func_name=it.answer.func_name, kind="numeric",
-                                call="find-compat", inputs=[repr(x) for x in gt.xs]))
+        if (
+            gt.error is None
+            and gt.exception_at is None
+            and it.answer.code.strip()
+            and it.answer.func_name
+        ):
+            jobs.append(
+                CodeJob(
+                    id=str(k),
+                    code=it.answer.code,
+                    func_name=it.answer.func_name,
+                    kind="numeric",
+                    call="find-compat",
+                    inputs=[repr(x) for x in gt.xs],
+                )
+            )
     results = {r.id: r for r in run_code_jobs(jobs, limits=s.limits(), settings=exec_settings)}
     out = []
     for k, (it, gt) in enumerate(zip(items, gts, strict=True)):
         d = _parse_details(it.answer)
         scores = num.score_from_agent_results(
-            gt, results.get(str(k)), threshold=s.nmse_threshold, gt_exception=s.gt_exception, details=d
+            gt,
+            results.get(str(k)),
+            threshold=s.nmse_threshold,
+            gt_exception=s.gt_exception,
+            details=d,
         )
-        scores.append(score_domain(it.answer.domain, it.target.hidden.corruption, {"parser": it.answer.parser}))
+        scores.append(
+            score_domain(
+                it.answer.domain, it.target.hidden.corruption, {"parser": it.answer.parser}
+            )
+        )
         out.append(scores)
     return out
 
 
 def score_strings_batch(
-    items: list[Item], *, settings: EvalSettings | None = None, exec_settings: ExecSettings | None = None
+    items: list[Item],
+    *,
+    settings: EvalSettings | None = None,
+    exec_settings: ExecSettings | None = None,
 ) -> list[list[ScoreResult]]:
     """Exact-match code scores, default and FIND-compatible, for many answers."""
     s = settings or EvalSettings()
@@ -109,29 +141,49 @@ def score_strings_batch(
         pairs.append(p)
         if it.answer.code.strip() and it.answer.func_name:
             for call in ("direct", "find-compat"):
-                jobs.append(CodeJob(id=f"{k}:{call}", code=it.answer.code, func_name=it.answer.func_name,
-                                    kind="string", call=call, inputs=[i for i, _ in p]))
+                jobs.append(
+                    CodeJob(
+                        id=f"{k}:{call}",
+                        code=it.answer.code,
+                        func_name=it.answer.func_name,
+                        kind="string",
+                        call=call,
+                        inputs=[i for i, _ in p],
+                    )
+                )
     results = {r.id: r for r in run_code_jobs(jobs, limits=s.limits(), settings=exec_settings)}
     out = []
     for k, (it, p) in enumerate(zip(items, pairs, strict=True)):
         d = _parse_details(it.answer)
         if p is None:
-            out.append([
-                ScoreResult(metric=m, status="error", error_category="target", error=f"bad unit tests: {it.key}", details=d)
-                for m in ("string_exact", "string_exact_find")
-            ])
+            out.append(
+                [
+                    ScoreResult(
+                        metric=m,
+                        status="error",
+                        error_category="target",
+                        error=f"bad unit tests: {it.key}",
+                        details=d,
+                    )
+                    for m in ("string_exact", "string_exact_find")
+                ]
+            )
             continue
-        out.append([
-            st.score_default(p, results.get(f"{k}:direct"), d),
-            st.score_find_compat(p, results.get(f"{k}:find-compat"), d),
-        ])
+        out.append(
+            [
+                st.score_default(p, results.get(f"{k}:direct"), d),
+                st.score_find_compat(p, results.get(f"{k}:find-compat"), d),
+            ]
+        )
     return out
 
 
 _CEILING_CACHE: dict[tuple[str, str, str], list[ScoreResult]] = {}
 
 
-async def _judge_scores(target: Target, description: str, parser: str, judge_settings: JudgeSettings) -> list[ScoreResult]:
+async def _judge_scores(
+    target: Target, description: str, parser: str, judge_settings: JudgeSettings
+) -> list[ScoreResult]:
     family = target.family
     if family not in ("strings", "entities", "relations"):
         return []
@@ -144,7 +196,9 @@ async def _judge_scores(target: Target, description: str, parser: str, judge_set
         ]
     try:
         sem = asyncio.Semaphore(judge_settings.concurrency)
-        scores = await judge_description(judge, family, description, target.unit_tests, semaphore=sem)
+        scores = await judge_description(
+            judge, family, description, target.unit_tests, semaphore=sem
+        )
         for r in scores:
             r.details["parser"] = parser
         if judge_settings.ceiling:
@@ -152,8 +206,12 @@ async def _judge_scores(target: Target, description: str, parser: str, judge_set
             key = (target.id, judge.model, prompt_hash(SYSTEM_PROMPT, template))
             if key not in _CEILING_CACHE:
                 ceiling = await judge_description(
-                    judge, family, target.hidden.description, target.unit_tests,
-                    metric="unit_test_ceiling", semaphore=sem,
+                    judge,
+                    family,
+                    target.hidden.description,
+                    target.unit_tests,
+                    metric="unit_test_ceiling",
+                    semaphore=sem,
                 )
                 # never cache an error: the next episode retries it
                 if all(r.status == "ok" for r in ceiling):
@@ -182,15 +240,33 @@ async def score_episode(
     results: list[ScoreResult] = []
     try:
         if target.family == "numeric":
-            results += (await asyncio.to_thread(score_numeric_batch, [Item(target, parsed)], settings=s,
-                                                exec_settings=exec_settings))[0]
+            results += (
+                await asyncio.to_thread(
+                    score_numeric_batch,
+                    [Item(target, parsed)],
+                    settings=s,
+                    exec_settings=exec_settings,
+                )
+            )[0]
         elif target.family == "strings":
-            results += (await asyncio.to_thread(score_strings_batch, [Item(target, parsed)], settings=s,
-                                                exec_settings=exec_settings))[0]
+            results += (
+                await asyncio.to_thread(
+                    score_strings_batch,
+                    [Item(target, parsed)],
+                    settings=s,
+                    exec_settings=exec_settings,
+                )
+            )[0]
         results += await _judge_scores(target, parsed.description, parsed.parser, js)
     except Exception as e:  # a bug or an unexpected failure: an infrastructure error state
-        results.append(ScoreResult(metric="evaluator", status="error", error_category="infrastructure",
-                                   error=f"{type(e).__name__}: {e}"))
+        results.append(
+            ScoreResult(
+                metric="evaluator",
+                status="error",
+                error_category="infrastructure",
+                error=f"{type(e).__name__}: {e}",
+            )
+        )
     for r in results:
         r.details.setdefault("target_calls", stats.target_calls)
         r.details.setdefault("inputs", stats.inputs)

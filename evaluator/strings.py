@@ -12,9 +12,8 @@ a non-str object with a permissive `__eq__` could pass there, never here: a deli
 
 from __future__ import annotations
 
-from function_store.models import Target, UnitTest
-
 from evaluator.api import ScoreResult
+from function_store.models import Target, UnitTest
 
 
 def correct_pairs(unit_tests: list[UnitTest]) -> list[tuple[str, str]]:
@@ -35,15 +34,25 @@ def _match(expected: str, r: dict) -> bool:
 def score_default(pairs: list[tuple[str, str]], agent: object, details: dict) -> ScoreResult:
     d = dict(details)
     if getattr(agent, "status", None) == "infrastructure":
-        return ScoreResult(metric="string_exact", status="error", error_category="sandbox", error=f"sandbox: {agent.reason}", details=d)
+        return ScoreResult(
+            metric="string_exact",
+            status="error",
+            error_category="sandbox",
+            error=f"sandbox: {agent.reason}",
+            details=d,
+        )
     items = []
     results = list(getattr(agent, "results", []) or [])
     for k, (inp, exp) in enumerate(pairs):
         if k < len(results):
             r = results[k]
-            items.append({"input": inp, "ok": _match(exp, r), **({"err": r["err"]} if "err" in r else {})})
+            items.append(
+                {"input": inp, "ok": _match(exp, r), **({"err": r["err"]} if "err" in r else {})}
+            )
         else:
-            items.append({"input": inp, "ok": False, "err": getattr(agent, "reason", None) or "not run"})
+            items.append(
+                {"input": inp, "ok": False, "err": getattr(agent, "reason", None) or "not run"}
+            )
     d["items"] = items
     if agent is not None and getattr(agent, "reason", None):
         d["failure"] = agent.reason
@@ -54,14 +63,24 @@ def score_default(pairs: list[tuple[str, str]], agent: object, details: dict) ->
 def score_find_compat(pairs: list[tuple[str, str]], agent: object, details: dict) -> ScoreResult:
     d = dict(details)
     if getattr(agent, "status", None) == "infrastructure":
-        return ScoreResult(metric="string_exact_find", status="error", error_category="sandbox", error=f"sandbox: {agent.reason}", details=d)
+        return ScoreResult(
+            metric="string_exact_find",
+            status="error",
+            error_category="sandbox",
+            error=f"sandbox: {agent.reason}",
+            details=d,
+        )
     results = list(getattr(agent, "results", []) or [])
     scores: list[int] = []
     for k, (_inp, exp) in enumerate(pairs):
         if k >= len(results) or "err" in results[k]:
             scores.append(0)  # FIND: the first exception appends one 0 and stops
             d["stopped_at"] = k
-            d["failure"] = results[k]["err"] if k < len(results) else (getattr(agent, "reason", None) or "no code")
+            d["failure"] = (
+                results[k]["err"]
+                if k < len(results)
+                else (getattr(agent, "reason", None) or "no code")
+            )
             break
         scores.append(int(_match(exp, results[k])))
     d["partial_scores"] = scores

@@ -20,12 +20,12 @@ import hashlib
 import re
 from typing import Literal
 
-from function_store.datasets import DataUnavailable, data_path
-from function_store.models import UnitTest
 from pydantic import BaseModel
 
 from evaluator.api import ScoreResult
 from evaluator.judge import JudgeClient, JudgeError
+from function_store.datasets import DataUnavailable, data_path
+from function_store.models import UnitTest
 
 JudgeFamily = Literal["strings", "entities", "relations"]
 
@@ -145,17 +145,31 @@ async def judge_description(
     errors = [v for v in verdicts if v.error]
     if not unit_tests:
         return [
-            ScoreResult(metric=m, status="error", error_category="target", error="target has no unit tests", details=details)
+            ScoreResult(
+                metric=m,
+                status="error",
+                error_category="target",
+                error="target has no unit tests",
+                details=details,
+            )
             for m in (metric, f"{metric}_strict")
         ]
     if errors:
         msg = f"judge failed on {len(errors)}/{len(verdicts)} triplets: {errors[0].error}"
         return [
-            ScoreResult(metric=m, status="error", error_category="judge", error=msg, details=details)
+            ScoreResult(
+                metric=m, status="error", error_category="judge", error=msg, details=details
+            )
             for m in (metric, f"{metric}_strict")
         ]
     n = len(verdicts)
     return [
-        ScoreResult(metric=metric, value=sum(bool(v.find_compat) for v in verdicts) / n, details=details),
-        ScoreResult(metric=f"{metric}_strict", value=sum(bool(v.strict) for v in verdicts) / n, details=details),
+        ScoreResult(
+            metric=metric, value=sum(bool(v.find_compat) for v in verdicts) / n, details=details
+        ),
+        ScoreResult(
+            metric=f"{metric}_strict",
+            value=sum(bool(v.strict) for v in verdicts) / n,
+            details=details,
+        ),
     ]

@@ -30,17 +30,25 @@ def _factory(target: Target, ctx: object) -> _FnRunner:
     return _FnRunner(_FUNCS[target.hidden.spec["fn"]])
 
 
-def numeric_target(name: str, fn: Callable[[float], object], corruption: dict | None = None) -> Target:
+def numeric_target(
+    name: str, fn: Callable[[float], object], corruption: dict | None = None
+) -> Target:
     _FUNCS[name] = fn
     return Target(
-        id=f"test/numeric/{name}", dataset="test", family="numeric",
+        id=f"test/numeric/{name}",
+        dataset="test",
+        family="numeric",
         variant="corrupted" if corruption else "clean",
         public=PublicMeta(input_kind="number", prompt_family="numeric", value_range=(-128, 128)),
-        hidden=HiddenTruth(runner="evaltest-fn", spec={"fn": name}, description=name, corruption=corruption),
+        hidden=HiddenTruth(
+            runner="evaltest-fn", spec={"fn": name}, description=name, corruption=corruption
+        ),
     )
 
 
-def string_target(pairs: list[tuple[str, str]], description: str = "", family: str = "strings") -> Target:
+def string_target(
+    pairs: list[tuple[str, str]], description: str = "", family: str = "strings"
+) -> Target:
     """Unit tests whose correct item (1-based index cycling 1,2,3) is each given pair."""
     tests = []
     for k, (i, o) in enumerate(pairs):
@@ -49,7 +57,9 @@ def string_target(pairs: list[tuple[str, str]], description: str = "", family: s
         ins[c - 1], outs[c - 1] = i, o
         tests.append(UnitTest(inputs=ins, outputs=outs, correct=c))
     return Target(
-        id="test/strings/f0", dataset="test", family=family,  # type: ignore[arg-type]
+        id="test/strings/f0",
+        dataset="test",
+        family=family,  # type: ignore[arg-type]
         variant="atomic",
         public=PublicMeta(input_kind="string", prompt_family="strings"),
         hidden=HiddenTruth(runner="evaltest-none", description=description),

@@ -6,10 +6,11 @@ import socket
 import threading
 
 import pytest
+from evaluator_helpers import numeric_target
+
 from evaluator.parsing import parse_answer
 from evaluator.sandbox_exec import CodeJob, CodeLimits, ExecSettings, run_code_jobs
 from evaluator.scoring import EvalSettings, Item, score_numeric_batch
-from evaluator_helpers import numeric_target
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 
@@ -47,19 +48,36 @@ def test_hostile_answers_fail_with_reasons_and_batch_goes_on(tmp_path):
         _job("loop", "def f(x):\n    while True:\n        pass"),
         _job("sleep", "import time\ndef f(x):\n    time.sleep(60)"),
         _job("forkbomb", "import os\ndef f(x):\n    while True:\n        os.fork()"),
-        _job("subprocess", "import subprocess\ndef f(x):\n    return float(subprocess.check_output(['echo', '1']))"),
-        _job("socket", f"import socket\ndef f(x):\n    s = socket.create_connection(('127.0.0.1', {port}), timeout=1)\n    s.send(b'leak')\n    return 1.0"),
+        _job(
+            "subprocess",
+            "import subprocess\ndef f(x):\n    return float(subprocess.check_output(['echo', '1']))",
+        ),
+        _job(
+            "socket",
+            f"import socket\ndef f(x):\n    s = socket.create_connection(('127.0.0.1', {port}), timeout=1)\n    s.send(b'leak')\n    return 1.0",
+        ),
         _job("read-host-file", f"def f(x):\n    return float(len(open({str(secret)!r}).read()))"),
         _job("read-data", f"def f(x):\n    return float(len(open({data_file!r}).read()))"),
         _job("alloc-1gb", "def f(x):\n    b = bytearray(1 << 30)\n    return 1.0"),
-        _job("print-100mb", "def f(x):\n    for _ in range(100):\n        print('x' * 1_000_000)\n    return 1.0"),
-        _job("kill-parent", "import os, signal\ndef f(x):\n    os.kill(os.getppid(), signal.SIGKILL)\n    os.kill(-1, signal.SIGKILL)\n    return 1.0"),
+        _job(
+            "print-100mb",
+            "def f(x):\n    for _ in range(100):\n        print('x' * 1_000_000)\n    return 1.0",
+        ),
+        _job(
+            "kill-parent",
+            "import os, signal\ndef f(x):\n    os.kill(os.getppid(), signal.SIGKILL)\n    os.kill(-1, signal.SIGKILL)\n    return 1.0",
+        ),
         _job("exit", "import os\ndef f(x):\n    os._exit(0)"),
         _job("syntax", "def f(x) return"),
         _job("good", "def f(x):\n    return 2 * x"),
     ]
     try:
-        res = {r.id: r for r in run_code_jobs(jobs, limits=LIMITS, settings=ExecSettings(sandbox="bwrap", chunk_size=20))}
+        res = {
+            r.id: r
+            for r in run_code_jobs(
+                jobs, limits=LIMITS, settings=ExecSettings(sandbox="bwrap", chunk_size=20)
+            )
+        }
     finally:
         stop.set()
         t.join(2)
@@ -85,7 +103,10 @@ def test_hostile_answers_fail_with_reasons_and_batch_goes_on(tmp_path):
     assert "not permitted" in failed("kill-parent")
     assert "exited early" in failed("exit")
     assert "SyntaxError" in failed("syntax")
-    assert res["good"].status == "ok" and res["good"].results == [{"v": [3.0, 0.0]}, {"v": [5.0, 0.0]}]
+    assert res["good"].status == "ok" and res["good"].results == [
+        {"v": [3.0, 0.0]},
+        {"v": [5.0, 0.0]},
+    ]
     assert hits == []  # nothing reached the host's loopback
     # nothing left running
     leftovers = []

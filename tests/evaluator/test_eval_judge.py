@@ -2,13 +2,20 @@ import asyncio
 import re
 
 import pytest
-from evaluator.judge import AnthropicJudge, JudgeSettings, OpenAICompatibleJudge, OpenAIJudge
-from evaluator.scoring import score_episode
-from evaluator.api import EpisodeStats
-from evaluator.unit_tests import BUILTIN_TEMPLATES, SYSTEM_PROMPT, fill, judge_description, load_template
 from evaluator_helpers import string_target
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
+
+from evaluator.api import EpisodeStats
+from evaluator.judge import AnthropicJudge, JudgeSettings, OpenAICompatibleJudge, OpenAIJudge
+from evaluator.scoring import score_episode
+from evaluator.unit_tests import (
+    BUILTIN_TEMPLATES,
+    SYSTEM_PROMPT,
+    fill,
+    judge_description,
+    load_template,
+)
 from function_store.datasets import data_path
 from function_store.models import UnitTest
 
@@ -52,7 +59,12 @@ def _oracle_app(log: list[dict], mode: str = "oracle") -> FastAPI:
         pairs = re.findall(r"Example (\d): input = (\S+), output = (\S+)", user)
         k = next((i for i, a, b in pairs if a.upper() == b), "9")
         content = f"Example 3 looks odd. [ANSWER]: {k}" if mode == "oracle" else f"I think {k}"
-        return JSONResponse({"model": "test-judge-1", "choices": [{"message": {"role": "assistant", "content": content}}]})
+        return JSONResponse(
+            {
+                "model": "test-judge-1",
+                "choices": [{"message": {"role": "assistant", "content": content}}],
+            }
+        )
 
     return app
 
@@ -118,17 +130,26 @@ async def test_anthropic_client_against_loopback(serve):
     async def messages(req: Request):
         body = await req.json()
         seen.update(body)
-        return JSONResponse({
-            "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test",
-            "content": [{"type": "text", "text": "[ANSWER]: 2"}], "stop_reason": "end_turn",
-            "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1},
-        })
+        return JSONResponse(
+            {
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-test",
+                "content": [{"type": "text", "text": "[ANSWER]: 2"}],
+                "stop_reason": "end_turn",
+                "stop_sequence": None,
+                "usage": {"input_tokens": 1, "output_tokens": 1},
+            }
+        )
 
     srv = serve(app)
     judge = AnthropicJudge("claude-test", api_key="k", url=srv.url, max_retries=0)
     reply = await judge.complete(SYSTEM_PROMPT, "q")
     await judge.aclose()
-    assert reply.text == "[ANSWER]: 2" and seen["temperature"] == 0 and seen["system"] == SYSTEM_PROMPT
+    assert (
+        reply.text == "[ANSWER]: 2" and seen["temperature"] == 0 and seen["system"] == SYSTEM_PROMPT
+    )
 
 
 async def test_score_episode_strings_with_judge_and_ceiling(serve, monkeypatch):
@@ -144,6 +165,8 @@ async def test_score_episode_strings_with_judge_and_ceiling(serve, monkeypatch):
 
 async def test_score_episode_without_judge_is_error_state():
     t = string_target(PAIRS, family="entities")
-    res = await score_episode(t, "[DESCRIPTION]: x", EpisodeStats(), judge_settings=JudgeSettings(provider="none"))
+    res = await score_episode(
+        t, "[DESCRIPTION]: x", EpisodeStats(), judge_settings=JudgeSettings(provider="none")
+    )
     assert {r.metric for r in res} == {"unit_test", "unit_test_strict"}
     assert all(r.status == "error" and r.error_category == "judge" for r in res)

@@ -1,11 +1,12 @@
 import math
 
 import pytest
+from evaluator_helpers import GRID, nmse_by_hand, numeric_target
+
 from evaluator import numeric as num
 from evaluator.parsing import parse_answer
-from evaluator.scoring import EvalSettings, Item, score_numeric_batch
 from evaluator.sandbox_exec import CodeResult
-from evaluator_helpers import GRID, nmse_by_hand, numeric_target
+from evaluator.scoring import EvalSettings, Item, score_numeric_batch
 from function_store.models import CallOutput
 
 
@@ -16,8 +17,12 @@ def test_grid_is_256_half_integers():
 
 @pytest.mark.parametrize(
     "text,value",
-    [("-4.908549848419406", -4.908549848419406), ("(7.599999999999999-20.8j)", complex(7.599999999999999, -20.8)),
-     ("0", 0), ("[2.5]", 2.5)],
+    [
+        ("-4.908549848419406", -4.908549848419406),
+        ("(7.599999999999999-20.8j)", complex(7.599999999999999, -20.8)),
+        ("0", 0),
+        ("[2.5]", 2.5),
+    ],
 )
 def test_parse_find_value(text, value):
     assert num.parse_find_value(text) == value
@@ -65,7 +70,9 @@ def test_score_from_results_success_failure_and_gt_exception():
     assert num.score_from_agent_results(exc, _res([]))[1].value == 0.0  # FIND: 0
     as_error = num.score_from_agent_results(exc, _res([]), gt_exception="error")
     assert as_error[1].status == "error" and as_error[1].error_category == "target"
-    infra = num.score_from_agent_results(gt, CodeResult(id="0", status="infrastructure", reason="boom"))
+    infra = num.score_from_agent_results(
+        gt, CodeResult(id="0", status="infrastructure", reason="boom")
+    )
     assert infra[1].status == "error" and infra[1].error_category == "sandbox"
 
 
@@ -79,7 +86,9 @@ def test_batch_in_bwrap_sandbox_end_to_end():
     items = [
         Item(lin, _answer("def f(x):\n    return 3*x - 2")),
         Item(lin, _answer("import numpy as np\ndef f(x):\n    return np.float64(3*x)")),
-        Item(logt, _answer("import math\ndef f(x):\n    return math.log(x)")),  # GT NaN points skipped
+        Item(
+            logt, _answer("import math\ndef f(x):\n    return math.log(x)")
+        ),  # GT NaN points skipped
         Item(lin, _answer("def f(x):\n    return None")),
         Item(lin, parse_answer("[DESCRIPTION]: no code at all")),
     ]
@@ -90,6 +99,9 @@ def test_batch_in_bwrap_sandbox_end_to_end():
     assert by[1]["nmse"].value == pytest.approx(expected)
     assert by[1]["code_success"].value == (1.0 if expected < 0.1 else 0.0)
     assert by[2]["code_success"].value == 1.0 and by[2]["nmse"].details["gt_skipped"] == 128
-    assert by[3]["code_success"].value == 0.0 and "non-numeric" in by[3]["code_success"].details["failure"]
+    assert (
+        by[3]["code_success"].value == 0.0
+        and "non-numeric" in by[3]["code_success"].details["failure"]
+    )
     assert by[4]["code_success"].value == 0.0 and by[4]["code_success"].status == "ok"
     assert by[0]["code_success"].details["guard"] == "seccomp"

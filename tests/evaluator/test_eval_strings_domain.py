@@ -1,15 +1,18 @@
 import pytest
+from evaluator_helpers import string_target
+
 from evaluator.domain import iou, parse_intervals, score_domain, true_interval
 from evaluator.parsing import parse_answer
 from evaluator.scoring import Item, score_strings_batch
-from evaluator_helpers import string_target
 
 PAIRS = [("abc", "ABC"), ("it's", "IT'S"), ("x", "X"), ("Hello", "HELLO")]
 
 
 def test_default_and_find_compat_modes_in_sandbox():
     t = string_target(PAIRS)
-    ans = parse_answer("[DESCRIPTION]: upper\n[CODE]: ```python\ndef f(s):\n    return s.upper()\n```")
+    ans = parse_answer(
+        "[DESCRIPTION]: upper\n[CODE]: ```python\ndef f(s):\n    return s.upper()\n```"
+    )
     (res,) = score_strings_batch([Item(t, ans)])
     by = {r.metric: r for r in res}
     assert by["string_exact"].value == 1.0  # input passed as data: the quote is fine
@@ -23,14 +26,20 @@ def test_exception_item_and_non_str():
     code = "def f(s):\n    if s == 'x':\n        raise ValueError('no')\n    if s == 'Hello':\n        return 5\n    return s.upper()"
     (res,) = score_strings_batch([Item(t, parse_answer(f"[CODE]: ```python\n{code}\n```"))])
     by = {r.metric: r for r in res}
-    assert by["string_exact"].value == pytest.approx(2 / 4)  # abc, it's pass; x raises; 5 != 'HELLO'
-    assert by["string_exact_find"].value == pytest.approx(1 / 2)  # abc ok, it's breaks the paste, stop
+    assert by["string_exact"].value == pytest.approx(
+        2 / 4
+    )  # abc, it's pass; x raises; 5 != 'HELLO'
+    assert by["string_exact_find"].value == pytest.approx(
+        1 / 2
+    )  # abc ok, it's breaks the paste, stop
 
 
 def test_partial_list_three_then_error():
     pairs = [("a", "A"), ("b", "B"), ("c", "C"), ("d", "D"), ("e", "E")]
     code = "def g(s):\n    if s == 'd':\n        raise KeyError(s)\n    return s.upper()"
-    (res,) = score_strings_batch([Item(string_target(pairs), parse_answer(f"[CODE]: ```\n{code}\n```"))])
+    (res,) = score_strings_batch(
+        [Item(string_target(pairs), parse_answer(f"[CODE]: ```\n{code}\n```"))]
+    )
     by = {r.metric: r for r in res}
     assert by["string_exact_find"].value == pytest.approx(3 / 4)  # spec §5.4 example
     assert by["string_exact"].value == pytest.approx(4 / 5)
