@@ -62,36 +62,46 @@ def words_for(t: Target, n: int) -> list[str]:
     return (w + [x for x in fill if x not in w])[:n]
 
 
-async def via_service(url: str, targets: list[Target], n_words: int, label: str) -> tuple[float, list]:
+async def via_services(urls: dict[str, str], targets: list[Target], n_words: int) -> dict:
+    """Calls alternate between the modes, so both see the same load on a shared machine."""
     from function_store.service.client import TargetServiceClient
 
-    client = TargetServiceClient(url, timeout_s=3600)
-    outs = []
+    clients = {m: TargetServiceClient(u, timeout_s=3600) for m, u in urls.items()}
+    times = dict.fromkeys(urls, 0.0)
+    outs: dict[str, list] = {m: [] for m in urls}
     with Progress() as bar:
-        task = bar.add_task(label, total=len(targets))
-        t0 = time.perf_counter()
+        task = bar.add_task(f"{len(targets)} calls x {n_words} words, both modes", total=len(targets))
         for t in targets:
-            outs.append(await client.call(t.id, words_for(t, n_words)))
+            for m, c in clients.items():
+                t0 = time.perf_counter()
+                outs[m].append(await c.call(t.id, words_for(t, n_words)))
+                times[m] += time.perf_counter() - t0
             bar.advance(task)
-        dt = time.perf_counter() - t0
-    await client.aclose()
-    return dt, outs
+    for c in clients.values():
+        await c.aclose()
+    return {m: (times[m], outs[m]) for m in urls}
 
 
-def in_process(backbone: str, targets: list[Target], n_words: int, batch: str, label: str) -> tuple[float, list]:
+def in_process(backbone: str, targets: list[Target], n_words: int, modes: dict[str, str]) -> dict:
     from function_store.neural.client import BackboneSettings
     from function_store.runtime import RuntimeContext, build_runner
 
-    ctx = RuntimeContext(backbone=BackboneSettings(url=backbone, batch=batch, timeout_s=3600))
-    outs = []
+    ctxs = {
+        m: RuntimeContext(backbone=BackboneSettings(url=backbone, batch=b, timeout_s=3600))
+        for m, b in modes.items()
+    }
+    times = dict.fromkeys(modes, 0.0)
+    outs: dict[str, list] = {m: [] for m in modes}
     with Progress() as bar:
-        task = bar.add_task(label, total=len(targets))
-        t0 = time.perf_counter()
+        task = bar.add_task(f"{len(targets)} calls x {n_words} words, both modes", total=len(targets))
         for t in targets:
-            outs.append(build_runner(t, ctx).call(words_for(t, n_words)))
+            for m, ctx in ctxs.items():
+                runner = build_runner(t, ctx)
+                t0 = time.perf_counter()
+                outs[m].append(runner.call(words_for(t, n_words)))
+                times[m] += time.perf_counter() - t0
             bar.advance(task)
-        dt = time.perf_counter() - t0
-    return dt, outs
+    return {m: (times[m], outs[m]) for m in modes}
 
 
 def main() -> None:
@@ -114,33 +124,32 @@ def main() -> None:
         # warm-up: first forward passes allocate and are slower
         httpx.post(backbone + "/v1/chat/completions", json={"messages": [{"role": "user", "content": "hi"}], "max_tokens": 1}, timeout=600)
 
-        results = {}
-        for mode, batch in (("batched", "auto"), ("one request per word", "sequential")):
-            label = f"{mode}: {len(targets)} calls x {a.words} words"
-            if a.in_process:
-                results[mode] = in_process(backbone, targets, a.words, batch, label)
-                continue
-            tdir = tmp / f"targets-{batch}"
-            tdir.mkdir()
-            for i, t in enumerate(targets):
-                (tdir / f"{i:05d}.json").write_text(t.model_dump_json())
-            sport = free_port()
-            senv = {
-                **env,
-                "HARNESS_SERVICE_TARGETS_DIR": str(tdir),
-                "HARNESS_SERVICE_HOST": "127.0.0.1",
-                "HARNESS_SERVICE_PORT": str(sport),
-                "HARNESS_SERVICE_CALL_TIMEOUT_S": "3600",
-                "HARNESS_BACKBONE_URL": backbone + "/v1",
-                "HARNESS_BACKBONE_BATCH": batch,
-                "HARNESS_BACKBONE_TIMEOUT": "3600",
-            }
-            proc = start([sys.executable, "-m", "function_store.service"], senv, tmp / f"service-{batch}.log")
-            procs.append(proc)
-            url = f"http://127.0.0.1:{sport}"
-            wait_http(url + "/healthz", proc, "target service")
-            results[mode] = asyncio.run(via_service(url, targets, a.words, label))
-            proc.terminate()
+        modes = {"batched": "auto", "one request per word": "sequential"}
+        if a.in_process:
+            results = in_process(backbone, targets, a.words, modes)
+        else:
+            urls = {}
+            for mode, batch in modes.items():
+                tdir = tmp / f"targets-{batch}"
+                tdir.mkdir()
+                for i, t in enumerate(targets):
+                    (tdir / f"{i:05d}.json").write_text(t.model_dump_json())
+                sport = free_port()
+                senv = {
+                    **env,
+                    "HARNESS_SERVICE_TARGETS_DIR": str(tdir),
+                    "HARNESS_SERVICE_HOST": "127.0.0.1",
+                    "HARNESS_SERVICE_PORT": str(sport),
+                    "HARNESS_SERVICE_CALL_TIMEOUT_S": "3600",
+                    "HARNESS_BACKBONE_URL": backbone + "/v1",
+                    "HARNESS_BACKBONE_BATCH": batch,
+                    "HARNESS_BACKBONE_TIMEOUT": "3600",
+                }
+                log = tmp / f"service-{batch}.log"
+                procs.append(start([sys.executable, "-m", "function_store.service"], senv, log))
+                urls[mode] = f"http://127.0.0.1:{sport}"
+                wait_http(urls[mode] + "/healthz", procs[-1], "target service")
+            results = asyncio.run(via_services(urls, targets, a.words))
 
         (tb, ob), (ts, os_) = results["batched"], results["one request per word"]
         errors = sum(o.error is not None for call in ob + os_ for o in call)

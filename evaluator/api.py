@@ -17,7 +17,9 @@ class ScoreResult(BaseModel):
     status: Literal["ok", "error"] = "ok"
     error_category: ErrorCategory | None = None
     error: str | None = None
-    details: dict[str, Any] = Field(default_factory=dict)  # parser used, judge model id, raw replies...
+    details: dict[str, Any] = Field(
+        default_factory=dict
+    )  # parser used, judge model id, raw replies...
 
 
 class EpisodeStats(BaseModel):

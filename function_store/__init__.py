@@ -11,6 +11,14 @@ from function_store.models import (
 )
 
 __all__ = [
-    "CallOutput", "Catalog", "CatalogOptions", "GenConfig", "HiddenTruth", "PublicMeta",
-    "PublicTarget", "Target", "UnitTest", "UnknownTarget",
+    "CallOutput",
+    "Catalog",
+    "CatalogOptions",
+    "GenConfig",
+    "HiddenTruth",
+    "PublicMeta",
+    "PublicTarget",
+    "Target",
+    "UnitTest",
+    "UnknownTarget",
 ]

@@ -105,7 +105,11 @@ class Catalog:
         seed = self.options.gen_seed if seed is None else seed
         key = (dataset, family, seed if dataset == "find-gen" else 0)
         if key not in self._loaded:
-            opts = self.options if seed == self.options.gen_seed else self.options.model_copy(update={"gen_seed": seed})
+            opts = (
+                self.options
+                if seed == self.options.gen_seed
+                else self.options.model_copy(update={"gen_seed": seed})
+            )
             self._loaded[key] = _source(dataset)(family, opts)
         return self._loaded[key]
 
@@ -120,7 +124,11 @@ class Catalog:
             return [self.get(i) for i in ids]
         if family is not None and family not in FAMILIES:
             raise ValueError(f"unknown family {family!r}; known: {', '.join(FAMILIES)}")
-        datasets = [dataset] if dataset else [d for d in dataset_names() if d != "find-import" or self.options.import_root]
+        datasets = (
+            [dataset]
+            if dataset
+            else [d for d in dataset_names() if d != "find-import" or self.options.import_root]
+        )
         for d in datasets:
             _source(d)  # unknown dataset -> UnknownDataset
         families = [family] if family else list(FAMILIES)

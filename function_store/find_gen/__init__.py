@@ -10,5 +10,10 @@ from function_store.models import Family, Target
 
 @register_source("find-gen")
 def load(family: Family, options: CatalogOptions) -> list[Target]:
-    module = {"numeric": "numeric", "strings": "strings", "entities": "neural", "relations": "neural"}[family]
+    module = {
+        "numeric": "numeric",
+        "strings": "strings",
+        "entities": "neural",
+        "relations": "neural",
+    }[family]
     return importlib.import_module(f"function_store.find_gen.{module}").load(family, options)

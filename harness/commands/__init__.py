@@ -2,4 +2,6 @@
 
 import pkgutil
 
-COMMAND_MODULES = sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
+COMMAND_MODULES = sorted(
+    m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")
+)

@@ -9,7 +9,9 @@ from rich.table import Table
 from function_store import datasets
 
 console = Console()
-data_app = typer.Typer(no_args_is_help=True, help="Reference datasets (FIND metadata, RAVEL, neuron explanations).")
+data_app = typer.Typer(
+    no_args_is_help=True, help="Reference datasets (FIND metadata, RAVEL, neuron explanations)."
+)
 
 
 @data_app.command("list")

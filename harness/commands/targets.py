@@ -31,8 +31,12 @@ def _fail(e: Exception, code: int = 2) -> typer.Exit:
 @targets_app.command("list")
 def list_(
     dataset: str = typer.Option(None, "--dataset", "-d", help="find-v1 | find-gen | find-import"),
-    family: str = typer.Option(None, "--family", "-f", help="numeric | strings | entities | relations"),
-    variant: str = typer.Option(None, "--variant", help="e.g. clean | noised | corrupted | mlp | atomic | composed"),
+    family: str = typer.Option(
+        None, "--family", "-f", help="numeric | strings | entities | relations"
+    ),
+    variant: str = typer.Option(
+        None, "--variant", help="e.g. clean | noised | corrupted | mlp | atomic | composed"
+    ),
     seed: int = typer.Option(0, help="find-gen seed"),
     as_json: bool = typer.Option(False, "--json", help="one JSON object per line"),
 ) -> None:
@@ -47,7 +51,13 @@ def list_(
         return
     table = Table("id", "family", "variant", "input", "available")
     for t in targets:
-        table.add_row(t.id, t.family, t.variant, t.public.input_kind, "yes" if t.available else f"no: {t.unavailable_reason}")
+        table.add_row(
+            t.id,
+            t.family,
+            t.variant,
+            t.public.input_kind,
+            "yes" if t.available else f"no: {t.unavailable_reason}",
+        )
     console.print(table)
     console.print(f"{len(targets)} targets")
 
@@ -64,14 +74,26 @@ def show(
         raise _fail(e) from e
     console.print_json(t.public_view().model_dump_json())
     if reveal:
-        err.print("[bold yellow]warning: printing hidden ground truth; never show it to an interpreter[/bold yellow]")
-        console.print_json(json.dumps({"hidden": t.hidden.model_dump(), "unit_tests": [u.model_dump() for u in t.unit_tests]}))
+        err.print(
+            "[bold yellow]warning: printing hidden ground truth; never show it to an interpreter[/bold yellow]"
+        )
+        console.print_json(
+            json.dumps(
+                {
+                    "hidden": t.hidden.model_dump(),
+                    "unit_tests": [u.model_dump() for u in t.unit_tests],
+                }
+            )
+        )
 
 
 @targets_app.command(
     "call", context_settings={"ignore_unknown_options": True, "allow_extra_args": True}
 )
-def call(target_id: str, inputs: list[str] = typer.Argument(..., help="inputs, as an agent would type them")) -> None:
+def call(
+    target_id: str,
+    inputs: list[str] = typer.Argument(..., help="inputs, as an agent would type them"),
+) -> None:
     """Call a target and print FIND's line: `Function input - output pairs: (x, y) ...`."""
     try:
         t = _catalog(0).get(target_id)

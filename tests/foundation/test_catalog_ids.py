@@ -16,7 +16,9 @@ def test_parse_ids():
     assert parse_id("find-gen/relations/s17/f00003") == ("find-gen", "relations", 17)
 
 
-@pytest.mark.parametrize("bad", ["f00473", "find-v1/colors/f1", "find-gen/strings/x0/f1", "nope/numeric/f00001"])
+@pytest.mark.parametrize(
+    "bad", ["f00473", "find-v1/colors/f1", "find-gen/strings/x0/f1", "nope/numeric/f00001"]
+)
 def test_unknown_ids_say_how_to_list(bad):
     with pytest.raises(UnknownTarget) as e:
         Catalog().get(bad)
@@ -33,7 +35,9 @@ def test_unknown_dataset_and_family():
 def test_cli_unknown_target_exit_code_and_message():
     r = subprocess.run(
         [sys.executable, "-m", "harness.cli", "targets", "call", "find-v1/numeric/f99999", "1"],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert r.returncode != 0
     assert "harness targets list" in (r.stderr + r.stdout)

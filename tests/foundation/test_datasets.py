@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import http.server
 import shutil
@@ -40,7 +41,7 @@ def test_checksum_mismatch_detected(tmp_path):
 
 
 def _serve(directory: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
-    handler = lambda *a, **k: http.server.SimpleHTTPRequestHandler(*a, directory=str(directory), **k)  # noqa: E731
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(directory))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}/"
@@ -55,7 +56,9 @@ def test_fetch_downloads_and_verifies(tmp_path, monkeypatch):
         shutil.copy(Path(datasets.data_dir()) / f.path, repo / f.source)
     server, url = _serve(repo)
     try:
-        monkeypatch.setitem(datasets.DATASETS, "find", datasets.Dataset(**{**ds.__dict__, "base_url": url}))
+        monkeypatch.setitem(
+            datasets.DATASETS, "find", datasets.Dataset(**{**ds.__dict__, "base_url": url})
+        )
         dest = datasets.fetch("find", dest=tmp_path / "cache")
     finally:
         server.shutdown()
@@ -71,12 +74,16 @@ def test_fetch_rejects_tampered_source(tmp_path, monkeypatch):
         (repo / f.source).write_bytes(b"not the real file")
     server, url = _serve(repo)
     try:
-        monkeypatch.setitem(datasets.DATASETS, "find", datasets.Dataset(**{**ds.__dict__, "base_url": url}))
+        monkeypatch.setitem(
+            datasets.DATASETS, "find", datasets.Dataset(**{**ds.__dict__, "base_url": url})
+        )
         with pytest.raises(datasets.DataUnavailable, match="checksum mismatch"):
             datasets.fetch("find", dest=tmp_path / "cache")
     finally:
         server.shutdown()
-    assert not (tmp_path / "cache" / "find").exists() or not any((tmp_path / "cache").rglob("*.json"))
+    assert not (tmp_path / "cache" / "find").exists() or not any(
+        (tmp_path / "cache").rglob("*.json")
+    )
 
 
 def test_fetch_offline_message(tmp_path, monkeypatch):
@@ -85,7 +92,11 @@ def test_fetch_offline_message(tmp_path, monkeypatch):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     ds = datasets.DATASETS["find"]
-    monkeypatch.setitem(datasets.DATASETS, "find", datasets.Dataset(**{**ds.__dict__, "base_url": f"http://127.0.0.1:{port}/"}))
+    monkeypatch.setitem(
+        datasets.DATASETS,
+        "find",
+        datasets.Dataset(**{**ds.__dict__, "base_url": f"http://127.0.0.1:{port}/"}),
+    )
     with pytest.raises(datasets.DataUnavailable, match="HARNESS_DATA_DIR"):
         datasets.fetch("find", dest=tmp_path)
 
