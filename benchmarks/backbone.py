@@ -70,7 +70,9 @@ async def via_services(urls: dict[str, str], targets: list[Target], n_words: int
     times = dict.fromkeys(urls, 0.0)
     outs: dict[str, list] = {m: [] for m in urls}
     with Progress() as bar:
-        task = bar.add_task(f"{len(targets)} calls x {n_words} words, both modes", total=len(targets))
+        task = bar.add_task(
+            f"{len(targets)} calls x {n_words} words, both modes", total=len(targets)
+        )
         for t in targets:
             for m, c in clients.items():
                 t0 = time.perf_counter()
@@ -93,7 +95,9 @@ def in_process(backbone: str, targets: list[Target], n_words: int, modes: dict[s
     times = dict.fromkeys(modes, 0.0)
     outs: dict[str, list] = {m: [] for m in modes}
     with Progress() as bar:
-        task = bar.add_task(f"{len(targets)} calls x {n_words} words, both modes", total=len(targets))
+        task = bar.add_task(
+            f"{len(targets)} calls x {n_words} words, both modes", total=len(targets)
+        )
         for t in targets:
             for m, ctx in ctxs.items():
                 runner = build_runner(t, ctx)
@@ -119,10 +123,20 @@ def main() -> None:
     try:
         bport = free_port()
         backbone = f"http://127.0.0.1:{bport}"
-        procs.append(start([sys.executable, "-m", "function_store.backbone", "--port", str(bport)], env, tmp / "backbone.log"))
+        procs.append(
+            start(
+                [sys.executable, "-m", "function_store.backbone", "--port", str(bport)],
+                env,
+                tmp / "backbone.log",
+            )
+        )
         wait_http(backbone + "/health", procs[-1], "backbone server")
         # warm-up: first forward passes allocate and are slower
-        httpx.post(backbone + "/v1/chat/completions", json={"messages": [{"role": "user", "content": "hi"}], "max_tokens": 1}, timeout=600)
+        httpx.post(
+            backbone + "/v1/chat/completions",
+            json={"messages": [{"role": "user", "content": "hi"}], "max_tokens": 1},
+            timeout=600,
+        )
 
         modes = {"batched": "auto", "one request per word": "sequential"}
         if a.in_process:
@@ -159,13 +173,25 @@ def main() -> None:
             for x, y in zip(cb, cs, strict=True)
             if x.output is not None and y.output is not None
         ]
-        path = "runner in-process" if a.in_process else "target service (python -m function_store.service, loopback TCP)"
+        path = (
+            "runner in-process"
+            if a.in_process
+            else "target service (python -m function_store.service, loopback TCP)"
+        )
         print(f"path: {path}; backbone: SmolLM2-135M-Instruct on CPU ({os.cpu_count()} cores)")
-        print(f"calls: {len(targets)} entity targets x {a.words} words = {len(targets) * a.words} scores per mode")
-        print(f"batched (one backbone batch per call): {tb:.2f} s  ({tb / len(targets):.3f} s/call)")
-        print(f"one request per word (FIND's way):     {ts:.2f} s  ({ts / len(targets):.3f} s/call)")
+        print(
+            f"calls: {len(targets)} entity targets x {a.words} words = {len(targets) * a.words} scores per mode"
+        )
+        print(
+            f"batched (one backbone batch per call): {tb:.2f} s  ({tb / len(targets):.3f} s/call)"
+        )
+        print(
+            f"one request per word (FIND's way):     {ts:.2f} s  ({ts / len(targets):.3f} s/call)"
+        )
         print(f"speed-up: {ts / tb:.2f}x")
-        print(f"max |score difference|: {max(diffs, default=0):.2e} over {len(diffs)} scores; errors: {errors}")
+        print(
+            f"max |score difference|: {max(diffs, default=0):.2e} over {len(diffs)} scores; errors: {errors}"
+        )
     finally:
         for p in procs:
             if p.poll() is None:

@@ -123,11 +123,47 @@ class CatalogCache:
         return self._by_seed[gen_seed]
 
 
+FLOOR_AGENT = "interpolation"
+
+
 def create_run(store: Store, spec: RunSpec, catalogs: CatalogCache) -> Run:
-    """Validate a run request and store it as queued. Raises SelectionError on bad input."""
-    resolve_agent_class(spec.agent)
+    """Validate a run request and store it as queued. Raises SelectionError on bad input.
+
+    With `spec.floor` (the default), an agent other than `interpolation` and at least one numeric
+    target, a second queued run is stored: the interpolation floor on exactly those numeric
+    targets (evaluator issue: the floor runs in every numeric report). It is linked both ways:
+    its spec has floor_for=<this run's id>, and this run has a "floor_run" event naming it
+    (`Store.floor_run`)."""
+    agent_cls = resolve_agent_class(spec.agent)
     targets = select_targets(spec, catalogs.get(spec.gen_seed))
-    return store.create_run(spec, [t.id for t in targets])
+    run = store.create_run(spec, [t.id for t in targets])
+    numeric = [t.id for t in targets if t.family == "numeric"]
+    is_floor_agent = spec.agent == FLOOR_AGENT or getattr(agent_cls, "name", None) == FLOOR_AGENT
+    if spec.floor and numeric and not is_floor_agent:
+        floor = store.create_run(floor_spec(spec, numeric, run.id), numeric)
+        store.add_event(run.id, "floor_run", {"run_id": floor.id})
+    return run
+
+
+def floor_spec(spec: RunSpec, numeric_ids: list[str], run_id: str) -> RunSpec:
+    """The interpolation floor's spec for `spec`: same dataset, find-gen seed, protocol and budgets.
+
+    The agent's `max_inputs` stays at its default (129 grid points in one call): Budgets limit
+    target *calls*, rounds, tokens and time, not inputs, so there is no input budget to map."""
+    return spec.model_copy(
+        update={
+            "agent": FLOOR_AGENT,
+            "agent_options": {},
+            "family": None,
+            "variant": None,
+            "ids": list(numeric_ids),
+            "limit": None,
+            "seed": None,
+            "floor": False,
+            "floor_for": run_id,
+        },
+        deep=True,
+    )
 
 
 # ---- target clients -------------------------------------------------------------------------
@@ -410,10 +446,14 @@ class Scheduler:
 
     # ---- cancellation -----------------------------------------------------------------------
     def cancel_run(self, run_id: str) -> bool:
-        """Cancel a queued or running run; False when it had already ended."""
+        """Cancel a queued or running run (and its interpolation floor run, if it has one);
+        False when it had already ended."""
         changed = self.store.set_run_status(run_id, "cancelled")
         if changed:
             self._cancel_in_memory(run_id)
+            floor = self.store.floor_run(run_id)
+            if floor is not None and self.store.set_run_status(floor.id, "cancelled"):
+                self._cancel_in_memory(floor.id)
         return changed
 
     def _cancel_in_memory(self, run_id: str) -> None:

@@ -21,8 +21,14 @@ def main() -> None:
     ap.add_argument("--max-batch", type=int, default=64)
     a = ap.parse_args()
     logging.basicConfig(level=logging.INFO)
-    serve(a.model, host=a.host, port=a.port, served_name=a.served_name, cache_dir=a.cache_dir,
-          max_batch=a.max_batch)
+    serve(
+        a.model,
+        host=a.host,
+        port=a.port,
+        served_name=a.served_name,
+        cache_dir=a.cache_dir,
+        max_batch=a.max_batch,
+    )
 
 
 if __name__ == "__main__":

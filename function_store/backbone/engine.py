@@ -66,7 +66,9 @@ class Engine:
         if eos is None:
             eos = tokenizer.eos_token_id
         self.eos_ids = set(eos if isinstance(eos, list) else [eos])
-        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else min(self.eos_ids)
+        self.pad_id = (
+            tokenizer.pad_token_id if tokenizer.pad_token_id is not None else min(self.eos_ids)
+        )
         self._lock = threading.Lock()  # one forward pass at a time; torch uses all cores anyway
         self.stats = {"batches": 0, "requests": 0, "prefix_tokens_saved": 0}
 
@@ -144,7 +146,10 @@ class Engine:
                     top = []
                     if r.top_logprobs > 0:
                         vals, idx = torch.topk(lp, min(r.top_logprobs, lp.shape[0]))
-                        top = [(int(i), self.token_text(int(i)), float(v)) for v, i in zip(vals, idx)]
+                        top = [
+                            (int(i), self.token_text(int(i)), float(v))
+                            for v, i in zip(vals, idx, strict=True)
+                        ]
                 chosen[b] = tid
                 if tid in self.eos_ids:
                     done[b], finish[b] = True, "stop"

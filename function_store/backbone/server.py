@@ -130,7 +130,8 @@ def _completion(res: GenResult, p: SamplingParams, model: str) -> ChatCompletion
                     logprob=t.logprob,
                     bytes=list(t.token.encode()),
                     top_logprobs=[
-                        TopLogprob(token=s, logprob=lp, bytes=list(s.encode())) for _, s, lp in t.top
+                        TopLogprob(token=s, logprob=lp, bytes=list(s.encode()))
+                        for _, s, lp in t.top
                     ],
                 )
                 for t in res.tokens
@@ -171,7 +172,9 @@ def create_app(engine: Engine, served_name: str, *, max_batch: int = 64) -> Fast
 
     def check_model(name: str | None) -> None:
         if name and name != served_name:
-            raise HTTPException(404, f"The model `{name}` does not exist; this server serves `{served_name}`.")
+            raise HTTPException(
+                404, f"The model `{name}` does not exist; this server serves `{served_name}`."
+            )
 
     @app.exception_handler(BadRequest)
     async def _bad(_, exc: BadRequest) -> JSONResponse:
@@ -185,7 +188,9 @@ def create_app(engine: Engine, served_name: str, *, max_batch: int = 64) -> Fast
     async def models() -> ModelList:
         return ModelList(data=[ModelCard(id=served_name)])
 
-    @app.post("/v1/chat/completions", response_model=ChatCompletion, response_model_exclude_none=True)
+    @app.post(
+        "/v1/chat/completions", response_model=ChatCompletion, response_model_exclude_none=True
+    )
     async def chat(req: ChatCompletionRequest) -> ChatCompletion:
         check_model(req.model)
         (res,) = await batcher.submit([_gen_request(req.messages, req, engine)])
@@ -228,7 +233,9 @@ def serve(
     from function_store.backbone import model as model_mod
 
     tok, lm = model_mod.load(model, cache_dir)
-    name = served_name or (model_mod.DEFAULT_SERVED_NAME if model == model_mod.DEFAULT_MODEL else model)
+    name = served_name or (
+        model_mod.DEFAULT_SERVED_NAME if model == model_mod.DEFAULT_MODEL else model
+    )
     app = create_app(Engine(tok, lm, max_batch=max_batch), name, max_batch=max_batch)
     log.info("serving %s as %r on http://%s:%d/v1", model, name, host, port)
     uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -88,7 +88,10 @@ class BackboneClient:
         )
         self._model = s.model
         self._batch_endpoint: bool | None = {
-            "auto": None, "endpoint": True, "concurrent": False, "sequential": False
+            "auto": None,
+            "endpoint": True,
+            "concurrent": False,
+            "sequential": False,
         }[s.batch]
         self._digit_ids: dict[str, int] | None = None
         self._lock = threading.Lock()
@@ -124,13 +127,17 @@ class BackboneClient:
                 last = f"HTTP {r.status_code}: {r.text[:200]}"
                 continue
             if r.status_code >= 400:  # our request was refused: retrying will not help
-                raise BackboneError(f"backbone at {s.api_base} refused the request: HTTP {r.status_code}: {r.text[:300]}")
+                raise BackboneError(
+                    f"backbone at {s.api_base} refused the request: HTTP {r.status_code}: {r.text[:300]}"
+                )
             try:
                 return r.json()
             except ValueError:
                 last = f"reply is not JSON: {r.text[:120]!r}"
                 continue
-        raise BackboneError(f"backbone at {s.api_base} unavailable: {last} (attempts: {attempt + 1})")
+        raise BackboneError(
+            f"backbone at {s.api_base} unavailable: {last} (attempts: {attempt + 1})"
+        )
 
     def _post_validated(self, path: str, body: dict, model: type[BaseModel]) -> Any:
         s = self.settings
@@ -149,11 +156,15 @@ class BackboneClient:
             try:
                 data = self._request("GET", self.settings.api_base + "/models")
             except _NotFound as e:
-                raise BackboneError(f"backbone at {self.settings.api_base} has no /models route") from e
+                raise BackboneError(
+                    f"backbone at {self.settings.api_base} has no /models route"
+                ) from e
             try:
                 self._model = str(data["data"][0]["id"])
             except (KeyError, IndexError, TypeError) as e:
-                raise BackboneError(f"backbone at {self.settings.api_base} listed no model: {str(data)[:200]}") from e
+                raise BackboneError(
+                    f"backbone at {self.settings.api_base} listed no model: {str(data)[:200]}"
+                ) from e
         return self._model
 
     def chat_many(self, messages_list: list[Messages], **params: Any) -> list[ChatCompletion]:
@@ -164,7 +175,9 @@ class BackboneClient:
         if self._batch_endpoint is not False and len(messages_list) > 1:
             try:
                 out = self._post_validated(
-                    "/batch/chat/completions", {**body, "messages_list": messages_list}, BatchChatCompletion
+                    "/batch/chat/completions",
+                    {**body, "messages_list": messages_list},
+                    BatchChatCompletion,
                 )
                 self._batch_endpoint = True
                 if len(out.completions) != len(messages_list):
@@ -172,7 +185,9 @@ class BackboneClient:
                 return out.completions
             except _NotFound:
                 if self._batch_endpoint:
-                    raise BackboneError("backbone has no batch endpoint (set batch=concurrent)") from None
+                    raise BackboneError(
+                        "backbone has no batch endpoint (set batch=concurrent)"
+                    ) from None
                 self._batch_endpoint = False
         return self._concurrent([{**body, "messages": m} for m in messages_list])
 
@@ -180,7 +195,9 @@ class BackboneClient:
         try:
             c = self._post_validated("/chat/completions", body, ChatCompletion)
         except _NotFound as e:
-            raise BackboneError(f"backbone at {self.settings.api_base} has no /chat/completions route (HTTP {e.status})") from e
+            raise BackboneError(
+                f"backbone at {self.settings.api_base} has no /chat/completions route (HTTP {e.status})"
+            ) from e
         if not c.choices:
             raise BackboneError("backbone reply has no choices")
         return c
@@ -232,9 +249,16 @@ class BackboneClient:
     def _forced_choice(self, messages_list: list[Messages], prefixes: list[str]) -> list[float]:
         """Re-ask at the first digit's position (the reply so far is continued as an assistant
         message), with the first token restricted to "0"/"1", and read both digits' logprobs."""
-        convs = [m + [{"role": "assistant", "content": p}] if p else m for m, p in zip(messages_list, prefixes, strict=True)]
+        convs = [
+            m + [{"role": "assistant", "content": p}] if p else m
+            for m, p in zip(messages_list, prefixes, strict=True)
+        ]
         cont = {"continue_final_message": True, "add_generation_prompt": False}
-        params: dict[str, Any] = {"max_tokens": 1, "logprobs": True, "top_logprobs": self.settings.top_logprobs}
+        params: dict[str, Any] = {
+            "max_tokens": 1,
+            "logprobs": True,
+            "top_logprobs": self.settings.top_logprobs,
+        }
         if self.settings.forced_choice == "extension":
             params["forced_choice"] = list(DIGITS)
         else:
@@ -268,9 +292,13 @@ class BackboneClient:
                 ids = {}
                 for d in DIGITS:
                     try:
-                        data = self._request("POST", root + "/tokenize", {"model": self.model(), "prompt": d})
+                        data = self._request(
+                            "POST", root + "/tokenize", {"model": self.model(), "prompt": d}
+                        )
                     except _NotFound as e:
-                        raise BackboneError("backbone has no /tokenize route; use forced_choice=extension") from e
+                        raise BackboneError(
+                            "backbone has no /tokenize route; use forced_choice=extension"
+                        ) from e
                     toks = data.get("tokens") if isinstance(data, dict) else None
                     if not toks:
                         raise BackboneError(f"backbone could not tokenize {d!r}: {str(data)[:200]}")

@@ -64,7 +64,10 @@ def fill(template: str, word: str) -> str:
 
 
 def messages(system: str, template: str, word: str) -> list[dict[str, str]]:
-    return [{"role": "system", "content": system}, {"role": "user", "content": fill(template, word)}]
+    return [
+        {"role": "system", "content": system},
+        {"role": "user", "content": fill(template, word)},
+    ]
 
 
 _QUOTES = "\"'`“”‘’"

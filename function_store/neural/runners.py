@@ -35,7 +35,9 @@ def backbone_client(ctx: RuntimeContext | None) -> BackboneClient:
     if cfg is None:
         raise NoBackboneConfigured()
     if not isinstance(cfg, BackboneSettings):
-        raise TypeError(f"RuntimeContext.backbone must be a client, settings or URL, not {type(cfg).__name__}")
+        raise TypeError(
+            f"RuntimeContext.backbone must be a client, settings or URL, not {type(cfg).__name__}"
+        )
     key = cfg.model_dump_json()
     with _clients_lock:
         if key not in _clients:

@@ -71,6 +71,9 @@ class RunDetail(RunOut):
     usage: UsageOut
     metrics: list[MetricSummary]
     errors_by_category: dict[str, int]
+    floor_run_id: str | None = Field(
+        None, description="the run's interpolation floor run (its spec has floor_for=this id)"
+    )
 
 
 class EpisodeOut(BaseModel):
@@ -158,6 +161,9 @@ class ReportOut(BaseModel):
     run_id: str
     report: Any = Field(description="the evaluator's report (JSON)")
     text: str | None = Field(None, description="the report rendered as text, when it has one")
+    floor_run_id: str | None = Field(
+        None, description="the interpolation floor run whose episodes the report includes"
+    )
 
 
 # ---- builders -------------------------------------------------------------------------------
@@ -239,6 +245,7 @@ def run_detail(store: Store, run: Run) -> RunDetail:
         usage=usage,
         metrics=metric_summaries(store.run_scores(run.id)),
         errors_by_category=errors,
+        floor_run_id=floor.id if (floor := store.floor_run(run.id)) is not None else None,
     )
 
 
@@ -301,7 +308,11 @@ def build_report(store: Store, run: Run) -> ReportOut:
         raise ReportUnavailable(
             f"the evaluator's report module is not available ({e}); scores are at GET /runs/{run.id}"
         ) from e
-    result = evaluator_report(episode_summaries(store, run))
+    summaries = episode_summaries(store, run)
+    floor = store.floor_run(run.id)
+    if floor is not None:  # the interpolation floor (its summaries carry agent "interpolation")
+        summaries += episode_summaries(store, floor)
+    result = evaluator_report(summaries)
     text = None
     if isinstance(result, BaseModel):
         render = getattr(result, "render", None) or getattr(result, "to_text", None)
@@ -311,4 +322,6 @@ def build_report(store: Store, run: Run) -> ReportOut:
         payload, text = None, result
     else:
         payload = result
-    return ReportOut(run_id=run.id, report=payload, text=text)
+    return ReportOut(
+        run_id=run.id, report=payload, text=text, floor_run_id=floor.id if floor else None
+    )

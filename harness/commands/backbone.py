@@ -11,7 +11,9 @@ from rich.console import Console
 
 console = Console()
 err = Console(stderr=True)
-backbone_app = typer.Typer(no_args_is_help=True, help="Serve or probe the LM backbone of FIND's neural modules.")
+backbone_app = typer.Typer(
+    no_args_is_help=True, help="Serve or probe the LM backbone of FIND's neural modules."
+)
 
 
 @backbone_app.command("serve")
@@ -22,7 +24,9 @@ def serve(
     ),
     host: str = typer.Option("127.0.0.1", help="bind address"),
     port: int = typer.Option(8000, help="port"),
-    served_name: str = typer.Option(None, help="model id clients use (default: derived from --model)"),
+    served_name: str = typer.Option(
+        None, help="model id clients use (default: derived from --model)"
+    ),
     cache_dir: Path = typer.Option(None, help="where converted GGUF models are cached"),
     max_batch: int = typer.Option(64, min=1, help="most prompts in one forward pass"),
 ) -> None:
@@ -32,7 +36,14 @@ def serve(
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     try:
-        run(model, host=host, port=port, served_name=served_name, cache_dir=cache_dir, max_batch=max_batch)
+        run(
+            model,
+            host=host,
+            port=port,
+            served_name=served_name,
+            cache_dir=cache_dir,
+            max_batch=max_batch,
+        )
     except (ModelNotFound, OSError) as e:
         err.print(f"[red]cannot serve {model!r}: {e}[/red]")
         raise typer.Exit(1) from e
@@ -62,7 +73,9 @@ def check(
         raise typer.Exit(1) from e
     finally:
         client.close()
-    console.print(f"model {client.model()} at {settings.api_base} ({os.environ.get('HARNESS_BACKBONE_FORCED_CHOICE', settings.forced_choice)} forced choice)")
+    console.print(
+        f"model {client.model()} at {settings.api_base} ({os.environ.get('HARNESS_BACKBONE_FORCED_CHOICE', settings.forced_choice)} forced choice)"
+    )
     for w, s in zip(words, scores, strict=True):
         console.print(f"({w}, {s:.4f})")
 

@@ -50,6 +50,11 @@ def run(
     max_wall_s: float = typer.Option(None, "--max-wall-s"),
     agent_option: list[str] = typer.Option(None, "--agent-option", "-o", help="KEY=VALUE"),
     as_json: bool = typer.Option(False, "--json", help="machine-readable summary on stdout"),
+    no_floor: bool = typer.Option(
+        False,
+        "--no-floor",
+        help="do not also run the `interpolation` floor on the numeric targets",
+    ),
 ) -> None:
     """Run AGENT on a target selection in this process and print the summary."""
     from pydantic import ValidationError
@@ -75,17 +80,26 @@ def run(
                     "max_tokens": max_tokens,
                     "max_wall_s": max_wall_s,
                 },
+                "floor": not no_floor,
             }
         )
     except ValidationError as e:
         for x in e.errors():
             err.print(f"[red]{'.'.join(map(str, x['loc']))}: {x['msg']}[/red]")
         raise typer.Exit(2) from e
-    detail = asyncio.run(_run(spec, quiet=as_json))
+    detail, floor = asyncio.run(_run(spec, quiet=as_json))
     if as_json:
-        sys.stdout.write(detail.model_dump_json(indent=2) + "\n")
+        # the run's detail; floor_run_id names its floor run, whose detail is under "floor"
+        out = detail.model_dump(mode="json") | {
+            "floor": floor.model_dump(mode="json") if floor else None
+        }
+        sys.stdout.write(json.dumps(out, indent=2) + "\n")
     else:
-        print_summary(Console(), detail)
+        console = Console()
+        print_summary(console, detail)
+        if floor is not None:
+            console.print("[bold]interpolation floor[/bold] (numeric targets):")
+            print_summary(console, floor)
     if detail.status == "failed":
         raise typer.Exit(1)
 
@@ -110,6 +124,7 @@ async def _run(spec, quiet: bool):  # type: ignore[no-untyped-def]
     catalogs = CatalogCache()
     try:
         run = create_run(store, spec, catalogs)
+        floor = store.floor_run(run.id)
         client = make_target_client(settings, catalogs)
     except (SelectionError, RuntimeError) as e:
         err.print(f"[red]{e}[/red]")
@@ -120,9 +135,15 @@ async def _run(spec, quiet: bool):  # type: ignore[no-untyped-def]
         settings=settings,
         catalogs=catalogs,
         score_hook=load_score_hook(settings.score_hook),
-        only_runs={run.id},
+        only_runs={run.id} | ({floor.id} if floor else set()),
     )
     err.print(f"run [bold]{run.id}[/bold]: {len(run.target_ids)} targets, agent {spec.agent}")
+    if floor is not None:
+        err.print(
+            f"floor run [bold]{floor.id}[/bold]: {len(floor.target_ids)} numeric targets, "
+            "agent interpolation"
+        )
+    runs = [run] + ([floor] if floor else [])
     sched.start()
     progress = Progress(
         TextColumn("{task.description}"),
@@ -134,22 +155,31 @@ async def _run(spec, quiet: bool):  # type: ignore[no-untyped-def]
     )
     try:
         with progress:
-            task = progress.add_task("episodes", total=len(run.target_ids))
+            labels = ["episodes", "floor episodes"][: len(runs)]
+            tasks = [
+                progress.add_task(lbl, total=len(r.target_ids))
+                for lbl, r in zip(labels, runs, strict=True)
+            ]
             while True:
-                counts = store.episode_counts(run.id)
-                done = sum(n for s, n in counts.items() if s not in ("queued", "running"))
-                progress.update(task, completed=done)
-                current = store.get_run(run.id)
-                if current is None or current.status in RUN_TERMINAL:
+                ended = True
+                for task, r in zip(tasks, runs, strict=True):
+                    counts = store.episode_counts(r.id)
+                    done = sum(n for s, n in counts.items() if s not in ("queued", "running"))
+                    progress.update(task, completed=done)
+                    current = store.get_run(r.id)
+                    ended &= current is None or current.status in RUN_TERMINAL
+                if ended:
                     break
                 await asyncio.sleep(0.2)
     except (KeyboardInterrupt, asyncio.CancelledError):
-        err.print(f"interrupted: run {run.id} stays resumable (`harness serve` picks it up)")
+        ids = " and ".join(r.id for r in runs)
+        err.print(f"interrupted: run {ids} stays resumable (`harness serve` picks it up)")
         raise
     finally:
         await sched.stop()
         await client.aclose()
-    return run_detail(store, store.get_run(run.id))
+    floor_detail = run_detail(store, store.get_run(floor.id)) if floor else None
+    return run_detail(store, store.get_run(run.id)), floor_detail
 
 
 def print_summary(console: Console, detail) -> None:  # type: ignore[no-untyped-def]

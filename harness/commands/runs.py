@@ -49,7 +49,7 @@ def list_(
         t.add_row(
             r.id,
             r.status,
-            r.agent,
+            r.agent + (f" (floor of {r.spec['floor_for']})" if r.spec.get("floor_for") else ""),
             r.dataset,
             r.family or "",
             str(len(r.target_ids)),
@@ -88,6 +88,9 @@ def cancel(run_id: str) -> None:
         err.print(f"[red]run {run_id} has already ended ({run.status})[/red]")
         raise typer.Exit(1)
     console.print(f"run {run_id} cancelled")
+    floor = store.floor_run(run_id)
+    if floor is not None and store.set_run_status(floor.id, "cancelled"):
+        console.print(f"its interpolation floor run {floor.id} cancelled")
 
 
 def export(

@@ -325,6 +325,18 @@ class Store:
                 insert(Event).values(run_id=run_id, episode_id=episode_id, kind=kind, data=data)
             )
 
+    def floor_run(self, run_id: str) -> Run | None:
+        """The interpolation floor run of `run_id`, linked by its "floor_run" event; None if none."""
+        q = (
+            select(Event.data)
+            .where(Event.run_id == run_id, Event.kind == "floor_run")
+            .order_by(Event.id)
+            .limit(1)
+        )
+        with self.engine.connect() as c:
+            data = c.execute(q).scalar_one_or_none()
+        return self.get_run(data["run_id"]) if data else None
+
     def events(self, run_id: str, *, after: int = 0, limit: int = 1000) -> list[Event]:
         q = (
             select(Event)

@@ -59,3 +59,11 @@ class RunSpec(BaseModel):
     gen_seed: int = Field(0, description="find-gen generator seed")
     protocol: ProtocolOptions = Field(default_factory=ProtocolOptions)
     budgets: Budgets = Field(default_factory=Budgets)
+    floor: bool = Field(
+        True,
+        description="also run the `interpolation` floor on the run's numeric targets (a second "
+        "run, linked by its floor_for; the report shows both)",
+    )
+    floor_for: str | None = Field(
+        None, description="set on a floor run: the id of the run it is the floor of"
+    )

@@ -27,25 +27,36 @@ def free_port() -> int:
 def backbone_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     port = free_port()
     log = tmp_path_factory.mktemp("backbone") / "server.log"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "2")}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "2"),
+    }
     with open(log, "wb") as fh:
         proc = subprocess.Popen(
             [sys.executable, "-m", "function_store.backbone", "--port", str(port)],
-            cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT,
+            cwd=ROOT,
+            env=env,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
         )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + START_TIMEOUT_S
     try:
         while True:
             if proc.poll() is not None:
-                pytest.fail(f"backbone server exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+                pytest.fail(
+                    f"backbone server exited with {proc.returncode}:\n{log.read_text()[-3000:]}"
+                )
             try:
                 if httpx.get(url + "/health", timeout=2).status_code == 200:
                     break
             except httpx.HTTPError:
                 pass
             if time.monotonic() > deadline:
-                pytest.fail(f"backbone server did not start in {START_TIMEOUT_S}s:\n{log.read_text()[-3000:]}")
+                pytest.fail(
+                    f"backbone server did not start in {START_TIMEOUT_S}s:\n{log.read_text()[-3000:]}"
+                )
             time.sleep(0.5)
         yield url
     finally:

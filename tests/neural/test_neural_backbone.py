@@ -41,7 +41,9 @@ def test_entity_scores_are_probabilities_in_find_format(cat, client):
 
 
 def test_batched_equals_one_at_a_time(client):
-    convs = [P.messages(P.ENTITY_SYSTEM, P.entity_template("sport organizations"), w) for w in WORDS[:3]]
+    convs = [
+        P.messages(P.ENTITY_SYSTEM, P.entity_template("sport organizations"), w) for w in WORDS[:3]
+    ]
     batched = client.entity_scores(convs)
     singles = [client.entity_scores([c])[0] for c in convs]
     assert len(set(round(s, 4) for s in singles)) > 1  # the words do get different scores
@@ -51,7 +53,9 @@ def test_batched_equals_one_at_a_time(client):
 
 def test_concurrent_requests_equal_batch_endpoint(backbone_url, client):
     conc = BackboneClient(BackboneSettings(url=backbone_url, batch="concurrent", timeout_s=300))
-    convs = [P.messages(P.ENTITY_SYSTEM, P.entity_template("food and eating"), w) for w in WORDS[:2]]
+    convs = [
+        P.messages(P.ENTITY_SYSTEM, P.entity_template("food and eating"), w) for w in WORDS[:2]
+    ]
     for a, b in zip(conc.entity_scores(convs), client.entity_scores(convs), strict=True):
         assert abs(a - b) < 1e-4
 
@@ -66,7 +70,9 @@ def test_forced_choice_matches_top_logprobs(backbone_url, client):
     assert "0" in lp and "1" in lp, "the test word should list both digits"
     want = math.exp(lp["1"]) / (math.exp(lp["0"]) + math.exp(lp["1"]))
     assert abs(client._forced_choice([conv], [""])[0] - want) < 1e-5
-    bias = BackboneClient(BackboneSettings(url=backbone_url, forced_choice="logit_bias", timeout_s=300))
+    bias = BackboneClient(
+        BackboneSettings(url=backbone_url, forced_choice="logit_bias", timeout_s=300)
+    )
     assert abs(bias._forced_choice([conv], [""])[0] - want) < 1e-4
 
 
@@ -77,7 +83,7 @@ def test_server_logprobs_match_direct_forward(client, local_model):
     content = comp.choices[0].logprobs.content
     text = tok.apply_chat_template(conv, tokenize=False, add_generation_prompt=True)
     ids = tok(text, add_special_tokens=False)["input_ids"]
-    for step, item in enumerate(content):
+    for item in content:
         with torch.inference_mode():
             logits = lm(input_ids=torch.tensor([ids])).logits[0, -1]
         logp = torch.log_softmax(logits.float(), -1)
@@ -110,5 +116,9 @@ def test_bad_requests_are_refused_clearly(backbone_url):
         timeout=30,
     )
     assert r.status_code == 400 and "vocabulary" in r.json()["error"]["message"]
-    r = httpx.post(backbone_url + "/v1/chat/completions", json={"model": "gpt-9", "messages": [{"role": "user", "content": "x"}]}, timeout=30)
+    r = httpx.post(
+        backbone_url + "/v1/chat/completions",
+        json={"model": "gpt-9", "messages": [{"role": "user", "content": "x"}]},
+        timeout=30,
+    )
     assert r.status_code == 404

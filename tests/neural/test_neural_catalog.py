@@ -47,7 +47,9 @@ def test_relations_counts_variants_and_corruptions(cat):
     assert [t.variant for t in rels[::25]] == ["clean", "corruption-a", "corruption-b"]
     assert rels[25].id == "find-v1/relations/f00025"
     clean, a, b = rels[0].hidden, rels[25].hidden, rels[50].hidden
-    assert clean.runner == "relation" and clean.spec["exception"] is None and clean.corruption is None
+    assert (
+        clean.runner == "relation" and clean.spec["exception"] is None and clean.corruption is None
+    )
     # Appendix B, k=0
     assert a.spec["exception"] == "the input country is in Asia"
     assert b.spec["exception"] == "the input country is in South America"

@@ -19,8 +19,18 @@ MODELS = {"object": "list", "data": [{"id": "m"}]}
 
 
 def _completion(content: str) -> dict:
-    return {"id": "x", "object": "chat.completion", "model": "m",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]}
+    return {
+        "id": "x",
+        "object": "chat.completion",
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": "stop",
+            }
+        ],
+    }
 
 
 class Misbehaving:
@@ -78,7 +88,9 @@ def relation():
 
 
 def _settings(url: str, **kw) -> BackboneSettings:
-    return BackboneSettings(url=url, timeout_s=0.5, connect_timeout_s=0.5, retries=2, backoff_s=0.01, **kw)
+    return BackboneSettings(
+        url=url, timeout_s=0.5, connect_timeout_s=0.5, retries=2, backoff_s=0.01, **kw
+    )
 
 
 def test_down_backbone_gives_infrastructure_errors(relation):
@@ -86,7 +98,11 @@ def test_down_backbone_gives_infrastructure_errors(relation):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     t0 = time.monotonic()
-    out = call_target(relation, ["France", "Peru"], RuntimeContext(backbone=_settings(f"http://127.0.0.1:{port}", model="m")))
+    out = call_target(
+        relation,
+        ["France", "Peru"],
+        RuntimeContext(backbone=_settings(f"http://127.0.0.1:{port}", model="m")),
+    )
     assert time.monotonic() - t0 < 10
     assert [o.input for o in out] == ["France", "Peru"]
     for o in out:
@@ -94,7 +110,9 @@ def test_down_backbone_gives_infrastructure_errors(relation):
         assert "backbone unavailable" in o.error and "connection failed" in o.error
 
 
-@pytest.mark.parametrize("mode,needle", [("slow", "timed out"), ("garbage", "not JSON"), ("wrong-json", "malformed")])
+@pytest.mark.parametrize(
+    "mode,needle", [("slow", "timed out"), ("garbage", "not JSON"), ("wrong-json", "malformed")]
+)
 def test_misbehaving_backbone(relation, mode, needle):
     srv = Misbehaving(mode)
     try:
@@ -113,7 +131,9 @@ def test_misbehaving_backbone(relation, mode, needle):
 def test_transient_500_is_retried_and_vllm_style_server_gets_concurrent_requests(relation):
     srv = Misbehaving("500-then-ok")
     try:
-        out = call_target(relation, ["France", "Peru", "Chile"], RuntimeContext(backbone=_settings(srv.url)))
+        out = call_target(
+            relation, ["France", "Peru", "Chile"], RuntimeContext(backbone=_settings(srv.url))
+        )
         assert [o.output for o in out] == [" Paris"] * 3  # raw, as FIND prints it
         assert all(o.error is None for o in out)
         assert srv.hits == 4  # 3 inputs + 1 retried 500, after the batch route 404ed

@@ -22,8 +22,8 @@ def released_positives() -> dict[str, set[str]]:
     data = json.loads(data_path("find/neurons_entities/data.json").read_text())
     tests = json.loads(data_path("find/neurons_entities/unit_test_data.json").read_text())
     return {
-        d["concept1"]: {v[c - 1] for v, c in zip(t["test_vec"], t["correct_inx"])}
-        for d, t in zip(data[:140], tests[:140])
+        d["concept1"]: {v[c - 1] for v, c in zip(t["test_vec"], t["correct_inx"], strict=True)}
+        for d, t in zip(data[:140], tests[:140], strict=True)
     }
 
 
@@ -51,17 +51,25 @@ def test_entities_shape_and_determinism(released_positives):
 
 def test_relations_shape_and_corrupted_tests():
     rels = _load("relations", 2)
-    assert len(rels) == 75 and [t.variant for t in rels[::25]] == ["clean", "corruption-a", "corruption-b"]
+    assert len(rels) == 75 and [t.variant for t in rels[::25]] == [
+        "clean",
+        "corruption-a",
+        "corruption-b",
+    ]
     assert rels[26].id == "find-gen/relations/s2/f00026"
     assert {(t.hidden.spec["concept1"], t.hidden.spec["concept2"]) for t in rels[:25]} == {
         r[:2] for r in RELATIONS
     }
     for j in range(25):
         clean, a, b = rels[j], rels[25 + j], rels[50 + j]
-        assert a.hidden.spec["concept1"] == clean.hidden.spec["concept1"] == b.hidden.spec["concept1"]
+        assert (
+            a.hidden.spec["concept1"] == clean.hidden.spec["concept1"] == b.hidden.spec["concept1"]
+        )
         assert clean.exemplars == a.exemplars == b.exemplars and 8 <= len(clean.exemplars) <= 10
         tmpl = a.hidden.spec["user_template"]
-        assert tmpl.startswith("I am going to give you an input. If") and tmpl.endswith("Input: {input}")
+        assert tmpl.startswith("I am going to give you an input. If") and tmpl.endswith(
+            "Input: {input}"
+        )
         assert "If  " not in tmpl  # the release's stray leading space is fixed
         for t in (a, b):
             us = t.unit_tests

@@ -39,7 +39,9 @@ def test_relation_prompts_clean_corrupted_and_fixed():
         "additional information other than the output.\nInput:France"
     )
     bad = P.fill(
-        P.relation_template("a country", "the capital of that country", "the input country is in Asia"),
+        P.relation_template(
+            "a country", "the capital of that country", "the input country is in Asia"
+        ),
         "Japan",
     )
     assert bad == (
@@ -96,7 +98,10 @@ def test_find_digit_site_first_digit_and_prefix():
         {
             "token": " 0",
             "logprob": math.log(0.3),
-            "top_logprobs": [{"token": " 0", "logprob": math.log(0.3)}, {"token": " 1", "logprob": math.log(0.1)}],
+            "top_logprobs": [
+                {"token": " 0", "logprob": math.log(0.3)},
+                {"token": " 1", "logprob": math.log(0.1)},
+            ],
         },
         {"token": "1", "logprob": -0.1, "top_logprobs": []},
     ]

@@ -47,8 +47,17 @@ def test_run_show_export(sqlite_url: str) -> None:
     assert summary["usage"]["target_calls"] == 4
     run_id = summary["id"]
 
+    # `harness run` also ran the interpolation floor on the (numeric) targets and waited for it
+    floor = summary["floor"]
+    assert summary["floor_run_id"] == floor["id"] and floor["spec"]["floor_for"] == run_id
+    assert (floor["agent"], floor["status"], floor["n_targets"]) == (
+        "interpolation",
+        "completed",
+        2,
+    )
+
     listed = [json.loads(x) for x in harness(env, "runs", "list", "--json").stdout.splitlines()]
-    assert [x["id"] for x in listed] == [run_id]
+    assert [x["id"] for x in listed] == [floor["id"], run_id]
     shown = json.loads(harness(env, "runs", "show", run_id, "--json").stdout)
     assert shown["metrics"][0] == {"metric": "answered", "n": 2, "n_errors": 0, "mean": 1.0}
 
