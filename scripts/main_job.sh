@@ -4,6 +4,7 @@
 # scored by the evaluator, then FIND's Table 2 layout for each run.
 set -euo pipefail
 export HARNESS_HOME="${HARNESS_HOME:-$PWD/.harness}"
+export COLUMNS="${COLUMNS:-160}"  # wide enough for the report tables when not on a terminal
 for spec in "scripted-numeric numeric" "scripted-strings strings"; do
   set -- $spec
   run_id=$(harness run --agent "$1" --dataset find-gen --family "$2" --limit 10 --seed 0 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
