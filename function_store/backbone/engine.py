@@ -116,8 +116,8 @@ class Engine:
         suffixes = [p[plen:] for p in prompts]
         lens = [len(s) for s in suffixes]
         logits, packed = self._prefill(prompts[0][:plen], suffixes)
-        next_pos = torch.tensor([plen + ln for ln in lens])
-        cache = mask = None  # the padded batch layout, built only if some row decodes further
+        cache = mask = next_pos = None  # padded batch layout, built only if some row decodes on
+        rows = list(range(n))  # batch row -> request index (finished rows leave the batch)
 
         biases = [self._bias_vector(r) for r in reqs]
         choices = [self._choice_ids(r) for r in reqs]
@@ -129,11 +129,12 @@ class Engine:
         step = 0
         while True:
             logits = logits.float()
-            chosen = torch.full((n,), self.pad_id, dtype=torch.long)
-            for b, r in enumerate(reqs):
+            chosen = torch.full((len(rows),), self.pad_id, dtype=torch.long)
+            for i, b in enumerate(rows):
+                r = reqs[b]
                 if done[b]:
                     continue
-                row = logits[b]
+                row = logits[i]
                 if biases[b] is not None:
                     row = row + biases[b]
                 lp = torch.log_softmax(row, dim=-1)
@@ -150,7 +151,7 @@ class Engine:
                             (int(i), self.token_text(int(i)), float(v))
                             for v, i in zip(vals, idx, strict=True)
                         ]
-                chosen[b] = tid
+                chosen[i] = tid
                 if tid in self.eos_ids:
                     done[b], finish[b] = True, "stop"
                     continue
@@ -162,11 +163,24 @@ class Engine:
                 elif len(gen[b]) >= limits[b]:
                     done[b] = True
             step += 1
-            if all(done):
+            alive = [i for i, b in enumerate(rows) if not done[b]]
+            if not alive:
                 break
-            if cache is None:
-                cache, mask = _unpack(packed, plen, lens)
-            mask = torch.cat([mask, torch.ones((n, 1), dtype=torch.long)], dim=1)
+            if cache is None:  # first decode step: only the unfinished rows are unpacked
+                rows = [rows[i] for i in alive]
+                chosen = chosen[alive]
+                cache, mask = _unpack(packed, plen, lens, rows)
+                next_pos = torch.tensor([plen + lens[b] for b in rows])
+            elif len(alive) < len(rows):
+                sel = torch.tensor(alive)
+                cache.batch_select_indices(sel)
+                rows, chosen, mask, next_pos = (
+                    [rows[i] for i in alive],
+                    chosen[sel],
+                    mask[sel],
+                    next_pos[sel],
+                )
+            mask = torch.cat([mask, torch.ones((len(rows), 1), dtype=torch.long)], dim=1)
             res = self.model(
                 input_ids=chosen.unsqueeze(1),
                 attention_mask=mask,
@@ -190,26 +204,22 @@ class Engine:
         return results
 
     def _prefill(self, prefix: list[int], suffixes: list[list[int]]) -> tuple[torch.Tensor, Any]:
-        """Run the shared prefix once, then all suffixes packed into ONE row (no padding): a 4-D
-        block mask lets each suffix see the prefix and its own earlier tokens only, and position
-        ids restart at len(prefix) for each suffix. Returns the next-token logits of each suffix
-        [n, vocab] and the packed cache."""
+        """One forward pass over ONE row: the shared prefix once, then every suffix packed after
+        it (no padding). A 4-D block mask lets each suffix see the prefix and its own earlier
+        tokens only, and each suffix's positions restart at len(prefix). Returns the next-token
+        logits of each suffix [n, vocab] and the packed cache (prefix, then the suffixes)."""
         plen = len(prefix)
-        cache = None
-        if plen:
-            cache = self.model(
-                input_ids=torch.tensor([prefix]), use_cache=True, logits_to_keep=1
-            ).past_key_values
         lens = [len(s) for s in suffixes]
-        total = sum(lens)
-        ids = torch.tensor([[t for s in suffixes for t in s]])
-        pos = torch.tensor([[plen + j for ln in lens for j in range(ln)]])
-        allowed = torch.zeros((1, 1, total, plen + total), dtype=torch.bool)
-        allowed[..., :plen] = True
+        total = plen + sum(lens)
+        ids = torch.tensor([prefix + [t for s in suffixes for t in s]])
+        pos = torch.tensor([list(range(plen)) + [plen + j for ln in lens for j in range(ln)]])
+        allowed = torch.zeros((1, 1, total, total), dtype=torch.bool)
+        allowed[0, 0, :plen, :plen] = torch.tril(torch.ones((plen, plen), dtype=torch.bool))
         ends = []
-        off = 0
+        off = plen
         for ln in lens:
-            allowed[0, 0, off : off + ln, plen + off : plen + off + ln] = torch.tril(
+            allowed[0, 0, off : off + ln, :plen] = True
+            allowed[0, 0, off : off + ln, off : off + ln] = torch.tril(
                 torch.ones((ln, ln), dtype=torch.bool)
             )
             off += ln
@@ -218,7 +228,6 @@ class Engine:
             input_ids=ids,
             attention_mask=allowed,
             position_ids=pos,
-            past_key_values=cache,
             use_cache=True,
             logits_to_keep=torch.tensor(ends),
         )
@@ -257,18 +266,17 @@ def _common_prefix_len(seqs: Sequence[Sequence[int]]) -> int:
     return n
 
 
-def _unpack(packed: Any, plen: int, lens: list[int]) -> tuple[Any, torch.Tensor]:
-    """Turn the packed single-row cache into a right-padded batch cache [n, plen + max(lens)]
-    and its 2-D attention mask, so that rows can decode in lock-step."""
-    n, width = len(lens), max(lens)
+def _unpack(packed: Any, plen: int, lens: list[int], rows: list[int]) -> tuple[Any, torch.Tensor]:
+    """Turn the packed single-row cache into a right-padded batch cache of the given suffixes
+    [len(rows), plen + width] and its 2-D attention mask, so those rows decode in lock-step."""
+    offsets = [plen + sum(lens[:b]) for b in range(len(lens))]
+    n, width = len(rows), max(lens[b] for b in rows)
     idx = torch.zeros((n, plen + width), dtype=torch.long)
     mask = torch.zeros((n, plen + width), dtype=torch.long)
-    off = plen
-    for b, ln in enumerate(lens):
-        idx[b, :plen] = torch.arange(plen)
-        idx[b, plen : plen + ln] = torch.arange(off, off + ln)
-        mask[b, : plen + ln] = 1
-        off += ln
+    for i, b in enumerate(rows):
+        idx[i, :plen] = torch.arange(plen)
+        idx[i, plen : plen + lens[b]] = torch.arange(offsets[b], offsets[b] + lens[b])
+        mask[i, : plen + lens[b]] = 1
     for layer in packed.layers:
         # keys/values: [1, heads, plen + sum(lens), dim] -> [n, heads, plen + width, dim]
         layer.keys = layer.keys[0][:, idx].permute(1, 0, 2, 3).contiguous()

@@ -100,7 +100,7 @@ class BackboneClient:
         self._http.close()
 
     # --- HTTP with retries --------------------------------------------------------------------
-    def _request(self, method: str, url: str, body: Any = None, *, retry_404: bool = False) -> Any:
+    def _request(self, method: str, url: str, body: Any = None) -> Any:
         s = self.settings
         last = ""
         for attempt in range(s.retries + 1):
@@ -121,8 +121,8 @@ class BackboneClient:
             except httpx.TransportError as e:
                 last = f"connection failed ({type(e).__name__}: {e})"
                 continue
-            if r.status_code in (404, 405) and not retry_404:
-                raise _NotFound(r.status_code)
+            if r.status_code in (404, 405):
+                raise _NotFound(r.status_code, r.text[:300])
             if r.status_code == 429 or r.status_code >= 500:
                 last = f"HTTP {r.status_code}: {r.text[:200]}"
                 continue
@@ -196,7 +196,7 @@ class BackboneClient:
             c = self._post_validated("/chat/completions", body, ChatCompletion)
         except _NotFound as e:
             raise BackboneError(
-                f"backbone at {self.settings.api_base} has no /chat/completions route (HTTP {e.status})"
+                f"backbone at {self.settings.api_base} answered HTTP {e.status} to /chat/completions: {e.body}"
             ) from e
         if not c.choices:
             raise BackboneError("backbone reply has no choices")
@@ -308,6 +308,6 @@ class BackboneClient:
 
 
 class _NotFound(Exception):
-    def __init__(self, status: int) -> None:
+    def __init__(self, status: int, body: str = "") -> None:
         super().__init__(status)
-        self.status = status
+        self.status, self.body = status, body

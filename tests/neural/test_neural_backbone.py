@@ -74,6 +74,15 @@ def test_forced_choice_matches_top_logprobs(backbone_url, client):
         BackboneSettings(url=backbone_url, forced_choice="logit_bias", timeout_s=300)
     )
     assert abs(bias._forced_choice([conv], [""])[0] - want) < 1e-4
+    # Mid-reply position: the reply so far is continued as an assistant message.
+    prefix = "The answer is "
+    cont = conv + [{"role": "assistant", "content": prefix}]
+    comp = client.chat_many([cont], max_tokens=1, logprobs=True, top_logprobs=20)[0]
+    lp = {t.token: t.logprob for t in comp.choices[0].logprobs.content[0].top_logprobs}
+    got = client._forced_choice([conv], [prefix])[0]
+    assert 0.0 <= got <= 1.0
+    assert "0" in lp and "1" in lp
+    assert abs(got - math.exp(lp["1"]) / (math.exp(lp["0"]) + math.exp(lp["1"]))) < 1e-5
 
 
 def test_server_logprobs_match_direct_forward(client, local_model):
@@ -122,3 +131,25 @@ def test_bad_requests_are_refused_clearly(backbone_url):
         timeout=30,
     )
     assert r.status_code == 404
+
+
+def test_engine_batch_with_rows_finishing_at_different_steps(local_model):
+    """Rows leave the decode batch as they finish (EOS, stop string, max_tokens); each result
+    must still equal the same request run alone."""
+    from function_store.backbone.engine import Engine, GenRequest
+
+    engine = Engine(*local_model)
+    prompts = ["Say only: 1", "Count from one to five.", "Name a color.", "Describe a river."]
+    reqs = [
+        GenRequest([{"role": "user", "content": p}], max_tokens=m, logprobs=True, stop=["."])
+        for p, m in zip(prompts, [2, 7, 4, 6], strict=True)
+    ]
+    batched = engine.generate(reqs)
+    for r, b in zip(reqs, batched, strict=True):
+        (alone,) = engine.generate([r])
+        assert b.text == alone.text and b.finish_reason == alone.finish_reason
+        assert [t.token_id for t in b.tokens] == [t.token_id for t in alone.tokens]
+        assert all(
+            abs(x.logprob - y.logprob) < 1e-3 for x, y in zip(b.tokens, alone.tokens, strict=True)
+        )
+    assert len({len(b.tokens) for b in batched}) > 1  # the rows really finished at different steps
