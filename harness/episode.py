@@ -168,7 +168,7 @@ class EpisodeRunner:
             self.store.add_messages(
                 self.ep.id,
                 [
-                    {"step": 0, "role": "system", "content": prompts.SYSTEM_PROMPT},
+                    {"step": 0, "role": "system", "content": prompts.system_prompt()},
                     {"step": 1, "role": "user", "content": self._prompt()},
                 ],
             )

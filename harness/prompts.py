@@ -5,13 +5,16 @@ The task prompt per family is FIND's original prompt file when the data director
 we use our own prompts below: they carry the same instructions (same command syntax, same answer
 tags, same value range) in our own words, because the project does not ship FIND's text.
 Deviation: the system prompt is likewise ours; FIND's exact system prompt is not part of the
-released data files, so `find-compat` mode matches FIND's behaviour but not its system wording.
+released data files, so `find-compat` mode matches FIND's behaviour but not its system wording;
+point `HARNESS_SYSTEM_PROMPT_FILE` at a file holding FIND's text to use it verbatim.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
+from pathlib import Path
 
 from function_store.datasets import DataUnavailable, data_path
 from function_store.models import PromptFamily
@@ -31,6 +34,13 @@ SYSTEM_PROMPT = (
     'After you use a command, the user answers with "Response: " followed by what the command '
     "printed. Use that output to help complete the user's request."
 )
+
+
+def system_prompt() -> str:
+    """The system prompt: ours, or the file named by HARNESS_SYSTEM_PROMPT_FILE (read as is)."""
+    path = os.environ.get("HARNESS_SYSTEM_PROMPT_FILE")
+    return Path(path).read_text(encoding="utf-8") if path else SYSTEM_PROMPT
+
 
 _OPENING = "Hi, your job is to interpret a function f(x) implemented in the {DIR2FUNC} script. "
 

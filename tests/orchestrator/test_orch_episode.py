@@ -270,3 +270,12 @@ async def test_resume_executes_a_stored_command_once_and_continues(sqlite_url: s
     assert msgs[4].content == "Let me test x=1.\nCOMMAND: PYTHON(./temp/function.py 1)"
     assert [c.inputs for c in store.target_calls(ep.id)] == [["7"], ["1"], ["2"]]
     assert store.get_episode(ep.id).rounds == 4
+
+
+async def test_system_prompt_file_override(sqlite_url: str, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    text = "A system prompt a user supplies,\nkept byte for byte.\n"
+    (tmp_path / "system.txt").write_text(text, encoding="utf-8")
+    monkeypatch.setenv("HARNESS_SYSTEM_PROMPT_FILE", str(tmp_path / "system.txt"))
+    store, [run] = await run_in_process(sqlite_url, spec(agent_options={"n_calls": 1}))
+    [ep] = store.episodes(run.id)
+    assert store.messages(ep.id)[0].content == text
