@@ -12,7 +12,7 @@ import io
 import os
 import tarfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -43,7 +43,6 @@ class Dataset:
     base_url: str | None = None  # files are fetched one by one from base_url + source
     archive_url: str | None = None  # or all from one tar archive (members matched by file name)
     notes: str = ""
-    extra: dict[str, str] = field(default_factory=dict)
 
 
 DATASETS: dict[str, Dataset] = {}
@@ -168,7 +167,7 @@ register(
         ),
         notes=(
             "The other 145 MLP weights and the original function folders are in the FIND dataset zip "
-            f"({FIND_ZENODO}); unzip it and point `--find-root` / HARNESS_FIND_ROOT at it to use them."
+            f"({FIND_ZENODO}); unzip it and set HARNESS_FIND_ROOT to the unzipped folder to use them."
         ),
     )
 )

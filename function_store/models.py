@@ -64,16 +64,8 @@ class Target(BaseModel):
         return self.unavailable_reason is None
 
     def public_view(self) -> PublicTarget:
-        return PublicTarget(
-            id=self.id,
-            dataset=self.dataset,
-            family=self.family,
-            variant=self.variant,
-            public=self.public,
-            exemplars=self.exemplars,
-            available=self.available,
-            unavailable_reason=self.unavailable_reason,
-        )
+        fields = set(PublicTarget.model_fields) - {"available"}
+        return PublicTarget(**self.model_dump(include=fields), available=self.available)
 
 
 class PublicTarget(BaseModel):

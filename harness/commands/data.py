@@ -24,6 +24,9 @@ def list_() -> None:
         t.add_row(ds.name, str(len(ds.files)), f"{ok}/{len(status)} ok", ds.description)
     console.print(f"data directory: {datasets.data_dir()}")
     console.print(t)
+    for ds in datasets.DATASETS.values():
+        if ds.notes:
+            console.print(f"{ds.name}: {ds.notes}")
 
 
 @data_app.command("fetch")
