@@ -1,12 +1,14 @@
-"""Entity calls through the target path: batched (one backbone batch per call, shared prefix computed
-once) vs one backbone request per word, in order (FIND's way). Prints both and the ratio.
+"""Entity calls through the sandboxed target service: batched (one backbone batch per call, shared
+prefix computed once) vs one backbone request per word, in order (FIND's way). Prints both and
+the ratio.
 
-    python benchmarks/backbone.py [--calls 200] [--words 10] [--in-process]
+    python benchmarks/backbone.py [--calls 200] [--words 10] [--backend bwrap|inprocess]
 
-It starts the project's backbone server (SmolLM2-135M, CPU) and, unless --in-process, two target
-services (`python -m function_store.service`, over loopback TCP, unsandboxed: the sandbox adds the
-same constant to both sides), one per mode; each call is one `PYTHON(...)` with `--words` words
-(the target's own exemplar words), on the first `--calls` find-v1 entity targets.
+It starts the project's backbone server (SmolLM2-135M, CPU) and two target services in the chosen
+sandbox (bwrap: no network; the backbone is reached through the forwarded socket, as in a run),
+one per mode; each call is one `PYTHON(...)` with `--words` words (the target's own exemplar
+words), on the first `--calls` find-v1 entity targets. Calls alternate between the modes, so both
+see the same load on a shared machine.
 """
 
 from __future__ import annotations
@@ -62,8 +64,7 @@ def words_for(t: Target, n: int) -> list[str]:
     return (w + [x for x in fill if x not in w])[:n]
 
 
-async def via_services(urls: dict[str, str], targets: list[Target], n_words: int) -> dict:
-    """Calls alternate between the modes, so both see the same load on a shared machine."""
+async def side_by_side(urls: dict[str, str], targets: list[Target], n_words: int) -> dict:
     from function_store.service.client import TargetServiceClient
 
     clients = {m: TargetServiceClient(u, timeout_s=3600) for m, u in urls.items()}
@@ -84,86 +85,52 @@ async def via_services(urls: dict[str, str], targets: list[Target], n_words: int
     return {m: (times[m], outs[m]) for m in urls}
 
 
-def in_process(backbone: str, targets: list[Target], n_words: int, modes: dict[str, str]) -> dict:
-    from function_store.neural.client import BackboneSettings
-    from function_store.runtime import RuntimeContext, build_runner
-
-    ctxs = {
-        m: RuntimeContext(backbone=BackboneSettings(url=backbone, batch=b, timeout_s=3600))
-        for m, b in modes.items()
-    }
-    times = dict.fromkeys(modes, 0.0)
-    outs: dict[str, list] = {m: [] for m in modes}
-    with Progress() as bar:
-        task = bar.add_task(
-            f"{len(targets)} calls x {n_words} words, both modes", total=len(targets)
-        )
-        for t in targets:
-            for m, ctx in ctxs.items():
-                runner = build_runner(t, ctx)
-                t0 = time.perf_counter()
-                outs[m].append(runner.call(words_for(t, n_words)))
-                times[m] += time.perf_counter() - t0
-            bar.advance(task)
-    return {m: (times[m], outs[m]) for m in modes}
-
-
 def main() -> None:
+    from harness.sandbox import Limits, get_sandbox
+    from harness.sandbox.pool import ServicePool
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--calls", type=int, default=200, help="entity calls (targets f00000...)")
     ap.add_argument("--words", type=int, default=10, help="words per call")
-    ap.add_argument("--in-process", action="store_true", help="call the runner in this process")
+    ap.add_argument("--backend", default="bwrap", choices=["bwrap", "inprocess"])
     a = ap.parse_args()
     os.environ.setdefault("HARNESS_DATA_DIR", str(ROOT.parent / "shared" / "data"))
     targets = Catalog().list(dataset="find-v1", family="entities")[: a.calls]
 
-    tmp = Path(tempfile.mkdtemp(prefix="bench-backbone-"))
+    log = Path(tempfile.mkdtemp(prefix="bench-backbone-")) / "backbone.log"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    procs: list[subprocess.Popen] = []
+    proc = None
+    pools: list[ServicePool] = []
     try:
         bport = free_port()
         backbone = f"http://127.0.0.1:{bport}"
-        procs.append(
-            start(
-                [sys.executable, "-m", "function_store.backbone", "--port", str(bport)],
-                env,
-                tmp / "backbone.log",
-            )
+        proc = start(
+            [sys.executable, "-m", "function_store.backbone", "--port", str(bport)], env, log
         )
-        wait_http(backbone + "/health", procs[-1], "backbone server")
+        wait_http(backbone + "/health", proc, "backbone server")
         # warm-up: first forward passes allocate and are slower
         httpx.post(
             backbone + "/v1/chat/completions",
             json={"messages": [{"role": "user", "content": "hi"}], "max_tokens": 1},
             timeout=600,
         )
-
-        modes = {"batched": "auto", "one request per word": "sequential"}
-        if a.in_process:
-            results = in_process(backbone, targets, a.words, modes)
-        else:
-            urls = {}
-            for mode, batch in modes.items():
-                tdir = tmp / f"targets-{batch}"
-                tdir.mkdir()
-                for i, t in enumerate(targets):
-                    (tdir / f"{i:05d}.json").write_text(t.model_dump_json())
-                sport = free_port()
-                senv = {
-                    **env,
-                    "HARNESS_SERVICE_TARGETS_DIR": str(tdir),
-                    "HARNESS_SERVICE_HOST": "127.0.0.1",
-                    "HARNESS_SERVICE_PORT": str(sport),
+        sandbox = get_sandbox(a.backend)
+        urls = {}
+        for mode, batch in {"batched": "auto", "one request per word": "sequential"}.items():
+            pool = ServicePool(
+                sandbox,
+                limits=Limits(timeout_s=60, memory_mb=2048),
+                env={
                     "HARNESS_SERVICE_CALL_TIMEOUT_S": "3600",
-                    "HARNESS_BACKBONE_URL": backbone + "/v1",
                     "HARNESS_BACKBONE_BATCH": batch,
                     "HARNESS_BACKBONE_TIMEOUT": "3600",
-                }
-                log = tmp / f"service-{batch}.log"
-                procs.append(start([sys.executable, "-m", "function_store.service"], senv, log))
-                urls[mode] = f"http://127.0.0.1:{sport}"
-                wait_http(urls[mode] + "/healthz", procs[-1], "target service")
-            results = asyncio.run(via_services(urls, targets, a.words))
+                },
+                backbone_url=backbone + "/v1",
+            )
+            pools.append(pool)
+            pool.serve(targets)
+            urls[mode] = pool.handles()[0].url
+        results = asyncio.run(side_by_side(urls, targets, a.words))
 
         (tb, ob), (ts, os_) = results["batched"], results["one request per word"]
         errors = sum(o.error is not None for call in ob + os_ for o in call)
@@ -173,33 +140,28 @@ def main() -> None:
             for x, y in zip(cb, cs, strict=True)
             if x.output is not None and y.output is not None
         ]
-        path = (
-            "runner in-process"
-            if a.in_process
-            else "target service (python -m function_store.service, loopback TCP)"
-        )
-        print(f"path: {path}; backbone: SmolLM2-135M-Instruct on CPU ({os.cpu_count()} cores)")
+        n = len(targets)
         print(
-            f"calls: {len(targets)} entity targets x {a.words} words = {len(targets) * a.words} scores per mode"
+            f"path: target service in the {a.backend} sandbox; "
+            f"backbone: SmolLM2-135M-Instruct on CPU ({os.cpu_count()} cores)"
         )
-        print(
-            f"batched (one backbone batch per call): {tb:.2f} s  ({tb / len(targets):.3f} s/call)"
-        )
-        print(
-            f"one request per word (FIND's way):     {ts:.2f} s  ({ts / len(targets):.3f} s/call)"
-        )
+        print(f"calls: {n} entity targets x {a.words} words = {n * a.words} scores per mode")
+        print(f"batched (one backbone batch per call): {tb:.2f} s  ({tb / n:.3f} s/call)")
+        print(f"one request per word (FIND's way):     {ts:.2f} s  ({ts / n:.3f} s/call)")
         print(f"speed-up: {ts / tb:.2f}x")
         print(
-            f"max |score difference|: {max(diffs, default=0):.2e} over {len(diffs)} scores; errors: {errors}"
+            f"max |score difference|: {max(diffs, default=0):.2e} over {len(diffs)} scores; "
+            f"errors: {errors}"
         )
     finally:
-        for p in procs:
-            if p.poll() is None:
-                p.terminate()
-                try:
-                    p.wait(10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
+        for pool in pools:
+            pool.close()
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
 
 
 if __name__ == "__main__":

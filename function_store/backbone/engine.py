@@ -11,7 +11,9 @@ One `generate` call takes many chat requests and runs them as one batch:
 Logprobs are log-softmax of the logits after `logit_bias` ("processed" logprobs, like vLLM's
 `--logprobs-mode processed_logprobs`); without a bias they are the model's own.
 `forced_choice` (our extension) restricts the first generated token to the first tokens of the
-given strings and reports their full-vocabulary logprobs.
+given strings and reports their full-vocabulary logprobs. `extra_logprobs` (our extension) adds the
+first tokens of the given strings to `top` at every generated position, whatever their rank: a
+client that needs P("0") and P("1") at some step then never has to ask again.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ class GenRequest:
     top_logprobs: int = 0
     logit_bias: dict[int, float] | None = None
     forced_choice: list[str] | None = None
+    extra_logprobs: list[str] | None = None
     stop: list[str] | None = None
     include_stop_str_in_output: bool = False  # vLLM's extension, same meaning
 
@@ -120,7 +123,8 @@ class Engine:
         rows = list(range(n))  # batch row -> request index (finished rows leave the batch)
 
         biases = [self._bias_vector(r) for r in reqs]
-        choices = [self._choice_ids(r) for r in reqs]
+        choices = [self._first_tokens(r.forced_choice) for r in reqs]
+        extras = [self._first_tokens(r.extra_logprobs) for r in reqs]
         limits = [1 if r.forced_choice else max(1, r.max_tokens) for r in reqs]
         gen: list[list[int]] = [[] for _ in reqs]
         infos: list[list[TokenLogprob]] = [[] for _ in reqs]
@@ -151,6 +155,12 @@ class Engine:
                             (int(i), self.token_text(int(i)), float(v))
                             for v, i in zip(vals, idx, strict=True)
                         ]
+                    listed = {t[0] for t in top}
+                    top += [
+                        (c, self.token_text(c), float(lp[c]))
+                        for c in extras[b] or ()
+                        if c not in listed
+                    ]
                 chosen[i] = tid
                 if tid in self.eos_ids:
                     done[b], finish[b] = True, "stop"
@@ -243,14 +253,15 @@ class Engine:
             v[int(tid)] = max(-100.0, min(100.0, float(val)))  # OpenAI's documented range
         return v
 
-    def _choice_ids(self, r: GenRequest) -> list[int] | None:
-        if not r.forced_choice:
+    def _first_tokens(self, strings: list[str] | None) -> list[int] | None:
+        """The distinct first tokens of `strings` (forced_choice, extra_logprobs)."""
+        if not strings:
             return None
         out: list[int] = []
-        for c in r.forced_choice:
+        for c in strings:
             ids = self.tokenize(c)
             if not ids:
-                raise BadRequest(f"forced_choice {c!r} has no tokens")
+                raise BadRequest(f"{c!r} has no tokens")
             if ids[0] not in out:
                 out.append(ids[0])
         return out

@@ -3,6 +3,8 @@
 Extensions (ignored by, or harmless to, other OpenAI-compatible servers):
 - `forced_choice`: a list of strings; the first generated token is restricted to their first
   tokens, and the reply's logprobs list each choice's full-vocabulary logprob;
+- `extra_logprobs`: a list of strings; with `logprobs`, every generated position's `top_logprobs`
+  also lists the first token of each (after the top ones, whatever its rank);
 - `include_stop_str_in_output`: as in vLLM;
 - `POST /v1/batch/chat/completions`: many message lists sharing one set of parameters, answered
   in order in one response (one batch on the model, with the shared prefix computed once).
@@ -33,6 +35,7 @@ class SamplingParams(BaseModel):
     stop: str | list[str] | None = None
     n: int = Field(1, ge=1, le=1)
     forced_choice: list[str] | None = Field(None, min_length=1, max_length=20)
+    extra_logprobs: list[str] | None = Field(None, min_length=1, max_length=20)
     include_stop_str_in_output: bool = False
 
 

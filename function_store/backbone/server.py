@@ -105,8 +105,9 @@ def _gen_request(messages: list[ChatMessage], p: SamplingParams, engine: Engine)
         bad = [k for k in bias if not 0 <= k < engine.vocab_size]
         if bad:
             raise BadRequest(f"logit_bias token ids outside the vocabulary: {bad[:5]}")
-    if p.forced_choice and any(not engine.tokenize(c) for c in p.forced_choice):
-        raise BadRequest("forced_choice entries must be non-empty strings")
+    for name, strings in (("forced_choice", p.forced_choice), ("extra_logprobs", p.extra_logprobs)):
+        if strings and any(not engine.tokenize(c) for c in strings):
+            raise BadRequest(f"{name} entries must be non-empty strings")
     stop = [p.stop] if isinstance(p.stop, str) else p.stop
     return GenRequest(
         messages=[m.model_dump() for m in messages],
@@ -115,6 +116,7 @@ def _gen_request(messages: list[ChatMessage], p: SamplingParams, engine: Engine)
         top_logprobs=p.top_logprobs or 0,
         logit_bias=bias,
         forced_choice=p.forced_choice,
+        extra_logprobs=p.extra_logprobs,
         stop=stop or None,
         include_stop_str_in_output=p.include_stop_str_in_output,
     )

@@ -221,14 +221,18 @@ class BackboneClient:
 
     def entity_scores(self, messages_list: list[Messages]) -> list[float]:
         """P("1")/(P("0")+P("1")) at the first 0/1 token of each greedy reply."""
-        comps = self.chat_many(
-            messages_list,
-            max_tokens=self.settings.entity_max_tokens,
-            logprobs=True,
-            top_logprobs=self.settings.top_logprobs,
-            stop=list(DIGITS),  # nothing after the first digit is needed
-            include_stop_str_in_output=True,
-        )
+        params: dict[str, Any] = {
+            "max_tokens": self.settings.entity_max_tokens,
+            "logprobs": True,
+            "top_logprobs": self.settings.top_logprobs,
+            "stop": list(DIGITS),  # nothing after the first digit is needed
+            "include_stop_str_in_output": True,
+        }
+        if self.settings.forced_choice == "extension":
+            # Our server then lists both digits at every position, so the score is read from
+            # this reply even when a digit is ranked low or the reply has none (position 0).
+            params["extra_logprobs"] = list(DIGITS)
+        comps = self.chat_many(messages_list, **params)
         scores: list[float | None] = []
         todo: list[int] = []
         prefixes: list[str] = []
@@ -236,6 +240,9 @@ class BackboneClient:
             lp = c.choices[0].logprobs
             content = [t.model_dump() for t in lp.content] if lp and lp.content else None
             site = find_digit_site(content)
+            if not site.found and content:  # no digit at all: the score at the reply's start
+                first = content[0]
+                site.score = digit_score((first.get("top_logprobs") or []) + [first])
             scores.append(site.score)
             if site.score is None:
                 todo.append(i)

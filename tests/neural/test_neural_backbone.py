@@ -88,10 +88,16 @@ def test_forced_choice_matches_top_logprobs(backbone_url, client):
 def test_server_logprobs_match_direct_forward(client, local_model):
     tok, lm = local_model
     conv = [{"role": "user", "content": "Name the capital of France."}]
-    comp = client.chat_many([conv], max_tokens=2, logprobs=True, top_logprobs=5)[0]
+    comp = client.chat_many(
+        [conv], max_tokens=2, logprobs=True, top_logprobs=5, extra_logprobs=["0", "1"]
+    )[0]
     content = comp.choices[0].logprobs.content
     text = tok.apply_chat_template(conv, tokenize=False, add_generation_prompt=True)
     ids = tok(text, add_special_tokens=False)["input_ids"]
+    digit_ids = [
+        tok("0", add_special_tokens=False)["input_ids"][0],
+        tok("1", add_special_tokens=False)["input_ids"][0],
+    ]
     for item in content:
         with torch.inference_mode():
             logits = lm(input_ids=torch.tensor([ids])).logits[0, -1]
@@ -100,8 +106,55 @@ def test_server_logprobs_match_direct_forward(client, local_model):
         assert item.token == tok.decode([greedy])
         assert abs(item.logprob - float(logp[greedy])) < 1e-3
         top = torch.topk(logp, 5)
-        assert [t.token for t in item.top_logprobs] == [tok.decode([int(i)]) for i in top.indices]
+        want = [int(i) for i in top.indices] + [d for d in digit_ids if d not in top.indices]
+        assert len(want) > 5  # the digits rank low here: extra_logprobs had to add them
+        assert [t.token for t in item.top_logprobs] == [tok.decode([i]) for i in want]
+        for t, i in zip(item.top_logprobs, want, strict=True):
+            assert abs(t.logprob - float(logp[i])) < 1e-3
         ids.append(greedy)
+
+
+def test_extra_logprobs_spare_the_forced_choice_request(backbone_url, monkeypatch):
+    """Our server lists both digits at every position (extra_logprobs), so a reply with no digit
+    (scored at its first token) or whose digit site does not list the other digit needs no second
+    request, and the score equals the forced-choice request's at the same position."""
+    convs = [
+        P.messages(P.ENTITY_SYSTEM, P.entity_template("movies"), "The Godfather"),
+        P.messages(P.ENTITY_SYSTEM, P.entity_template("music"), "Language"),
+        P.messages(P.ENTITY_SYSTEM, P.entity_template("sport organizations"), "NFL"),
+    ]
+    # top_logprobs=2: the digit site rarely lists both digits, so the extension must fill in
+    client = BackboneClient(BackboneSettings(url=backbone_url, top_logprobs=2, timeout_s=300))
+    replies = client.chat_many(
+        convs,
+        max_tokens=8,
+        logprobs=True,
+        top_logprobs=2,
+        stop=["0", "1"],
+        include_stop_str_in_output=True,
+    )
+    texts = [c.choices[0].message.content for c in replies]
+    assert not any(d in texts[0] for d in "01"), texts[0]  # no digit: scored at position 0
+    assert texts[1][-1] in "01" and len(texts[1]) > 1, texts[1]  # the digit comes later
+    sites = [c.choices[0].logprobs.content[-1].top_logprobs for c in replies[1:]]
+    assert any({t.token.strip() for t in top} != {"0", "1"} for top in sites)
+    prefixes = ["", texts[1][:-1], texts[2][:-1]]
+    want = [client._forced_choice([c], [p])[0] for c, p in zip(convs, prefixes, strict=True)]
+
+    def no_second_request(*_a: object) -> list[float]:
+        raise AssertionError("a forced-choice request was made")
+
+    monkeypatch.setattr(client, "_forced_choice", no_second_request)
+    for g, w in zip(client.entity_scores(convs), want, strict=True):
+        assert abs(g - w) < 1e-4
+    # Without the extension (vLLM's way) the same scores come from forced-choice requests.
+    bias = BackboneClient(
+        BackboneSettings(
+            url=backbone_url, top_logprobs=2, forced_choice="logit_bias", timeout_s=300
+        )
+    )
+    for g, w in zip(bias.entity_scores(convs), want, strict=True):
+        assert abs(g - w) < 1e-4
 
 
 def test_relation_outputs_are_text(cat, client):
@@ -153,3 +206,28 @@ def test_engine_batch_with_rows_finishing_at_different_steps(local_model):
             abs(x.logprob - y.logprob) < 1e-3 for x, y in zip(b.tokens, alone.tokens, strict=True)
         )
     assert len({len(b.tokens) for b in batched}) > 1  # the rows really finished at different steps
+
+
+async def test_own_server_serves_the_judge(backbone_url):
+    """The evaluator's OpenAI-compatible judge client, pointed at our server, gets verdicts (the
+    offline judge); whether SmolLM2 judges well is not this test's business."""
+    from evaluator.judge import OpenAICompatibleJudge
+    from evaluator.unit_tests import judge_description
+    from function_store.models import UnitTest
+
+    judge = OpenAICompatibleJudge(
+        backbone_url + "/v1", "SmolLM2-135M-Instruct", timeout_s=300, max_tokens=8
+    )
+    tests = [
+        UnitTest(inputs=["abc", "dog", "hello"], outputs=["cba", "dgo", "hello"], correct=1),
+        UnitTest(inputs=["sun", "map", "tree"], outputs=["snu", "pam", "tere"], correct=2),
+    ]
+    try:
+        results = await judge_description(judge, "strings", "reverses the string", tests)
+    finally:
+        await judge.aclose()
+    assert [r.status for r in results] == ["ok", "ok"], results[0].error
+    for r in results:
+        assert 0.0 <= r.value <= 1.0
+        assert r.details["judge_model"] == "SmolLM2-135M-Instruct"
+        assert all(v["reply"] for v in r.details["verdicts"])
