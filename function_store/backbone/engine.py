@@ -6,11 +6,7 @@ One `generate` call takes many chat requests and runs them as one batch:
    instruction; only the word differs) is run once, batch size 1, and its keys/values are
    repeated across the batch;
 3. the differing suffixes are run together on that cache (right-padded, with explicit positions),
-   then all rows decode greedily in lock-step until each hits EOS, a stop string or max_tokens;
-4. when a single row is left, each forward pass also checks a guess of the next few tokens (an
-   n-gram lookup in its prompt and in recent replies): decoding is bound by reading the weights,
-   so verifying 8 tokens costs about as much as generating one. A guessed token is kept only if
-   greedy decoding picks it, so the output is the same as without guessing.
+   then all rows decode greedily in lock-step until each hits EOS, a stop string or max_tokens.
 
 Logprobs are log-softmax of the logits after `logit_bias` ("processed" logprobs, like vLLM's
 `--logprobs-mode processed_logprobs`); without a bias they are the model's own.
@@ -23,7 +19,6 @@ client that needs P("0") and P("1") at some step then never has to ask again.
 from __future__ import annotations
 
 import threading
-from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,14 +60,10 @@ class BadRequest(ValueError):
 
 
 class Engine:
-    def __init__(
-        self, tokenizer: Any, model: Any, *, max_batch: int = 64, draft_tokens: int = 7
-    ) -> None:
+    def __init__(self, tokenizer: Any, model: Any, *, max_batch: int = 64) -> None:
         self.tok = tokenizer
         self.model = model
         self.max_batch = max_batch
-        self.draft_tokens = draft_tokens  # 0: no guessing
-        self._replies: deque[list[int]] = deque(maxlen=256)  # recent replies, guess sources
         self.vocab_size = int(model.get_output_embeddings().weight.shape[0])
         eos = model.generation_config.eos_token_id
         if eos is None:
@@ -82,9 +73,7 @@ class Engine:
             tokenizer.pad_token_id if tokenizer.pad_token_id is not None else min(self.eos_ids)
         )
         self._lock = threading.Lock()  # one forward pass at a time; torch uses all cores anyway
-        self.stats = dict.fromkeys(
-            ("batches", "requests", "prefix_tokens_saved", "draft_tokens", "draft_accepted"), 0
-        )
+        self.stats = {"batches": 0, "requests": 0, "prefix_tokens_saved": 0}
 
     # --- prompts ---------------------------------------------------------------------------
     def render(self, messages: Sequence[dict[str, str]]) -> str:
@@ -142,8 +131,6 @@ class Engine:
         done = [False] * n
         finish = ["length"] * n
         step = 0
-        draft: list[int] = []  # guessed tokens of the single row, in the cache, unverified
-        ahead = logits  # the model's logits after each guessed token
         while True:
             logits = logits.float()
             chosen = torch.full((len(rows),), self.pad_id, dtype=torch.long)
@@ -189,15 +176,6 @@ class Engine:
             alive = [i for i, b in enumerate(rows) if not done[b]]
             if not alive:
                 break
-            if draft:  # the single row just picked a token after a guess
-                if int(chosen[0]) == draft[0]:  # the guess was right: its logits are ready
-                    self.stats["draft_accepted"] += 1
-                    logits, ahead, draft = ahead[:1], ahead[1:], draft[1:]
-                    next_pos = next_pos + 1
-                    continue
-                _crop(cache, len(draft))
-                mask = mask[:, : mask.shape[1] - len(draft)]
-                draft = []
             if cache is None:  # first decode step: only the unfinished rows are unpacked
                 rows = [rows[i] for i in alive]
                 chosen = chosen[alive]
@@ -212,30 +190,20 @@ class Engine:
                     mask[sel],
                     next_pos[sel],
                 )
-            ids = chosen.unsqueeze(1)
-            if len(rows) == 1 and self.draft_tokens:
-                b = rows[0]
-                room = min(self.draft_tokens, limits[b] - len(gen[b]) - 1)
-                draft = self._guess(prompts[b] + gen[b], room)
-                self.stats["draft_tokens"] += len(draft)
-                ids = torch.tensor([[int(chosen[0]), *draft]])
-            width = ids.shape[1]
-            mask = torch.cat([mask, torch.ones((len(rows), width), dtype=torch.long)], dim=1)
+            mask = torch.cat([mask, torch.ones((len(rows), 1), dtype=torch.long)], dim=1)
             res = self.model(
-                input_ids=ids,
+                input_ids=chosen.unsqueeze(1),
                 attention_mask=mask,
-                position_ids=next_pos.unsqueeze(1) + torch.arange(width),
+                position_ids=next_pos.unsqueeze(1),
                 past_key_values=cache,
                 use_cache=True,
             )
             cache = res.past_key_values
-            logits, ahead = res.logits[:, 0], res.logits[0, 1:]
+            logits = res.logits[:, -1]
             next_pos = next_pos + 1
 
         results = []
         for b, r in enumerate(reqs):
-            if len(gen[b]) > 1:
-                self._replies.append(gen[b])
             text = self.tok.decode(gen[b], skip_special_tokens=True)
             if r.stop:
                 hits = [(text.find(s), s) for s in r.stop if s in text]
@@ -244,21 +212,6 @@ class Engine:
                     text = text[: at + (len(s) if r.include_stop_str_in_output else 0)]
             results.append(GenResult(text, finish[b], len(prompts[b]), infos[b]))
         return results
-
-    def _guess(self, seq: list[int], k: int) -> list[int]:
-        """Up to k tokens that followed the longest recent match (3, 2 or 1 tokens) of the end
-        of `seq`: in recent replies (newest first), then earlier in `seq` itself (its prompt)."""
-        if k <= 0:
-            return []
-        for n in (3, 2, 1):
-            key = seq[-n:]
-            if len(key) < n:
-                continue
-            for src in (*reversed(self._replies), seq):
-                for i in range(len(src) - n - 1, -1, -1):  # i + n < len(src): something follows
-                    if src[i : i + n] == key:
-                        return src[i + n : i + n + k]
-        return []
 
     def _prefill(self, prefix: list[int], suffixes: list[list[int]]) -> tuple[torch.Tensor, Any]:
         """One forward pass over ONE row: the shared prefix once, then every suffix packed after
@@ -322,13 +275,6 @@ def _common_prefix_len(seqs: Sequence[Sequence[int]]) -> int:
         if any(s[i] != t for s in seqs):
             return i
     return n
-
-
-def _crop(cache: Any, n: int) -> None:
-    """Drop the last n positions of every layer's keys and values (rejected guesses)."""
-    for layer in cache.layers:
-        layer.keys = layer.keys[..., :-n, :]
-        layer.values = layer.values[..., :-n, :]
 
 
 def _unpack(packed: Any, plen: int, lens: list[int], rows: list[int]) -> tuple[Any, torch.Tensor]:
