@@ -25,6 +25,8 @@ from typing import Any
 
 import torch
 
+from function_store.backbone.small_matmul import use_small_row_matmul
+
 
 @dataclass
 class GenRequest:
@@ -60,9 +62,13 @@ class BadRequest(ValueError):
 
 
 class Engine:
-    def __init__(self, tokenizer: Any, model: Any, *, max_batch: int = 64) -> None:
+    def __init__(
+        self, tokenizer: Any, model: Any, *, max_batch: int = 64, small_row_matmul: bool = True
+    ) -> None:
         self.tok = tokenizer
         self.model = model
+        if small_row_matmul:  # faster decode steps on CPU (see small_matmul)
+            use_small_row_matmul(model)
         self.max_batch = max_batch
         self.vocab_size = int(model.get_output_embeddings().weight.shape[0])
         eos = model.generation_config.eos_token_id

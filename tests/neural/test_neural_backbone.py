@@ -231,3 +231,32 @@ async def test_own_server_serves_the_judge(backbone_url):
         assert 0.0 <= r.value <= 1.0
         assert r.details["judge_model"] == "SmolLM2-135M-Instruct"
         assert all(v["reply"] for v in r.details["verdicts"])
+
+
+def test_small_row_matmul_changes_no_reply(local_model):
+    """Decode steps use W @ xᵀ for up to 4 rows (faster on CPU); replies and logprobs must match
+    an engine on an untouched copy of the model, which uses torch's own linear throughout."""
+    import torch.nn.functional as F
+
+    from function_store.backbone import model as model_mod
+    from function_store.backbone.engine import Engine, GenRequest
+
+    fast = Engine(*local_model)
+    plain = Engine(*model_mod.load(), small_row_matmul=False)
+    layer = fast.model.model.layers[0].mlp.down_proj
+    assert layer._small_rows == 4 and not hasattr(
+        plain.model.model.layers[0].mlp.down_proj, "_small_rows"
+    )
+    for m in range(1, 7):
+        x = torch.randn(1, m, layer.in_features)
+        with torch.inference_mode():
+            assert torch.allclose(layer(x), F.linear(x, layer.weight), rtol=1e-4, atol=1e-4)
+    reqs = [
+        GenRequest([{"role": "user", "content": p}], max_tokens=10, logprobs=True, top_logprobs=3)
+        for p in ["Name three rivers.", "Count from one to ten.", "Say hello."]
+    ]
+    for batch in (reqs, reqs[:1]):  # several rows decoding, then a lone row
+        for a, b in zip(fast.generate(batch), plain.generate(batch), strict=True):
+            assert a.text == b.text and len(a.tokens) > 1
+            for x, y in zip(a.tokens, b.tokens, strict=True):
+                assert x.token_id == y.token_id and abs(x.logprob - y.logprob) < 1e-4
