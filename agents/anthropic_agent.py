@@ -9,7 +9,9 @@ from typing import Any
 import anthropic
 
 from agents.base import Agent, AgentError, AgentReply, Message
-from agents.retry import call_with_retries, classify_provider_error, make_usage, policy_from_options
+from agents.retry import call_with_retries, make_usage, policy_from_options, sdk_classifier
+
+_classify = sdk_classifier(anthropic)
 
 
 def to_messages_api(conversation: list[Message]) -> tuple[str | None, list[dict[str, str]]]:
@@ -83,16 +85,9 @@ class AnthropicAgent(Agent):
         if self.temperature is not None:
             kwargs["temperature"] = self.temperature
 
-        def classify(e: BaseException):
-            return classify_provider_error(
-                e,
-                timeout_types=(anthropic.APITimeoutError,),
-                connection_types=(anthropic.APIConnectionError,),
-            )
-
         msg = await call_with_retries(
             lambda: self.client.messages.create(**kwargs),
-            classify,
+            _classify,
             self.policy,
             what=f"anthropic {self.model}",
         )

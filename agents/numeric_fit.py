@@ -278,21 +278,27 @@ def fit_sinusoid(x: np.ndarray, y: np.ndarray) -> Fit | None:
     )
 
 
+def _best_shape(cols: np.ndarray, yc: np.ndarray) -> tuple[int, float]:
+    """Column of a (n_points, n_cand) matrix that best explains the centred `yc` as a*col + b:
+    (index, explained sum of squares)."""
+    cm = cols - cols.mean(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gain = (cm.T @ yc) ** 2 / (cm * cm).sum(axis=0)
+    gain = np.nan_to_num(gain, nan=-1.0)
+    j = int(np.argmax(gain))
+    return j, float(gain[j])
+
+
 def fit_tanh(x: np.ndarray, y: np.ndarray) -> Fit | None:
     if len(x) < 8:
         return None
     centres = np.arange(-10.0, 10.0001, 0.1)
     best: tuple[float, float, float] | None = None
+    yc = y - y.mean()
     for w in 2 * np.pi / np.arange(0.1, 12.6, 0.2):
-        cols = np.tanh(w * (x[:, None] - centres[None, :]))
-        cm = cols - cols.mean(axis=0)
-        yc = y - y.mean()
-        with np.errstate(divide="ignore", invalid="ignore"):
-            gain = (cm.T @ yc) ** 2 / (cm * cm).sum(axis=0)
-        gain = np.nan_to_num(gain, nan=-1.0)
-        j = int(np.argmax(gain))
-        if best is None or gain[j] > best[0]:
-            best = (float(gain[j]), float(w), float(centres[j]))
+        j, gain = _best_shape(np.tanh(w * (x[:, None] - centres[None, :])), yc)
+        if best is None or gain > best[0]:
+            best = (gain, float(w), float(centres[j]))
     if best is None:
         return None
     _, w0, c0 = best
@@ -318,14 +324,9 @@ def fit_gaussian(x: np.ndarray, y: np.ndarray) -> Fit | None:
     best: tuple[float, float, float] | None = None
     yc = y - y.mean()
     for s in np.arange(0.5, 16.01, 0.5):
-        cols = np.exp(-0.5 * ((x[:, None] - means[None, :]) / s) ** 2)
-        cm = cols - cols.mean(axis=0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            gain = (cm.T @ yc) ** 2 / (cm * cm).sum(axis=0)
-        gain = np.nan_to_num(gain, nan=-1.0)
-        j = int(np.argmax(gain))
-        if best is None or gain[j] > best[0]:
-            best = (float(gain[j]), float(means[j]), float(s))
+        j, gain = _best_shape(np.exp(-0.5 * ((x[:, None] - means[None, :]) / s) ** 2), yc)
+        if best is None or gain > best[0]:
+            best = (gain, float(means[j]), float(s))
     if best is None:
         return None
     _, m0, s0 = best

@@ -9,7 +9,9 @@ from typing import Any
 import openai
 
 from agents.base import Agent, AgentError, AgentReply, Message
-from agents.retry import call_with_retries, classify_provider_error, make_usage, policy_from_options
+from agents.retry import call_with_retries, make_usage, policy_from_options, sdk_classifier
+
+_classify = sdk_classifier(openai)
 
 
 def _opt(options: dict[str, Any], key: str, env: str, default: Any = None) -> Any:
@@ -74,16 +76,9 @@ class OpenAIAgent(Agent):
         if self.extra_body:
             kwargs["extra_body"] = self.extra_body
 
-        def classify(e: BaseException):
-            return classify_provider_error(
-                e,
-                timeout_types=(openai.APITimeoutError,),
-                connection_types=(openai.APIConnectionError,),
-            )
-
         completion = await call_with_retries(
             lambda: self.client.chat.completions.create(**kwargs),
-            classify,
+            _classify,
             self.policy,
             what=f"openai {self.model} at {self.base_url or 'api.openai.com'}",
         )

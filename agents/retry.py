@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import random
 from collections.abc import Awaitable, Callable
@@ -173,3 +174,13 @@ def classify_provider_error(
             False, "agent", f"HTTP {status}: authentication failed (check the API key): {e}"
         )
     return Failure(False, "agent", f"HTTP {status}: {e}")
+
+
+def sdk_classifier(sdk: Any) -> Callable[[BaseException], Failure]:
+    """`classify_provider_error` for an SDK module that exposes `APITimeoutError` and
+    `APIConnectionError` (both `openai` and `anthropic` do)."""
+    return functools.partial(
+        classify_provider_error,
+        timeout_types=(sdk.APITimeoutError,),
+        connection_types=(sdk.APIConnectionError,),
+    )

@@ -39,25 +39,27 @@ class Script:
         self.default = ("ok", None)
 
 
-def _error(action: str, arg: Any) -> JSONResponse | None:
-    if action == "status":
-        status, body = arg
-        return JSONResponse(body, status_code=status)
-    return None
-
-
 def make_app(script: Script) -> FastAPI:
     app = FastAPI()
 
-    @app.post("/v1/chat/completions")
-    async def chat(request: Request) -> Any:
+    async def take(request: Request, path: str) -> tuple[dict[str, Any], JSONResponse | None]:
+        """Record the request and play the script's next action: the request body, and the error
+        response to send instead of a normal answer, if any."""
         body = await request.json()
-        script.requests.append({"path": "chat", "headers": dict(request.headers), "body": body})
+        script.requests.append({"path": path, "headers": dict(request.headers), "body": body})
         action, arg = script.next()
         if action == "sleep":
             await asyncio.sleep(arg)
-        elif (resp := _error(action, arg)) is not None:
-            return resp
+        elif action == "status":
+            status, error = arg
+            return body, JSONResponse(error, status_code=status)
+        return body, None
+
+    @app.post("/v1/chat/completions")
+    async def chat(request: Request) -> Any:
+        body, error = await take(request, "chat")
+        if error is not None:
+            return error
         last = body["messages"][-1]["content"]
         return {
             "id": "chatcmpl-1",
@@ -76,13 +78,9 @@ def make_app(script: Script) -> FastAPI:
 
     @app.post("/v1/messages")
     async def messages(request: Request) -> Any:
-        body = await request.json()
-        script.requests.append({"path": "messages", "headers": dict(request.headers), "body": body})
-        action, arg = script.next()
-        if action == "sleep":
-            await asyncio.sleep(arg)
-        elif (resp := _error(action, arg)) is not None:
-            return resp
+        body, error = await take(request, "messages")
+        if error is not None:
+            return error
         last = body["messages"][-1]["content"]
         return {
             "id": "msg_1",

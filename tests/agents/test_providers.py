@@ -16,6 +16,14 @@ CONV = [
 FAST = {"backoff_base": 0.01, "backoff_max": 0.05}
 
 
+async def _step_error(agent) -> AgentError:
+    """The AgentError a step on CONV raises (the agent is closed afterwards)."""
+    with pytest.raises(AgentError) as err:
+        await agent.step(CONV)
+    await agent.aclose()
+    return err.value
+
+
 def _openai(server, **kw):
     return get_agent(
         "openai", base_url=server.url + "/v1", api_key="sk-test", model="m1", **{**FAST, **kw}
@@ -87,10 +95,8 @@ async def test_openai_retries_a_timeout(server) -> None:
 async def test_openai_persistent_5xx_is_an_infrastructure_error(server) -> None:
     server.script.default = ("status", (502, {"error": {"message": "bad gateway"}}))
     agent = _openai(server, max_retries=2)
-    with pytest.raises(AgentError) as err:
-        await agent.step(CONV)
-    await agent.aclose()
-    assert err.value.category == "infrastructure"
+    err = await _step_error(agent)
+    assert err.category == "infrastructure"
     assert len(server.script.requests) == 3  # first attempt + 2 retries
 
 
@@ -100,10 +106,8 @@ async def test_openai_auth_error_is_not_retried(server) -> None:
         (401, {"error": {"message": "bad key", "type": "invalid_request_error"}}),
     )
     agent = _openai(server)
-    with pytest.raises(AgentError) as err:
-        await agent.step(CONV)
-    await agent.aclose()
-    assert err.value.category == "agent"
+    err = await _step_error(agent)
+    assert err.category == "agent"
     assert len(server.script.requests) == 1
 
 
@@ -117,10 +121,8 @@ async def test_openai_no_credit_is_a_budget_error(server) -> None:
     }
     server.script.default = ("status", (429, body))
     agent = _openai(server)
-    with pytest.raises(AgentError) as err:
-        await agent.step(CONV)
-    await agent.aclose()
-    assert err.value.category == "budget"
+    err = await _step_error(agent)
+    assert err.category == "budget"
     assert len(server.script.requests) == 1
 
 
@@ -189,8 +191,6 @@ async def test_anthropic_auth_error_is_not_retried(server) -> None:
         (401, {"type": "error", "error": {"type": "authentication_error", "message": "bad"}}),
     )
     agent = _anthropic(server)
-    with pytest.raises(AgentError) as err:
-        await agent.step(CONV)
-    await agent.aclose()
-    assert err.value.category == "agent"
+    err = await _step_error(agent)
+    assert err.category == "agent"
     assert len(server.script.requests) == 1
