@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from typing import Literal
+from typing import Any, Literal
 
 import httpx
 from pydantic import BaseModel
@@ -111,7 +111,9 @@ def _parse_openai_body(r: httpx.Response, requested: str) -> JudgeReply:
     return JudgeReply(text=text, model=str(data.get("model") or requested))
 
 
-class OpenAIJudge(JudgeClient):
+class _SDKJudge(JudgeClient):
+    """Common settings of the SDK-backed judges; the SDK retries and times out by itself."""
+
     def __init__(
         self,
         model: str,
@@ -122,13 +124,24 @@ class OpenAIJudge(JudgeClient):
         max_retries: int = 2,
         max_tokens: int = 32,
     ) -> None:
-        import openai
-
         self.model = model
         self.max_tokens = max_tokens
-        self._client = openai.AsyncOpenAI(
+        self._client = self._make_client(
             api_key=api_key, base_url=url, timeout=timeout_s, max_retries=max_retries
         )
+
+    @abstractmethod
+    def _make_client(self, **kwargs: object) -> Any: ...
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+class OpenAIJudge(_SDKJudge):
+    def _make_client(self, **kwargs: object) -> Any:
+        import openai
+
+        return openai.AsyncOpenAI(**kwargs)
 
     async def complete(self, system: str, user: str) -> JudgeReply:
         import openai
@@ -147,28 +160,12 @@ class OpenAIJudge(JudgeClient):
             raise JudgeError("OpenAI judge returned no text")
         return JudgeReply(text=text, model=resp.model or self.model)
 
-    async def aclose(self) -> None:
-        await self._client.close()
 
-
-class AnthropicJudge(JudgeClient):
-    def __init__(
-        self,
-        model: str,
-        *,
-        api_key: str | None = None,
-        url: str | None = None,
-        timeout_s: float = 60.0,
-        max_retries: int = 2,
-        max_tokens: int = 32,
-    ) -> None:
+class AnthropicJudge(_SDKJudge):
+    def _make_client(self, **kwargs: object) -> Any:
         import anthropic
 
-        self.model = model
-        self.max_tokens = max_tokens
-        self._client = anthropic.AsyncAnthropic(
-            api_key=api_key, base_url=url, timeout=timeout_s, max_retries=max_retries
-        )
+        return anthropic.AsyncAnthropic(**kwargs)
 
     async def complete(self, system: str, user: str) -> JudgeReply:
         import anthropic
@@ -186,9 +183,6 @@ class AnthropicJudge(JudgeClient):
         except (anthropic.AnthropicError, AttributeError, TypeError) as e:
             raise JudgeError(f"Anthropic judge failed: {type(e).__name__}: {e}") from e
         return JudgeReply(text=text, model=resp.model or self.model)
-
-    async def aclose(self) -> None:
-        await self._client.close()
 
 
 def make_judge(settings: JudgeSettings | None = None) -> JudgeClient:

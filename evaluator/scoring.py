@@ -59,7 +59,6 @@ class EvalSettings(BaseSettings):
 class Item:
     target: Target
     answer: ParsedAnswer
-    key: str = ""
 
 
 def _parse_details(parsed: ParsedAnswer) -> dict:
@@ -130,13 +129,12 @@ def score_strings_batch(
     """Exact-match code scores, default and FIND-compatible, for many answers."""
     s = settings or EvalSettings()
     jobs: list[CodeJob] = []
-    pairs: list[list[tuple[str, str]] | None] = []
+    pairs: list[list[tuple[str, str]] | str] = []  # the pairs, or why the unit tests are unusable
     for k, it in enumerate(items):
         try:
             p = st.correct_pairs(it.target.unit_tests)
         except (ValueError, IndexError) as e:
-            pairs.append(None)
-            it.key = str(e)
+            pairs.append(str(e))
             continue
         pairs.append(p)
         if it.answer.code.strip() and it.answer.func_name:
@@ -155,14 +153,14 @@ def score_strings_batch(
     out = []
     for k, (it, p) in enumerate(zip(items, pairs, strict=True)):
         d = _parse_details(it.answer)
-        if p is None:
+        if isinstance(p, str):
             out.append(
                 [
                     ScoreResult(
                         metric=m,
                         status="error",
                         error_category="target",
-                        error=f"bad unit tests: {it.key}",
+                        error=f"bad unit tests: {p}",
                         details=d,
                     )
                     for m in ("string_exact", "string_exact_find")
@@ -177,6 +175,8 @@ def score_strings_batch(
         )
     return out
 
+
+_CODE_SCORERS = {"numeric": score_numeric_batch, "strings": score_strings_batch}
 
 _CEILING_CACHE: dict[tuple[str, str, str], list[ScoreResult]] = {}
 
@@ -238,25 +238,12 @@ async def score_episode(
     js = judge_settings or JudgeSettings()
     parsed = parse_answer(final_answer or "", s.parser)
     results: list[ScoreResult] = []
+    code_batch = _CODE_SCORERS.get(target.family)
     try:
-        if target.family == "numeric":
-            results += (
-                await asyncio.to_thread(
-                    score_numeric_batch,
-                    [Item(target, parsed)],
-                    settings=s,
-                    exec_settings=exec_settings,
-                )
-            )[0]
-        elif target.family == "strings":
-            results += (
-                await asyncio.to_thread(
-                    score_strings_batch,
-                    [Item(target, parsed)],
-                    settings=s,
-                    exec_settings=exec_settings,
-                )
-            )[0]
+        if code_batch is not None:
+            (results,) = await asyncio.to_thread(
+                code_batch, [Item(target, parsed)], settings=s, exec_settings=exec_settings
+            )
         results += await _judge_scores(target, parsed.description, parsed.parser, js)
     except Exception as e:  # a bug or an unexpected failure: an infrastructure error state
         results.append(

@@ -13,7 +13,7 @@ a non-str object with a permissive `__eq__` could pass there, never here: a deli
 from __future__ import annotations
 
 from evaluator.api import ScoreResult
-from function_store.models import Target, UnitTest
+from function_store.models import UnitTest
 
 
 def correct_pairs(unit_tests: list[UnitTest]) -> list[tuple[str, str]]:
@@ -31,16 +31,23 @@ def _match(expected: str, r: dict) -> bool:
     return "v" in r and not r.get("truncated") and r["v"] == expected
 
 
+def _sandbox_error(metric: str, agent: object, d: dict) -> ScoreResult | None:
+    """The sandbox itself failed: an error state, not a score."""
+    if getattr(agent, "status", None) != "infrastructure":
+        return None
+    return ScoreResult(
+        metric=metric,
+        status="error",
+        error_category="sandbox",
+        error=f"sandbox: {agent.reason}",
+        details=d,
+    )
+
+
 def score_default(pairs: list[tuple[str, str]], agent: object, details: dict) -> ScoreResult:
     d = dict(details)
-    if getattr(agent, "status", None) == "infrastructure":
-        return ScoreResult(
-            metric="string_exact",
-            status="error",
-            error_category="sandbox",
-            error=f"sandbox: {agent.reason}",
-            details=d,
-        )
+    if (err := _sandbox_error("string_exact", agent, d)) is not None:
+        return err
     items = []
     results = list(getattr(agent, "results", []) or [])
     for k, (inp, exp) in enumerate(pairs):
@@ -54,22 +61,16 @@ def score_default(pairs: list[tuple[str, str]], agent: object, details: dict) ->
                 {"input": inp, "ok": False, "err": getattr(agent, "reason", None) or "not run"}
             )
     d["items"] = items
-    if agent is not None and getattr(agent, "reason", None):
-        d["failure"] = agent.reason
+    if reason := getattr(agent, "reason", None):
+        d["failure"] = reason
     value = sum(i["ok"] for i in items) / len(items) if items else 0.0
     return ScoreResult(metric="string_exact", value=value, details=d)
 
 
 def score_find_compat(pairs: list[tuple[str, str]], agent: object, details: dict) -> ScoreResult:
     d = dict(details)
-    if getattr(agent, "status", None) == "infrastructure":
-        return ScoreResult(
-            metric="string_exact_find",
-            status="error",
-            error_category="sandbox",
-            error=f"sandbox: {agent.reason}",
-            details=d,
-        )
+    if (err := _sandbox_error("string_exact_find", agent, d)) is not None:
+        return err
     results = list(getattr(agent, "results", []) or [])
     scores: list[int] = []
     for k, (_inp, exp) in enumerate(pairs):
@@ -85,7 +86,3 @@ def score_find_compat(pairs: list[tuple[str, str]], agent: object, details: dict
         scores.append(int(_match(exp, results[k])))
     d["partial_scores"] = scores
     return ScoreResult(metric="string_exact_find", value=sum(scores) / len(scores), details=d)
-
-
-def string_inputs(target: Target) -> list[tuple[str, str]]:
-    return correct_pairs(target.unit_tests)
