@@ -55,9 +55,8 @@ class Target(BaseModel):
     hidden: HiddenTruth
     unit_tests: list[UnitTest] = Field(default_factory=list)
     exemplars: list[str] = Field(default_factory=list)
-    unavailable_reason: str | None = (
-        None  # set when the target cannot be served (e.g. missing weights)
-    )
+    # set when the target cannot be served (e.g. missing weights)
+    unavailable_reason: str | None = None
 
     @property
     def available(self) -> bool:

@@ -20,14 +20,18 @@ from dataclasses import dataclass, field
 
 from function_store.catalog import CatalogOptions
 from function_store.datasets import DataUnavailable, data_path
-from function_store.find_v1.neural import entity_truth, relation_truth
-from function_store.models import Family, PublicMeta, Target, UnitTest
+from function_store.find_v1.neural import (
+    RELATION_VARIANTS,
+    entity_truth,
+    neural_target,
+    relation_truth,
+)
+from function_store.models import Family, Target, UnitTest
 from function_store.neural.concepts import ENTITY_CONCEPTS, RELATIONS
 
 log = logging.getLogger(__name__)
 
 N_COMPOSED = 60
-VARIANTS = ("clean", "corruption-a", "corruption-b")
 N_TESTS = 10
 
 
@@ -83,7 +87,7 @@ def _relation_pairs() -> list[_RelationPairs] | None:
             (vec[0][c - 1].strip(), vec[1][c - 1].strip())
             for vec, c in zip(t["test_vec"], t["correct_inx"], strict=True)
         ]
-        k, variant = i % n, VARIANTS[i // n]
+        k, variant = i % n, RELATION_VARIANTS[i // n]
         if variant == "clean":
             out[k].valid[variant] = pairs
         else:
@@ -132,14 +136,8 @@ def _relation_tests(
 
 def _entity_target(seed: int, idx: int, concepts: list[str]) -> Target:
     tid = f"find-gen/entities/s{seed}/f{idx:05d}"
-    return Target(
-        id=tid,
-        dataset="find-gen",
-        family="entities",
-        variant="atomic" if len(concepts) == 1 else "composed",
-        public=PublicMeta(input_kind="word", prompt_family="neurons_entities"),
-        hidden=entity_truth(concepts, tid),
-    )
+    variant = "atomic" if len(concepts) == 1 else "composed"
+    return neural_target("find-gen", tid, "entities", variant, entity_truth(concepts, tid))
 
 
 def generate_entities(seed: int) -> list[Target]:
@@ -190,26 +188,18 @@ def generate_relations(seed: int) -> list[Target]:
     if released is not None:
         all_inputs = sorted({p[0] for r in released for ps in r.valid.values() for p in ps})
     targets: list[Target] = []
-    for v, variant in enumerate(VARIANTS):
+    for v, variant in enumerate(RELATION_VARIANTS):
         for j, k in enumerate(order):
             con1, con2, exc_a, exc_b = RELATIONS[k]
             exception = {"clean": None, "corruption-a": exc_a, "corruption-b": exc_b}[variant]
             tid = f"find-gen/relations/s{seed}/f{v * n + j:05d}"
-            targets.append(
-                Target(
-                    id=tid,
-                    dataset="find-gen",
-                    family="relations",
-                    variant=variant,
-                    public=PublicMeta(input_kind="word", prompt_family="neurons_relations"),
-                    hidden=relation_truth(con1, con2, exception, tid, fixed=True),
-                )
-            )
+            hidden = relation_truth(con1, con2, exception, tid, fixed=True)
+            targets.append(neural_target("find-gen", tid, "relations", variant, hidden))
     if released is None:
         return targets
     # Exemplars: one list per base relation, shared by its clean and corrupted modules (§4.3).
     exemplars = {k: rng.sample(all_inputs, rng.choice((8, 9, 10))) for k in order}
-    for v, variant in enumerate(VARIANTS):
+    for v, variant in enumerate(RELATION_VARIANTS):
         for j, k in enumerate(order):
             t = targets[v * n + j]
             rp = released[k]

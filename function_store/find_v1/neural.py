@@ -8,6 +8,7 @@ from `unit_test_data.json` (`correct_inx` is 1-based, as `UnitTest.correct`).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from function_store.catalog import CatalogOptions
@@ -15,7 +16,6 @@ from function_store.datasets import data_path
 from function_store.models import Family, HiddenTruth, PublicMeta, Target, UnitTest, make_canary
 from function_store.neural import prompts as P
 
-N_ATOMIC_ENTITIES = 140
 N_RELATIONS = 25
 RELATION_VARIANTS = ("clean", "corruption-a", "corruption-b")
 
@@ -88,6 +88,21 @@ def relation_truth(
     )
 
 
+def neural_target(
+    dataset: str, target_id: str, family: Family, variant: str, hidden: HiddenTruth, **extra: Any
+) -> Target:
+    """An entity or relation target: word inputs, FIND's `neurons_<family>` prompt family."""
+    return Target(
+        id=target_id,
+        dataset=dataset,
+        family=family,
+        variant=variant,
+        public=PublicMeta(input_kind="word", prompt_family=f"neurons_{family}"),
+        hidden=hidden,
+        **extra,
+    )
+
+
 def _unit_tests(entry: dict[str, Any], with_outputs: bool) -> list[UnitTest]:
     out = []
     for vec, correct in zip(entry["test_vec"], entry["correct_inx"], strict=True):
@@ -98,48 +113,36 @@ def _unit_tests(entry: dict[str, Any], with_outputs: bool) -> list[UnitTest]:
     return out
 
 
-def load_entities() -> list[Target]:
-    data = _read("find/neurons_entities/data.json")
-    tests = {e["name"]: e for e in _read("find/neurons_entities/unit_test_data.json")}
-    out = []
+def _released(family: Family) -> Iterator[tuple[int, str, dict[str, Any], dict[str, Any]]]:
+    """(index, target id, data.json record, Target extras: unit tests and exemplars) per module."""
+    data = _read(f"find/neurons_{family}/data.json")
+    tests = {e["name"]: e for e in _read(f"find/neurons_{family}/unit_test_data.json")}
     for i, d in enumerate(data):
         name = f"f{i:05d}"
-        tid = f"find-v1/entities/{name}"
+        entry = tests.get(name)
+        extra = {
+            "unit_tests": _unit_tests(entry, family == "relations") if entry is not None else [],
+            "exemplars": list(d.get("initial") or []),
+        }
+        yield i, f"find-v1/{family}/{name}", d, extra
+
+
+def load_entities() -> list[Target]:
+    out = []
+    for _, tid, d, extra in _released("entities"):
         concepts = [d["concept1"]] + ([d["concept2"]] if d.get("concept2") else [])
+        variant = "atomic" if len(concepts) == 1 else "composed"
         out.append(
-            Target(
-                id=tid,
-                dataset="find-v1",
-                family="entities",
-                variant="atomic" if len(concepts) == 1 else "composed",
-                public=PublicMeta(input_kind="word", prompt_family="neurons_entities"),
-                hidden=entity_truth(concepts, tid),
-                unit_tests=_unit_tests(tests[name], False) if name in tests else [],
-                exemplars=list(d.get("initial") or []),
-            )
+            neural_target("find-v1", tid, "entities", variant, entity_truth(concepts, tid), **extra)
         )
     return out
 
 
 def load_relations() -> list[Target]:
-    data = _read("find/neurons_relations/data.json")
-    tests = {e["name"]: e for e in _read("find/neurons_relations/unit_test_data.json")}
     out = []
-    for i, d in enumerate(data):
-        name = f"f{i:05d}"
-        tid = f"find-v1/relations/{name}"
+    for i, tid, d, extra in _released("relations"):
         # The released exception strings are kept verbatim (f00061's has a leading space).
-        exception = d.get("exeption")
-        out.append(
-            Target(
-                id=tid,
-                dataset="find-v1",
-                family="relations",
-                variant=RELATION_VARIANTS[i // N_RELATIONS],
-                public=PublicMeta(input_kind="word", prompt_family="neurons_relations"),
-                hidden=relation_truth(d["concept1"], d["concept2"], exception, tid),
-                unit_tests=_unit_tests(tests[name], True) if name in tests else [],
-                exemplars=list(d.get("initial") or []),
-            )
-        )
+        hidden = relation_truth(d["concept1"], d["concept2"], d.get("exeption"), tid)
+        variant = RELATION_VARIANTS[i // N_RELATIONS]
+        out.append(neural_target("find-v1", tid, "relations", variant, hidden, **extra))
     return out

@@ -11,10 +11,6 @@ from typing import Any
 from function_store.numeric.families import COMPOSE_OPS
 
 
-def _n(v: Any) -> str:
-    return str(v)
-
-
 def _poly(coeffs: list[Any], ascending: bool) -> str:
     deg = len(coeffs) - 1
     parts = []

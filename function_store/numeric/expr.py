@@ -13,6 +13,7 @@ Rendering is explicit: every node carries the exact text layout of the released 
 from __future__ import annotations
 
 import operator
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,12 +29,12 @@ class Env:
     rng: np.random.RandomState
 
 
-class Node:
-    def render(self) -> str:
-        raise NotImplementedError
+class Node(ABC):
+    @abstractmethod
+    def render(self) -> str: ...
 
-    def eval(self, env: Env) -> Any:
-        raise NotImplementedError
+    @abstractmethod
+    def eval(self, env: Env) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -212,12 +213,12 @@ class Noise(Node):
 # ---- statements -------------------------------------------------------------------------------
 
 
-class Stmt:
-    def render(self) -> list[str]:
-        raise NotImplementedError
+class Stmt(ABC):
+    @abstractmethod
+    def render(self) -> list[str]: ...
 
-    def run(self, env: Env) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    def run(self, env: Env) -> None: ...
 
 
 @dataclass(frozen=True)

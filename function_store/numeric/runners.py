@@ -11,6 +11,7 @@ the whole call (spec §10.2).
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -78,9 +79,9 @@ def true_function(spec: dict[str, Any]) -> Any:
     return f
 
 
-class _Base:
-    def value(self, x: float) -> Any:
-        raise NotImplementedError
+class _Base(ABC):
+    @abstractmethod
+    def value(self, x: float) -> Any: ...
 
     def call(self, inputs: Sequence[str]) -> list[CallOutput]:
         outs: list[CallOutput] = []

@@ -12,6 +12,7 @@ import contextlib
 import os
 import socket
 import threading
+from abc import ABC, abstractmethod
 from urllib.parse import urlsplit
 
 
@@ -32,7 +33,7 @@ def _bridge(a: socket.socket, b: socket.socket) -> None:
     b.close()
 
 
-class _Forwarder:
+class _Forwarder(ABC):
     def __init__(self, listener: socket.socket) -> None:
         self._listener = listener
         self._thread = threading.Thread(target=self._accept, daemon=True)
@@ -40,8 +41,8 @@ class _Forwarder:
     def start(self) -> None:
         self._thread.start()
 
-    def _connect(self) -> socket.socket:
-        raise NotImplementedError
+    @abstractmethod
+    def _connect(self) -> socket.socket: ...
 
     def _accept(self) -> None:
         while True:
