@@ -24,7 +24,7 @@ import httpx
 from pydantic import BaseModel, Field, ValidationError
 
 from function_store.backbone.schemas import BatchChatCompletion, ChatCompletion
-from function_store.neural.scoring import DIGITS, digit_score, find_digit_site
+from function_store.neural.scoring import DIGITS, find_digit_site
 
 log = logging.getLogger(__name__)
 
@@ -237,12 +237,7 @@ class BackboneClient:
         todo: list[int] = []
         prefixes: list[str] = []
         for i, c in enumerate(comps):
-            lp = c.choices[0].logprobs
-            content = [t.model_dump() for t in lp.content] if lp and lp.content else None
-            site = find_digit_site(content)
-            if not site.found and content:  # no digit at all: the score at the reply's start
-                first = content[0]
-                site.score = digit_score((first.get("top_logprobs") or []) + [first])
+            site = find_digit_site(_logprob_items(c))
             scores.append(site.score)
             if site.score is None:
                 todo.append(i)
@@ -280,10 +275,7 @@ class BackboneClient:
             extra = cont if group else {}
             comps = self.chat_many([convs[i] for i in idx], **params, **extra)
             for i, c in zip(idx, comps, strict=True):
-                lp = c.choices[0].logprobs
-                items = [t.model_dump() for t in lp.content] if lp and lp.content else []
-                alts = (items[0].get("top_logprobs") or []) + [items[0]] if items else []
-                score = digit_score(alts)
+                score = find_digit_site(_logprob_items(c)).score  # one token: the digit
                 if score is None:
                     raise BackboneError(
                         "backbone gave no logprobs for both '0' and '1' even in a forced-choice "
@@ -312,6 +304,11 @@ class BackboneClient:
                     ids[d] = int(toks[-1])  # SentencePiece may prepend "▁"; the digit is last
                 self._digit_ids = ids
             return self._digit_ids
+
+
+def _logprob_items(c: ChatCompletion) -> list[dict[str, Any]]:
+    lp = c.choices[0].logprobs
+    return [t.model_dump() for t in lp.content] if lp and lp.content else []
 
 
 class _NotFound(Exception):

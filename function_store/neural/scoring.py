@@ -45,16 +45,22 @@ def digit_score(alternatives: list[dict[str, Any]]) -> float | None:
     return mass["1"] / (mass["0"] + mass["1"])
 
 
+def _alternatives(item: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(item.get("top_logprobs") or []) + [item]
+
+
 def find_digit_site(content: list[dict[str, Any]] | None) -> DigitSite:
-    """Scan a reply's `logprobs.content` for its first 0/1 token."""
+    """Scan a reply's `logprobs.content` for its first 0/1 token. A reply without one is scored
+    at its first token (from what is listed there; a server with our `extra_logprobs` extension
+    lists both digits)."""
     prefix = ""
     for item in content or []:
         tok = item.get("token", "")
         if tok.strip().replace("\u2581", "") in DIGITS:
-            alts = list(item.get("top_logprobs") or []) + [item]
-            return DigitSite(prefix=prefix, score=digit_score(alts), found=True)
+            return DigitSite(prefix=prefix, score=digit_score(_alternatives(item)), found=True)
         prefix += tok
-    return DigitSite(prefix="", score=None, found=False)
+    score = digit_score(_alternatives(content[0])) if content else None
+    return DigitSite(prefix="", score=score, found=False)
 
 
 def format_score(p: float) -> str:
