@@ -28,6 +28,7 @@ from agents.base import Message as AgentMessage
 from evaluator.api import EpisodeStats, ScoreResult
 from function_store.models import Target
 from harness import prompts
+from harness import protocol as proto
 from harness.store.models import Episode
 from harness.store.models import Message as MessageRow
 from harness.store.repo import Store
@@ -109,7 +110,6 @@ class EpisodeRunner:
         self.should_stop = should_stop or (lambda: False)
         self.mode = spec.protocol.mode
         self.method = spec.protocol.method
-        self._protocol: Any = None
 
     # ---- public -----------------------------------------------------------------------------
     async def run(self) -> str:
@@ -142,15 +142,13 @@ class EpisodeRunner:
         return end.status
 
     # ---- the loop ---------------------------------------------------------------------------
-    def _protocol_module(self) -> Any:
-        if self._protocol is None:
-            from harness import protocol  # the sandbox engineer's parser (no shell, no eval)
-
-            self._protocol = protocol
-        return self._protocol
-
     def _elapsed(self) -> float:
         return self._active0 + (time.monotonic() - self._t0)
+
+    def _time_left(self) -> float | None:
+        """Seconds left of the wall-time budget; None when there is none."""
+        wall = self.spec.budgets.max_wall_s
+        return None if wall is None else max(0.0, wall - self._elapsed())
 
     def _round_cap(self) -> int:
         if self.method == "single_round":
@@ -219,7 +217,6 @@ class EpisodeRunner:
                 await self._agent_turn(st, st.last_step + 1)
                 continue
             step, content = st.last_step, st.last_content
-            proto = self._protocol_module()
             parsed = proto.parse_message(content, mode=self.mode)
             final = parsed.has_description or (self.method == "single_round" and st.rounds >= 2)
             if not final and st.rounds >= self._round_cap():
@@ -302,11 +299,9 @@ class EpisodeRunner:
 
     async def _agent_turn(self, st: _State, step: int) -> None:
         conv = list(st.conversation)  # a copy: agents may keep or alter what they are given
-        b = self.spec.budgets
-        timeout = None if b.max_wall_s is None else max(0.0, b.max_wall_s - self._elapsed())
         t = time.monotonic()
         try:
-            reply = await asyncio.wait_for(self.agent.step(conv), timeout=timeout)
+            reply = await asyncio.wait_for(self.agent.step(conv), timeout=self._time_left())
         except TimeoutError:
             raise EpisodeEnd("budget_exhausted", "wall_time", answer="") from None
         except AgentError as e:
@@ -341,10 +336,10 @@ class EpisodeRunner:
 
     async def _call_target(self, inputs: list[str]) -> dict[str, Any]:
         t = time.monotonic()
-        b = self.spec.budgets
-        timeout = None if b.max_wall_s is None else max(0.0, b.max_wall_s - self._elapsed())
         try:
-            outputs = await asyncio.wait_for(self.client.call(self.target.id, inputs), timeout)
+            outputs = await asyncio.wait_for(
+                self.client.call(self.target.id, inputs), self._time_left()
+            )
         except TimeoutError:
             raise EpisodeEnd("budget_exhausted", "wall_time", answer="") from None
         except Exception as e:

@@ -417,23 +417,16 @@ class Scheduler:
             if self._stopping:
                 raise
             if rs.cancelled:  # cancelled before its runner could record it
-                cur = self.store.get_episode(ep.id)
-                if cur is not None and cur.status not in EPISODE_TERMINAL:
-                    self.store.finish_episode(
-                        ep.id, ep.run_id, status="cancelled", end_reason="cancelled"
-                    )
+                self._finish_if_open(ep, status="cancelled", end_reason="cancelled")
         except Exception as e:  # a bug outside the runner: an infrastructure error, never a score
             log.exception("episode %s crashed", ep.id)
-            cur = self.store.get_episode(ep.id)
-            if cur is not None and cur.status not in EPISODE_TERMINAL:
-                self.store.finish_episode(
-                    ep.id,
-                    ep.run_id,
-                    status="error",
-                    end_reason="exception",
-                    error_category="infrastructure",
-                    error=f"{type(e).__name__}: {e}",
-                )
+            self._finish_if_open(
+                ep,
+                status="error",
+                end_reason="exception",
+                error_category="infrastructure",
+                error=f"{type(e).__name__}: {e}",
+            )
         finally:
             self._active -= 1
             self._provider_active[rs.provider] -= 1
@@ -445,6 +438,12 @@ class Scheduler:
                 self._wake.set()
 
     # ---- cancellation -----------------------------------------------------------------------
+    def _finish_if_open(self, ep: Episode, **outcome: Any) -> None:
+        """Record the episode's end unless the store already has one."""
+        cur = self.store.get_episode(ep.id)
+        if cur is not None and cur.status not in EPISODE_TERMINAL:
+            self.store.finish_episode(ep.id, ep.run_id, **outcome)
+
     def cancel_run(self, run_id: str) -> bool:
         """Cancel a queued or running run (and its interpolation floor run, if it has one);
         False when it had already ended."""

@@ -7,7 +7,6 @@ container, a local process or in-process in tests.
 from __future__ import annotations
 
 import json
-from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
@@ -84,11 +83,6 @@ class Settings(BaseSettings):
     @property
     def provider_limit_map(self) -> dict[str, int]:
         return json.loads(self.provider_limits or "{}")
-
-
-@lru_cache
-def get_settings() -> Settings:
-    return Settings()
 
 
 def load_plugins(settings: Settings) -> None:

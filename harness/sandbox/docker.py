@@ -84,7 +84,7 @@ class DockerSandbox(Sandbox):
         self.network = network
         self.backbone_network = backbone_network
         self.tmp_size_mb = tmp_size_mb
-        self._containers: dict[str, tuple[object, object]] = {}
+        self._containers: dict[str, tuple[object, object, str | None]] = {}
         self._net_lock = threading.Lock()
 
     # ---------------------------------------------------------------- helpers
@@ -104,10 +104,6 @@ class DockerSandbox(Sandbox):
             "working_dir": "/tmp",
         }
 
-    def _volume_with(self, files: dict[str, bytes] | None):
-        vol = self.client.volumes.create(name=f"sbx-{uuid.uuid4().hex[:12]}", labels={LABEL: "1"})
-        return vol
-
     def _internal_network(self, name: str):
         import docker
 
@@ -120,7 +116,7 @@ class DockerSandbox(Sandbox):
                 )
 
     def _create(self, argv, files, limits, **kw):
-        vol = self._volume_with(files)
+        vol = self.client.volumes.create(name=f"sbx-{uuid.uuid4().hex[:12]}", labels={LABEL: "1"})
         try:
             c = self.client.containers.create(
                 command=argv, volumes={vol.name: {"bind": "/sandbox", "mode": "rw"}},
@@ -175,7 +171,8 @@ class DockerSandbox(Sandbox):
             out = c.logs(stdout=True, stderr=False) or b""
             err = c.logs(stdout=False, stderr=True) or b""
             truncated = len(out) > cap or len(err) > cap
-            oom = bool(c.attrs.get("State", {}).get("OOMKilled")) if not c.reload() else False
+            c.reload()
+            oom = bool(c.attrs.get("State", {}).get("OOMKilled"))
             error = None
             if timed_out:
                 error = f"timeout: killed after {limits.timeout_s:g} s"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import bindparam, delete, func, insert, select, update
 from sqlalchemy.engine import Engine
@@ -27,6 +27,8 @@ from harness.store.models import (
     utcnow,
 )
 from harness.store.specs import RunSpec
+
+_M = TypeVar("_M")
 
 # Table objects for the hot path: Core statements on tables skip the ORM's bulk machinery.
 _MESSAGES = Message.__table__  # type: ignore[attr-defined]
@@ -58,6 +60,20 @@ class Store:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
+    def _all(self, q: Any) -> list[Any]:
+        """The ORM rows of a select, detached from their session."""
+        with Session(self.engine) as s:
+            rows = list(s.scalars(q))
+            s.expunge_all()
+            return rows
+
+    def _get(self, model: type[_M], key: str) -> _M | None:
+        with Session(self.engine) as s:
+            row = s.get(model, key)
+            if row is not None:
+                s.expunge(row)
+            return row
+
     # ---- runs -------------------------------------------------------------------------------
     def create_run(self, spec: RunSpec, target_ids: Sequence[str]) -> Run:
         run = Run(
@@ -77,11 +93,7 @@ class Store:
         return run
 
     def get_run(self, run_id: str) -> Run | None:
-        with Session(self.engine) as s:
-            run = s.get(Run, run_id)
-            if run is not None:
-                s.expunge(run)
-            return run
+        return self._get(Run, run_id)
 
     def list_runs(
         self, *, status: str | None = None, limit: int = 100, offset: int = 0
@@ -89,11 +101,7 @@ class Store:
         q = select(Run).order_by(Run.created_at.desc(), Run.id).limit(limit).offset(offset)
         if status:
             q = q.where(Run.status == status)
-        with Session(self.engine) as s:
-            runs = list(s.scalars(q))
-            for r in runs:
-                s.expunge(r)
-            return runs
+        return self._all(q)
 
     def active_runs(self) -> list[Run]:
         """Runs the scheduler should work on (queued or running), oldest first."""
@@ -102,11 +110,7 @@ class Store:
             .where(Run.status.in_(("queued", "running")))
             .order_by(Run.created_at, Run.id)
         )
-        with Session(self.engine) as s:
-            runs = list(s.scalars(q))
-            for r in runs:
-                s.expunge(r)
-            return runs
+        return self._all(q)
 
     def set_run_status(
         self, run_id: str, status: str, *, error: str | None = None, only_if_active: bool = True
@@ -143,18 +147,10 @@ class Store:
         q = select(Episode).where(Episode.run_id == run_id).order_by(Episode.idx)
         if status:
             q = q.where(Episode.status.in_(status))
-        with Session(self.engine) as s:
-            eps = list(s.scalars(q))
-            for e in eps:
-                s.expunge(e)
-            return eps
+        return self._all(q)
 
     def get_episode(self, episode_id: str) -> Episode | None:
-        with Session(self.engine) as s:
-            ep = s.get(Episode, episode_id)
-            if ep is not None:
-                s.expunge(ep)
-            return ep
+        return self._get(Episode, episode_id)
 
     def episode_counts(self, run_id: str) -> dict[str, int]:
         q = (
@@ -217,11 +213,7 @@ class Store:
     # ---- steps ------------------------------------------------------------------------------
     def messages(self, episode_id: str) -> list[Message]:
         q = select(Message).where(Message.episode_id == episode_id).order_by(Message.step)
-        with Session(self.engine) as s:
-            rows = list(s.scalars(q))
-            for r in rows:
-                s.expunge(r)
-            return rows
+        return self._all(q)
 
     def target_calls(self, episode_id: str) -> list[TargetCall]:
         q = (
@@ -229,11 +221,7 @@ class Store:
             .where(TargetCall.episode_id == episode_id)
             .order_by(TargetCall.step, TargetCall.idx)
         )
-        with Session(self.engine) as s:
-            rows = list(s.scalars(q))
-            for r in rows:
-                s.expunge(r)
-            return rows
+        return self._all(q)
 
     def add_messages(self, episode_id: str, messages: Sequence[dict[str, Any]]) -> None:
         """Insert messages (dicts with step, role, content, ...) in one transaction."""
@@ -297,11 +285,7 @@ class Store:
         if not episode_ids:
             return []
         q = select(Score).where(Score.episode_id.in_(list(episode_ids))).order_by(Score.id)
-        with Session(self.engine) as s:
-            rows = list(s.scalars(q))
-            for r in rows:
-                s.expunge(r)
-            return rows
+        return self._all(q)
 
     def run_scores(self, run_id: str) -> list[Score]:
         q = (
@@ -310,11 +294,7 @@ class Store:
             .where(Episode.run_id == run_id)
             .order_by(Score.id)
         )
-        with Session(self.engine) as s:
-            rows = list(s.scalars(q))
-            for r in rows:
-                s.expunge(r)
-            return rows
+        return self._all(q)
 
     # ---- events -----------------------------------------------------------------------------
     def add_event(
@@ -344,11 +324,7 @@ class Store:
             .order_by(Event.id)
             .limit(limit)
         )
-        with Session(self.engine) as s:
-            rows = list(s.scalars(q))
-            for r in rows:
-                s.expunge(r)
-            return rows
+        return self._all(q)
 
 
 def _message_row(episode_id: str, m: dict[str, Any], now: datetime) -> dict[str, Any]:
