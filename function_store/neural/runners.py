@@ -9,6 +9,7 @@ with `error_category="infrastructure"` so the episode records it as such (never 
 from __future__ import annotations
 
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
 from function_store.models import CallOutput, Target
@@ -45,7 +46,7 @@ def backbone_client(ctx: RuntimeContext | None) -> BackboneClient:
         return _clients[key]
 
 
-class _NeuralRunner:
+class _NeuralRunner(ABC):
     def __init__(self, target: Target, client: BackboneClient) -> None:
         spec = target.hidden.spec
         self.target_id = target.id
@@ -64,8 +65,8 @@ class _NeuralRunner:
             return [CallOutput(input=w, error=msg, error_category=e.category) for w in words]
         return [CallOutput(input=w, output=o) for w, o in zip(words, outs, strict=True)]
 
-    def _outputs(self, convs: list[list[dict[str, str]]]) -> list[str]:
-        raise NotImplementedError
+    @abstractmethod
+    def _outputs(self, convs: list[list[dict[str, str]]]) -> list[str]: ...
 
 
 class EntityRunner(_NeuralRunner):
