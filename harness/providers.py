@@ -1,0 +1,143 @@
+"""Provider profiles: the operator's named LLM endpoints and the credentials that go with them.
+
+Only the operator defines profiles (environment or a config file); an API caller picks one by
+name and can never supply a URL that receives a server-held key. The agent host of an episode
+gets exactly one profile: its key in the environment variables the agent's SDK reads, and a
+network route to that profile's endpoint only.
+
+`HARNESS_PROVIDER_PROFILES`: a JSON object {name: profile}, or `@/path/to/profiles.json`.
+Profiles named there replace the built-in ones of the same name:
+
+    {"vllm-local": {"kind": "openai", "base_url": "http://127.0.0.1:8001/v1"},
+     "openai": {"kind": "openai", "api_key_env": "OPENAI_API_KEY", "models": ["gpt-4o"]}}
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+Kind = Literal["openai", "anthropic"]
+
+# What each SDK reads from its environment (the agent host's environment is built from these).
+_ENV = {
+    "openai": ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
+    "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
+}
+_DEFAULT_URL = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
+
+
+class ProfileError(ValueError):
+    """A profile is unknown, malformed, or its key is missing; the message says which."""
+
+
+class ProviderProfile(BaseModel):
+    """One endpoint an agent may talk to. `kind` must match the agent's `provider`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = ""
+    kind: Kind
+    base_url: str | None = Field(None, description="None: the SDK's public endpoint")
+    api_key_env: str | None = Field(
+        None, description="orchestrator environment variable holding the key; None: no key"
+    )
+    models: list[str] | None = Field(None, description="model ids a run may ask for; None: any")
+
+    @field_validator("base_url")
+    @classmethod
+    def _check_url(cls, v: str | None) -> str | None:
+        if v is None:
+            return v
+        parts = urlsplit(v)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"base_url {v!r} must be an http(s) URL with a host")
+        return v.rstrip("/")
+
+    @property
+    def url(self) -> str:
+        return self.base_url or _DEFAULT_URL[self.kind]
+
+    def endpoint(self) -> tuple[str, str, int]:
+        """(scheme, host, port) of the one place this profile's agent host may connect to."""
+        parts = urlsplit(self.url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        return parts.scheme, parts.hostname or "", port
+
+    def api_key(self, environ: dict[str, str] | None = None) -> str | None:
+        """The key from the operator's environment; ProfileError when it names a missing one."""
+        if self.api_key_env is None:
+            return None
+        key = (os.environ if environ is None else environ).get(self.api_key_env)
+        if not key:
+            raise ProfileError(
+                f"provider profile {self.name!r}: the operator's environment has no "
+                f"{self.api_key_env} (set it where the harness runs, or use another profile)"
+            )
+        return key
+
+    def agent_env(self, environ: dict[str, str] | None = None) -> dict[str, str]:
+        """The environment variables an agent host for this profile gets (nothing else secret)."""
+        key_var, url_var = _ENV[self.kind]
+        env = {url_var: self.url}
+        key = self.api_key(environ)
+        # Local servers (vLLM, FastChat, `harness backbone serve`) accept any key.
+        env[key_var] = key if key is not None else "EMPTY"
+        return env
+
+    def check_model(self, model: str | None) -> None:
+        if model is not None and self.models is not None and model not in self.models:
+            raise ProfileError(
+                f"provider profile {self.name!r} offers models {', '.join(self.models)}; "
+                f"not {model!r}"
+            )
+
+
+def default_profiles() -> dict[str, ProviderProfile]:
+    """Available without configuration: the public APIs, keyed from the usual variables."""
+    return {
+        "openai": ProviderProfile(name="openai", kind="openai", api_key_env="OPENAI_API_KEY"),
+        "anthropic": ProviderProfile(
+            name="anthropic", kind="anthropic", api_key_env="ANTHROPIC_API_KEY"
+        ),
+    }
+
+
+def load_profiles(spec: str | None = None) -> dict[str, ProviderProfile]:
+    """The built-in profiles overlaid with the operator's (`HARNESS_PROVIDER_PROFILES`)."""
+    spec = os.environ.get("HARNESS_PROVIDER_PROFILES", "") if spec is None else spec
+    profiles = default_profiles()
+    text = spec.strip()
+    if not text:
+        return profiles
+    if text.startswith("@"):
+        try:
+            text = Path(text[1:]).read_text(encoding="utf-8")
+        except OSError as e:
+            raise ProfileError(f"HARNESS_PROVIDER_PROFILES: cannot read {text[1:]!r}: {e}") from e
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ProfileError(f"HARNESS_PROVIDER_PROFILES is not valid JSON: {e}") from e
+    if not isinstance(data, dict):
+        raise ProfileError("HARNESS_PROVIDER_PROFILES must be a JSON object {name: profile}")
+    for name, body in data.items():
+        try:
+            profiles[name] = ProviderProfile.model_validate({**body, "name": name})
+        except (ValidationError, TypeError) as e:
+            raise ProfileError(f"provider profile {name!r}: {e}") from e
+    return profiles
+
+
+def get_profile(name: str, profiles: dict[str, ProviderProfile] | None = None) -> ProviderProfile:
+    profiles = load_profiles() if profiles is None else profiles
+    if name not in profiles:
+        raise ProfileError(
+            f"unknown provider profile {name!r}; the operator offers: {', '.join(sorted(profiles))}"
+        )
+    return profiles[name]
