@@ -95,31 +95,75 @@ def run_code_jobs(
 def _run_chunk(
     chunk: list[CodeJob], limits: CodeLimits, settings: ExecSettings
 ) -> list[CodeResult]:
+    """Run a chunk; if the worker dies, find the answer that killed it.
+
+    Agent code cannot reach the worker by design (seccomp, rlimits, strict pipe records), but if
+    a worker dies anyway its unfinished answers must not turn into "infrastructure" errors that
+    leave an answer out of the mean. Answers that were running at the death are re-run alone; one
+    that kills a worker while running alone failed (score 0, with the reason); answers that never
+    started are re-run. A sandbox that fails before starting anything is infrastructure."""
+    out: dict[str, CodeResult] = {}
+    batches: list[tuple[list[CodeJob], bool]] = [(chunk, False)]  # (jobs, running alone?)
+    while batches:
+        jobs, alone = batches.pop()
+        got, started, err = _run_batch(jobs, limits, settings)
+        out.update(got)
+        left = [j for j in jobs if j.id not in got]
+        if not left:
+            continue
+        why = err or "the sandbox ended before this answer finished"
+        running = [j for j in left if j.id in started]
+        if not running:  # nothing of it ran: the sandbox itself failed
+            out.update(
+                {j.id: CodeResult(id=j.id, status="infrastructure", reason=why) for j in left}
+            )
+            continue
+        if alone:
+            (j,) = running
+            out[j.id] = CodeResult(
+                id=j.id, status="error", reason=f"the answer killed the scoring worker ({why})"
+            )
+            continue
+        batches += [([j], True) for j in running]
+        waiting = [j for j in left if j.id not in started]
+        if waiting:
+            batches.append((waiting, False))
+    return [out[j.id] for j in chunk]
+
+
+def _run_batch(
+    jobs: list[CodeJob], limits: CodeLimits, settings: ExecSettings
+) -> tuple[dict[str, CodeResult], set[str], str | None]:
+    """One sandboxed worker over `jobs`: (finished results, ids that started, failure or None)."""
     batch = {
         "limits": {**limits.model_dump(), "parallel": settings.parallel_per_sandbox},
-        "answers": [j.model_dump() for j in chunk],
+        "answers": [j.model_dump() for j in jobs],
     }
     payload = json.dumps(batch).encode()
     # the sandbox's own wall clock covers the worst case of every answer timing out
     per = max(limits.wall_s, limits.cpu_s + 1)
-    total_s = 10 + per * len(chunk) / max(1, settings.parallel_per_sandbox)
-    max_out = limits.result_bytes * len(chunk) + 65_536
+    total_s = 10 + per * len(jobs) / max(1, settings.parallel_per_sandbox)
+    max_out = limits.result_bytes * len(jobs) + 65_536
     try:
         stdout, err = _launch(payload, settings, total_s, limits, max_out)
     except Exception as e:  # the sandbox itself could not run
         err = f"sandbox failed: {type(e).__name__}: {e}"
         stdout = b""
+    ids = {j.id for j in jobs}
     got: dict[str, CodeResult] = {}
+    started: set[str] = set()
     for line in stdout.splitlines():
         try:
             rec = json.loads(line)
-            got[rec["id"]] = CodeResult(**rec)
-        except (ValueError, KeyError, TypeError):
+            if set(rec) == {"start"}:
+                started.add(rec["start"])
+            else:
+                r = CodeResult(**rec)
+                if r.id in ids:
+                    got[r.id] = r
+        except (ValueError, KeyError, TypeError, RecursionError):
             continue
-    missing = err or "the sandbox ended before this answer finished"
-    return [
-        got.get(j.id) or CodeResult(id=j.id, status="infrastructure", reason=missing) for j in chunk
-    ]
+    return got, started, err
 
 
 def _launch(

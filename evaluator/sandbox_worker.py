@@ -7,7 +7,8 @@ stdin: one JSON object
     {"limits": {"cpu_s", "wall_s", "memory_mb", "output_bytes", "result_bytes", "parallel"},
      "answers": [{"id", "code", "func_name", "kind": "numeric"|"string",
                   "call": "direct"|"find-compat", "inputs": [...]}]}
-stdout: one JSON line per answer, in completion order
+stdout: JSON lines: {"start": id} when an answer's child starts, then one record per answer,
+in completion order
     {"id", "status": "ok"|"error", "reason", "results": [{"v": ...} | {"err": "..."}],
      "printed_bytes", "guard": "..."}
 
@@ -55,7 +56,10 @@ REPR_CAP = 200
 # --- seccomp -------------------------------------------------------------------------------
 
 _AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
-# syscalls refused with EPERM in the child
+# Syscalls refused with EPERM in the child. Audited against the kernel's process, signal, pidfd,
+# namespace and memory-of-other-processes families: anything that can reach another process
+# (the worker above all: killing it would turn this answer into an "infrastructure" error that
+# dodges its score) or widen the child's view is refused.
 _DENY = {
     "x86_64": {
         "fork": 57,
@@ -69,10 +73,26 @@ _DENY = {
         "ptrace": 101,
         "process_vm_writev": 311,
         "process_vm_readv": 310,
+        "process_madvise": 440,
+        "pidfd_open": 434,
+        "pidfd_send_signal": 424,
+        "pidfd_getfd": 438,
+        "rt_sigqueueinfo": 129,
+        "rt_tgsigqueueinfo": 297,
+        "kcmp": 312,
+        "migrate_pages": 256,
+        "move_pages": 279,
+        "setns": 308,
         "setsid": 112,
         "setpgid": 109,
         "unshare": 272,
         "mount": 165,
+        "perf_event_open": 298,
+        "bpf": 321,
+        "userfaultfd": 323,
+        "keyctl": 250,
+        "add_key": 248,
+        "request_key": 249,
     },
     "aarch64": {
         "clone": 220,
@@ -84,17 +104,40 @@ _DENY = {
         "ptrace": 117,
         "process_vm_writev": 271,
         "process_vm_readv": 270,
+        "process_madvise": 440,
+        "pidfd_open": 434,
+        "pidfd_send_signal": 424,
+        "pidfd_getfd": 438,
+        "rt_sigqueueinfo": 138,
+        "rt_tgsigqueueinfo": 240,
+        "kcmp": 272,
+        "migrate_pages": 238,
+        "move_pages": 239,
+        "setns": 268,
         "setsid": 157,
         "setpgid": 154,
         "unshare": 97,
         "mount": 40,
+        "perf_event_open": 241,
+        "bpf": 280,
+        "userfaultfd": 282,
+        "keyctl": 219,
+        "add_key": 217,
+        "request_key": 218,
     },
 }
-# signal syscalls allowed only when their first argument is the child's own pid
-_KILL = {
-    "x86_64": {"kill": 62, "tkill": 200, "tgkill": 234},
-    "aarch64": {"kill": 129, "tkill": 130, "tgkill": 131},
+# Syscalls whose first argument is a pid: allowed only for the child itself (or 0: itself / its
+# own group). prlimit64 on another process could set the worker's CPU limit to 0.
+_SELF_ONLY = {
+    "x86_64": {"kill": 62, "tkill": 200, "tgkill": 234, "prlimit64": 302},
+    "aarch64": {"kill": 129, "tkill": 130, "tgkill": 131, "prlimit64": 261},
 }
+# fcntl/ioctl commands that make the kernel signal another process on I/O (F_SETOWN, F_SETSIG,
+# F_SETOWN_EX; FIOSETOWN, SIOCSPGRP): refused.
+_FCNTL = {"x86_64": 72, "aarch64": 25}
+_IOCTL = {"x86_64": 16, "aarch64": 29}
+_FCNTL_DENY = (8, 10, 15)
+_IOCTL_DENY = (0x8901, 0x8902)
 
 
 def _bpf(code: int, jt: int, jf: int, k: int) -> bytes:
@@ -117,10 +160,10 @@ def install_seccomp(own_pid: int) -> str:
     prog.append(_bpf(LD_W_ABS, 0, 0, 0))  # syscall number
     if arch == "x86_64":
         prog += [_bpf(JGE, 0, 1, 0x40000000), _bpf(RET, 0, 0, EPERM)]  # x32 ABI
-    for nr in (n for n in _DENY[arch].values() if n >= 0):
+    for nr in _DENY[arch].values():
         prog += [_bpf(JEQ, 0, 1, nr), _bpf(RET, 0, 0, EPERM)]
-    for nr in _KILL[arch].values():
-        # if nr matches: load args[0] (low word), allow iff == own pid (or 0: own group)
+    for nr in _SELF_ONLY[arch].values():
+        # if nr matches: load args[0] (low word), allow iff == own pid (or 0: itself)
         prog += [
             _bpf(JEQ, 0, 5, nr),
             _bpf(LD_W_ABS, 0, 0, 16),
@@ -130,6 +173,13 @@ def install_seccomp(own_pid: int) -> str:
             _bpf(RET, 0, 0, ALLOW),
         ]
         prog.append(_bpf(LD_W_ABS, 0, 0, 0))  # reload syscall number for the next test
+    for nr, cmds in ((_FCNTL[arch], _FCNTL_DENY), (_IOCTL[arch], _IOCTL_DENY)):
+        # if nr matches: load args[1] (low word, the command), refuse the listed ones
+        n = len(cmds)
+        prog += [_bpf(JEQ, 0, n + 3, nr), _bpf(LD_W_ABS, 0, 0, 24)]
+        prog += [_bpf(JEQ, n - i, 0, c) for i, c in enumerate(cmds)]
+        prog += [_bpf(RET, 0, 0, ALLOW), _bpf(RET, 0, 0, EPERM)]
+        prog.append(_bpf(LD_W_ABS, 0, 0, 0))
     prog.append(_bpf(RET, 0, 0, ALLOW))
     raw = b"".join(prog)
     buf = ctypes.create_string_buffer(raw)
@@ -325,6 +375,45 @@ def _kill(child: Child) -> None:
             pass
 
 
+_TEXT_KEYS = ("guard", "load_error", "fatal")
+
+
+def _read_record(line: bytes, kind: str) -> dict | None:
+    """One record from a child's pipe, or None when it is not exactly what `child_main` writes.
+
+    Bounded: the pipe holds at most `result_bytes`, and deep nesting ends as RecursionError
+    (caught) instead of taking the worker down with the rest of the batch."""
+    try:
+        msg = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(msg, dict) or len(msg) != 1:
+        return None
+    ((key, value),) = msg.items()
+    if key in _TEXT_KEYS:
+        return msg if isinstance(value, str) else None
+    if key != "r" or not isinstance(value, dict):
+        return None
+    return msg if _valid_result(value, kind) else None
+
+
+def _valid_result(r: dict, kind: str) -> bool:
+    keys = set(r)
+    if keys == {"err"}:
+        return isinstance(r["err"], str)
+    if kind == "numeric":
+        v = r.get("v")
+        return (
+            keys == {"v"}
+            and isinstance(v, list)
+            and len(v) == 2
+            and all(type(x) in (int, float) for x in v)
+        )
+    if keys in ({"v"}, {"v", "truncated"}):
+        return isinstance(r["v"], str) and r.get("truncated", True) is True
+    return keys == {"nonstr", "repr"} and all(isinstance(r[k], str) for k in keys)
+
+
 def finish(child: Child, lim: dict) -> dict:
     os.close(child.rfd)
     _, status = os.waitpid(child.pid, 0)
@@ -334,14 +423,16 @@ def finish(child: Child, lim: dict) -> dict:
     except OSError:
         printed = 0
     results: list[dict] = []
-    guard, load_error, fatal = None, None, None
+    guard, load_error, fatal, invalid = None, None, None, None
     for line in bytes(child.buf).split(b"\n"):
         if not line:
             continue
-        try:
-            msg = json.loads(line)
-        except ValueError:
-            continue  # a partial last line after a kill
+        msg = _read_record(line, child.ans["kind"])
+        if msg is None:
+            # Our own child writes only well-formed records; anything else on the pipe came from
+            # the agent's code. Keep the first such problem as the answer's failure.
+            invalid = invalid or "invalid record on the result pipe (written by the agent's code)"
+            continue
         if "r" in msg:
             results.append(msg["r"])
         elif "guard" in msg:
@@ -350,7 +441,9 @@ def finish(child: Child, lim: dict) -> dict:
             load_error = msg["load_error"]
         elif "fatal" in msg:
             fatal = msg["fatal"]
-    reason = child.killed_reason or load_error or fatal
+    if len(results) > len(child.ans["inputs"]):
+        invalid = invalid or "more results than inputs on the result pipe"
+    reason = child.killed_reason or invalid or load_error or fatal
     if reason is None and os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         reason = {
@@ -396,7 +489,9 @@ def run_batch(batch: dict, out) -> None:
     parallel = max(1, int(lim["parallel"]))
     while queue or active:
         while queue and len(active) < parallel:
-            ch = spawn(queue.pop(), lim, tmpdir)
+            ans = queue.pop()
+            _emit(out, {"start": ans["id"]})  # which answer was running if the worker dies
+            ch = spawn(ans, lim, tmpdir)
             active[ch.rfd] = ch
         now = time.monotonic()
         timeout = max(0.0, min(c.deadline for c in active.values()) - now)

@@ -225,7 +225,7 @@ class BwrapSandbox(Sandbox):
         limits: Limits,
         cg: CgroupLimits | None,
     ) -> RunResult:
-        cmd = self._argv(argv, limits, files_dir, {})
+        cmd, args_fd = _args_fd(self._argv(argv, limits, files_dir, {}))
         if cg:
             cg.open_join_fds()
         try:
@@ -237,10 +237,12 @@ class BwrapSandbox(Sandbox):
                 start_new_session=True,
                 preexec_fn=cg.preexec if cg else None,  # noqa: PLW1509 - only writes to an fd
                 close_fds=True,
+                pass_fds=(args_fd,),
             )
         except OSError as e:
             return RunResult(None, b"", b"", error=f"sandbox failed to start: {e}")
         finally:
+            os.close(args_fd)
             if cg:
                 cg.close_fds()
         out = _Capped(proc.stdout, limits.max_output_bytes)
@@ -300,7 +302,9 @@ class BwrapSandbox(Sandbox):
             svc_env["HARNESS_BACKBONE_URL"] = backbone_url
         extra = ["--bind", sock_dir, _SERVICE_DIR, *_service_code_binds(svc_env)]
         cg = self._cgroup(limits, cpu_quota=None)
-        cmd = self._argv(argv, limits, files_dir, svc_env, extra=extra, cpu_rlimit=False)
+        cmd, args_fd = _args_fd(
+            self._argv(argv, limits, files_dir, svc_env, extra=extra, cpu_rlimit=False)
+        )
         log_file = tempfile.TemporaryFile(prefix="sbx-svc-log-")
         if cg:
             cg.open_join_fds()
@@ -318,10 +322,12 @@ class BwrapSandbox(Sandbox):
                     start_new_session=True,
                     preexec_fn=cg.preexec if cg else None,  # noqa: PLW1509
                     close_fds=True,
+                    pass_fds=(args_fd,),
                 )
                 .result()
             )
         finally:
+            os.close(args_fd)
             if cg:
                 cg.close_fds()
         svc = _Service(proc, cg, files_dir, sock_dir, log_file, forwarder)
@@ -401,6 +407,17 @@ def _service_code_binds(env: dict[str, str]) -> list[str]:
     if data and os.path.isdir(data):
         args += ["--ro-bind", os.path.realpath(data), data]
     return args
+
+
+def _args_fd(cmd: list[str]) -> tuple[list[str], int]:
+    """`cmd` as `bwrap --args FD -- COMMAND...`, its options in a memfd. The sandbox's PID 1 is a
+    fork of bwrap, so /proc/1/cmdline inside would otherwise show every host path and mount flag;
+    what stays visible is the command (prlimit's limits and the in-sandbox argv)."""
+    split = cmd.index("--")  # bwrap's own end of options (option values never equal "--")
+    fd = os.memfd_create("bwrap-args", 0)  # no MFD_CLOEXEC: the child must inherit it
+    os.write(fd, b"".join(a.encode() + b"\0" for a in cmd[1:split]))
+    os.lseek(fd, 0, os.SEEK_SET)
+    return [cmd[0], "--args", str(fd), *cmd[split:]], fd
 
 
 def _feed(pipe, data: bytes) -> None:
