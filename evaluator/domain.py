@@ -24,7 +24,11 @@ from typing import Any
 from evaluator.api import ScoreResult
 
 LO, HI = -128.0, 128.0
-NUM = r"[-+−]?\s?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+# A number never starts inside another one (the lookbehind) and digit runs never backtrack
+# (possessive): otherwise every pattern that begins with a number retries from each digit of a
+# long run, which is quadratic (20,000 digits took 38 s).
+NUM = r"[-+−]?\s?(?<![\d.])(?:\d++(?:\.\d*+)?|\.\d++)(?:[eE][-+]?\d++)?"
+MAX_DOMAIN_CHARS = 10_000  # longer [DOMAIN] text is read up to here (FIND's answers are a line)
 _PAIR = [
     re.compile(rf"[\[(]\s*({NUM})\s*,\s*({NUM})\s*[\])]"),
     re.compile(rf"between\s+(?:x\s*=\s*)?({NUM})\s+and\s+(?:x\s*=\s*)?({NUM})", re.I),
@@ -59,6 +63,7 @@ def _clip(a: float, b: float) -> tuple[float, float] | None:
 
 def parse_intervals(text: str) -> list[tuple[float, float]]:
     """Intervals named in a [DOMAIN] answer, clipped to [-128, 128], merged, domain-wide ones dropped."""
+    text = (text or "")[:MAX_DOMAIN_CHARS]
     if not text or _NONE.search(text):
         return []
     found: list[tuple[float, float]] = []

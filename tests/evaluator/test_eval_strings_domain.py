@@ -75,3 +75,17 @@ def test_domain_outcomes():
     clean = score_domain("between 50 and 60", None, {})
     assert clean.value is None and clean.details["outcome"] == "false_alarm"
     assert score_domain("no interval", None, {}).details["outcome"] == "correct_reject"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["1" * 20_000, "-" + "9" * 20_000 + " to", "x > " + "5" * 20_000],
+    ids=["digits", "signed-run", "one-sided"],
+)
+def test_parse_intervals_has_no_quadratic_stall(text):
+    # A stall guard, not a speed test: the quadratic regex took ~38 s on 20,000 digits.
+    import time
+
+    t = time.monotonic()
+    parse_intervals(text)
+    assert time.monotonic() - t < 2.0
