@@ -5,7 +5,8 @@ Rules of the default mode (lenient, for any model):
   commands are returned, in order;
 * the command ends at its balancing `)`; parentheses inside quotes do not count, unquoted nested
   ones must balance (`PYTHON(f.py (1) 2)` has the inputs `(1)` and `2`);
-* the text inside is split like a POSIX shell would split words (`shlex`: single and double
+* the text inside is split like a POSIX shell would split words (shlex's rules, in linear time:
+  `lexer.split_words`; single and double
   quotes, backslash escapes) and, in addition, unquoted commas separate inputs, since models often
   write `PYTHON(./temp/function.py, 1, 2)`; nothing is expanded or executed (`$(...)`, backticks,
   `;`, `*` are literal text);
@@ -17,8 +18,8 @@ Rules of the default mode (lenient, for any model):
 from __future__ import annotations
 
 import re
-import shlex
 
+from harness.protocol.lexer import split_words
 from harness.protocol.models import Command, ParsedMessage
 
 _START = re.compile(r"(?<![A-Za-z0-9_])PYTHON\(")
@@ -47,16 +48,6 @@ def _scan_close(text: str, start: int) -> int | None:
                 return i
         i += 1
     return None
-
-
-def split_words(arg_text: str, *, commas: bool) -> list[str]:
-    """Shell-like word splitting with no expansion at all. Raises ValueError on an open quote."""
-    lex = shlex.shlex(arg_text, posix=True)
-    lex.whitespace_split = True
-    lex.commenters = ""  # '#' is an ordinary character in an input
-    if commas:
-        lex.whitespace += ","
-    return list(lex)
 
 
 def parse_default(text: str) -> ParsedMessage:

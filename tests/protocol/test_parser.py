@@ -182,3 +182,15 @@ def test_reply_entity_scores_four_decimals_and_inputs_as_typed():
 def test_unknown_mode():
     with pytest.raises(ValueError):
         parse_message("x", mode="bash")
+
+
+@pytest.mark.parametrize("mode", ["default", "find-compat"])
+def test_overlong_message_is_refused_with_a_reason(mode):
+    from harness.protocol import MAX_MESSAGE_CHARS
+
+    text = "PYTHON(function.py " + "1 " * MAX_MESSAGE_CHARS + ") [DESCRIPTION]: x"
+    p = parse_message(text, mode=mode)
+    assert p.commands == [] and "message too long" in p.errors[0] and p.has_description
+    # just under the bound, the same kind of message is read
+    ok = parse_message("PYTHON(./temp/function.py " + "1 " * 1000 + ")", mode=mode)
+    assert len(ok.commands) == 1 and len(ok.commands[0].inputs) == 1000
