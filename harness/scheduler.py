@@ -178,7 +178,12 @@ def make_target_client(settings: Settings, catalogs: CatalogCache) -> TargetClie
     from harness.sandbox.base import get_sandbox
     from harness.sandbox.pool import ServicePool
 
-    pool = ServicePool(get_sandbox(settings.sandbox), backbone_url=settings.backbone_url)
+    pool = ServicePool(
+        get_sandbox(settings.sandbox),
+        backbone_url=settings.backbone_url,
+        max_services=settings.pool_max_services,
+        idle_s=settings.pool_idle_s,
+    )
     return _PooledClient(tc.ServiceTargetClient(catalogs.get(settings.gen_seed), pool), pool)
 
 
@@ -190,6 +195,9 @@ class _PooledClient:
 
     async def call(self, target_id: str, inputs: Any) -> Any:
         return await self.client.call(target_id, inputs)
+
+    async def prewarm(self, target_ids: list[str]) -> None:
+        await self.client.prewarm(target_ids)
 
     async def aclose(self) -> None:
         try:
@@ -332,9 +340,23 @@ class Scheduler:
             unscored = ep.status in ("completed", "budget_exhausted") and not ep.scored
             if ep.status not in EPISODE_TERMINAL or (unscored and self.score_hook is not None):
                 rs.pending.append(ep)
+        await self._prewarm(rs)
         self._runs[run.id] = rs
         self._order.append(run.id)
         self._maybe_finish(rs)
+
+    async def _prewarm(self, rs: _RunState) -> None:
+        """Start one target-service group for the run's pending targets before its episodes
+        begin (otherwise each target cold-starts its own instance). A failure here is only
+        logged: each episode's own call then reports it with its category."""
+        prewarm = getattr(self.client, "prewarm", None)
+        ids = sorted({ep.target_id for ep in rs.pending})
+        if prewarm is None or not ids:
+            return
+        try:
+            await prewarm(ids)
+        except Exception as e:
+            log.warning("prewarming %d targets of run %s failed: %s", len(ids), rs.run_id, e)
 
     def _maybe_finish(self, rs: _RunState) -> None:
         if rs.pending or rs.active:

@@ -51,6 +51,9 @@ class Settings(BaseSettings):
     # "default": evaluator.scoring.score_episode when installed; "none"; or "pkg.mod:function".
     score_hook: str = "default"
     poll_interval_s: float = Field(0.5, gt=0)
+    # Target-service pool bounds: running instances, and seconds unused before one is stopped.
+    pool_max_services: int = Field(16, ge=1, le=4096)
+    pool_idle_s: float = Field(300.0, gt=0)
 
     @field_validator("provider_limits")
     @classmethod

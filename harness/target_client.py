@@ -63,36 +63,42 @@ class ServiceTargetClient:
         targets = [self.catalog.get(i) for i in target_ids]
         await asyncio.to_thread(self.pool.serve, targets)
 
-    async def _url(self, target_id: str) -> str:
-        url = self.pool.url_for(target_id)
-        if url is None:
+    async def _lease(self, target_id: str) -> str:
+        url = self.pool.lease(target_id)
+        while url is None:
             async with self._start_lock:
-                if self.pool.url_for(target_id) is None:
+                if not self.pool.serves(target_id):
                     log.info("cold start of a target service for %s", target_id)
                     target = self.catalog.get(target_id)
                     await asyncio.to_thread(self.pool.serve, [target])
-            url = self.pool.url_for(target_id)
-        assert url is not None
+            url = self.pool.lease(target_id)  # None again only if evicted in between
         return url
 
-    def _client(self, url: str) -> TargetServiceClient:
+    async def _client(self, url: str) -> TargetServiceClient:
         if url not in self._clients:
+            live = self.pool.live_urls()  # drop clients of instances the pool has stopped
+            for old in [u for u in self._clients if u not in live]:
+                await self._clients.pop(old).aclose()
             self._clients[url] = TargetServiceClient(url)
         return self._clients[url]
 
     async def call(self, target_id: str, inputs: Sequence[str]) -> list[CallOutput]:
-        url = await self._url(target_id)
+        url = await self._lease(target_id)
         try:
-            return await self._client(url).call(target_id, inputs)
-        except TargetServiceError as e:
-            if e.category != "infrastructure":
-                raise
-            log.warning("target service at %s failed (%s): restarting it once", url, e.detail)
-            old = self._clients.pop(url, None)
-            if old:
-                await old.aclose()
-            new_url = await asyncio.to_thread(self.pool.restart, url)
-            return await self._client(new_url).call(target_id, inputs)
+            try:
+                return await (await self._client(url)).call(target_id, inputs)
+            except TargetServiceError as e:
+                if e.category != "infrastructure":
+                    raise
+                log.warning("target service at %s failed (%s): restarting it once", url, e.detail)
+                old = self._clients.pop(url, None)
+                if old:
+                    await old.aclose()
+                # the lease belongs to the group: it follows the instance's new url
+                url = await asyncio.to_thread(self.pool.restart, url)
+                return await (await self._client(url)).call(target_id, inputs)
+        finally:
+            self.pool.release(url)
 
     async def aclose(self) -> None:
         for c in self._clients.values():

@@ -4,6 +4,11 @@
 the episodes begin: a run's scheduler knows its targets up front. A call for a target the pool does
 not serve yet starts one instance on demand (a cold start, logged). Instances that stop answering
 are restarted by `restart`.
+
+Bounded: at most `max_services` instances (each holds a Python process and its targets); making
+room stops the least recently used groups that no call is using. Groups unused for `idle_s` are
+stopped by a sweeper thread. A call holds a lease (`lease` / `release`), so an instance is never
+stopped under it; a later call for an evicted target cold-starts it again.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import logging
 import os
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -64,6 +70,8 @@ class _Group:
         self.ids = {t.id for t in targets}
         self.handles = handles
         self._rr = itertools.cycle(range(len(handles)))
+        self.last_used = time.monotonic()
+        self.leases = 0
 
     def next_url(self) -> str:
         return self.handles[next(self._rr)].url
@@ -78,8 +86,14 @@ class ServicePool:
         limits: Limits | None = None,
         env: dict[str, str] | None = None,
         backbone_url: str | None = None,
+        max_services: int | None = None,
+        idle_s: float | None = None,
     ) -> None:
+        """`max_services`: cap on running instances (None: no cap); `idle_s`: stop groups unused
+        for that long (None: never)."""
         self.sandbox = sandbox
+        self.max_services = max_services
+        self.idle_s = idle_s
         self.replicas = max(1, replicas)
         self.limits = limits
         self.env = {"HARNESS_SERVICE_TARGETS_DIR": "/sandbox", **(env or {})}
@@ -90,6 +104,8 @@ class ServicePool:
         self.files_root = "/sandbox"
         self._groups: list[_Group] = []
         self._lock = threading.Lock()
+        self._closed = threading.Event()
+        self._sweeper: threading.Thread | None = None
 
     def _start_one(self, targets: Sequence[Target]) -> ServiceHandle:
         needs_backbone = any(t.family in ("entities", "relations") for t in targets)
@@ -107,20 +123,109 @@ class ServicePool:
         if not targets:
             return
         n = replicas or self.replicas
+        self._make_room(n)
         with ThreadPoolExecutor(max_workers=n) as ex:
             handles = list(ex.map(lambda _: self._start_one(targets), range(n)))
         with self._lock:
             self._groups.append(_Group(list(targets), handles))
+        self._start_sweeper()
 
     def serves(self, target_id: str) -> bool:
-        return any(target_id in g.ids for g in self._groups)
+        with self._lock:
+            return any(target_id in g.ids for g in self._groups)
 
     def url_for(self, target_id: str) -> str | None:
         with self._lock:
             for g in self._groups:
                 if target_id in g.ids:
+                    g.last_used = time.monotonic()
                     return g.next_url()
         return None
+
+    def lease(self, target_id: str) -> str | None:
+        """Like `url_for`, and the instance is not evicted until `release(url)`."""
+        with self._lock:
+            for g in self._groups:
+                if target_id in g.ids:
+                    g.last_used = time.monotonic()
+                    g.leases += 1
+                    return g.next_url()
+        return None
+
+    def release(self, url: str) -> None:
+        with self._lock:
+            for g in self._groups:
+                if any(h.url == url for h in g.handles):
+                    g.leases = max(0, g.leases - 1)
+                    g.last_used = time.monotonic()
+                    return
+
+    def live_urls(self) -> set[str]:
+        with self._lock:
+            return {h.url for g in self._groups for h in g.handles}
+
+    # ---- bounds -----------------------------------------------------------------------------
+    def _evict(self, groups: list[_Group], why: str) -> None:
+        for g in groups:
+            log.info(
+                "stopping %d target service(s) for %d targets (%s)", len(g.handles), len(g.ids), why
+            )
+            for h in g.handles:
+                try:
+                    self.sandbox.stop(h)
+                except Exception:
+                    log.exception("stopping %s", h.url)
+
+    def _make_room(self, n: int) -> None:
+        """Stop least recently used idle groups until `n` more instances fit under the cap."""
+        if self.max_services is None:
+            return
+        with self._lock:
+            running = sum(len(g.handles) for g in self._groups)
+            victims: list[_Group] = []
+            for g in sorted(self._groups, key=lambda g: g.last_used):
+                if running + n <= self.max_services:
+                    break
+                if g.leases == 0:
+                    victims.append(g)
+                    running -= len(g.handles)
+            self._groups = [g for g in self._groups if g not in victims]
+        if running + n > self.max_services:
+            log.warning(
+                "target-service pool over its cap (%d running + %d > %d): every instance is busy",
+                running,
+                n,
+                self.max_services,
+            )
+        self._evict(victims, "pool cap")
+
+    def evict_idle(self, now: float | None = None) -> int:
+        """Stop groups unused for `idle_s`; returns how many instances were stopped."""
+        if self.idle_s is None:
+            return 0
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            victims = [
+                g for g in self._groups if g.leases == 0 and now - g.last_used >= self.idle_s
+            ]
+            self._groups = [g for g in self._groups if g not in victims]
+        self._evict(victims, f"idle for {self.idle_s:g} s")
+        return sum(len(g.handles) for g in victims)
+
+    def _start_sweeper(self) -> None:
+        if self.idle_s is None or self._sweeper is not None:
+            return
+        period = max(0.05, min(self.idle_s / 2, 30.0))
+
+        def sweep() -> None:
+            while not self._closed.wait(period):
+                try:
+                    self.evict_idle()
+                except Exception:  # keep sweeping
+                    log.exception("evicting idle target services")
+
+        self._sweeper = threading.Thread(target=sweep, name="pool-sweeper", daemon=True)
+        self._sweeper.start()
 
     def restart(self, url: str) -> str:
         """Replace the instance at `url` by a fresh one serving the same targets."""
@@ -137,6 +242,7 @@ class ServicePool:
         return [h for g in self._groups for h in g.handles]
 
     def close(self) -> None:
+        self._closed.set()
         with self._lock:
             for h in self.handles():
                 try:
