@@ -19,7 +19,8 @@ import asyncio
 import importlib
 import logging
 import random
-from collections import deque
+import threading
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -112,15 +113,27 @@ def select_targets(spec: RunSpec, catalog: Catalog) -> list[Target]:
 
 
 class CatalogCache:
-    """One catalog per find-gen seed (catalogs cache what they load)."""
+    """Catalogs by find-gen seed, least recently used first out beyond `max_seeds` (a catalog
+    holds a generated find-gen set, ~20 MB; an API caller can name any seed)."""
 
-    def __init__(self) -> None:
-        self._by_seed: dict[int, Catalog] = {}
+    def __init__(self, max_seeds: int = 4) -> None:
+        self.max_seeds = max_seeds
+        self._by_seed: OrderedDict[int, Catalog] = OrderedDict()
+        self._lock = threading.Lock()
 
     def get(self, gen_seed: int = 0) -> Catalog:
-        if gen_seed not in self._by_seed:
-            self._by_seed[gen_seed] = Catalog(CatalogOptions(gen_seed=gen_seed))
-        return self._by_seed[gen_seed]
+        with self._lock:
+            if gen_seed in self._by_seed:
+                self._by_seed.move_to_end(gen_seed)
+                return self._by_seed[gen_seed]
+            catalog = self._by_seed[gen_seed] = Catalog(CatalogOptions(gen_seed=gen_seed))
+            while len(self._by_seed) > self.max_seeds:
+                self._by_seed.popitem(last=False)
+            return catalog
+
+    def seeds(self) -> list[int]:
+        with self._lock:
+            return list(self._by_seed)
 
 
 FLOOR_AGENT = "interpolation"

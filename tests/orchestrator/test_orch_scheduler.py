@@ -103,3 +103,18 @@ async def test_cancel_a_running_run(sqlite_url: str) -> None:
     assert {e.status for e in store.episodes(run.id)} == {"cancelled"}
     assert before == after  # nothing ran after the cancellation
     assert sum(before.values()) < 4 * 100
+
+
+def test_catalog_cache_is_bounded() -> None:
+    # An API caller can name any find-gen seed (`GET /targets?gen_seed=N`); each catalog holds a
+    # generated set (~20 MB), so only the most recently used few are kept.
+    from harness.scheduler import CatalogCache
+
+    cache = CatalogCache(max_seeds=3)
+    kept = cache.get(0)
+    for seed in range(1, 10):
+        cache.get(seed)
+        cache.get(0)  # the server's own seed stays in use
+    assert cache.seeds() == [8, 9, 0]
+    assert cache.get(0) is kept
+    assert cache.get(1) is not None and cache.seeds() == [9, 0, 1]
