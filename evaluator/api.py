@@ -42,5 +42,6 @@ class EpisodeSummary(BaseModel):
     agent: str
     status: str  # completed | error | budget_exhausted | ...
     error_category: str | None = None
+    error: str | None = None  # the episode's error message (status "error")
     stats: EpisodeStats = Field(default_factory=EpisodeStats)
     scores: list[ScoreResult] = Field(default_factory=list)

@@ -20,9 +20,11 @@ from collections import Counter, defaultdict
 from statistics import mean, stdev
 
 from pydantic import BaseModel, Field
+from rich.markup import escape
 from rich.table import Table
 
 from evaluator.api import EpisodeSummary
+from evaluator.errors import ErrorGroup, group_errors
 
 Z95 = 1.959963984540054
 
@@ -85,6 +87,7 @@ class Report(BaseModel):
     queries: list[QueryRow] = Field(default_factory=list)
     episodes: int = 0
     notes: list[str] = Field(default_factory=list)
+    errors: list[ErrorGroup] = Field(default_factory=list)
 
 
 def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float] | None:
@@ -177,7 +180,7 @@ def build_report(summaries: list[EpisodeSummary]) -> Report:
     groups: dict[tuple[str, str, bool], list[EpisodeSummary]] = defaultdict(list)
     for ep in summaries:
         groups[(ep.agent, ep.family, ep.stats.exemplar_init)].append(ep)
-    rep = Report(episodes=len(summaries))
+    rep = Report(episodes=len(summaries), errors=group_errors(summaries, by_agent=True))
     agents = sorted({ep.agent for ep in summaries})
     for agent in agents:
         for label, family, metric, method, table2 in ROWS:
@@ -258,8 +261,32 @@ def render_report(report: Report) -> Table:
             _fmt(r.mean_target_calls, 1),
             _fmt(r.mean_inputs, 1),
         )
-    if not report.queries:
+    parts = [main]
+    if report.queries:
+        parts.append(_queries_table(report))
+    if report.errors:
+        parts.append(errors_table(report.errors))
+    if len(parts) == 1:
         return main
+    outer = Table.grid()
+    for p in parts:
+        outer.add_row(p)
+    return outer
+
+
+def errors_table(errors: list[ErrorGroup], width: int = 300) -> Table:
+    """Every error with its message, grouped (errors are states, shown, never scores)."""
+    t = Table(title="Errors (not scored: left out of the means above)")
+    for col in ("agent", "episodes", "where", "category", "message"):
+        t.add_column(col, justify="right" if col == "episodes" else "left")
+    for g in errors:
+        where = g.where + (f" ({g.metric})" if g.metric else "")
+        msg = g.message if len(g.message) <= width else g.message[: width - 1] + "…"
+        t.add_row(g.agent or "", str(g.episodes), where, g.category, escape(msg))
+    return t
+
+
+def _queries_table(report: Report) -> Table:
     q = Table(title="Numeric score versus queries (inputs used)")
     for col in (
         "agent",
@@ -282,7 +309,4 @@ def render_report(report: Report) -> Table:
             _fmt(r.mean_inputs, 1),
             _fmt(r.mean_target_calls, 1),
         )
-    outer = Table.grid()
-    outer.add_row(main)
-    outer.add_row(q)
-    return outer
+    return q

@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from evaluator.api import EpisodeStats, EpisodeSummary, ScoreResult
+from evaluator.errors import ErrorGroup, group_errors
 from function_store.models import CallOutput
 from function_store.models import PublicTarget as PublicTargetOut  # noqa: F401 (re-export)
 from harness.store.models import Episode, Event, Message, Run, Score, TargetCall
@@ -71,6 +72,11 @@ class RunDetail(RunOut):
     usage: UsageOut
     metrics: list[MetricSummary]
     errors_by_category: dict[str, int]
+    errors: list[ErrorGroup] = Field(
+        default_factory=list,
+        description="every error with its message, grouped: episodes that ended in error, then "
+        "scorer failures (never counted as scores)",
+    )
     floor_run_id: str | None = Field(
         None, description="the run's interpolation floor run (its spec has floor_for=this id)"
     )
@@ -245,6 +251,7 @@ def run_detail(store: Store, run: Run) -> RunDetail:
         usage=usage,
         metrics=metric_summaries(store.run_scores(run.id)),
         errors_by_category=errors,
+        errors=group_errors(episode_summaries(store, run)),
         floor_run_id=floor.id if (floor := store.floor_run(run.id)) is not None else None,
     )
 
@@ -284,6 +291,7 @@ def episode_summaries(store: Store, run: Run) -> list[EpisodeSummary]:
             agent=run.agent,
             status=e.status,
             error_category=e.error_category,
+            error=e.error,
             stats=EpisodeStats(
                 target_calls=e.target_calls,
                 inputs=e.inputs,

@@ -8,6 +8,7 @@ import sys
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -205,8 +206,12 @@ def print_summary(console: Console, detail) -> None:  # type: ignore[no-untyped-
         f"rounds {u.rounds}  target calls {u.target_calls} ({u.inputs} inputs)  tokens "
         f"{u.prompt_tokens}+{u.completion_tokens}  cost ${u.cost_usd:.4f}"
     )
+    if detail.errors:
+        console.print("[bold]errors[/bold] (not scored; left out of the means):")
+        for g in detail.errors:
+            console.print(f"  [red]{escape(g.line())}[/red]")
     if detail.error:
-        console.print(f"[red]{detail.error}[/red]")
+        console.print(f"[red]{escape(detail.error)}[/red]")
 
 
 def register(app: typer.Typer) -> None:

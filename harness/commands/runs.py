@@ -6,6 +6,7 @@ import sys
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 console = Console()
@@ -70,12 +71,15 @@ def show(run_id: str, as_json: bool = typer.Option(False, "--json")) -> None:
         sys.stdout.write(detail.model_dump_json(indent=2) + "\n")
         return
     print_summary(console, detail)
-    t = Table("episode", "target", "status", "reason", "rounds", "calls")
+    t = Table("episode", "target", "status", "reason", "rounds", "calls", "error")
     for e in store.episodes(run_id):
         reason = e.end_reason or ""
         if e.error_category:
             reason += f" ({e.error_category})"
-        t.add_row(e.id, e.target_id, e.status, reason, str(e.rounds), str(e.target_calls))
+        msg = (e.error or "")[:200]
+        t.add_row(
+            e.id, e.target_id, e.status, reason, str(e.rounds), str(e.target_calls), escape(msg)
+        )
     console.print(t)
 
 
