@@ -99,17 +99,34 @@ def cancel(run_id: str) -> None:
 
 def export(
     run_id: str,
-    fmt: str = typer.Option("jsonl", "--format", help="jsonl: one episode transcript per line"),
-    output: str = typer.Option("-", "--output", "-o", help="file, or - for stdout"),
+    fmt: str = typer.Option(
+        "jsonl",
+        "--format",
+        help="jsonl: one episode transcript per line; inspect: an Inspect AI eval log "
+        "(.eval, or .json by the output's extension; open it with `inspect view`)",
+    ),
+    output: str = typer.Option("-", "--output", "-o", help="file, or - for stdout (jsonl only)"),
 ) -> None:
     """Export a run's episodes with their full transcripts, target calls and scores."""
     from harness.api.schemas import episode_detail
 
-    if fmt != "jsonl":
-        err.print(f"[red]unknown format {fmt!r}; supported: jsonl[/red]")
+    if fmt not in ("jsonl", "inspect"):
+        err.print(f"[red]unknown format {fmt!r}; supported: jsonl, inspect[/red]")
         raise typer.Exit(2)
     store = _store()
     run = _run_or_exit(store, run_id)
+    if fmt == "inspect":
+        from harness.inspect_export import InspectUnavailable, write_inspect_log
+
+        if output == "-":
+            output = f"{run.id}.eval"
+        try:
+            path = write_inspect_log(store, run, output)
+        except InspectUnavailable as e:
+            err.print(f"[red]{e}[/red]")
+            raise typer.Exit(2) from e
+        err.print(f"wrote {path} ({len(store.episodes(run.id))} samples); view: inspect view")
+        return
     out = sys.stdout if output == "-" else open(output, "w", encoding="utf-8")  # noqa: SIM115
     try:
         for ep in store.episodes(run.id):

@@ -1,0 +1,203 @@
+"""A run as an Inspect AI eval log (`harness export RUN --format inspect`), readable by Inspect's own
+`inspect view` and `read_eval_log`.
+
+One sample per episode: the conversation as chat messages, each target call as a tool event
+(function `PYTHON`, its inputs, the outputs the agent read), the final answer as the sample's
+output, every score (an errored scorer is a score whose value is "error", with the message as its
+explanation, never a number), the episode's own error, and token usage. Nothing hidden is
+exported: episodes and scores hold no ground truth.
+
+`inspect-ai` is optional: `pip install inspect-ai` (it is in the `dev` and `inspect` extras).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from harness.store.models import Episode, Run
+from harness.store.repo import Store
+
+SCORER = "interp-harness"
+
+
+class InspectUnavailable(RuntimeError):
+    """inspect-ai is not installed."""
+
+
+def _inspect() -> Any:
+    try:
+        import inspect_ai.event as event
+        import inspect_ai.log as log
+        import inspect_ai.model as model
+        import inspect_ai.scorer as scorer
+        import inspect_ai.tool as tool
+    except ImportError as e:
+        raise InspectUnavailable(
+            f"exporting an Inspect log needs inspect-ai ({e}): pip install inspect-ai"
+        ) from e
+    return log, model, scorer, event, tool
+
+
+def run_to_eval_log(store: Store, run: Run) -> Any:
+    """The run as an `inspect_ai.log.EvalLog`."""
+    log, model, scorer, _, _ = _inspect()
+    episodes = store.episodes(run.id)
+    samples = [_sample(store, ep) for ep in episodes]
+    models = sorted({m for s in samples for m in s.model_usage}) or [run.agent]
+    status = {"completed": "success", "failed": "error", "cancelled": "cancelled"}.get(
+        run.status, "started"
+    )
+    spec = log.EvalSpec(
+        created=run.created_at.isoformat(),
+        task=f"{run.dataset}/{run.family or 'all'}",
+        task_id=run.id,
+        run_id=run.id,
+        dataset=log.EvalDataset(name=run.dataset, samples=len(samples)),
+        model=models[0],
+        config=log.EvalConfig(),
+        metadata={"agent": run.agent, "spec": run.spec, "interp_harness_run": run.id},
+    )
+    return log.EvalLog(
+        eval=spec,
+        status=status,
+        results=log.EvalResults(
+            total_samples=len(samples),
+            completed_samples=sum(
+                ep.status in ("completed", "budget_exhausted") for ep in episodes
+            ),
+            scores=_score_summaries(samples, log),
+        ),
+        stats=log.EvalStats(
+            started_at=run.created_at.isoformat(),
+            completed_at=run.finished_at.isoformat() if run.finished_at else "",
+        ),
+        error=log.EvalError(message=run.error, traceback="", traceback_ansi="")
+        if run.error
+        else None,
+        samples=samples,
+    )
+
+
+def _messages(store: Store, ep: Episode, model: Any) -> tuple[list[Any], dict[str, Any]]:
+    out: list[Any] = []
+    usage: dict[str, Any] = {}
+    for m in store.messages(ep.id):
+        if m.role == "system":
+            out.append(model.ChatMessageSystem(content=m.content))
+        elif m.role == "user":
+            out.append(model.ChatMessageUser(content=m.content))
+        else:
+            out.append(model.ChatMessageAssistant(content=m.content, model=m.model))
+            key = m.model or "agent"
+            u = usage.setdefault(key, model.ModelUsage())
+            u.input_tokens += m.prompt_tokens
+            u.output_tokens += m.completion_tokens
+            u.total_tokens += m.prompt_tokens + m.completion_tokens
+    return out, usage
+
+
+def _tool_events(store: Store, ep: Episode, event: Any, tool: Any) -> list[Any]:
+    events = []
+    for c in store.target_calls(ep.id):
+        shown = " ".join(
+            f"({o['input']}, {o['output'] if o.get('error') is None else 'error: ' + o['error']})"
+            for o in c.outputs
+        )
+        errors = [o["error"] for o in c.outputs if o.get("error")]
+        events.append(
+            event.ToolEvent(
+                id=f"call-{c.step}-{c.idx}",
+                function="PYTHON",
+                arguments={"inputs": list(c.inputs)},
+                result=shown,
+                error=tool.ToolCallError(type="unknown", message="; ".join(errors[:5]))
+                if errors and len(errors) == len(c.outputs)
+                else None,
+                working_time=c.latency_s,
+            )
+        )
+    return events
+
+
+def _scores(store: Store, ep: Episode, scorer: Any) -> dict[str, Any]:
+    out = {}
+    for s in store.scores([ep.id]):
+        if s.status == "error":
+            out[s.metric] = scorer.Score(
+                value="error",
+                explanation=f"[{s.error_category}] {s.error}",
+                metadata={"status": "error", "error_category": s.error_category, **s.details},
+            )
+        else:
+            failure = s.details.get("failure") if isinstance(s.details, dict) else None
+            value = s.value if s.value is not None and math.isfinite(s.value) else "n/a"
+            out[s.metric] = scorer.Score(
+                value=value, explanation=failure, metadata={"status": "ok", **s.details}
+            )
+    return out
+
+
+def _sample(store: Store, ep: Episode) -> Any:
+    log, model, scorer, event, tool = _inspect()
+    messages, usage = _messages(store, ep, model)
+    prompt = next((m.content for m in messages if m.role == "user"), "")
+    answer = ep.final_answer or ""
+    last_model = next((m.model for m in reversed(messages) if m.role == "assistant"), None)
+    return log.EvalSample(
+        id=ep.target_id,
+        epoch=1,
+        input=prompt,
+        target="",  # the ground truth stays with the target service
+        messages=messages,
+        output=model.ModelOutput.from_content(model=last_model or "agent", content=answer),
+        scores=_scores(store, ep, scorer),
+        events=_tool_events(store, ep, event, tool),
+        model_usage=usage,
+        error=log.EvalError(
+            message=f"[{ep.error_category}] {ep.error}", traceback="", traceback_ansi=""
+        )
+        if ep.status == "error"
+        else None,
+        metadata={
+            "episode_id": ep.id,
+            "status": ep.status,
+            "end_reason": ep.end_reason,
+            "dataset": ep.dataset,
+            "family": ep.family,
+            "variant": ep.variant,
+            "rounds": ep.rounds,
+            "target_calls": ep.target_calls,
+            "inputs": ep.inputs,
+        },
+    )
+
+
+def _score_summaries(samples: list[Any], log: Any) -> list[Any]:
+    by_metric: dict[str, list[float]] = {}
+    for s in samples:
+        for name, sc in (s.scores or {}).items():
+            vals = by_metric.setdefault(name, [])
+            if isinstance(sc.value, int | float) and not isinstance(sc.value, bool):
+                vals.append(float(sc.value))
+    return [
+        log.EvalScore(
+            name=name,
+            scorer=SCORER,
+            scored_samples=len(vals),
+            metrics={"mean": log.EvalMetric(name="mean", value=sum(vals) / len(vals))}
+            if vals
+            else {},
+        )
+        for name, vals in sorted(by_metric.items())
+    ]
+
+
+def write_inspect_log(store: Store, run: Run, path: str | Path) -> Path:
+    """Write `.eval` (Inspect's default) or `.json`, chosen by the file's extension."""
+    log = _inspect()[0]
+    path = Path(path)
+    fmt = "json" if path.suffix == ".json" else "eval"
+    log.write_eval_log(run_to_eval_log(store, run), str(path), format=fmt)
+    return path
