@@ -26,6 +26,8 @@ _BUILTINS: dict[str, str] = {
     "anthropic": "agents.anthropic_agent:AnthropicAgent",
     "scripted-numeric": "agents.scripted_numeric:ScriptedNumericAgent",
     "scripted-strings": "agents.scripted_strings:ScriptedStringsAgent",
+    "scripted-entities": "agents.scripted_words:ScriptedEntitiesAgent",
+    "scripted-relations": "agents.scripted_words:ScriptedRelationsAgent",
     "interpolation": "agents.interpolation:InterpolationAgent",
     "replay": "agents.replay:ReplayAgent",
 }
