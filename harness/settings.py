@@ -14,6 +14,7 @@ from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 SandboxName = Literal["bwrap", "docker", "inprocess"]
+AgentIsolation = Literal["bwrap", "none"]
 
 
 def _split(value: object) -> list[str]:
@@ -51,6 +52,11 @@ class Settings(BaseSettings):
     # "default": evaluator.scoring.score_episode when installed; "none"; or "pkg.mod:function".
     score_hook: str = "default"
     poll_interval_s: float = Field(0.5, gt=0)
+    # Where agent classes run (operator only; docs/agents.md): "bwrap", a sandboxed agent host per
+    # episode; "none", in the orchestrator's process (development: recorded on the run, refused
+    # by the REST API).
+    agent_isolation: AgentIsolation = "bwrap"
+    agent_memory_mb: int = Field(2048, ge=256)  # address-space limit of one agent host
 
     @field_validator("provider_limits")
     @classmethod
