@@ -347,11 +347,16 @@ class AgentHostClient(Agent):
         if host is not None:
             await host.close(graceful=False)
 
+    async def start(self) -> None:
+        """Start the host now (otherwise the first step does)."""
+        if self._host is None:
+            self._host = await self.hosts.start(self.plan)
+
     async def step(self, conversation: list[Message]) -> AgentReply:
         died = ""
         for attempt in range(self.max_restarts + 1):
-            if self._host is None:
-                self._host = await self.hosts.start(self.plan)
+            await self.start()
+            assert self._host is not None
             keep, new = self._delta(conversation)
             try:
                 resp = await self._host.request(StepRequest(keep=keep, messages=new))

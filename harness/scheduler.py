@@ -388,8 +388,9 @@ class Scheduler:
         task = asyncio.create_task(self._run_episode(rs, ep), name=f"episode-{ep.id}")
         rs.active[ep.id] = task
 
-    def _make_agent(self, rs: _RunState) -> Agent:
-        """The episode's agent: a client of a sandboxed agent host, or (agent_isolation "none",
+    async def _make_agent(self, rs: _RunState, ep: Episode) -> Agent:
+        """The episode's agent: a client of a sandboxed agent host, started here so that its
+        start-up is not charged to the episode's wall time; or (agent_isolation "none",
         development only) the agent class itself in this process."""
         if self.settings.agent_isolation == "none":
             return rs.agent_cls(**rs.spec.agent_options)
@@ -397,7 +398,10 @@ class Scheduler:
             from harness.agent_host import AgentHosts
 
             self._agent_hosts = AgentHosts(memory_mb=self.settings.agent_memory_mb)
-        return self._agent_hosts.client(rs.agent_cls, rs.spec.agent_options)
+        client = self._agent_hosts.client(rs.agent_cls, rs.spec.agent_options)
+        if ep.status not in EPISODE_TERMINAL:  # a completed episode only needs scoring
+            await client.start()
+        return client
 
     def _note_isolation(self, run_id: str) -> None:
         if self.settings.agent_isolation == "none":
@@ -408,7 +412,7 @@ class Scheduler:
         status = "error"
         try:
             try:
-                agent = self._make_agent(rs)
+                agent = await self._make_agent(rs, ep)
             except Exception as e:
                 self.store.start_episode(ep.id, ep.run_id)
                 self.store.finish_episode(
