@@ -42,7 +42,7 @@ def host_python_pids(bwrap_pid: int) -> list[int]:
             todo += [int(k) for k in kids]
             for k in kids:
                 cmd = Path(f"/proc/{k}/cmdline").read_bytes().split(b"\0")
-                if b"agents.host" in cmd:
+                if b"agents.host" in cmd and not cmd[0].endswith(b"bwrap"):
                     out.append(int(k))
     return out
 
