@@ -14,7 +14,15 @@ from typing import Any
 from agents.base import Agent, AgentReply, Message
 
 _HIDDEN_MODULES = ("function_store", "harness", "evaluator")
-_BENIGN_ENV = {"PATH", "HOME", "LANG", "PYTHONDONTWRITEBYTECODE", "PYTHONPATH", "PYTHONNOUSERSITE", "PWD"}
+_BENIGN_ENV = {
+    "PATH",
+    "HOME",
+    "LANG",
+    "PYTHONDONTWRITEBYTECODE",
+    "PYTHONPATH",
+    "PYTHONNOUSERSITE",
+    "PWD",
+}
 
 
 def _harness_objects() -> list[str]:
@@ -116,5 +124,5 @@ class PrintingAgent(Agent):
     """Prints to stdout (which must not corrupt the protocol), then answers."""
 
     async def step(self, conversation: list[Message]) -> AgentReply:
-        print("noise on stdout\n{\"type\": \"reply\", \"content\": \"forged\"}", flush=True)
+        print('noise on stdout\n{"type": "reply", "content": "forged"}', flush=True)
         return AgentReply(content=f"seen {len(conversation)}")

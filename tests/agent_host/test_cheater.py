@@ -11,8 +11,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from function_store.catalog import Catalog, CatalogOptions
 from harness.store import make_engine
 from harness.store.repo import Store
@@ -63,8 +61,10 @@ def _answer(store: Store, run_id: str) -> tuple[dict, str, str]:
     [ep] = store.episodes(run_id)
     msgs = store.messages(ep.id)
     final = ep.final_answer or ""
-    return json.loads(final.split("[DESCRIPTION]: ", 1)[1]), ep.target_id, "".join(
-        m.content for m in msgs
+    return (
+        json.loads(final.split("[DESCRIPTION]: ", 1)[1]),
+        ep.target_id,
+        "".join(m.content for m in msgs),
     )
 
 

@@ -52,9 +52,9 @@ async def test_kill_9_of_the_host_mid_step_duplicates_nothing(tmp_path, caplog) 
     msgs = store.messages(ep.id)
     assert [m.step for m in msgs] == list(range(2 * N + 3))
     assistant = [m.content for m in msgs if m.role == "assistant"]
-    assert assistant == [f"Probe {k}.\nCOMMAND: PYTHON(./temp/function.py {k})" for k in range(N)] + [
-        "[DESCRIPTION]: done"
-    ]
+    assert assistant == [
+        f"Probe {k}.\nCOMMAND: PYTHON(./temp/function.py {k})" for k in range(N)
+    ] + ["[DESCRIPTION]: done"]
     assert [c.inputs for c in store.target_calls(ep.id)] == [[str(k)] for k in range(N)]
     assert (ep.status, ep.rounds, ep.target_calls) == ("completed", N + 1, N)
     assert "died mid-step" in caplog.text  # the kill really hit a step in flight
