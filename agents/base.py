@@ -47,6 +47,9 @@ class Agent(ABC):
     name: ClassVar[str] = ""
     provider: ClassVar[str] = "local"  # concurrency limits are per provider
     description: ClassVar[str] = ""  # one line, shown by `list_agents()`
+    # Options that name a file the agent reads (e.g. a transcript): its agent host gets that file
+    # read-only at the same path, and nothing else of the orchestrator's file system.
+    file_options: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, **options: Any) -> None:
         self.options = options

@@ -66,6 +66,7 @@ class ReplayAgent(Agent):
 
     name = "replay"
     provider = "local"
+    file_options = ("path",)
     description = "replays the assistant messages of a stored transcript (JSON/JSONL or an export)"
 
     def __init__(self, **options: Any) -> None:

@@ -1,8 +1,12 @@
 """Orchestrator throughput: steps per second with a zero-latency agent and an in-memory target.
 
 A step is one full turn of the episode loop: agent reply -> stored -> parsed -> target call ->
-reply, calls and counters stored. SQLite (WAL) in a temp directory. Prints steps/s and the p95
-latency of one step (time between consecutive agent calls of an episode).
+reply, calls and counters stored. SQLite (WAL) in a temp directory. The same run is timed twice,
+side by side: the agent in this process (agent isolation "none", the baseline) and the agent in
+its sandboxed agent host (the default); prints steps/s for each, their ratio, and the p50/p95
+latency of one step (time between consecutive stored agent messages of an episode).
+`steps_per_s` counts the whole run (host start-up included); `steady_steps_per_s` counts from
+the first to the last stored agent message (start-up excluded).
 
     python benchmarks/orchestrator.py [--episodes 4] [--rounds 250] [--concurrency 4]
 """
@@ -16,7 +20,8 @@ import tempfile
 import time
 from collections.abc import Sequence
 
-from agents.base import Agent, AgentReply, Message, Usage
+from zero_agent import ZeroLatencyAgent
+
 from function_store.catalog import CatalogOptions, register_source
 from function_store.models import CallOutput, HiddenTruth, PublicMeta, Target
 from harness.scheduler import CatalogCache, Scheduler, create_run
@@ -24,22 +29,6 @@ from harness.settings import Settings
 from harness.store import make_engine
 from harness.store.repo import Store
 from harness.store.specs import RunSpec
-
-STEP_TIMES: dict[int, list[float]] = {}
-
-
-class ZeroLatencyAgent(Agent):
-    """Answers instantly with one command of three inputs; the round cap ends the episode."""
-
-    provider = "bench"
-
-    async def step(self, conversation: list[Message]) -> AgentReply:
-        STEP_TIMES.setdefault(id(self), []).append(time.perf_counter())
-        n = len(conversation)
-        return AgentReply(
-            content=f"Trying more values.\nCOMMAND: PYTHON(./temp/function.py {n} {n + 1} -3.5)",
-            usage=Usage(prompt_tokens=100, completion_tokens=20),
-        )
 
 
 class MemoryTargets:
@@ -69,7 +58,9 @@ def _targets(family: str, options: CatalogOptions) -> list[Target]:
     ]
 
 
-async def main(episodes: int, rounds: int, concurrency: int) -> None:
+async def measure(
+    episodes: int, rounds: int, concurrency: int, isolation: str
+) -> tuple[float, float]:
     with tempfile.TemporaryDirectory() as d:
         store = Store(make_engine(f"sqlite:///{d}/bench.db"))
         spec = RunSpec.model_validate(
@@ -83,7 +74,12 @@ async def main(episodes: int, rounds: int, concurrency: int) -> None:
         )
         cats = CatalogCache()
         run = create_run(store, spec, cats)
-        cfg = Settings(sandbox="inprocess", max_concurrency=concurrency, poll_interval_s=0.5)
+        cfg = Settings(
+            sandbox="inprocess",
+            max_concurrency=concurrency,
+            poll_interval_s=0.5,
+            agent_isolation=isolation,
+        )
         sched = Scheduler(store, MemoryTargets(), settings=cfg, catalogs=cats, score_hook=None)
         t0, c0 = time.perf_counter(), time.process_time()
         sched.start()
@@ -93,15 +89,34 @@ async def main(episodes: int, rounds: int, concurrency: int) -> None:
         eps = store.episodes(run.id)
         steps = sum(e.target_calls for e in eps)
         assert all(e.status == "budget_exhausted" and e.rounds == rounds for e in eps), eps
-        gaps = [b - a for ts in STEP_TIMES.values() for a, b in zip(ts, ts[1:], strict=False)]
+        gaps, stamps = [], []
+        for e in eps:
+            ts = [m.created_at.timestamp() for m in store.messages(e.id) if m.role == "assistant"]
+            gaps += [b - a for a, b in zip(ts, ts[1:], strict=False)]
+            stamps += ts
+        steady = steps / (max(stamps) - min(stamps))
         p95 = statistics.quantiles(gaps, n=20)[-1]
-        print(f"episodes={episodes} rounds={rounds} concurrency={concurrency} backend=sqlite-wal")
-        print(f"steps={steps} elapsed_s={elapsed:.3f} steps_per_s={steps / elapsed:.1f}")
-        # on a shared machine wall time includes waiting for a core; CPU time per step does not
+        where = "in-process" if isolation == "none" else "agent host (bwrap)"
+        print(f"[{where}] episodes={episodes} rounds={rounds} concurrency={concurrency}")
         print(
-            f"cpu_ms_per_step={cpu / steps * 1e3:.2f} (cpu-bound ceiling {steps / cpu:.0f} steps/s)"
+            f"  steps={steps} elapsed_s={elapsed:.3f} steps_per_s={steps / elapsed:.1f} "
+            f"steady_steps_per_s={steady:.1f}"
         )
-        print(f"step_latency_ms p50={statistics.median(gaps) * 1e3:.2f} p95={p95 * 1e3:.2f}")
+        # on a shared machine wall time includes waiting for a core; CPU time per step does not
+        # (this process only: an agent host's own CPU time is not counted here)
+        print(f"  orchestrator cpu_ms_per_step={cpu / steps * 1e3:.2f}")
+        print(f"  step_latency_ms p50={statistics.median(gaps) * 1e3:.2f} p95={p95 * 1e3:.2f}")
+        return steps / elapsed, steady
+
+
+async def main(episodes: int, rounds: int, concurrency: int) -> None:
+    print("backend=sqlite-wal, target=in-memory, agent=zero-latency")
+    base = await measure(episodes, rounds, concurrency, "none")
+    hosted = await measure(episodes, rounds, concurrency, "bwrap")
+    print(
+        f"ratio host/in-process: steps_per_s {hosted[0] / base[0]:.2f}, "
+        f"steady {hosted[1] / base[1]:.2f} (goal: host >= 300 steps/s)"
+    )
 
 
 if __name__ == "__main__":

@@ -23,8 +23,9 @@ import threading
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from agents.base import Agent
 from function_store.catalog import Catalog, CatalogOptions
 from function_store.models import Target
 from harness.episode import EpisodeRunner, ScoreHook, default_score_hook
@@ -33,6 +34,9 @@ from harness.store.models import EPISODE_TERMINAL, RUN_TERMINAL, Episode, Run
 from harness.store.repo import Store
 from harness.store.specs import RunSpec
 from harness.target_client import TargetClient
+
+if TYPE_CHECKING:
+    from harness.agent_host import AgentHosts
 
 log = logging.getLogger(__name__)
 
@@ -270,6 +274,7 @@ class Scheduler:
         self._main: asyncio.Task[None] | None = None
         self._stopping = False
         self.on_episode_end: Callable[[str, str], None] | None = None
+        self._agent_hosts: AgentHosts | None = None
 
     # ---- lifecycle ----------------------------------------------------------------------------
     def start(self) -> None:
@@ -284,6 +289,9 @@ class Scheduler:
         if self._main is not None:
             self._main.cancel()
         await asyncio.gather(*tasks, *([self._main] if self._main else []), return_exceptions=True)
+        if self._agent_hosts is not None:
+            self._agent_hosts.close()
+            self._agent_hosts = None
 
     def wake(self) -> None:
         self._wake.set()
@@ -354,6 +362,7 @@ class Scheduler:
             if ep.status not in EPISODE_TERMINAL or (unscored and self.score_hook is not None):
                 rs.pending.append(ep)
         await self._prewarm(rs)
+        self._note_isolation(run.id)
         self._runs[run.id] = rs
         self._order.append(run.id)
         self._maybe_finish(rs)
@@ -414,11 +423,31 @@ class Scheduler:
         task = asyncio.create_task(self._run_episode(rs, ep), name=f"episode-{ep.id}")
         rs.active[ep.id] = task
 
+    async def _make_agent(self, rs: _RunState, ep: Episode) -> Agent:
+        """The episode's agent: a client of a sandboxed agent host, started here so that its
+        start-up is not charged to the episode's wall time; or (agent_isolation "none",
+        development only) the agent class itself in this process."""
+        if self.settings.agent_isolation == "none":
+            return rs.agent_cls(**rs.spec.agent_options)
+        if self._agent_hosts is None:
+            from harness.agent_host import AgentHosts
+
+            self._agent_hosts = AgentHosts(memory_mb=self.settings.agent_memory_mb)
+        client = self._agent_hosts.client(rs.agent_cls, rs.spec.agent_options)
+        if ep.status not in EPISODE_TERMINAL:  # a completed episode only needs scoring
+            await client.start()
+        return client
+
+    def _note_isolation(self, run_id: str) -> None:
+        if self.settings.agent_isolation == "none":
+            log.warning("run %s: agents run IN THIS PROCESS (agent isolation none)", run_id)
+            self.store.add_event(run_id, "agent_isolation", {"mode": "none", "isolated": False})
+
     async def _run_episode(self, rs: _RunState, ep: Episode) -> None:
         status = "error"
         try:
             try:
-                agent = rs.agent_cls(**rs.spec.agent_options)
+                agent = await self._make_agent(rs, ep)
             except Exception as e:
                 self.store.start_episode(ep.id, ep.run_id)
                 self.store.finish_episode(
@@ -426,7 +455,7 @@ class Scheduler:
                     ep.run_id,
                     status="error",
                     end_reason="agent_error",
-                    error_category="agent",
+                    error_category=getattr(e, "category", "agent"),
                     error=f"agent could not be created: {type(e).__name__}: {e}",
                 )
                 return

@@ -14,6 +14,7 @@ from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 SandboxName = Literal["bwrap", "docker", "inprocess"]
+AgentIsolation = Literal["bwrap", "none"]
 
 
 def _split(value: object) -> list[str]:
@@ -54,6 +55,11 @@ class Settings(BaseSettings):
     # Target-service pool bounds: running instances, and seconds unused before one is stopped.
     pool_max_services: int = Field(16, ge=1, le=4096)
     pool_idle_s: float = Field(300.0, gt=0)
+    # Where agent classes run (operator only; docs/agents.md): "bwrap", a sandboxed agent host per
+    # episode; "none", in the orchestrator's process (development: recorded on the run, refused
+    # by the REST API).
+    agent_isolation: AgentIsolation = "bwrap"
+    agent_memory_mb: int = Field(2048, ge=256)  # address-space limit of one agent host
 
     @field_validator("provider_limits")
     @classmethod

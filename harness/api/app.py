@@ -123,6 +123,8 @@ def create_app(settings: Settings | None = None, *, run_scheduler: bool = True) 
     )
     async def post_run(spec: RunSpec, svc: Services = Depends(services)) -> S.RunOut:
         """Store a run (queued) and return at once; the scheduler starts it."""
+        if svc.settings.agent_isolation == "none":  # in-process agents are for the CLI only
+            raise HTTPException(403, "agent isolation 'none' is refused over REST")
         try:
             # loading a catalog can take a while: keep the event loop (scheduler) running
             run = await asyncio.to_thread(create_run, svc.store, spec, svc.catalogs)

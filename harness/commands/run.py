@@ -56,6 +56,12 @@ def run(
         "--no-floor",
         help="do not also run the `interpolation` floor on the numeric targets",
     ),
+    agent_isolation: str = typer.Option(
+        None,
+        "--agent-isolation",
+        help="bwrap (default: each episode's agent in a sandboxed agent host) | none (development "
+        "only: the agent runs in this process and can read hidden targets; recorded on the run)",
+    ),
 ) -> None:
     """Run AGENT on a target selection in this process and print the summary."""
     from pydantic import ValidationError
@@ -88,7 +94,9 @@ def run(
         for x in e.errors():
             err.print(f"[red]{'.'.join(map(str, x['loc']))}: {x['msg']}[/red]")
         raise typer.Exit(2) from e
-    detail, floor = asyncio.run(_run(spec, quiet=as_json))
+    if agent_isolation not in (None, "bwrap", "none"):
+        raise typer.BadParameter("--agent-isolation must be bwrap or none")
+    detail, floor = asyncio.run(_run(spec, quiet=as_json, agent_isolation=agent_isolation))
     if as_json:
         # the run's detail; floor_run_id names its floor run, whose detail is under "floor"
         out = detail.model_dump(mode="json") | {
@@ -105,7 +113,7 @@ def run(
         raise typer.Exit(1)
 
 
-async def _run(spec, quiet: bool):  # type: ignore[no-untyped-def]
+async def _run(spec, quiet: bool, agent_isolation: str | None = None):  # type: ignore[no-untyped-def]
     from harness.api.schemas import run_detail
     from harness.scheduler import (
         CatalogCache,
@@ -119,7 +127,13 @@ async def _run(spec, quiet: bool):  # type: ignore[no-untyped-def]
     from harness.store import RUN_TERMINAL, make_engine
     from harness.store.repo import Store
 
-    settings = Settings()
+    settings = Settings(**({"agent_isolation": agent_isolation} if agent_isolation else {}))
+    if settings.agent_isolation == "none":
+        err.print(
+            "[bold red]WARNING: agent isolation is OFF: the agent runs in this process and can "
+            "read every target's hidden truth. Scores from this run are not comparable; the run "
+            "records it (event agent_isolation).[/bold red]"
+        )
     load_plugins(settings)
     store = Store(make_engine(settings.url))
     catalogs = CatalogCache()

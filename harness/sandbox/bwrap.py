@@ -198,6 +198,17 @@ class BwrapSandbox(Sandbox):
             pids=limits.max_procs, memory_bytes=limits.memory_mb * 1024 * 1024, cpu_quota=cpu_quota
         )
 
+    def command(
+        self, argv: list[str], *, limits: Limits, env: dict[str, str], extra: list[str]
+    ) -> list[str]:
+        """The bwrap command line for a long-running process that is not an HTTP service (the
+        agent host): `extra` mounts, no files directory, no CPU-time rlimit."""
+        return self._argv(argv, limits, None, env, extra=extra, cpu_rlimit=False)
+
+    def cgroup(self, limits: Limits) -> CgroupLimits | None:
+        """A cgroup for a long-running process (processes and memory capped, no CPU quota)."""
+        return self._cgroup(limits, cpu_quota=None)
+
     # ---------------------------------------------------------------- run
     def run(
         self,

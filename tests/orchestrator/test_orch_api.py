@@ -47,7 +47,7 @@ def test_run_through_the_api(db_url: str, start_server, request) -> None:  # typ
     assert health["database"] == ("sqlite" if db_url.startswith("sqlite") else "postgresql")
 
     body = {
-        "agent": "orch_plugin:ProbeAgent",
+        "agent": "orch_agents:ProbeAgent",
         "agent_options": {"n_calls": 2},
         "dataset": "orch-test",
         "family": "numeric",
@@ -115,7 +115,7 @@ def test_run_through_the_api(db_url: str, start_server, request) -> None:  # typ
 def test_bad_input_says_what_is_wrong(shared) -> None:  # type: ignore[no-untyped-def]
     c = httpx.Client(base_url=shared.url, timeout=30, headers=AUTH)
     n_runs = len(c.get("/runs").json())
-    ok = {"agent": "orch_plugin:ProbeAgent", "dataset": "orch-test", "family": "numeric"}
+    ok = {"agent": "orch_agents:ProbeAgent", "dataset": "orch-test", "family": "numeric"}
 
     r = c.post("/runs", json=ok | {"agent": "no-such-agent"})
     assert r.status_code == 400 and "unknown agent 'no-such-agent'" in r.json()["detail"]
@@ -184,7 +184,7 @@ def test_report_route(shared) -> None:  # type: ignore[no-untyped-def]
     run = c.post(
         "/runs",
         json={
-            "agent": "orch_plugin:ProbeAgent",
+            "agent": "orch_agents:ProbeAgent",
             "dataset": "orch-test",
             "ids": ["orch-test/numeric/f00000"],
         },

@@ -28,7 +28,7 @@ def test_run_show_export(sqlite_url: str) -> None:
         env,
         "run",
         "--agent",
-        "orch_plugin:ProbeAgent",
+        "orch_agents:ProbeAgent",
         "-d",
         "orch-test",
         "-f",
@@ -69,7 +69,7 @@ def test_run_show_export(sqlite_url: str) -> None:
     assert [c["inputs"] for c in ep["calls"]] == [["0"], ["1"]]
 
     bad = harness(
-        env, "run", "--agent", "orch_plugin:ProbeAgent", "-d", "orch-test", "--max-rounds", "0"
+        env, "run", "--agent", "orch_agents:ProbeAgent", "-d", "orch-test", "--max-rounds", "0"
     )
     assert bad.returncode == 2 and "budgets.max_rounds" in bad.stderr
     bad = harness(env, "export", "nope")
@@ -88,7 +88,7 @@ def test_run_with_sandboxed_target_service(sqlite_url: str) -> None:
         env,
         "run",
         "--agent",
-        "orch_plugin:ProbeAgent",
+        "orch_agents:ProbeAgent",
         "-d",
         "find-v1",
         "--id",

@@ -25,7 +25,7 @@ def test_kill_9_and_resume(db_url: str, start_server, tmp_path) -> None:  # type
     env = {"ORCH_TEST_CALL_LOG": str(log), "HARNESS_MAX_CONCURRENCY": "2"}
     srv = start_server(db_url, **env)
     body = {
-        "agent": "orch_plugin:ProbeAgent",
+        "agent": "orch_agents:ProbeAgent",
         "agent_options": {"n_calls": N, "delay": 0.08},
         "dataset": "orch-test",
         "ids": ["orch-test/numeric/f00000", "orch-test/numeric/f00001"],

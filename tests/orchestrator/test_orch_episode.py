@@ -18,7 +18,7 @@ from harness.store.specs import RunSpec
 F0 = "orch-test/numeric/f00000"  # f(x) = 2x + 1
 F1 = "orch-test/numeric/f00001"  # f(x) = -3x + 0.5
 E0 = "orch-test/entities/f00000"  # f(w) = min(1, len(w) / 10)
-PROBE = "orch_plugin:ProbeAgent"
+PROBE = "orch_agents:ProbeAgent"
 
 
 def spec(agent: str = PROBE, ids: list[str] | None = None, **kw) -> dict:  # type: ignore[no-untyped-def]
@@ -86,7 +86,7 @@ def test_own_prompts_when_find_files_are_absent(tmp_path, monkeypatch) -> None: 
 
 
 async def test_round_cap_default_mode(sqlite_url: str) -> None:
-    s = spec("orch_plugin:SilentAgent", budgets={"max_rounds": 3})
+    s = spec("orch_agents:SilentAgent", budgets={"max_rounds": 3})
     store, [run] = await run_in_process(sqlite_url, s)
     [ep] = store.episodes(run.id)
     msgs = store.messages(ep.id)
@@ -99,7 +99,7 @@ async def test_round_cap_default_mode(sqlite_url: str) -> None:
 
 
 async def test_find_compat_allows_21_rounds_and_resets_on_no_command(sqlite_url: str) -> None:
-    s = spec("orch_plugin:SilentAgent", protocol={"mode": "find-compat"})
+    s = spec("orch_agents:SilentAgent", protocol={"mode": "find-compat"})
     store, [run] = await run_in_process(sqlite_url, s)
     [ep] = store.episodes(run.id)
     msgs = store.messages(ep.id)
@@ -130,7 +130,7 @@ async def test_find_compat_allows_21_rounds_and_resets_on_no_command(sqlite_url:
     ],
 )
 async def test_commands_per_message(sqlite_url: str, mode: str, calls, reply) -> None:  # type: ignore[no-untyped-def]
-    s = spec("orch_plugin:TwoCommandsAgent", protocol={"mode": mode})
+    s = spec("orch_agents:TwoCommandsAgent", protocol={"mode": mode})
     store, [run] = await run_in_process(sqlite_url, s)
     [ep] = store.episodes(run.id)
     assert [c.inputs for c in store.target_calls(ep.id)] == calls
@@ -164,7 +164,7 @@ async def test_wall_time_budget(sqlite_url: str) -> None:
 
 
 async def test_agent_failure_is_an_error_state_not_a_score(sqlite_url: str) -> None:
-    store, [run] = await run_in_process(sqlite_url, spec("orch_plugin:FailingAgent", ids=[F0, F1]))
+    store, [run] = await run_in_process(sqlite_url, spec("orch_agents:FailingAgent", ids=[F0, F1]))
     eps = store.episodes(run.id)
     assert {(e.status, e.error_category) for e in eps} == {("error", "infrastructure")}
     assert all("insufficient credits" in e.error for e in eps)
@@ -189,8 +189,9 @@ async def test_scoring_hook_failure_is_recorded_as_infrastructure_error(sqlite_u
 
 
 async def test_exemplar_initialisation_and_entity_replies(sqlite_url: str) -> None:
-    s = spec("orch_plugin:EchoAgent", ids=[E0], protocol={"method": "exemplars"})
-    store, [run] = await run_in_process(sqlite_url, s)
+    s = spec("orch_agents:EchoAgent", ids=[E0], protocol={"method": "exemplars"})
+    # in-process (agent isolation none) so that the test can read what the agent was shown
+    store, [run] = await run_in_process(sqlite_url, s, agent_isolation="none")
     [ep] = store.episodes(run.id)
     msgs = store.messages(ep.id)
     hint = (

@@ -15,7 +15,7 @@ from harness.store.specs import RunSpec
 NUMERIC = [f"orch-test/numeric/f{i:05d}" for i in range(6)]
 
 
-def _spec(agent: str = "orch_plugin:ProbeAgent", ids=NUMERIC, **kw) -> RunSpec:  # type: ignore[no-untyped-def]
+def _spec(agent: str = "orch_agents:ProbeAgent", ids=NUMERIC, **kw) -> RunSpec:  # type: ignore[no-untyped-def]
     return RunSpec.model_validate({"agent": agent, "dataset": "orch-test", "ids": ids, **kw})
 
 
@@ -58,7 +58,7 @@ async def test_per_provider_limit(sqlite_url: str) -> None:
     opts = {"agent_options": {"n_calls": 2, "delay": 0.05}}
     store, runs = await run_in_process(
         sqlite_url,
-        _spec("orch_plugin:SlowProviderAgent", ids=NUMERIC[:4], **opts).model_dump(),
+        _spec("orch_agents:SlowProviderAgent", ids=NUMERIC[:4], **opts).model_dump(),
         max_concurrency=4,
         provider_limits='{"orch-slow": 1}',
     )

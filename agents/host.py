@@ -1,0 +1,142 @@
+"""The agent host: `python -m agents.host` builds one agent and answers its steps over stdin/stdout.
+
+The orchestrator starts it inside a sandbox (see `harness.agent_host`), so the agent runs in a
+process that holds nothing but the conversation it is sent and its own options. It imports only
+the `agents` package and the agent's own module. The protocol is `agents.host_protocol`; whatever
+the agent prints goes to stderr (the protocol keeps the original stdout to itself).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.util
+import os
+import sys
+from typing import Any, BinaryIO
+from urllib.parse import urlsplit, urlunsplit
+
+from pydantic import ValidationError
+
+from agents.base import Agent, AgentError, Message
+from agents.host_protocol import (
+    MAX_LINE,
+    REQUEST,
+    Close,
+    Closed,
+    Failure,
+    Init,
+    Network,
+    Ready,
+    Reply,
+    Step,
+    encode,
+)
+from agents.registry import _check_agent_class, _import_path
+
+# The orchestrator binds its byte forwarder module (function_store.service.forward, stdlib only)
+# here: the host reuses it without being able to import anything else of function_store.
+FORWARD_PY = "/opt/interp-harness-lib/forward.py"
+
+
+def _listen(net: Network) -> int:
+    """Start a loopback listener inside the sandbox that relays to the orchestrator's socket."""
+    spec = importlib.util.spec_from_file_location("_harness_forward", FORWARD_PY)
+    if spec is None or spec.loader is None:
+        raise RuntimeError(f"forwarder module missing at {FORWARD_PY}")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    fwd = mod.TcpToUnixForwarder(net.uds)
+    fwd.start()
+    return int(fwd.port)
+
+
+def _route(net: Network, options: dict[str, Any]) -> dict[str, Any]:
+    """Point the SDK at the in-sandbox listener; returns the options to build the agent with."""
+    port = _listen(net)
+    if net.mode == "connect":  # https: the SDK's httpx tunnels through our CONNECT proxy
+        for var in ("HTTPS_PROXY", "https_proxy"):
+            os.environ[var] = f"http://127.0.0.1:{port}"
+        return options
+    u = urlsplit(net.url)
+    local = urlunsplit((u.scheme, f"127.0.0.1:{port}", u.path, u.query, u.fragment))
+    os.environ[net.url_env] = local
+    if options.get("base_url") and str(options["base_url"]).rstrip("/") == net.url.rstrip("/"):
+        options = {**options, "base_url": local}
+    return options
+
+
+class _Host:
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.agent: Agent | None = None
+        self.conv: list[Message] = []
+
+    def handle(self, req: Init | Step | Close) -> Ready | Reply | Failure | Closed:
+        try:
+            if isinstance(req, Init):
+                return self._init(req)
+            if isinstance(req, Step):
+                return self._step(req)
+            return self._close()
+        except AgentError as e:
+            return Failure(message=str(e), category=e.category, retryable=e.retryable)
+        except Exception as e:  # the agent's own failure: reported, the host stays up
+            return Failure(message=f"{type(e).__name__}: {e}", category="agent")
+
+    def _init(self, req: Init) -> Ready:
+        if self.agent is not None:
+            raise RuntimeError("agent host: init sent twice")
+        options = _route(req.network, dict(req.options)) if req.network else dict(req.options)
+        cls = _check_agent_class(_import_path(req.agent), req.agent)
+        self.agent = cls(**options)
+        return Ready(name=cls.name or cls.__qualname__, provider=cls.provider)
+
+    def _step(self, req: Step) -> Reply | Failure:
+        if self.agent is None:
+            raise RuntimeError("agent host: step before init")
+        if req.keep > len(self.conv):
+            raise RuntimeError(f"agent host: keep={req.keep} but only {len(self.conv)} messages")
+        self.conv = [*self.conv[: req.keep], *req.messages]
+        reply = self.loop.run_until_complete(self.agent.step(list(self.conv)))
+        if not isinstance(getattr(reply, "content", None), str):
+            return Failure(message=f"agent returned {reply!r:.200}", category="agent")
+        return Reply(content=reply.content, usage=reply.usage, model=reply.model)
+
+    def _close(self) -> Closed:
+        if self.agent is not None:
+            with contextlib.suppress(Exception):
+                self.loop.run_until_complete(self.agent.aclose())
+        return Closed()
+
+
+def serve(inp: BinaryIO, out: BinaryIO) -> None:
+    host = _Host()
+    while line := inp.readline(MAX_LINE + 1):
+        req: Init | Step | Close | None = None
+        if len(line) > MAX_LINE or not line.endswith(b"\n"):
+            out.write(encode(Failure(message="request too long", category="infrastructure")))
+            return
+        try:
+            req = REQUEST.validate_json(line)
+        except ValidationError as e:
+            resp: Any = Failure(message=f"bad request: {e}", category="infrastructure")
+        else:
+            resp = host.handle(req)
+        data = encode(resp)
+        if len(data) > MAX_LINE:
+            data = encode(Failure(message=f"reply longer than {MAX_LINE} bytes", category="agent"))
+        out.write(data)
+        out.flush()
+        if isinstance(req, Close):
+            return
+
+
+def main() -> None:
+    out = os.fdopen(os.dup(1), "wb", buffering=0)  # the protocol's channel
+    os.dup2(2, 1)  # the agent's prints go to stderr, never into the protocol
+    serve(sys.stdin.buffer, out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,386 @@
+"""The orchestrator's side of the agent host: run each episode's agent in its own sandboxed process.
+
+`AgentHosts.client(agent_cls, options)` returns an `AgentHostClient`, an `Agent` whose `step`
+sends the conversation to a `python -m agents.host` process inside bubblewrap and returns its
+reply (or raises the agent's `AgentError`, category kept). The host is started on the first step,
+one per episode, so nothing an agent keeps in memory survives into another episode.
+
+What the sandbox holds (see docs/agents.md, "What an agent can and cannot reach"): the system and
+the Python prefix read-only, the `agents` package, the agent's own top-level module or package,
+files its `file_options` name, a private /tmp; `harness`, `function_store` and `evaluator` are
+replaced by a package that raises ImportError wherever the Python path could find them. The
+environment is cleared; a provider agent gets its profile's variables (key, base URL) and one
+route to the profile's endpoint; any other agent gets no secrets and no network at all.
+
+A host that dies mid-step (killed, crashed) is replaced and the same step is asked again: nothing
+was stored for it, so nothing is duplicated. A cancelled step (the wall-time budget) kills the
+host, whose state is then unknown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import shutil
+import signal
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import agents
+from agents.base import Agent, AgentError, AgentReply, Message
+from agents.host import FORWARD_PY
+from agents.host_protocol import (
+    MAX_LINE,
+    RESPONSE,
+    Close,
+    Failure,
+    Init,
+    Ready,
+    Reply,
+    encode,
+)
+from agents.host_protocol import Step as StepRequest
+from function_store.service import forward
+from harness.providers import ProfileError, ProviderProfile, get_profile
+from harness.sandbox.base import Limits
+from harness.sandbox.bwrap import BwrapSandbox, _python_roots
+
+log = logging.getLogger(__name__)
+
+HIDDEN_PACKAGES = ("harness", "function_store", "evaluator")
+PROVIDER_KINDS = ("openai", "anthropic")  # providers whose hosts get a profile and a route
+_AGENTS_ROOT = "/opt/interp-harness"  # the `agents` package, and nothing else of the project
+_CODE_ROOT = "/opt/agent-code"  # the agent's own top-level module or package
+_NET_DIR = "/run/agent"
+_BLOCKED_INIT = (
+    "raise ImportError(\n"
+    "    '{name} is not importable inside an agent host: an agent sees only its conversation'\n"
+    ")\n"
+)
+
+
+class HostDied(Exception):
+    """The host process ended (or broke the protocol) while a request was outstanding."""
+
+
+@dataclass
+class HostPlan:
+    """Everything one episode's host is started with (decided in the orchestrator)."""
+
+    agent: str  # module:Class
+    name: str
+    provider: str
+    options: dict[str, Any]
+    profile: ProviderProfile | None = None
+    binds: list[tuple[str, str]] = field(default_factory=list)  # (host path, inside path)
+
+
+def agent_path(cls: type[Agent]) -> str:
+    if cls.__module__ == "__main__":
+        raise AgentError(
+            f"agent class {cls.__qualname__} is defined in __main__; an agent host imports it by "
+            "module, so put it in a module (or package) of its own",
+            category="agent",
+        )
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def _under(path: str, roots: Sequence[str]) -> bool:
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def code_binds(cls: type[Agent]) -> list[tuple[str, str]]:
+    """The agent's own code: its top-level module file or package directory (not its siblings,
+    which may be a project checkout with a store or data next to it). Nothing for code that is
+    already visible (the `agents` package, anything installed in the Python prefix)."""
+    top = cls.__module__.split(".")[0]
+    mod = sys.modules.get(top)
+    origin = getattr(mod, "__file__", None)
+    if top == "agents" or origin is None:
+        if top != "agents" and mod is not None and getattr(mod, "__path__", None):
+            raise AgentError(
+                f"agent package {top!r} is a namespace package; give it an __init__.py so that "
+                "its agent host can bind exactly its directory",
+                category="agent",
+            )
+        return []
+    origin = os.path.realpath(origin)
+    if _under(origin, _python_roots() + ["/usr"]):
+        return []
+    if os.path.basename(origin) == "__init__.py":
+        return [(os.path.dirname(origin), f"{_CODE_ROOT}/{top}")]
+    return [(origin, f"{_CODE_ROOT}/{os.path.basename(origin)}")]
+
+
+def file_binds(cls: type[Agent], options: dict[str, Any]) -> list[tuple[str, str]]:
+    """Files named by the options the class lists in `file_options`, read-only at the same path
+    (e.g. the replay agent's transcript). Options come from the operator or from the REST
+    policy's allowlist, never a free path from an API caller."""
+    out = []
+    for key in getattr(cls, "file_options", ()):
+        value = options.get(key)
+        if isinstance(value, str) and os.path.isfile(value):
+            out.append((os.path.realpath(value), os.path.abspath(value)))
+    return out
+
+
+def profile_for(provider: str, options: dict[str, Any]) -> ProviderProfile | None:
+    """The profile a provider agent's host gets: `options["profile"]`, else the provider's name."""
+    if provider not in PROVIDER_KINDS:
+        return None
+    name = str(options.get("profile") or provider)
+    try:
+        profile = get_profile(name)
+    except ProfileError as e:
+        raise AgentError(str(e), category="agent") from e
+    if profile.kind != provider:
+        raise AgentError(
+            f"provider profile {name!r} is for {profile.kind} agents, not {provider}",
+            category="agent",
+        )
+    return profile
+
+
+def plan_host(cls: type[Agent], options: dict[str, Any]) -> HostPlan:
+    provider = getattr(cls, "provider", "local") or "local"
+    profile = profile_for(provider, options)
+    return HostPlan(
+        agent=agent_path(cls),
+        name=cls.name or cls.__qualname__,
+        provider=provider,
+        options={k: v for k, v in options.items() if k != "profile"},
+        profile=profile,
+        binds=code_binds(cls) + file_binds(cls, options),
+    )
+
+
+class _Process:
+    """One running host: the bwrap process, its cgroup, its route and its log."""
+
+    def __init__(self, proc: asyncio.subprocess.Process, cg: Any, relay: Any, dirs: list[str],
+                 log_file: Any) -> None:  # fmt: skip
+        self.proc, self.cg, self.relay, self.dirs, self.log_file = proc, cg, relay, dirs, log_file
+
+    async def request(self, msg: Any) -> Any:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        try:
+            self.proc.stdin.write(encode(msg))
+            await self.proc.stdin.drain()
+            line = await self.proc.stdout.readline()
+        except (OSError, ValueError, asyncio.LimitOverrunError, asyncio.IncompleteReadError) as e:
+            raise HostDied(f"{type(e).__name__}: {e}") from e
+        if not line.endswith(b"\n"):
+            raise HostDied("the host exited" + self.exit_note())
+        try:
+            return RESPONSE.validate_json(line)
+        except ValueError as e:
+            raise HostDied(f"the host broke the protocol: {e}") from e
+
+    def exit_note(self) -> str:
+        rc = self.proc.returncode
+        tail = self.log_tail().strip()
+        return (f" (status {rc})" if rc is not None else "") + (
+            f"; its output:\n{tail}" if tail else ""
+        )
+
+    def log_tail(self, n: int = 3000) -> str:
+        with contextlib.suppress(OSError, ValueError):
+            self.log_file.seek(0, os.SEEK_END)
+            self.log_file.seek(max(0, self.log_file.tell() - n))
+            return self.log_file.read().decode("utf-8", "replace")
+        return ""
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)  # bwrap; its pid namespace takes the rest
+        if self.cg:
+            self.cg.kill_all()
+
+    async def close(self, graceful: bool) -> None:
+        if graceful and self.proc.returncode is None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.request(Close()), 5)
+        self.kill()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.proc.wait(), 5)
+        if self.cg:
+            self.cg.remove()
+        if self.relay:
+            self.relay.stop()
+        self.log_file.close()
+        for d in self.dirs:
+            shutil.rmtree(d, ignore_errors=True)
+
+
+class AgentHosts:
+    """Starts sandboxed agent hosts (bubblewrap). One per orchestrator process."""
+
+    def __init__(self, *, memory_mb: int = 2048, start_timeout_s: float = 60.0) -> None:
+        self.sandbox = BwrapSandbox()
+        self.limits = Limits(timeout_s=start_timeout_s, memory_mb=memory_mb, max_procs=64)
+        self._blocker = tempfile.mkdtemp(prefix="agent-host-blocked-")
+        self._blocked: dict[str, str] = {}
+        for name in HIDDEN_PACKAGES:
+            d = os.path.join(self._blocker, name)
+            os.makedirs(d)
+            with open(os.path.join(d, "__init__.py"), "w") as f:
+                f.write(_BLOCKED_INIT.format(name=name))
+            self._blocked[name] = d
+
+    def client(self, cls: type[Agent], options: dict[str, Any]) -> AgentHostClient:
+        return AgentHostClient(self, plan_host(cls, options))
+
+    def close(self) -> None:
+        shutil.rmtree(self._blocker, ignore_errors=True)
+
+    def _hide(self, visible: list[str]) -> list[str]:
+        """Bind the ImportError package over every place the Python path inside could find
+        harness, function_store or evaluator (a regular install in site-packages, a checkout
+        on the path); an editable install's finder points outside the sandbox and finds nothing."""
+        args: list[str] = []
+        for name, blocker in self._blocked.items():
+            places = {os.path.join(os.path.realpath(p), name) for p in sys.path if p}
+            mod = sys.modules.get(name)
+            if getattr(mod, "__file__", None):
+                places.add(os.path.dirname(os.path.realpath(mod.__file__)))  # type: ignore[arg-type, union-attr]
+            for place in sorted(places):
+                if os.path.isdir(place) and _under(place, visible):
+                    args += ["--ro-bind", blocker, place]
+        return args
+
+    async def start(self, plan: HostPlan) -> _Process:
+        agents_dir = os.path.dirname(os.path.realpath(agents.__file__))
+        mounts = ["--ro-bind", agents_dir, f"{_AGENTS_ROOT}/agents"]
+        forward_py = os.path.realpath(forward.__file__)
+        env = {"PYTHONPATH": f"{_AGENTS_ROOT}:{_CODE_ROOT}", "PYTHONNOUSERSITE": "1"}
+        for host, inside in plan.binds:
+            mounts += ["--ro-bind", host, inside]
+        mounts += self._hide(_python_roots() + ["/usr"] + [h for h, _ in plan.binds])
+        dirs: list[str] = []
+        relay, network = None, None
+        if plan.profile is not None:
+            env.update(plan.profile.agent_env())
+            sock_dir = tempfile.mkdtemp(prefix="agent-host-net-")
+            os.chmod(sock_dir, 0o777)  # uid 65534 inside connects here
+            dirs.append(sock_dir)
+            from harness.agent_host_net import open_route
+
+            network, relay = open_route(plan.profile, sock_dir, _NET_DIR)
+            mounts += ["--bind", sock_dir, _NET_DIR, "--ro-bind", forward_py, FORWARD_PY]
+        cmd = self.sandbox.command(
+            [sys.executable, "-s", "-m", "agents.host"], limits=self.limits, env=env, extra=mounts
+        )
+        cg = self.sandbox.cgroup(self.limits)
+        log_file = tempfile.TemporaryFile(prefix="agent-host-log-")
+        if cg:
+            cg.open_join_fds()
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *cmd,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=log_file,
+                start_new_session=True,
+                preexec_fn=cg.preexec if cg else None,  # noqa: PLW1509 - only writes to an fd
+                limit=MAX_LINE + 1,
+            )
+        except OSError as e:
+            if relay:
+                relay.stop()
+            raise AgentError(f"agent host failed to start: {e}", category="infrastructure") from e
+        finally:
+            if cg:
+                cg.close_fds()
+        host = _Process(proc, cg, relay, dirs, log_file)
+        try:
+            resp = await asyncio.wait_for(
+                host.request(Init(agent=plan.agent, options=plan.options, network=network)),
+                self.limits.timeout_s,
+            )
+        except (HostDied, TimeoutError) as e:
+            note = host.exit_note() if isinstance(e, TimeoutError) else str(e)
+            await host.close(graceful=False)
+            raise AgentError(
+                f"agent host for {plan.agent} did not start: {note}", category="infrastructure"
+            ) from None
+        except BaseException:
+            await host.close(graceful=False)
+            raise
+        if not isinstance(resp, Ready):
+            await host.close(graceful=False)
+            message = resp.message if isinstance(resp, Failure) else repr(resp)
+            category = resp.category if isinstance(resp, Failure) else "infrastructure"
+            raise AgentError(f"agent could not be created: {message}", category=category)
+        return host
+
+
+class AgentHostClient(Agent):
+    """An agent that lives in a sandboxed host process; the episode loop uses it like any Agent."""
+
+    max_restarts = 2  # fresh hosts for one step after the first one died
+
+    def __init__(self, hosts: AgentHosts, plan: HostPlan) -> None:
+        super().__init__(**plan.options)
+        self.hosts, self.plan = hosts, plan
+        self.name, self.provider = plan.name, plan.provider  # type: ignore[misc]
+        self._host: _Process | None = None
+        self._sent: list[Message] = []  # what the current host holds
+
+    @property
+    def pid(self) -> int | None:
+        return self._host.proc.pid if self._host else None
+
+    def _delta(self, conversation: list[Message]) -> tuple[int, list[Message]]:
+        sent, k = self._sent, 0
+        n = min(len(sent), len(conversation))
+        while k < n and (sent[k] is conversation[k] or sent[k] == conversation[k]):
+            k += 1
+        return k, conversation[k:]
+
+    async def _discard(self) -> None:
+        host, self._host, self._sent = self._host, None, []
+        if host is not None:
+            await host.close(graceful=False)
+
+    async def start(self) -> None:
+        """Start the host now (otherwise the first step does)."""
+        if self._host is None:
+            self._host = await self.hosts.start(self.plan)
+
+    async def step(self, conversation: list[Message]) -> AgentReply:
+        died = ""
+        for attempt in range(self.max_restarts + 1):
+            await self.start()
+            assert self._host is not None
+            keep, new = self._delta(conversation)
+            try:
+                resp = await self._host.request(StepRequest(keep=keep, messages=new))
+            except HostDied as e:
+                died = str(e)
+                log.warning("agent host of %s died mid-step (try %d): %s", self.name, attempt, e)
+                await self._discard()
+                continue
+            except BaseException:  # cancelled (wall-time budget): the host's state is unknown
+                await self._discard()
+                raise
+            self._sent = list(conversation)
+            if isinstance(resp, Reply):
+                return AgentReply(content=resp.content, usage=resp.usage, model=resp.model)
+            if isinstance(resp, Failure):
+                raise AgentError(resp.message, category=resp.category, retryable=resp.retryable)
+            await self._discard()
+            raise AgentError(f"agent host answered {resp!r:.200}", category="infrastructure")
+        # only agent code runs in the host: a host that keeps dying is the agent's failure
+        raise AgentError(
+            f"agent host died {self.max_restarts + 1} times on one step: {died}", category="agent"
+        )
+
+    async def aclose(self) -> None:
+        host, self._host = self._host, None
+        if host is not None:
+            await host.close(graceful=True)

@@ -1,0 +1,128 @@
+"""Agents for the agent-host tests. Like any agent run in a host, this module imports nothing but
+the `agents` package and the standard library (it is bound alone into the sandbox)."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import importlib
+import json
+import os
+import socket
+from typing import Any
+
+from agents.base import Agent, AgentReply, Message
+
+_HIDDEN_MODULES = ("function_store", "harness", "evaluator")
+_BENIGN_ENV = {
+    "PATH",
+    "HOME",
+    "LANG",
+    "PYTHONDONTWRITEBYTECODE",
+    "PYTHONPATH",
+    "PYTHONNOUSERSITE",
+    "PWD",
+}
+
+
+def _harness_objects() -> list[str]:
+    """Every live object whose class comes from harness, function_store or evaluator, with what
+    it would reveal (a Target's hidden truth prints its spec and canary)."""
+    out = []
+    for o in gc.get_objects():
+        mod = type(o).__dict__.get("__module__")
+        if isinstance(mod, str) and mod.split(".")[0] in _HIDDEN_MODULES:
+            try:
+                out.append(f"{type(o).__name__}: {str(o)[:2000]}")
+            except Exception:
+                out.append(type(o).__name__)
+    return out
+
+
+def _imports() -> list[str]:
+    got = []
+    for name in (
+        *_HIDDEN_MODULES,
+        "function_store.catalog",
+        "function_store.generators",
+        "harness.store.repo",
+        "evaluator.scoring",
+    ):
+        try:
+            importlib.import_module(name)
+            got.append(name)
+        except Exception:  # noqa: S112 - failing is what we hope for
+            continue
+    return got
+
+
+def _regenerate_catalog() -> str | None:
+    """The find-gen catalog is generated from a seed: try to rebuild it."""
+    try:
+        from function_store.catalog import Catalog, CatalogOptions
+
+        targets = Catalog(CatalogOptions(gen_seed=0)).list(dataset="find-gen", family="numeric")
+        return str(targets[0].hidden)[:500]
+    except Exception:
+        return None
+
+
+def _connect(where: list[Any]) -> list[str]:
+    reached = []
+    for w in where:
+        try:
+            if isinstance(w, str):  # a Unix socket path
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                s.settimeout(3)
+                s.connect(w)
+            else:
+                s = socket.create_connection((w[0], int(w[1])), timeout=3)
+            s.close()
+            reached.append(str(w))
+        except OSError:
+            continue
+    return reached
+
+
+class CheaterAgent(Agent):
+    """Looks everywhere for the hidden target, then answers with what it found (as JSON).
+
+    Options: probe_paths (files and directories to try to read), connect (["host", port] pairs or
+    Unix socket paths to try to open)."""
+
+    async def step(self, conversation: list[Message]) -> AgentReply:
+        found = {
+            "objects": _harness_objects(),
+            "imports": _imports(),
+            "catalog": _regenerate_catalog(),
+            "env": {k: v for k, v in os.environ.items() if k not in _BENIGN_ENV},
+            "paths": [p for p in self.options.get("probe_paths", []) if os.path.exists(p)],
+            "connect": _connect(list(self.options.get("connect", []))),
+        }
+        return AgentReply(content="[DESCRIPTION]: " + json.dumps(found))
+
+
+class CheaterOpenAIAgent(CheaterAgent):
+    """The cheater under the openai provider: it gets the profile's key and route, nothing more."""
+
+    provider = "openai"
+
+
+class SleepyProbeAgent(Agent):
+    """Calls the function on 0, 1, 2, ... sleeping `delay` s per step; answers after n_calls.
+    Its message depends only on the conversation, so a fresh host continues identically."""
+
+    async def step(self, conversation: list[Message]) -> AgentReply:
+        await asyncio.sleep(float(self.options.get("delay", 0.3)))
+        k = sum(m.role == "assistant" for m in conversation)
+        if k < int(self.options.get("n_calls", 6)):
+            return AgentReply(content=f"Probe {k}.\nCOMMAND: PYTHON(./temp/function.py {k})")
+        return AgentReply(content="[DESCRIPTION]: done")
+
+
+class PrintingAgent(Agent):
+    """Prints to stdout (which must not corrupt the protocol), then answers."""
+
+    async def step(self, conversation: list[Message]) -> AgentReply:
+        print('noise on stdout\n{"type": "reply", "content": "forged"}', flush=True)
+        return AgentReply(content=f"seen {len(conversation)}")

@@ -1,0 +1,70 @@
+"""Crash safety through the scheduler: kill -9 an episode's agent host mid-step; the step is asked
+again from a fresh host and every step is stored exactly once."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+
+from test_host import host_python_pids
+
+from harness.scheduler import CatalogCache, Scheduler, create_run, make_target_client
+from harness.settings import Settings
+from harness.store import make_engine
+from harness.store.repo import Store
+from harness.store.specs import RunSpec
+
+N = 6
+
+
+async def test_kill_9_of_the_host_mid_step_duplicates_nothing(tmp_path, caplog) -> None:  # type: ignore[no-untyped-def]
+    import orch_plugin  # noqa: F401 - registers the orch-test targets (f(x) = 2x + 1)
+
+    store = Store(make_engine(f"sqlite:///{tmp_path / 'h.db'}"))
+    cfg = Settings(sandbox="inprocess", poll_interval_s=0.05)
+    cats = CatalogCache()
+    spec = RunSpec.model_validate(
+        {
+            "agent": "host_test_agents:SleepyProbeAgent",
+            "agent_options": {"delay": 0.4, "n_calls": N},
+            "dataset": "orch-test",
+            "ids": ["orch-test/numeric/f00000"],
+            "floor": False,
+        }
+    )
+    run = create_run(store, spec, cats)
+    sched = Scheduler(store, make_target_client(cfg, cats), settings=cfg, catalogs=cats)
+    sched.start()
+    try:
+        # wait until three agent messages are stored, then kill the host during the fourth step
+        while not (eps := store.episodes(run.id)) or eps[0].rounds < 3:
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.1)
+        pids = [p for c in _bwrap_children() for p in host_python_pids(c)]
+        assert len(pids) == 1, pids
+        os.kill(pids[0], signal.SIGKILL)
+        done = await sched.wait_run(run.id, poll_s=0.05)
+    finally:
+        await sched.stop()
+    assert done.status == "completed"
+    [ep] = store.episodes(run.id)
+    msgs = store.messages(ep.id)
+    assert [m.step for m in msgs] == list(range(2 * N + 3))
+    assistant = [m.content for m in msgs if m.role == "assistant"]
+    assert assistant == [
+        f"Probe {k}.\nCOMMAND: PYTHON(./temp/function.py {k})" for k in range(N)
+    ] + ["[DESCRIPTION]: done"]
+    assert [c.inputs for c in store.target_calls(ep.id)] == [[str(k)] for k in range(N)]
+    assert (ep.status, ep.rounds, ep.target_calls) == ("completed", N + 1, N)
+    assert "died mid-step" in caplog.text  # the kill really hit a step in flight
+
+
+def _bwrap_children() -> list[int]:
+    me = os.getpid()
+    out = []
+    for task in os.listdir(f"/proc/{me}/task"):
+        for kid in open(f"/proc/{me}/task/{task}/children").read().split():
+            if open(f"/proc/{kid}/cmdline", "rb").read().startswith(b"/usr/bin/bwrap"):
+                out.append(int(kid))
+    return out
