@@ -29,7 +29,7 @@ def _run(env: dict[str, str], agent: str, n: int) -> subprocess.CompletedProcess
 
 def test_cli_shows_grouped_episode_errors(sqlite_url: str) -> None:
     env = server_env(sqlite_url, COLUMNS="250")
-    r = _run(env, "orch_plugin:FailingAgent", 3)
+    r = _run(env, "orch_agents:FailingAgent", 3)
     assert r.returncode == 1  # every episode ended in error: the run failed
     assert f"3 episodes: [infrastructure] {CREDITS}" in r.stdout, r.stdout
     run_id = json.loads(harness(env, "runs", "list", "--json").stdout.splitlines()[0])["id"]
@@ -55,13 +55,13 @@ def test_cli_shows_grouped_episode_errors(sqlite_url: str) -> None:
     assert "Errors" in rep.stdout and CREDITS in rep.stdout, rep.stdout
     rep_json = json.loads(harness(env, "report", run_id, "--json").stdout)
     assert [(g["agent"], g["episodes"], g["message"]) for g in rep_json["report"]["errors"]] == [
-        ("orch_plugin:FailingAgent", 3, CREDITS)
+        ("orch_agents:FailingAgent", 3, CREDITS)
     ]
 
 
 def test_cli_shows_grouped_scorer_errors(sqlite_url: str) -> None:
     env = server_env(sqlite_url, COLUMNS="250", HARNESS_SCORE_HOOK="orch_plugin:failing_hook")
-    r = _run(env, "orch_plugin:ProbeAgent", 2)
+    r = _run(env, "orch_agents:ProbeAgent", 2)
     assert r.returncode == 0, r.stderr
     assert f"2 episodes: [infrastructure, scoring] {JUDGE}" in r.stdout, r.stdout
 
@@ -71,7 +71,7 @@ def test_rest_run_detail_groups_errors(sqlite_url: str, tmp_path) -> None:  # ty
     try:
         c = httpx.Client(base_url=srv.url, timeout=30)
         body = {
-            "agent": "orch_plugin:FailingAgent",
+            "agent": "orch_agents:FailingAgent",
             "dataset": "orch-test",
             "family": "numeric",
             "limit": 2,

@@ -22,7 +22,7 @@ def harness(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]
 def test_export_round_trips_through_inspect(sqlite_url: str, tmp_path, suffix: str) -> None:  # type: ignore[no-untyped-def]
     env = server_env(sqlite_url)
     r = harness(
-        env, "run", "--agent", "orch_plugin:ProbeAgent", "-d", "orch-test", "-f", "numeric",
+        env, "run", "--agent", "orch_agents:ProbeAgent", "-d", "orch-test", "-f", "numeric",
         "--limit", "3", "-o", "n_calls=2", "--no-floor", "--json",
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
@@ -56,7 +56,7 @@ def test_export_round_trips_through_inspect(sqlite_url: str, tmp_path, suffix: s
 def test_export_carries_errors(sqlite_url: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
     env = server_env(sqlite_url, HARNESS_SCORE_HOOK="orch_plugin:failing_hook")
     r = harness(
-        env, "run", "--agent", "orch_plugin:FailingAgent", "-d", "orch-test", "-f", "numeric",
+        env, "run", "--agent", "orch_agents:FailingAgent", "-d", "orch-test", "-f", "numeric",
         "--limit", "2", "--no-floor", "--json",
     )  # fmt: skip
     run_id = json.loads(r.stdout)["id"]
@@ -72,7 +72,7 @@ def test_export_carries_errors(sqlite_url: str, tmp_path) -> None:  # type: igno
 def test_export_shows_scorer_errors_as_errors(sqlite_url: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
     env = server_env(sqlite_url, HARNESS_SCORE_HOOK="orch_plugin:failing_hook")
     r = harness(
-        env, "run", "--agent", "orch_plugin:ProbeAgent", "-d", "orch-test", "-f", "numeric",
+        env, "run", "--agent", "orch_agents:ProbeAgent", "-d", "orch-test", "-f", "numeric",
         "--limit", "1", "--no-floor", "--json",
     )  # fmt: skip
     run_id = json.loads(r.stdout)["id"]
