@@ -48,7 +48,7 @@ from agents.host_protocol import Step as StepRequest
 from function_store.service import forward
 from harness.providers import ProfileError, ProviderProfile, get_profile
 from harness.sandbox.base import Limits
-from harness.sandbox.bwrap import BwrapSandbox, _python_roots
+from harness.sandbox.bwrap import BwrapSandbox, _python_roots, options_via_fd
 
 log = logging.getLogger(__name__)
 
@@ -272,8 +272,13 @@ class AgentHosts:
 
             network, relay = open_route(plan.profile, sock_dir, _NET_DIR)
             mounts += ["--bind", sock_dir, _NET_DIR, "--ro-bind", forward_py, FORWARD_PY]
-        cmd = self.sandbox.command(
-            [sys.executable, "-s", "-m", "agents.host"], limits=self.limits, env=env, extra=mounts
+        cmd, args_fd = options_via_fd(
+            self.sandbox.command(
+                [sys.executable, "-s", "-m", "agents.host"],
+                limits=self.limits,
+                env=env,
+                extra=mounts,
+            )
         )
         cg = self.sandbox.cgroup(self.limits)
         log_file = tempfile.TemporaryFile(prefix="agent-host-log-")
@@ -288,12 +293,14 @@ class AgentHosts:
                 start_new_session=True,
                 preexec_fn=cg.preexec if cg else None,  # noqa: PLW1509 - only writes to an fd
                 limit=MAX_LINE + 1,
+                pass_fds=(args_fd,),
             )
         except OSError as e:
             if relay:
                 relay.stop()
             raise AgentError(f"agent host failed to start: {e}", category="infrastructure") from e
         finally:
+            os.close(args_fd)
             if cg:
                 cg.close_fds()
         host = _Process(proc, cg, relay, dirs, log_file)

@@ -236,7 +236,7 @@ class BwrapSandbox(Sandbox):
         limits: Limits,
         cg: CgroupLimits | None,
     ) -> RunResult:
-        cmd, args_fd = _args_fd(self._argv(argv, limits, files_dir, {}))
+        cmd, args_fd = options_via_fd(self._argv(argv, limits, files_dir, {}))
         if cg:
             cg.open_join_fds()
         try:
@@ -313,7 +313,7 @@ class BwrapSandbox(Sandbox):
             svc_env["HARNESS_BACKBONE_URL"] = backbone_url
         extra = ["--bind", sock_dir, _SERVICE_DIR, *_service_code_binds(svc_env)]
         cg = self._cgroup(limits, cpu_quota=None)
-        cmd, args_fd = _args_fd(
+        cmd, args_fd = options_via_fd(
             self._argv(argv, limits, files_dir, svc_env, extra=extra, cpu_rlimit=False)
         )
         log_file = tempfile.TemporaryFile(prefix="sbx-svc-log-")
@@ -420,7 +420,7 @@ def _service_code_binds(env: dict[str, str]) -> list[str]:
     return args
 
 
-def _args_fd(cmd: list[str]) -> tuple[list[str], int]:
+def options_via_fd(cmd: list[str]) -> tuple[list[str], int]:
     """`cmd` as `bwrap --args FD -- COMMAND...`, its options in a memfd. The sandbox's PID 1 is a
     fork of bwrap, so /proc/1/cmdline inside would otherwise show every host path and mount flag;
     what stays visible is the command (prlimit's limits and the in-sandbox argv)."""
