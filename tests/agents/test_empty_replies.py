@@ -20,7 +20,10 @@ from harness.store.repo import Store
 
 FAST = {"backoff_base": 0.01, "backoff_max": 0.02}
 CONV = [Message(role="system", content="S"), Message(role="user", content="go")]
-ANSWER = "[DESCRIPTION]: adds one\n[DOMAIN]: all reals\n[CODE]: ```python\ndef f(x):\n    return x + 1\n```"
+ANSWER = (
+    "[DESCRIPTION]: adds one\n[DOMAIN]: all reals\n"
+    "[CODE]: ```python\ndef f(x):\n    return x + 1\n```"
+)
 
 
 def chat(content: Any, **message: Any) -> dict[str, Any]:
