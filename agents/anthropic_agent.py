@@ -9,6 +9,7 @@ from typing import Any
 import anthropic
 
 from agents.base import Agent, AgentError, AgentReply, Message
+from agents.replies import AnthropicMessage, anthropic_reply, check_empty_turn
 from agents.retry import call_with_retries, make_usage, policy_from_options, sdk_classifier
 
 _classify = sdk_classifier(anthropic)
@@ -85,13 +86,14 @@ class AnthropicAgent(Agent):
         if self.temperature is not None:
             kwargs["temperature"] = self.temperature
 
-        msg = await call_with_retries(
-            lambda: self.client.messages.create(**kwargs),
-            _classify,
-            self.policy,
-            what=f"anthropic {self.model}",
-        )
-        text = "".join(getattr(block, "text", "") for block in msg.content if block.type == "text")
+        async def call() -> tuple[str, AnthropicMessage]:
+            # The raw body is validated here: the SDK would build an object from anything.
+            raw = await self.client.messages.with_raw_response.create(**kwargs)
+            return anthropic_reply(raw.http_response)
+
+        what = f"anthropic {self.model}"
+        text, msg = await call_with_retries(call, _classify, self.policy, what=what)
+        check_empty_turn(self, conversation, text, what=what)
         usage = msg.usage
         return AgentReply(
             content=text,

@@ -9,6 +9,7 @@ from typing import Any
 import openai
 
 from agents.base import Agent, AgentError, AgentReply, Message
+from agents.replies import OpenAICompletion, check_empty_turn, openai_reply
 from agents.retry import call_with_retries, make_usage, policy_from_options, sdk_classifier
 
 _classify = sdk_classifier(openai)
@@ -76,14 +77,14 @@ class OpenAIAgent(Agent):
         if self.extra_body:
             kwargs["extra_body"] = self.extra_body
 
-        completion = await call_with_retries(
-            lambda: self.client.chat.completions.create(**kwargs),
-            _classify,
-            self.policy,
-            what=f"openai {self.model} at {self.base_url or 'api.openai.com'}",
-        )
-        choice = completion.choices[0] if completion.choices else None
-        content = (choice.message.content if choice is not None else None) or ""
+        async def call() -> tuple[str, OpenAICompletion]:
+            # The raw body is validated here: the SDK would build an object from anything.
+            raw = await self.client.chat.completions.with_raw_response.create(**kwargs)
+            return openai_reply(raw.http_response)
+
+        what = f"openai {self.model} at {self.base_url or 'api.openai.com'}"
+        content, completion = await call_with_retries(call, _classify, self.policy, what=what)
+        check_empty_turn(self, conversation, content, what=what)
         usage = completion.usage
         return AgentReply(
             content=content,

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, Field
 
 from agents.base import AgentError, Usage
+from agents.replies import MalformedReply
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -54,8 +55,8 @@ async def call_with_retries(
     what: str,
 ) -> T:
     """Run `call`; on a retryable failure wait and retry, at most `policy.max_retries` times.
-    Raises AgentError: with the classified category when not retryable, `infrastructure` when
-    retries run out."""
+    Raises AgentError with the classified category (for retryable failures once retries run out:
+    `infrastructure` for HTTP and network failures, `agent` for malformed replies)."""
     attempt = 0
     while True:
         try:
@@ -71,7 +72,7 @@ async def call_with_retries(
             if attempt >= policy.max_retries:
                 raise AgentError(
                     f"{what}: giving up after {attempt + 1} attempts: {f.message}",
-                    category="infrastructure",
+                    category=f.category,
                     retryable=True,
                 ) from e
             wait = policy.delay(attempt, f.retry_after)
@@ -148,10 +149,13 @@ def classify_provider_error(
 ) -> Failure:
     """The common HTTP rules of the OpenAI and Anthropic SDKs (both expose `status_code`).
 
-    Retried: timeouts, connection failures, 408, 409, 429 and 5xx (incl. Anthropic's 529).
+    Retried: timeouts, connection failures, 408, 409, 429 and 5xx (incl. Anthropic's 529), and
+    200 replies with nothing usable in them (`MalformedReply`, category `agent`).
     Not retried: authentication/permission (401/403) and bad requests, category `agent`;
     out of credit (402, or a 429 whose body says the quota is exhausted), category `budget`, so a
     "no credits" error can never be mistaken for a score."""
+    if isinstance(e, MalformedReply):
+        return Failure(True, e.category, str(e))
     if isinstance(e, timeout_types):
         return Failure(True, "infrastructure", f"request timed out ({type(e).__name__})")
     if isinstance(e, connection_types):

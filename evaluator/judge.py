@@ -36,6 +36,11 @@ class JudgeError(RuntimeError):
     """The judge could not give a verdict (HTTP error, timeout, malformed reply, not configured)."""
 
 
+class MalformedJudgeReply(JudgeError):
+    """A 200 reply with no verdict text in it (not JSON, wrong shape, no choice, null content,
+    no text block). Retried like a 5xx: an empty reply is never read as a wrong verdict."""
+
+
 class JudgeReply(BaseModel):
     text: str
     model: str  # the model id the endpoint reports (or the one requested)
@@ -93,26 +98,56 @@ class OpenAICompatibleJudge(JudgeClient):
                 continue
             if r.status_code != 200:
                 raise JudgeError(f"judge endpoint answered HTTP {r.status_code}: {r.text[:200]}")
-            return _parse_openai_body(r, self.model)
+            try:
+                return _parse_openai_body(r, self.model)
+            except MalformedJudgeReply as e:
+                last = str(e)
         raise JudgeError(f"judge endpoint failed after {self.max_retries + 1} attempts: {last}")
 
     async def aclose(self) -> None:
         await self._client.aclose()
 
 
-def _parse_openai_body(r: httpx.Response, requested: str) -> JudgeReply:
+def _json(r: httpx.Response) -> Any:
     try:
-        data = r.json()
-        text = data["choices"][0]["message"]["content"]
-    except (ValueError, KeyError, IndexError, TypeError) as e:
-        raise JudgeError(f"malformed judge reply ({type(e).__name__}): {r.text[:200]!r}") from e
+        return r.json()
+    except ValueError as e:
+        raise MalformedJudgeReply(f"judge reply is not JSON: {r.text[:200]!r}") from e
+
+
+def _parse_openai_body(r: httpx.Response, requested: str) -> JudgeReply:
+    data = _json(r)
+    try:
+        choices = data["choices"]
+        if not choices:
+            raise MalformedJudgeReply(f"judge reply has no choices: {r.text[:200]!r}")
+        text = choices[0]["message"]["content"]
+    except (KeyError, IndexError, TypeError) as e:
+        raise MalformedJudgeReply(
+            f"malformed judge reply ({type(e).__name__}): {r.text[:200]!r}"
+        ) from e
     if not isinstance(text, str):
-        raise JudgeError(f"judge reply has no text content: {r.text[:200]!r}")
+        raise MalformedJudgeReply(f"judge reply has no text content: {r.text[:200]!r}")
     return JudgeReply(text=text, model=str(data.get("model") or requested))
 
 
+def _parse_anthropic_body(r: httpx.Response, requested: str) -> JudgeReply:
+    data = _json(r)
+    try:
+        texts = [b["text"] for b in data["content"] if b["type"] == "text"]
+    except (KeyError, TypeError) as e:
+        raise MalformedJudgeReply(
+            f"malformed judge reply ({type(e).__name__}): {r.text[:200]!r}"
+        ) from e
+    if not texts or not all(isinstance(t, str) for t in texts):
+        raise MalformedJudgeReply(f"judge reply has no text content: {r.text[:200]!r}")
+    return JudgeReply(text="".join(texts), model=str(data.get("model") or requested))
+
+
 class _SDKJudge(JudgeClient):
-    """Common settings of the SDK-backed judges; the SDK retries and times out by itself."""
+    """Common settings of the SDK-backed judges. The SDK retries HTTP failures and times out by
+    itself; the reply body is read here (the SDK would build an object from anything) and a
+    malformed one is retried up to `max_retries` times."""
 
     def __init__(
         self,
@@ -126,12 +161,27 @@ class _SDKJudge(JudgeClient):
     ) -> None:
         self.model = model
         self.max_tokens = max_tokens
+        self.max_retries = max_retries
         self._client = self._make_client(
             api_key=api_key, base_url=url, timeout=timeout_s, max_retries=max_retries
         )
 
     @abstractmethod
     def _make_client(self, **kwargs: object) -> Any: ...
+
+    @abstractmethod
+    async def _once(self, system: str, user: str) -> JudgeReply: ...
+
+    async def complete(self, system: str, user: str) -> JudgeReply:
+        last: MalformedJudgeReply | None = None
+        for _ in range(self.max_retries + 1):
+            try:
+                return await self._once(system, user)
+            except MalformedJudgeReply as e:
+                last = e
+        raise JudgeError(
+            f"{type(self).__name__} failed after {self.max_retries + 1} attempts: {last}"
+        ) from last
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -143,22 +193,19 @@ class OpenAIJudge(_SDKJudge):
 
         return openai.AsyncOpenAI(**kwargs)
 
-    async def complete(self, system: str, user: str) -> JudgeReply:
+    async def _once(self, system: str, user: str) -> JudgeReply:
         import openai
 
         try:
-            resp = await self._client.chat.completions.create(
+            raw = await self._client.chat.completions.with_raw_response.create(
                 model=self.model,
                 messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
                 temperature=0,
                 max_tokens=self.max_tokens,
             )
-            text = resp.choices[0].message.content
-        except (openai.OpenAIError, IndexError, AttributeError) as e:
+        except openai.OpenAIError as e:
             raise JudgeError(f"OpenAI judge failed: {type(e).__name__}: {e}") from e
-        if not isinstance(text, str):
-            raise JudgeError("OpenAI judge returned no text")
-        return JudgeReply(text=text, model=resp.model or self.model)
+        return _parse_openai_body(raw.http_response, self.model)
 
 
 class AnthropicJudge(_SDKJudge):
@@ -167,11 +214,11 @@ class AnthropicJudge(_SDKJudge):
 
         return anthropic.AsyncAnthropic(**kwargs)
 
-    async def complete(self, system: str, user: str) -> JudgeReply:
+    async def _once(self, system: str, user: str) -> JudgeReply:
         import anthropic
 
         try:
-            resp = await self._client.messages.create(
+            raw = await self._client.messages.with_raw_response.create(
                 model=self.model,
                 system=system,
                 messages=[{"role": "user", "content": user}],
@@ -179,10 +226,9 @@ class AnthropicJudge(_SDKJudge):
                 # this SDK version has no `temperature` argument; the API still takes the field
                 extra_body={"temperature": 0},
             )
-            text = "".join(b.text for b in resp.content if getattr(b, "type", "") == "text")
-        except (anthropic.AnthropicError, AttributeError, TypeError) as e:
+        except anthropic.AnthropicError as e:
             raise JudgeError(f"Anthropic judge failed: {type(e).__name__}: {e}") from e
-        return JudgeReply(text=text, model=resp.model or self.model)
+        return _parse_anthropic_body(raw.http_response, self.model)
 
 
 def make_judge(settings: JudgeSettings | None = None) -> JudgeClient:

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import uvicorn
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from agents.base import Agent, Message
 from function_store.formatting import find_line
@@ -42,9 +42,11 @@ class Script:
 def make_app(script: Script) -> FastAPI:
     app = FastAPI()
 
-    async def take(request: Request, path: str) -> tuple[dict[str, Any], JSONResponse | None]:
-        """Record the request and play the script's next action: the request body, and the error
-        response to send instead of a normal answer, if any."""
+    async def take(request: Request, path: str) -> tuple[dict[str, Any], Response | None]:
+        """Record the request and play the script's next action: the request body, and the
+        response to send instead of a normal answer, if any ("status": an HTTP error; "reply": a
+        200 whose JSON body is given, e.g. a misbehaving server's empty or wrongly shaped one;
+        "text": a 200 HTML page)."""
         body = await request.json()
         script.requests.append({"path": path, "headers": dict(request.headers), "body": body})
         action, arg = script.next()
@@ -53,6 +55,10 @@ def make_app(script: Script) -> FastAPI:
         elif action == "status":
             status, error = arg
             return body, JSONResponse(error, status_code=status)
+        elif action == "reply":
+            return body, JSONResponse(arg, status_code=200)
+        elif action == "text":
+            return body, HTMLResponse(arg, status_code=200)
         return body, None
 
     @app.post("/v1/chat/completions")

@@ -53,6 +53,10 @@ def _oracle_app(log: list[dict], mode: str = "oracle") -> FastAPI:
             return PlainTextResponse("{not json", status_code=200)
         if mode == "nochoices":
             return JSONResponse({"choices": []})
+        if mode == "nullcontent":
+            return JSONResponse({"choices": [{"message": {"role": "assistant", "content": None}}]})
+        if mode == "wrongshape":
+            return JSONResponse({"result": {"text": "[ANSWER]: 1"}})
         if mode == "slow":
             await asyncio.sleep(3)
         user = body["messages"][1]["content"]
@@ -96,14 +100,19 @@ async def test_find_compat_vs_strict_parsing(serve):
     assert by["unit_test_strict"].value == 0.0  # no "[ANSWER]: k"
 
 
-@pytest.mark.parametrize("mode", ["500", "malformed", "nochoices", "slow"])
+@pytest.mark.parametrize(
+    "mode", ["500", "malformed", "nochoices", "nullcontent", "wrongshape", "slow"]
+)
 async def test_misbehaving_judge_is_an_error_state(serve, mode):
-    srv = serve(_oracle_app([], mode=mode))
+    log: list[dict] = []
+    srv = serve(_oracle_app(log, mode=mode))
     judge = OpenAICompatibleJudge(srv.url + "/v1", "m", timeout_s=1.0, max_retries=1)
     res = await judge_description(judge, "strings", "d", string_target(PAIRS[:2]).unit_tests)
     await judge.aclose()
     for r in res:
         assert r.status == "error" and r.error_category == "judge" and r.value is None
+        assert "after 2 attempts" in r.error, r.error
+    assert len(log) == 4  # two triplets, each tried twice
 
 
 async def test_retry_then_success(serve):
@@ -170,3 +179,120 @@ async def test_score_episode_without_judge_is_error_state():
     )
     assert {r.metric for r in res} == {"unit_test", "unit_test_strict"}
     assert all(r.status == "error" and r.error_category == "judge" for r in res)
+
+
+# ---- empty and wrongly shaped 200 replies (issue 21): an error state, never a wrong verdict ---
+def _claude(content: list) -> dict:
+    return {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-test",
+        "content": content,
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 1, "output_tokens": 1},
+    }
+
+
+def _chat(content) -> dict:
+    message = {"role": "assistant", "content": content}
+    return {
+        "id": "c",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "gpt-x",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
+    }
+
+
+WRONG_SHAPE = {"result": {"text": "[ANSWER]: 1"}}
+SDK_BAD = [
+    ("openai", {**_chat("x"), "choices": []}, "no choices"),
+    ("openai", _chat(None), "no text content"),
+    ("openai", WRONG_SHAPE, "malformed judge reply"),
+    ("anthropic", _claude([]), "no text content"),
+    ("anthropic", _claude([{"type": "text", "text": None}]), "no text content"),
+    ("anthropic", WRONG_SHAPE, "malformed judge reply"),
+]
+
+
+def _fixed_reply_app(body: dict, log: list) -> FastAPI:
+    """A judge endpoint (both APIs) answering every request 200 with `body`."""
+    app = FastAPI()
+
+    @app.post("/v1/chat/completions")
+    @app.post("/v1/messages")
+    async def reply(req: Request):
+        log.append(await req.json())
+        return JSONResponse(body)
+
+    return app
+
+
+def _sdk_judge(kind: str, url: str, **kw):
+    if kind == "openai":
+        return OpenAIJudge("gpt-x", api_key="sk-test", url=url + "/v1", **kw)
+    return AnthropicJudge("claude-test", api_key="k", url=url, **kw)
+
+
+@pytest.mark.parametrize("kind,body,needle", SDK_BAD)
+async def test_sdk_judge_empty_or_malformed_reply_is_a_judge_error(serve, kind, body, needle):
+    log: list = []
+    srv = serve(_fixed_reply_app(body, log))
+    judge = _sdk_judge(kind, srv.url, max_retries=1)
+    res = await judge_description(judge, "strings", "d", string_target(PAIRS[:1]).unit_tests)
+    await judge.aclose()
+    for r in res:
+        assert r.status == "error" and r.error_category == "judge" and r.value is None
+        assert needle in r.error and "after 2 attempts" in r.error, r.error
+    assert len(log) == 2  # retried once
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+async def test_sdk_judge_real_empty_answer_is_a_verdict(serve, kind):
+    """A valid reply whose text is "" is the judge's answer (no index in it), as in FIND."""
+    body = _chat("") if kind == "openai" else _claude([{"type": "text", "text": ""}])
+    srv = serve(_fixed_reply_app(body, []))
+    judge = _sdk_judge(kind, srv.url, max_retries=0)
+    reply = await judge.complete(SYSTEM_PROMPT, "q")
+    await judge.aclose()
+    assert reply.text == ""
+
+
+@pytest.mark.parametrize("kind,body,needle", [SDK_BAD[0], SDK_BAD[3], SDK_BAD[5]])
+def test_harness_run_with_a_misbehaving_judge_counts_no_score(serve, tmp_path, kind, body, needle):
+    """`harness run` (in process) of the offline strings agent, judged by a misbehaving
+    endpoint: the run's unit_test metrics have n=0 and count the error; nothing scores 0."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from harness.cli import app
+    from harness.store import make_engine
+    from harness.store.repo import Store
+
+    srv = serve(_fixed_reply_app(body, []))
+    url = f"sqlite:///{tmp_path / 'harness.db'}"
+    env = {
+        "DATABASE_URL": url,
+        "HARNESS_SANDBOX": "inprocess",
+        "HARNESS_PLUGINS": "",
+        "HARNESS_JUDGE_PROVIDER": kind,
+        "HARNESS_JUDGE_URL": srv.url + ("/v1" if kind == "openai" else ""),
+        "HARNESS_JUDGE_API_KEY": "k",
+        "HARNESS_JUDGE_MAX_RETRIES": "1",
+        "HARNESS_JUDGE_CEILING": "false",
+    }
+    args = ["run", "-a", "scripted-strings", "-d", "find-gen", "-f", "strings", "--limit", "1"]
+    result = CliRunner().invoke(app, [*args, "--json"], env=env)
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout[result.stdout.index("{") :])
+    assert summary["progress"]["by_status"] == {"completed": 1}
+    metrics = {m["metric"]: m for m in summary["metrics"]}
+    for m in ("unit_test", "unit_test_strict"):
+        assert (metrics[m]["n"], metrics[m]["n_errors"], metrics[m]["mean"]) == (0, 1, None)
+    (ep,) = Store(make_engine(url)).episodes(summary["id"])
+    scores = {s.metric: s for s in Store(make_engine(url)).scores([ep.id])}
+    assert scores["unit_test"].error_category == "judge"
+    assert needle in scores["unit_test"].error, scores["unit_test"].error
