@@ -3,7 +3,9 @@
 Two parsers:
 - `find-compat` reproduces FIND's string surgery exactly: the tokens `[DESCRIPTION]: `,
   `[DOMAIN]: ` and `[CODE]: ` (colon *and* space), `rsplit` without maxsplit, and the fenced-block
-  rules for code (no fence: no code).
+  rules for code (no fence: no code). The description is what FIND's judge sees: its interpreter
+  saves description.txt cut at `[CODE]: `, and its unit-testing script cuts that again at
+  `[CODE]:` (no space needed), so `[CODE]:\n...` never reaches the judge.
 - `tolerant` (the default) accepts the tags in any case, with or without `: `, and takes the last
   fenced code block (or, with no fence, the text after `[CODE]` when it looks like Python).
 Every score records which parser produced its inputs (`ScoreResult.details["parser"]`).
@@ -29,7 +31,8 @@ class ParsedAnswer(BaseModel):
 
 def parse_find_compat(message: str) -> ParsedAnswer:
     r = message
-    description = r.rsplit("[DESCRIPTION]: ")[-1].rsplit("[DOMAIN]: ")[0].rsplit("[CODE]: ")[0]
+    saved = r.rsplit("[DESCRIPTION]: ")[-1].rsplit("[DOMAIN]: ")[0].rsplit("[CODE]: ")[0]
+    description = saved.rsplit("[CODE]:")[0]  # the unit-testing script's second cut
     domain = r.rsplit("[DOMAIN]: ")[-1].rsplit("[CODE]: ")[0]
     c = r.rsplit("[CODE]:")[-1]
     code = ""

@@ -7,6 +7,7 @@ tests and CI), else the cache (`HARNESS_CACHE_DIR`, default `~/.cache/interp-har
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import io
 import os
@@ -32,7 +33,40 @@ class DataUnavailable(RuntimeError):
 class FileSpec:
     path: str  # relative to the data directory
     source: str  # path in the official repository, or member name inside the archive
-    sha256: str
+    sha256: str  # of the file as stored (after `extract`, when there is one)
+    extract: str | None = None  # name in EXTRACTORS: the file is derived from the source's text
+
+
+def _find_system_prompts(source: bytes) -> dict[str, str]:
+    """FIND's interpreter system prompts, read out of `collect_interpretations.py` without running
+    it: the two string literals `return_sysPrompt` assigns (else branch: the one every model got;
+    if branch: llama-2's), each formatted with the command table as the script formats it
+    (`'{} - {}\\n'` per command row; the llama-2 text has four slots for the same table)."""
+    tree = ast.parse(source.decode("utf-8"))
+    fn = next(
+        n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "return_sysPrompt"
+    )
+    branch = next(n for n in fn.body if isinstance(n, ast.If))
+    llama = ast.literal_eval(branch.body[0].value)
+    general = ast.literal_eval(branch.orelse[0].value)
+    table = next(
+        n.value.args[0]
+        for n in tree.body
+        if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", None) == "commandTable"
+    )
+    columns = {
+        ast.literal_eval(k): ast.literal_eval(v)
+        for k, v in zip(table.keys, table.values, strict=True)
+    }
+    rows = zip(columns["GPT Commands"], columns["GPT Explanations"], strict=True)
+    lines = "".join(f"{cmd} - {why}\n" for cmd, why in rows)
+    return {"system": general.format(lines), "system_llama2": llama.format(*[lines] * 4)}
+
+
+EXTRACTORS: dict[str, Callable[[bytes], bytes]] = {
+    "find-system-prompt": lambda b: _find_system_prompts(b)["system"].encode("utf-8"),
+    "find-system-prompt-llama2": lambda b: _find_system_prompts(b)["system_llama2"].encode("utf-8"),
+}
 
 
 @dataclass(frozen=True)
@@ -148,6 +182,18 @@ register(
                 "find/prompts/interpreter/numeric_mlp.txt",
                 "src/run_interpretations/prompts/numeric_mlp.txt",
                 "a1d1968801b57721d713ad32ea860d02c46f11fe66873071b118aa4a60ca7bf0",
+            ),
+            FileSpec(
+                "find/prompts/interpreter/system.txt",
+                "src/run_interpretations/collect_interpretations.py",
+                "a4beaaf1bf7985106cd8c16fa245d7604e7d600de7946e56940f5d6318aeb84e",
+                extract="find-system-prompt",
+            ),
+            FileSpec(
+                "find/prompts/interpreter/system_llama2.txt",
+                "src/run_interpretations/collect_interpretations.py",
+                "9a75c5f27a90386159e11d25f987c4b03a3aa9a0f2bdf88d8865d5d39a67ee86",
+                extract="find-system-prompt-llama2",
             ),
             FileSpec(
                 "find/prompts/interpreter/strings.txt",
@@ -385,10 +431,21 @@ def fetch(
             blobs = _archive_members(client, ds.archive_url)
             todo = [(f, blobs.get(Path(f.source).name)) for f in ds.files]
         else:
-            todo = [(f, _get(client, ds.base_url + f.source)) for f in ds.files]
+            fetched: dict[str, bytes] = {}  # a source several files derive from is fetched once
+            for f in ds.files:
+                if f.source not in fetched:
+                    fetched[f.source] = _get(client, ds.base_url + f.source)
+            todo = [(f, fetched[f.source]) for f in ds.files]
         for f, data in todo:
             if data is None:
                 raise DataUnavailable(f"{f.source} not found in {ds.archive_url}")
+            if f.extract:
+                try:
+                    data = EXTRACTORS[f.extract](data)
+                except (SyntaxError, ValueError, StopIteration, KeyError, IndexError) as e:
+                    raise DataUnavailable(
+                        f"could not derive {f.path} from {f.source}: {type(e).__name__}: {e}"
+                    ) from e
             if sha256_of(data) != f.sha256:
                 raise DataUnavailable(f"checksum mismatch for {f.path} from the official source")
             target = dest / f.path

@@ -9,12 +9,17 @@ shell), with a timeout, and parses FIND's `Function input - output pairs: (a, b)
 into one CallOutput per input. `script_argv` is the one place the command is built, so a sandbox
 backend can wrap it.
 
-Note (spec §0): the Zenodo copy's strings (and relations) are an OLD version; they do not match the
-released find-v1 unit tests, so an imported folder's own `unit_test_data.json` is used when present.
+Release check (spec §0): the only known copy of the Zenodo FIND-dataset.zip holds an OLD (June 2023)
+string set and OLD relation prompts. Paired with the current (Sept 2023) unit tests they are wrong
+in silence (in 961 of 1000 string functions none of the 10 unit tests reproduce). So before a
+folder's functions meet unit tests, `stale_strings_reason` runs a few of them on their own tests'
+correct inputs and `stale_relations_reason` looks for the current prompt wording; a mismatch makes
+the targets unavailable with a reason that says what to do instead.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -23,9 +28,12 @@ import sys
 import tempfile
 import weakref
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
 from pathlib import Path
 
 from function_store.catalog import CatalogOptions, register_source
+from function_store.datasets import DATASETS, DataUnavailable, data_path
 from function_store.formatting import HEADER
 from function_store.models import (
     CallOutput,
@@ -36,6 +44,7 @@ from function_store.models import (
     UnitTest,
     make_canary,
 )
+from function_store.neural.prompts import relation_template
 from function_store.runtime import NoBackboneConfigured, RuntimeContext, register_runner
 
 CATEGORY_FAMILY: dict[str, Family] = {
@@ -192,6 +201,112 @@ def script_runner(target: Target, ctx: RuntimeContext) -> ScriptRunner:
     return ScriptRunner(Path(spec["path"]), timeout, substitutions=subs)
 
 
+# --- release check -----------------------------------------------------------------------
+
+RELEASE_SAMPLE = 5  # string functions run per check; each is one subprocess with 10 inputs
+USE_FIND_IMPORT = (
+    " Serve that folder as dataset find-import (CatalogOptions.import_root), whose targets keep "
+    "the folder's own files and unit tests, instead of pairing it with the current release."
+)
+
+
+def _correct_pairs(record: dict) -> tuple[list[str], list[str]]:
+    """The 10 (input, output) pairs a unit-test record marks correct (`correct_inx` is 1-based)."""
+    ins, outs = [], []
+    for (inputs, outputs), k in zip(record["test_vec"], record["correct_inx"], strict=True):
+        ins.append(inputs[k - 1])
+        outs.append(outputs[k - 1])
+    return ins, outs
+
+
+def stale_strings_reason(
+    root: Path, records: Sequence[dict], sample: int = RELEASE_SAMPLE
+) -> str | None:
+    """Why the string functions under `root/strings/` do not belong with these unit tests, or None.
+
+    Up to `sample` functions spread over the folder run (as targets do: `ScriptRunner`, an argv
+    list, no shell; in parallel) on the correct inputs of their own unit tests. Fewer than half of
+    those tests reproducing means another release. Measured on the real folders: the current
+    repository's f00000-f00003 reproduce 10 of 10 each (f00004, stochastic, 2 in one run); of the
+    1000 old Zenodo functions 961 reproduce none of their 10, and all but 2 at most 3."""
+    folder = Path(root) / "strings"
+    present = [r for r in records if (folder / r["name"] / SCRIPT).is_file()]
+    if not present:
+        return None
+    picked = present[:: max(1, len(present) // sample)][:sample]
+    stamp = tuple((folder / r["name"] / SCRIPT).stat().st_mtime_ns for r in picked)
+    key = json.dumps(picked, sort_keys=True)
+    hits, total = _reproduced(str(folder), key, stamp)
+    if 2 * hits >= total:
+        return None
+    names = ", ".join(r["name"] for r in picked)
+    return (
+        f"the string functions in {folder} do not match the unit tests they would be paired "
+        f"with: only {hits} of the {total} unit tests of {names} reproduce, as with the Zenodo "
+        "FIND-dataset.zip's OLD (June 2023) string set and the current (Sept 2023) tests."
+    )
+
+
+@lru_cache(maxsize=16)
+def _reproduced(folder: str, picked_json: str, _stamp: tuple[int, ...]) -> tuple[int, int]:
+    """(unit tests reproduced, unit tests run) for the picked records; cached per file state."""
+
+    def run(record: dict) -> int:
+        ins, want = _correct_pairs(record)
+        got = ScriptRunner(Path(folder) / record["name"] / SCRIPT).call(ins)
+        return sum(o.output == w for o, w in zip(got, want, strict=True))
+
+    picked = json.loads(picked_json)
+    with ThreadPoolExecutor(max_workers=len(picked)) as pool:
+        hits = sum(pool.map(run, picked))
+    return hits, 10 * len(picked)
+
+
+def _current_relation_initials() -> dict[str, object]:
+    try:
+        records = json.loads(data_path("find/neurons_relations/data.json").read_text("utf-8"))
+    except (DataUnavailable, OSError, ValueError):
+        return {}
+    return {Path(r["dir"]).name: r.get("initial") for r in records}
+
+
+def stale_relations_reason(root: Path) -> str | None:
+    """Why the relation modules under `root/neurons_relations/` are not the current release, or
+    None. A script without the current prompt's instruction line has the old wording; an
+    `initial.json` unlike the released data.json's list is an old exemplar list."""
+    folders = sorted((Path(root) / "neurons_relations").glob("f[0-9][0-9][0-9][0-9][0-9]"))
+    scripts = [f / SCRIPT for f in folders if (f / SCRIPT).is_file()]
+    if not scripts:
+        return None
+    line = relation_template("x", "y").splitlines()[1]  # the current instruction line
+    old_wording = [p for p in scripts if line not in p.read_text("utf-8", "replace")]
+    current = _current_relation_initials()
+    old_initial = [
+        f
+        for f in folders
+        if f.name in current
+        and (f / "initial.json").is_file()
+        and _read_json(f / "initial.json") != current[f.name]
+    ]
+    if not old_wording and not old_initial:
+        return None
+    return (
+        f"the relation modules in {Path(root) / 'neurons_relations'} are not the current "
+        f"release: {len(old_wording)} of {len(scripts)} scripts lack the current prompt wording "
+        f"and {len(old_initial)} initial.json lists differ from the released data.json, as in "
+        "the Zenodo FIND-dataset.zip's OLD relation set."
+    )
+
+
+def _is_current_release_file(path: Path, rel: str) -> bool:
+    """`path` is byte-identical to the current release's `rel` (checksum in the dataset registry)."""
+    spec = next(f for f in DATASETS["find"].files if f.path == rel)
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest() == spec.sha256
+    except OSError:
+        return False
+
+
 # --- targets ------------------------------------------------------------------------------
 
 
@@ -264,6 +379,21 @@ def load_folder(root: Path, family: Family) -> list[Target]:
     name_dict = name_dict if isinstance(name_dict, dict) else {}
     tests = _read_json(category_dir / "unit_test_data.json")
     tests_by_name = {r["name"]: r for r in tests} if isinstance(tests, list) else {}
+    # the current release's unit tests copied into a folder: are its functions that release?
+    stale = None
+    if family == "strings" and _is_current_release_file(
+        category_dir / "unit_test_data.json", "find/strings/unit_test_data.json"
+    ):
+        stale = stale_strings_reason(Path(root), list(tests_by_name.values()))
+    elif family == "relations" and _is_current_release_file(
+        category_dir / "unit_test_data.json", "find/neurons_relations/unit_test_data.json"
+    ):
+        stale = stale_relations_reason(Path(root))
+    if stale:
+        stale += (
+            f" Its {category_dir.name}/unit_test_data.json belongs to the other release: remove "
+            "it, or put the unit tests of this set in its place."
+        )
     targets = []
     for folder in sorted(category_dir.glob("f[0-9][0-9][0-9][0-9][0-9]")):
         script = folder / SCRIPT
@@ -285,6 +415,7 @@ def load_folder(root: Path, family: Family) -> list[Target]:
                 if folder.name in tests_by_name
                 else [],
                 exemplars=[str(x) for x in initial] if isinstance(initial, list) else [],
+                unavailable_reason=stale,
             )
         )
     return targets

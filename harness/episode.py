@@ -166,7 +166,7 @@ class EpisodeRunner:
             self.store.add_messages(
                 self.ep.id,
                 [
-                    {"step": 0, "role": "system", "content": prompts.system_prompt()},
+                    {"step": 0, "role": "system", "content": prompts.system_prompt(self.mode)},
                     {"step": 1, "role": "user", "content": self._prompt()},
                 ],
             )

@@ -4,20 +4,28 @@ The task prompt per family is FIND's original prompt file when the data director
 (`find/prompts/interpreter/<prompt_family>.txt`, fetched by `harness data fetch find`). Otherwise
 we use our own prompts below: they carry the same instructions (same command syntax, same answer
 tags, same value range) in our own words, because the project does not ship FIND's text.
-Deviation: the system prompt is likewise ours; FIND's exact system prompt is not part of the
-released data files, so `find-compat` mode matches FIND's behaviour but not its system wording;
-point `HARNESS_SYSTEM_PROMPT_FILE` at a file holding FIND's text to use it verbatim.
+
+The system prompt: in `find-compat` mode it is FIND's, verbatim, from the data directory
+(`find/prompts/interpreter/system.txt`, which `harness data fetch find` derives from FIND's
+`collect_interpretations.py`: the text every model got, its misspelling included). In `default`
+mode, and in `find-compat` mode when that file is missing (a warning says so), it is our own
+wording below. `HARNESS_SYSTEM_PROMPT_FILE` (set by the operator) overrides both.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
 
 from function_store.datasets import DataUnavailable, data_path
 from function_store.models import PromptFamily
+from harness.protocol.models import Mode
+
+_log = logging.getLogger(__name__)
+FIND_SYSTEM_PROMPT = "find/prompts/interpreter/system.txt"
 
 # FIND copies the function to ./temp/function.py and names that path in the prompt; we keep the
 # path text even though no file exists there (the agent only ever sees outputs).
@@ -36,10 +44,27 @@ SYSTEM_PROMPT = (
 )
 
 
-def system_prompt() -> str:
-    """The system prompt: ours, or the file named by HARNESS_SYSTEM_PROMPT_FILE (read as is)."""
+def system_prompt_source(mode: Mode = "default") -> tuple[str, str]:
+    """(system prompt, source): source is "file" (HARNESS_SYSTEM_PROMPT_FILE), "find" (FIND's
+    text from the data directory, find-compat mode) or "own"."""
     path = os.environ.get("HARNESS_SYSTEM_PROMPT_FILE")
-    return Path(path).read_text(encoding="utf-8") if path else SYSTEM_PROMPT
+    if path:
+        return Path(path).read_text(encoding="utf-8"), "file"
+    if mode == "find-compat":
+        try:
+            return data_path(FIND_SYSTEM_PROMPT).read_text(encoding="utf-8"), "find"
+        except DataUnavailable:
+            _log.warning(
+                "find-compat mode without FIND's system prompt (%s is not in the data directory; "
+                "`harness data fetch find` derives it): using the project's own wording",
+                FIND_SYSTEM_PROMPT,
+            )
+    return SYSTEM_PROMPT, "own"
+
+
+def system_prompt(mode: Mode = "default") -> str:
+    """The system prompt of an episode in protocol mode `mode` (see the module docstring)."""
+    return system_prompt_source(mode)[0]
 
 
 _OPENING = "Hi, your job is to interpret a function f(x) implemented in the {DIR2FUNC} script. "

@@ -13,7 +13,14 @@ import json
 
 from function_store.catalog import CatalogOptions
 from function_store.datasets import data_path
-from function_store.find_import import find_root, script_hidden, string_variant, unit_tests_from
+from function_store.find_import import (
+    USE_FIND_IMPORT,
+    find_root,
+    script_hidden,
+    stale_strings_reason,
+    string_variant,
+    unit_tests_from,
+)
 from function_store.models import Family, HiddenTruth, PublicMeta, Target, make_canary
 
 UNAVAILABLE = (
@@ -39,18 +46,21 @@ def load(family: Family, options: CatalogOptions) -> list[Target]:
         for r in json.loads(data_path("find/strings/test_data.json").read_text(encoding="utf-8"))
     }
     root = find_root(options)
+    # a folder of the other (old Zenodo) release must not be paired with these unit tests
+    stale = stale_strings_reason(root, units) if root else None
     targets = []
     for record in units:
         name = record["name"]
         tid = f"find-v1/strings/{name}"
         desc = _description(texts.get(name, {}).get("description", ""))
         script = root / "strings" / name / "function_code.py" if root else None
-        if script is not None and script.is_file():
+        if script is not None and script.is_file() and not stale:
             hidden = script_hidden(script, tid, desc)
             variant, reason = string_variant(hidden.code or ""), None
         else:
             hidden = HiddenTruth(runner="script", description=desc, canary=make_canary(tid))
-            variant, reason = "unknown", UNAVAILABLE
+            variant = "unknown"
+            reason = stale + USE_FIND_IMPORT if stale else UNAVAILABLE
         targets.append(
             Target(
                 id=tid,

@@ -10,6 +10,9 @@ Rules of the default mode (lenient, for any model):
   quotes, backslash escapes) and, in addition, unquoted commas separate inputs, since models often
   write `PYTHON(./temp/function.py, 1, 2)`; nothing is expanded or executed (`$(...)`, backticks,
   `;`, `*` are literal text);
+* a newline inside the parentheses is whitespace: every input of every line is kept
+  (`PYTHON(f.py 1⏎2)` has the inputs `1` and `2`), where FIND's shell stopped at the newline
+  (find-compat mode reproduces that); a quoted newline stays inside its input;
 * a first word ending in `.py` is the script path (`function.py`, `./temp/function.py`,
   `"./temp/function.py"`); otherwise every word is an input;
 * an unclosed parenthesis or quote gives an error message instead of a command.

@@ -105,3 +105,19 @@ def test_batch_in_bwrap_sandbox_end_to_end():
     )
     assert by[4]["code_success"].value == 0.0 and by[4]["code_success"].status == "ok"
     assert by[0]["code_success"].details["guard"] == "seccomp"
+
+
+def test_agent_function_named_function_is_scored_on_what_it_computes():
+    # Issue 20 item 8: in FIND an agent function named `function` replaced the ground truth's
+    # module and always scored 1; here the ground truth comes from the target, so a wrong
+    # `function` fails and a right one succeeds.
+    lin = numeric_target("lin_named_function", lambda x: 3.0 * x - 2.0)
+    items = [
+        Item(lin, _answer("def function(x):\n    return -x * x")),
+        Item(lin, _answer("def function(x):\n    return 3*x - 2")),
+    ]
+    wrong, right = (
+        {r.metric: r for r in rs} for rs in score_numeric_batch(items, settings=EvalSettings())
+    )
+    assert wrong["code_success"].value == 0.0 and wrong["nmse"].value > 0.1
+    assert right["code_success"].value == 1.0 and right["nmse"].value == 0.0

@@ -1,3 +1,5 @@
+import pytest
+
 from evaluator.parsing import parse_answer, parse_find_compat, parse_tolerant
 
 MSG = (
@@ -17,8 +19,9 @@ def test_find_compat_exact_tokens():
 def test_find_compat_needs_colon_and_space():
     msg = "intro [DESCRIPTION]:\nDoubles x. [CODE]:\n```\ndef f(x): return 2*x\n```"
     p = parse_find_compat(msg)
-    # no "[DESCRIPTION]: " token: the whole message (up to a "[CODE]: " that is absent) is the description
-    assert p.description == msg
+    # no "[DESCRIPTION]: " token: the whole message is description.txt; the judge's cut at
+    # "[CODE]:" then drops the code (test below)
+    assert p.description == "intro [DESCRIPTION]:\nDoubles x. "
     # code: "[CODE]:" without the space still splits; a bare ``` fence takes the last block
     assert p.code == "\ndef f(x): return 2*x\n"
 
@@ -62,3 +65,24 @@ def test_tolerant_top_level_def_wins_over_nested():
 def test_parser_name_recorded():
     assert parse_answer(MSG).parser == "tolerant"
     assert parse_answer(MSG, "find-compat").parser == "find-compat"
+
+
+# FIND's unit-testing script cuts description.txt at "[CODE]:" (no space needed) before the judge
+# sees it (spec §5.2), so code written after "[CODE]:\n" must never reach the judge prompt.
+CODE_LEAK = "def secret_impl(x):\n    return x[::-1]"
+
+
+@pytest.mark.parametrize("tag", ["[CODE]: ", "[CODE]:\n", "[CODE]:"])
+@pytest.mark.parametrize("parser", ["find-compat", "tolerant"])
+def test_description_is_cut_at_code_tag_with_or_without_space(tag, parser):
+    msg = f"[DESCRIPTION]: Reverses the string.\n{tag}```python\n{CODE_LEAK}\n```\n"
+    p = parse_answer(msg, parser)
+    assert "secret_impl" not in p.description
+    assert p.description.strip() == "Reverses the string."
+    assert p.func_name == "secret_impl"
+
+
+def test_find_compat_description_without_description_token_still_cut_at_code():
+    # no "[DESCRIPTION]: " token: description.txt is the whole message, then the judge's cut
+    msg = "intro [DESCRIPTION]:\nDoubles x. [CODE]:\n```\ndef f(x): return 2*x\n```"
+    assert parse_find_compat(msg).description == "intro [DESCRIPTION]:\nDoubles x. "

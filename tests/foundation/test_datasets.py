@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import http.server
+import re
 import shutil
 import socket
 import threading
@@ -47,13 +48,46 @@ def _serve(directory: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
     return server, f"http://127.0.0.1:{server.server_address[1]}/"
 
 
+def _script_like_finds(system: str, llama: str) -> str:
+    """A Python source shaped like FIND's collect_interpretations.py (a command table and the two
+    prompt literals with `{}` slots for it), rebuilt here from the reference prompt files."""
+    row = re.search(r"^(PYTHON\(function\.py\)) - (.*)$", system, re.MULTILINE)
+    assert row, "the reference system prompt lists the PYTHON command"
+    line = row.group(0) + "\n"
+
+    def template(text: str) -> str:
+        return text.replace("{", "{{").replace("}", "}}").replace(line, "{}")
+
+    assert template(llama).count("{}") == 4
+    return (
+        "import pandas as pd\n"
+        f"commandTable = pd.DataFrame({{'GPT Commands': [{row.group(1)!r}], "
+        f"'GPT Explanations': [{row.group(2)!r}], 'Raw Translation': ['python {{}}']}})\n\n"
+        "def return_sysPrompt(model):\n"
+        "    if model in ['llama-2']:\n"
+        f"        sysPrompt = {template(llama)!r}\n"
+        "    else:\n"
+        f"        sysPrompt = {template(system)!r}\n"
+        "    return sysPrompt\n"
+    )
+
+
 def test_fetch_downloads_and_verifies(tmp_path, monkeypatch):
-    # lay the shared copy out like the official repository and serve it over real HTTP
+    # lay the shared copy out like the official repository and serve it over real HTTP; the
+    # system prompts are derived from a script, rebuilt from the reference files (item 7)
     repo = tmp_path / "repo"
     ds = datasets.DATASETS["find"]
+    local = Path(datasets.data_dir()) / "find/prompts/interpreter"
     for f in ds.files:
         (repo / f.source).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(Path(datasets.data_dir()) / f.path, repo / f.source)
+        if f.extract:
+            script = _script_like_finds(
+                (local / "system.txt").read_text("utf-8"),
+                (local / "system_llama2.txt").read_text("utf-8"),
+            )
+            (repo / f.source).write_text(script, encoding="utf-8")
+        else:
+            shutil.copy(Path(datasets.data_dir()) / f.path, repo / f.source)
     server, url = _serve(repo)
     try:
         monkeypatch.setitem(

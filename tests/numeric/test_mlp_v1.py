@@ -1,4 +1,5 @@
-"""Released MLP weights (spec §2.6): numpy forward pass, approx_mse_error, unavailability."""
+"""Released MLP weights (spec §2.6): torch forward pass (numpy fallback), approx_mse_error,
+unavailability."""
 
 from __future__ import annotations
 
@@ -48,6 +49,34 @@ def test_mlp_runner_matches_the_torch_model(fdir, v1_targets):
     for x, o in zip(xs, outs, strict=True):
         want = model(torch.tensor(float(x)).reshape(-1, 1).float()).item()
         assert float(o.output) == pytest.approx(want, rel=1e-5, abs=1e-4)
+
+
+# FIND's scoring grid (spec §5.3) and a few inputs an agent would type
+FIND_INPUTS = [str(i + 0.5) for i in range(-128, 128)] + ["0", "1e-3", "-7", "99.99", "1e4"]
+
+
+@pytest.mark.parametrize("fdir", ["f00000", "f00001", "f00002", "f00003", "f00004"])
+def test_mlp_runner_prints_exactly_what_find_prints(fdir, v1_targets):
+    """Issue 20 item 4: served values are evaluated with torch, so the printed text equals
+    FIND's `str(model(torch.tensor(x).reshape(-1,1).float()).item())` character for character."""
+    model = _torch_model(fdir)
+    outs = call_target(v1_targets[fdir], FIND_INPUTS)
+    with torch.no_grad():
+        want = [
+            str(model(torch.tensor(float(x)).reshape(-1, 1).float()).item()) for x in FIND_INPUTS
+        ]
+    assert [o.output for o in outs] == want
+
+
+def test_numpy_fallback_stays_close_to_torch():
+    # the documented fallback where torch is missing: not bit-identical, but within float32 noise
+    w = load_torch_weights(str(data_path("find/numeric/mlp/f00003.pt")))
+    xs = np.linspace(-128, 128, 2001)
+    t = w.forward(xs, backend="torch").astype(np.float64)
+    n = w.forward(xs, backend="numpy").astype(np.float64)
+    assert np.sum((t - n) ** 2) / np.sum(t**2) < 1e-10
+    with pytest.raises(ValueError):
+        w.forward(xs, backend="jax")
 
 
 def test_f00000_absolute_mlp_includes_the_bias(v1_targets):

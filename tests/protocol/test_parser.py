@@ -1,5 +1,9 @@
 """PYTHON(...) parsing. Expected values are written by hand from spec FIND.md §6.3-6.4."""
 
+import json
+import subprocess
+import sys
+
 import pytest
 
 from function_store.models import CallOutput
@@ -64,6 +68,14 @@ def test_description_flags():
     p = parse_message("[DESCRIPTION]: f doubles x")
     assert p.has_description and not p.no_command and p.commands == []
     assert parse_message("I think so.").no_command
+
+
+def test_default_newline_inside_a_command_separates_inputs():
+    # default mode: a newline is whitespace like a space; every input of the command is kept
+    p = parse_message("PYTHON(function.py 1 2\n3 4)")
+    assert p.commands[0].inputs == ["1", "2", "3", "4"]
+    p = parse_message('PYTHON(function.py "a\nb" c)')
+    assert p.commands[0].inputs == ["a\nb", "c"]
 
 
 # ---------------------------------------------------------------- find-compat mode
@@ -194,3 +206,66 @@ def test_overlong_message_is_refused_with_a_reason(mode):
     # just under the bound, the same kind of message is read
     ok = parse_message("PYTHON(./temp/function.py " + "1 " * 1000 + ")", mode=mode)
     assert len(ok.commands) == 1 and len(ok.commands[0].inputs) == 1000
+
+
+# FIND ran `python <item>` through /bin/sh: an unquoted newline ends the command, so only the
+# inputs before it reached the function (the next line ran as another command, output to stderr).
+@pytest.mark.parametrize(
+    ("text", "inputs"),
+    [
+        ("PYTHON(./temp/function.py 1 2\n3 4)", ["1", "2"]),
+        ("PYTHON(./temp/function.py 1 2 \n 3)", ["1", "2"]),
+        ("PYTHON(./temp/function.py\n1 2)", []),
+        ('PYTHON(./temp/function.py "a\nb" c\nd)', ["a\nb", "c"]),
+        ("PYTHON(./temp/function.py 1 \\\n2)", ["1", "2"]),  # backslash-newline continues
+        ("PYTHON(./temp/function.py a#b #c\nd)", ["a#b"]),  # '#' starts a comment at a word start
+    ],
+)
+def test_compat_newline_ends_the_shell_command(text, inputs):
+    p = compat(text)
+    assert p.errors == []
+    assert p.commands == [Command(raw=text, path="temp/function.py", inputs=inputs)]
+
+
+def test_compat_empty_and_blank_arguments():
+    # PYTHON(): FIND ran `python {}` (no file) -> empty stdout -> "Response: "
+    p = compat("PYTHON()")
+    assert p.commands == [] and p.errors == [""]
+    # PYTHON( ): FIND's str.format raised IndexError and the whole function was retried;
+    # we answer with an error reply instead (documented deviation)
+    p = compat("PYTHON( )")
+    assert p.commands == [] and len(p.errors) == 1 and p.errors[0].startswith("Error")
+
+
+ARGV_PRINTER = "import json, sys\nprint(json.dumps(sys.argv[1:]))\n"
+SHELL_ITEMS = [
+    "1 2\n3 4",
+    "\n1 2",
+    '"a\nb" c\nd',
+    "1 \\\n2",
+    '"x \\\ny" z',
+    "a#b #c\nd",
+    "'it''s' \"q\\\"t\" a\\ b",
+    "1 2; 3",
+    "1 2 && 3",
+    "tab\there",
+]
+
+
+@pytest.mark.parametrize("item", SHELL_ITEMS)
+def test_compat_shell_words_match_the_real_sh(item, tmp_path):
+    """Differential check of the word splitting against /bin/sh itself, which FIND's
+    `Popen(..., shell=True)` used (fixed test strings only; nothing from an agent). Redirections
+    are left out: there we keep the words and the shell would have sent the output elsewhere."""
+    from harness.protocol.find_compat import shell_words
+
+    script = tmp_path / "argv.py"
+    script.write_text(ARGV_PRINTER)
+    out = subprocess.run(
+        ["/bin/sh", "-c", f"{sys.executable} {script} {item}"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
+    ).stdout
+    assert shell_words(item) == json.loads(out.splitlines()[0])
