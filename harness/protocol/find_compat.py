@@ -1,7 +1,8 @@
 """FIND's own command parser, reproduced for score comparability (spec FIND.md §6.3-6.4).
 
 What FIND does, step by step, and what we do instead of running a shell:
-1. `regex.findall` with a recursive pattern; only the FIRST match counts. Nested parentheses must be
+1. `regex.findall` with a recursive pattern; only the FIRST match counts (`lexer.first_command`
+   finds the same match without the regex engine's quadratic backtracking). Nested parentheses must be
    `UPPER(...)` themselves, so `PYTHON(./temp/function.py (1) 2)` does not match at all.
 2. The stem (text before `(`) must be a substring of `PYTHON(function.py)`; else
    `Unrecognized command`. `'''` / `\"\"\"` in the arguments and any comma-item starting with `'`
@@ -32,12 +33,10 @@ from __future__ import annotations
 
 import re
 
-import regex
-
+from harness.protocol.lexer import first_command
 from harness.protocol.models import Command, ParsedMessage
 from harness.protocol.parser import DESCRIPTION_TAG
 
-_COMMAND = regex.compile(r"([A-Z]+\(((?:[^()\"']|(?:\"[^\"]*\")|(?:'[^']*')|\((?1)*\))*)\))")
 _ITEMS = re.compile(r"""(?:"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|\b[^,]+)""")
 _KNOWN = "PYTHON(function.py)"
 FIND_PATHS = ("./temp/function.py", "temp/function.py")
@@ -108,11 +107,11 @@ def shell_words(item: str) -> list[str]:
 
 def parse_find_compat(text: str, function_paths: tuple[str, ...] = FIND_PATHS) -> ParsedMessage:
     has_desc = DESCRIPTION_TAG in text
-    matches = _COMMAND.findall(text)
-    if not matches:
+    match = first_command(text)  # FIND's recursive pattern, first match, in linear time
+    if match is None:
         return ParsedMessage(no_command=not has_desc, has_description=has_desc)
     msg = ParsedMessage(has_description=has_desc)
-    full, raw_args = matches[0]
+    full, raw_args = match
     stem = full.split("(", 1)[0]
     if stem not in _KNOWN:
         msg.errors.append(UNRECOGNIZED)

@@ -70,23 +70,25 @@ def _special(c: str, seps: str, operators: bool) -> bool:
 
 def _double_quoted(text: str, i: int, buf: list[str]) -> int:
     """Appends the inside of a double-quoted string starting at `i`; returns the index after the
-    closing quote. Inside, a backslash escapes only `"` and `\\` (shlex's escapedquotes)."""
+    closing quote. Inside, a backslash escapes only `"` and `\\` (shlex's escapedquotes). The
+    closing quote is searched for again only when an escape consumed it: linear time."""
     n = len(text)
+    q = text.find('"', i)
     while True:
-        q = text.find('"', i)
         b = text.find("\\", i, q if q >= 0 else n)
-        if b >= 0:
-            buf.append(text[i:b])
-            if b + 1 >= n:
-                raise ValueError("No escaped character")
-            nxt = text[b + 1]
-            buf.append(nxt if nxt in '"\\' else "\\" + nxt)
-            i = b + 2
-            continue
-        if q < 0:
-            raise ValueError("No closing quotation")
-        buf.append(text[i:q])
-        return q + 1
+        if b < 0:
+            if q < 0:
+                raise ValueError("No closing quotation")
+            buf.append(text[i:q])
+            return q + 1
+        buf.append(text[i:b])
+        if b + 1 >= n:
+            raise ValueError("No escaped character")
+        nxt = text[b + 1]
+        buf.append(nxt if nxt in '"\\' else "\\" + nxt)
+        i = b + 2
+        if q >= 0 and i > q:  # the escape took the quote we had found
+            q = text.find('"', i)
 
 
 def first_command(text: str) -> tuple[str, str] | None:
