@@ -145,9 +145,13 @@ class BackboneClient:
         for _ in range(s.retries + 1):  # malformed-but-200 replies are retried too
             data = self._request("POST", s.api_base + path, body)
             try:
-                return model.model_validate(data)
+                reply = model.model_validate(data)
             except ValidationError as e:
                 last = str(e).splitlines()[0] if str(e) else "invalid"
+                continue
+            last = _unusable(reply) or ""
+            if not last:
+                return reply
         raise BackboneError(f"backbone at {s.api_base} returned malformed replies: {last}")
 
     # --- API ---------------------------------------------------------------------------------
@@ -198,8 +202,6 @@ class BackboneClient:
             raise BackboneError(
                 f"backbone at {self.settings.api_base} answered HTTP {e.status} to /chat/completions: {e.body}"
             ) from e
-        if not c.choices:
-            raise BackboneError("backbone reply has no choices")
         return c
 
     def _concurrent(self, bodies: list[dict]) -> list[ChatCompletion]:
@@ -304,6 +306,18 @@ class BackboneClient:
                     ids[d] = int(toks[-1])  # SentencePiece may prepend "▁"; the digit is last
                 self._digit_ids = ids
             return self._digit_ids
+
+
+def _unusable(reply: BaseModel) -> str | None:
+    """Why a reply of the right shape still holds no answer: no choice, or null content."""
+    comps = reply.completions if isinstance(reply, BatchChatCompletion) else [reply]
+    for c in comps:
+        assert isinstance(c, ChatCompletion)  # the only shapes _post_validated reads
+        if not c.choices:
+            return f"a completion has no choices: {c.model_dump_json()[:200]}"
+        if c.choices[0].message.content is None:
+            return f"a completion's message content is null: {c.model_dump_json()[:200]}"
+    return None
 
 
 def _logprob_items(c: ChatCompletion) -> list[dict[str, Any]]:

@@ -18,7 +18,7 @@ from function_store.runtime import RuntimeContext, call_target
 MODELS = {"object": "list", "data": [{"id": "m"}]}
 
 
-def _completion(content: str) -> dict:
+def _completion(content: str | None) -> dict:
     return {
         "id": "x",
         "object": "chat.completion",
@@ -56,11 +56,16 @@ class Misbehaving:
                 self._send(200, json.dumps(MODELS).encode())
 
             def do_POST(self):
-                self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                if "batch" in self.path:  # like vLLM: no batch extension
-                    return self._send(404, b'{"detail":"Not Found"}')
-                outer.hits += 1
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
                 m = outer.mode
+                if "batch" in self.path:
+                    if m != "batch-no-choices":  # like vLLM: no batch extension
+                        return self._send(404, b'{"detail":"Not Found"}')
+                    outer.hits += 1
+                    empty = {**_completion("x"), "choices": []}
+                    batch = {"completions": [empty] * len(body["messages_list"])}
+                    return self._send(200, json.dumps(batch).encode())
+                outer.hits += 1
                 if m == "slow":
                     time.sleep(3)
                     return self._send(200, json.dumps(_completion("late")).encode())
@@ -68,6 +73,12 @@ class Misbehaving:
                     return self._send(200, b"<html>surprise</html>", "text/html")
                 if m == "wrong-json":
                     return self._send(200, b'{"choices": "nope"}')
+                if m == "wrong-shape":
+                    return self._send(200, b'{"result": {"text": " Paris"}}')
+                if m == "no-choices":
+                    return self._send(200, json.dumps({**_completion("x"), "choices": []}).encode())
+                if m == "null-content":
+                    return self._send(200, json.dumps(_completion(None)).encode())
                 if m == "500-then-ok" and outer.hits == 1:
                     return self._send(500, b'{"error": "boom"}')
                 return self._send(200, json.dumps(_completion(" Paris")).encode())
@@ -111,7 +122,16 @@ def test_down_backbone_gives_infrastructure_errors(relation):
 
 
 @pytest.mark.parametrize(
-    "mode,needle", [("slow", "timed out"), ("garbage", "not JSON"), ("wrong-json", "malformed")]
+    "mode,needle",
+    [
+        ("slow", "timed out"),
+        ("garbage", "not JSON"),
+        ("wrong-json", "malformed"),
+        ("wrong-shape", "malformed"),
+        ("no-choices", "has no choices"),
+        ("null-content", "message content is null"),
+        ("batch-no-choices", "has no choices"),
+    ],
 )
 def test_misbehaving_backbone(relation, mode, needle):
     srv = Misbehaving(mode)
