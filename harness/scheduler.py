@@ -19,7 +19,8 @@ import asyncio
 import importlib
 import logging
 import random
-from collections import deque
+import threading
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +28,8 @@ from typing import Any
 from function_store.catalog import Catalog, CatalogOptions
 from function_store.models import Target
 from harness.episode import EpisodeRunner, ScoreHook, default_score_hook
+from harness.policy import ApiPolicy, agent_kwargs, check_no_secrets, profile_for
+from harness.providers import ProviderProfile
 from harness.settings import Settings
 from harness.store.models import EPISODE_TERMINAL, RUN_TERMINAL, Episode, Run
 from harness.store.repo import Store
@@ -41,17 +44,18 @@ class SelectionError(ValueError):
 
 
 # ---- agents ---------------------------------------------------------------------------------
-def resolve_agent_class(spec: str) -> type:
-    """The agent class for a spec (registry name, `pkg.mod:Class` or entry point)."""
+def resolve_agent_class(spec: str, *, allow_dotted: bool = True) -> type:
+    """The agent class for a spec (registry name, `pkg.mod:Class` or entry point). With
+    `allow_dotted=False` (REST) a name that is not offered is refused before any import."""
     try:
         from agents.registry import resolve_agent
     except ImportError:  # registry not installed: dotted paths still work
         module, _, attr = spec.partition(":")
-        if not attr:
+        if not attr or not allow_dotted:
             raise SelectionError(f"unknown agent {spec!r} (no agent registry installed)") from None
         return getattr(importlib.import_module(module), attr)
     try:
-        cls, _ = resolve_agent(spec)
+        cls, _ = resolve_agent(spec, allow_dotted=allow_dotted)
     except (ValueError, TypeError) as e:
         raise SelectionError(str(e)) from e
     return cls
@@ -112,29 +116,51 @@ def select_targets(spec: RunSpec, catalog: Catalog) -> list[Target]:
 
 
 class CatalogCache:
-    """One catalog per find-gen seed (catalogs cache what they load)."""
+    """One catalog per find-gen seed (catalogs cache what they load), the `max_seeds` most
+    recently used only: the seed is a request field, so requests must not grow memory unbounded."""
 
-    def __init__(self) -> None:
-        self._by_seed: dict[int, Catalog] = {}
+    def __init__(self, max_seeds: int = 4) -> None:
+        self._by_seed: OrderedDict[int, Catalog] = OrderedDict()
+        self._max = max_seeds
+        self._lock = threading.Lock()
 
     def get(self, gen_seed: int = 0) -> Catalog:
-        if gen_seed not in self._by_seed:
-            self._by_seed[gen_seed] = Catalog(CatalogOptions(gen_seed=gen_seed))
-        return self._by_seed[gen_seed]
+        with self._lock:
+            if gen_seed not in self._by_seed:
+                self._by_seed[gen_seed] = Catalog(CatalogOptions(gen_seed=gen_seed))
+                while len(self._by_seed) > self._max:
+                    self._by_seed.popitem(last=False)
+            self._by_seed.move_to_end(gen_seed)
+            return self._by_seed[gen_seed]
 
 
 FLOOR_AGENT = "interpolation"
 
 
-def create_run(store: Store, spec: RunSpec, catalogs: CatalogCache) -> Run:
-    """Validate a run request and store it as queued. Raises SelectionError on bad input.
+def create_run(
+    store: Store, spec: RunSpec, catalogs: CatalogCache, *, policy: ApiPolicy | None = None
+) -> Run:
+    """Validate a run request and store it as queued. Raises SelectionError on bad input, and
+    RequestInvalid when `policy` (the REST API's) refuses a field; `policy=None`: the operator.
 
     With `spec.floor` (the default), an agent other than `interpolation` and at least one numeric
     target, a second queued run is stored: the interpolation floor on exactly those numeric
     targets (evaluator issue: the floor runs in every numeric report). It is linked both ways:
     its spec has floor_for=<this run's id>, and this run has a "floor_run" event naming it
     (`Store.floor_run`)."""
-    agent_cls = resolve_agent_class(spec.agent)
+    if policy is not None:
+        policy.check_spec_fields(spec.floor_for)
+        agent_cls = resolve_agent_class(spec.agent, allow_dotted=policy.allow_dotted_agents)
+        policy.check_options(agent_cls, spec.agent_options)
+    else:
+        agent_cls = resolve_agent_class(spec.agent)
+    try:
+        check_no_secrets(spec.agent_options)
+        profile = profile_for(agent_cls, spec.agent_options)
+        if policy is not None and profile is not None:
+            profile.api_key()  # the operator's key is there (its value stays unread here)
+    except ValueError as e:  # ProfileError included
+        raise SelectionError(str(e)) from e
     targets = select_targets(spec, catalogs.get(spec.gen_seed))
     run = store.create_run(spec, [t.id for t in targets])
     numeric = [t.id for t in targets if t.family == "numeric"]
@@ -177,6 +203,9 @@ def make_target_client(settings: Settings, catalogs: CatalogCache) -> TargetClie
         return tc.InProcessTargetClient(catalogs.get(settings.gen_seed))
     from harness.sandbox.base import get_sandbox
     from harness.sandbox.pool import ServicePool
+    from harness.sandbox.workdir import sweep_stale
+
+    sweep_stale()  # what killed earlier processes left behind (never a live process's)
 
     pool = ServicePool(get_sandbox(settings.sandbox), backbone_url=settings.backbone_url)
     return _PooledClient(tc.ServiceTargetClient(catalogs.get(settings.gen_seed), pool), pool)
@@ -217,6 +246,7 @@ class _RunState:
     agent_cls: type
     provider: str
     targets: dict[str, Target]
+    profile: ProviderProfile | None = None  # where the agent's endpoint and key come from
     pending: deque[Episode] = field(default_factory=deque)
     active: dict[str, asyncio.Task[Any]] = field(default_factory=dict)
     cancelled: bool = False
@@ -299,6 +329,7 @@ class Scheduler:
         try:
             spec = RunSpec.model_validate(run.spec)
             agent_cls = resolve_agent_class(spec.agent)
+            profile = profile_for(agent_cls, spec.agent_options)
             catalog = self.catalogs.get(spec.gen_seed)
             # loading a catalog can take seconds (find-gen): keep serving other runs meanwhile
             targets = await asyncio.to_thread(
@@ -326,7 +357,12 @@ class Scheduler:
         if run.status == "queued":
             self.store.set_run_status(run.id, "running")
         rs = _RunState(
-            run.id, spec, agent_cls, getattr(agent_cls, "provider", "local") or "local", targets
+            run.id,
+            spec,
+            agent_cls,
+            getattr(agent_cls, "provider", "local") or "local",
+            targets,
+            profile=profile,
         )
         for ep in self.store.episodes(run.id):
             unscored = ep.status in ("completed", "budget_exhausted") and not ep.scored
@@ -383,7 +419,7 @@ class Scheduler:
         status = "error"
         try:
             try:
-                agent = rs.agent_cls(**rs.spec.agent_options)
+                agent = rs.agent_cls(**agent_kwargs(rs.spec.agent_options, rs.profile))
             except Exception as e:
                 self.store.start_episode(ep.id, ep.run_id)
                 self.store.finish_episode(

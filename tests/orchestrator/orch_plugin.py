@@ -13,7 +13,7 @@ import json
 import os
 import re
 
-from agents.base import Agent, AgentError, AgentReply, Message, Usage
+from agents.base import Agent, AgentError, AgentOptions, AgentReply, Message, Usage
 from evaluator.api import EpisodeStats, ScoreResult
 from function_store.catalog import CatalogOptions, register_source
 from function_store.models import CallOutput, HiddenTruth, PublicMeta, Target, make_canary
@@ -108,6 +108,11 @@ def _rounds(conversation: list[Message]) -> int:
     return sum(m.role == "assistant" for m in conversation)
 
 
+class ProbeOptions(AgentOptions):  # what a REST caller may set (agents.base.Agent.Options)
+    n_calls: int = 3
+    delay: float = 0.0
+
+
 class ProbeAgent(Agent):
     """Calls the function on 0, 1, 2, ... (one input per round, `n_calls` rounds), then answers.
 
@@ -117,6 +122,7 @@ class ProbeAgent(Agent):
 
     name = "orch-probe"
     provider = "orch-local"
+    Options = ProbeOptions
 
     async def step(self, conversation: list[Message]) -> AgentReply:
         delay = float(self.options.get("delay", 0))
