@@ -76,6 +76,11 @@ def create_app(settings: Settings | None = None, *, run_scheduler: bool = True) 
             await sched.stop()
             await client.aclose()
             store.engine.dispose()
+            if settings.sandbox != "inprocess":
+                from harness.sandbox.workdir import release_instance
+
+                # uvicorn re-raises SIGTERM after shutdown, which skips atexit: clean up here
+                release_instance()
 
     app = FastAPI(
         title="interp-harness",

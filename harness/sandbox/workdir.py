@@ -31,11 +31,18 @@ from harness.sandbox.base import SandboxError
 log = logging.getLogger(__name__)
 
 PREFIX = "proc-"
+# sockets live at <root>/proc-<pid>-<8 hex>/sbx-svc-<8>/backbone.sock; sun_path holds 107 bytes
+_MAX_ROOT_LEN = 107 - len("/proc-4194304-01234567/sbx-svc-01234567/backbone.sock")
 
 
 def project_root() -> Path:
     """`$TMPDIR/interp-harness-<uid>`, created private; refused when someone else made it."""
     root = Path(tempfile.gettempdir()) / f"interp-harness-{os.getuid()}"
+    if len(str(root)) > _MAX_ROOT_LEN:
+        raise SandboxError(
+            f"{root} is too long for the Unix sockets of sandboxed services (at most "
+            f"{_MAX_ROOT_LEN} characters here; a socket path has 107): set TMPDIR shorter"
+        )
     with contextlib.suppress(FileExistsError):
         root.mkdir(mode=0o700)
     st = os.lstat(root)
@@ -76,8 +83,12 @@ def instance_dir() -> Path:
 
 
 @atexit.register
-def _remove_own() -> None:
-    inst = _INSTANCE
+def release_instance() -> None:
+    """Remove this process's directory once no sandbox of it runs (server shutdown, exit). A
+    signal that kills the process skips this; the next start's sweep does it then."""
+    global _INSTANCE
+    with _LOCK:
+        inst, _INSTANCE = _INSTANCE, None
     if inst is not None and inst.pid == os.getpid():
         shutil.rmtree(inst.path, ignore_errors=True)
         with contextlib.suppress(OSError):

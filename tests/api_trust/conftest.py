@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,14 +18,22 @@ from trust_helpers import HarnessServer, Listener  # noqa: E402
 def start_server(tmp_path: Path) -> Iterator[Callable[..., HarnessServer]]:
     servers: list[HarnessServer] = []
 
-    def start(env: dict[str, str] | None = None, home: Path | None = None) -> HarnessServer:
-        s = HarnessServer(home or tmp_path / f"home{len(servers)}", env)
+    def start(
+        env: dict[str, str] | None = None, after: HarnessServer | None = None
+    ) -> HarnessServer:
+        """A server; `after`: a restart of that one (same home, database and TMPDIR)."""
+        if after is not None:
+            s = HarnessServer(after.home, env, tmpdir=after.tmpdir)
+        else:
+            s = HarnessServer(tmp_path / f"home{len(servers)}", env)
         servers.append(s)
         return s.start()
 
     yield start
     for s in servers:
         s.stop()
+    for s in servers:
+        shutil.rmtree(s.tmpdir, ignore_errors=True)
 
 
 @pytest.fixture

@@ -79,8 +79,7 @@ def test_profile_by_name_reaches_only_the_operators_endpoint(setup, tmp_path: Pa
     run_id = r.json()["id"]
     assert r.json()["spec"]["agent_options"] == {"model": "x", "profile": "op"}
     wait_for(
-        lambda: httpx.get(f"{srv.url}/runs/{run_id}").json()["status"]
-        in ("completed", "failed"),
+        lambda: httpx.get(f"{srv.url}/runs/{run_id}").json()["status"] in ("completed", "failed"),
         90,
     )
     assert operator.requests, srv.log()[-2000:]

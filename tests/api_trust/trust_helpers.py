@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -29,10 +30,13 @@ def free_port() -> int:
 class HarnessServer:
     """`python -m harness.cli serve` on a loopback port, with a private home and TMPDIR."""
 
-    def __init__(self, home: Path, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, home: Path, env: dict[str, str] | None = None, tmpdir: Path | None = None
+    ) -> None:
         self.home = home
-        self.tmpdir = home / "tmp"
-        self.tmpdir.mkdir(parents=True, exist_ok=True)
+        home.mkdir(parents=True, exist_ok=True)
+        # short: sandboxed services listen on Unix sockets under it (107-byte paths)
+        self.tmpdir = tmpdir or Path(tempfile.mkdtemp(prefix="trust-", dir="/tmp"))
         self.log_path = home / "server.log"
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
