@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from fastapi import Depends, FastAPI, Header, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import StreamingResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 from sqlalchemy import text
 
 from harness.api import schemas as S
@@ -90,6 +90,12 @@ def create_app(settings: Settings | None = None, *, run_scheduler: bool = True) 
     )
 
     policy = ApiPolicy.from_settings(settings)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        """FastAPI's 422 without the offending input: it may be a key, a NaN or a lone surrogate
+        (neither of which JSON can carry back, which turned bad input into a 500)."""
+        return JSONResponse(status_code=422, content={"detail": S.validation_errors(exc.errors())})
 
     def services(request: Request) -> Services:
         return request.app.state.services
