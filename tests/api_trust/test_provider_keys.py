@@ -5,12 +5,15 @@ OpenAI-compatible endpoint, one for an address a caller would like the key sent 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import httpx
 import pytest
-from trust_helpers import wait_for
+from trust_helpers import ROOT, wait_for
 
 SERVER_KEY = "sk-server-env-key-5f1d2c"  # OPENAI_API_KEY of the server's environment
 PROFILE_KEY = "sk-operator-profile-key-93ab"  # the key of the operator's profile "op"
@@ -104,3 +107,36 @@ def test_profile_by_name_reaches_only_the_operators_endpoint(setup, tmp_path: Pa
         assert all(key not in text for text in served)
         assert key not in srv.log()
         assert key.encode() not in db
+
+
+def _cli(tmp_path: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "HARNESS_HOME": str(tmp_path / "cli-home"),
+        "HARNESS_SANDBOX": "inprocess",
+        "HARNESS_SCORE_HOOK": "none",
+        "OPENAI_API_KEY": SERVER_KEY,
+        "PYTHONPATH": str(ROOT),
+    }
+    env.pop("DATABASE_URL", None)
+    argv = [sys.executable, "-m", "harness.cli", "run", "--agent", "openai", "--dataset"]
+    argv += ["find-v1", "--id", TARGET, "--no-floor", "--max-rounds", "1", "--json"]
+    for o in options:
+        argv += ["-o", o]
+    return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_cli_operator_keeps_base_url_but_keys_are_never_stored(tmp_path: Path, listener) -> None:  # type: ignore[no-untyped-def]
+    local = listener("I need more information.")
+    p = _cli(tmp_path, f"base_url={local.url}/v1", "model=x")
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert [q["path"] for q in local.requests] == ["/v1/chat/completions"]
+    # as documented: the environment's key goes with an operator-given base_url
+    assert local.requests[0]["headers"]["authorization"] == f"Bearer {SERVER_KEY}"
+    assert SERVER_KEY not in p.stdout
+
+    p = _cli(tmp_path, f"base_url={local.url}/v1", "api_key=sk-typed-on-the-cli")
+    assert p.returncode == 2 and "agent option 'api_key' is refused" in p.stderr
+    assert len(local.requests) == 1
+    db = (tmp_path / "cli-home" / "harness.db").read_bytes()
+    assert b"sk-typed-on-the-cli" not in db
