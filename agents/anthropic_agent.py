@@ -9,6 +9,7 @@ from typing import Any
 import anthropic
 
 from agents.base import Agent, AgentError, AgentReply, Message
+from agents.options import ProviderOptions
 from agents.replies import AnthropicMessage, anthropic_reply, check_empty_turn
 from agents.retry import call_with_retries, make_usage, policy_from_options, sdk_classifier
 
@@ -45,6 +46,7 @@ class AnthropicAgent(Agent):
     name = "anthropic"
     provider = "anthropic"
     description = "Anthropic Messages API (Claude); system prompt sent separately"
+    Options = ProviderOptions  # over the API: no base_url/api_key, a provider profile instead
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class Message(BaseModel):
@@ -41,8 +41,18 @@ class AgentError(RuntimeError):
         self.retryable = retryable
 
 
+class AgentOptions(BaseModel):
+    """The options an API caller may set for an agent (subclass per agent). Unknown keys are
+    refused; the CLI (the operator) is not bound by it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
 class Agent(ABC):
-    """Subclass, set `name`, implement `step`. Options arrive as keyword arguments."""
+    """Subclass, set `name`, implement `step`. Options arrive as keyword arguments.
+
+    `Options` is the schema of what a REST caller may pass (docs/security.md); the default, no
+    fields, means a caller may set no option at all."""
 
     name: ClassVar[str] = ""
     provider: ClassVar[str] = "local"  # concurrency limits are per provider
@@ -50,6 +60,7 @@ class Agent(ABC):
     # Options that name a file the agent reads (e.g. a transcript): its agent host gets that file
     # read-only at the same path, and nothing else of the orchestrator's file system.
     file_options: ClassVar[tuple[str, ...]] = ()
+    Options: ClassVar[type[AgentOptions]] = AgentOptions
 
     def __init__(self, **options: Any) -> None:
         self.options = options

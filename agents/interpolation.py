@@ -8,8 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from pydantic import Field
 
-from agents.base import Agent, AgentReply, Message
+from agents.base import Agent, AgentOptions, AgentReply, Message
 from agents.protocol import answer, command, fmt_number, function_path, numeric_points, observations
 from agents.scripted_numeric import interpolation_code
 
@@ -21,6 +22,13 @@ def grid(max_inputs: int, lo: float = -128.0, hi: float = 128.0) -> list[str]:
     return [fmt_number(v) for v in np.linspace(lo, hi, max_inputs)]
 
 
+class InterpolationOptions(AgentOptions):
+    max_inputs: int = Field(129, ge=2, le=100_000)
+    batch_size: int | None = Field(None, ge=1, le=100_000)
+    low: float = Field(-128.0, allow_inf_nan=False)
+    high: float = Field(128.0, allow_inf_nan=False)
+
+
 class InterpolationAgent(Agent):
     """Baseline: grid-samples [-128, 128] and answers with linear interpolation of the samples.
 
@@ -30,6 +38,7 @@ class InterpolationAgent(Agent):
     name = "interpolation"
     provider = "local"
     description = "baseline: np.interp over a grid of samples (the NMSE floor for a query budget)"
+    Options = InterpolationOptions
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)

@@ -7,12 +7,20 @@ import os
 from typing import Any
 
 import openai
+from pydantic import Field
 
 from agents.base import Agent, AgentError, AgentReply, Message
+from agents.options import ProviderOptions
 from agents.replies import OpenAICompletion, check_empty_turn, openai_reply
 from agents.retry import call_with_retries, make_usage, policy_from_options, sdk_classifier
 
 _classify = sdk_classifier(openai)
+
+
+class OpenAIOptions(ProviderOptions):
+    extra_body: dict[str, Any] | None = Field(
+        None, description="passed through in the request body (e.g. vLLM sampling options)"
+    )
 
 
 def _opt(options: dict[str, Any], key: str, env: str, default: Any = None) -> Any:
@@ -35,6 +43,7 @@ class OpenAIAgent(Agent):
     name = "openai"
     provider = "openai"
     description = "OpenAI Chat Completions, or any OpenAI-compatible server (vLLM, ...) by base_url"
+    Options = OpenAIOptions  # over the API: no base_url/api_key, a provider profile instead
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)

@@ -102,14 +102,24 @@ def known_names() -> list[str]:
     return sorted(set(_BUILTINS) | set(_REGISTERED) | set(_entry_points()))
 
 
-def resolve_agent(spec: str) -> tuple[type[Agent], Source]:
-    """The agent class a spec names, and where it came from."""
+def resolve_agent(spec: str, *, allow_dotted: bool = True) -> tuple[type[Agent], Source]:
+    """The agent class a spec names, and where it came from.
+
+    `allow_dotted=False` (the REST API's default): only built-in, registered and entry-point
+    names; anything else is refused before any module is imported."""
     spec = spec.strip()
     if spec in _REGISTERED:
         return _REGISTERED[spec], "registered"
     if spec in _BUILTINS:
         return _check_agent_class(_import_path(_BUILTINS[spec]), spec), "builtin"
     if ":" in spec:
+        if not allow_dotted:
+            raise UnknownAgent(
+                f"agent {spec!r}: dotted paths are not accepted here (they import a module in the "
+                f"server). Known agents: {', '.join(known_names())}. The operator may install the "
+                f"agent as an entry point ({ENTRY_POINT_GROUP!r}), load it with HARNESS_PLUGINS, "
+                "or allow dotted paths with HARNESS_API_ALLOW_DOTTED_AGENTS=1."
+            )
         return _check_agent_class(_import_path(spec), spec), "dotted"
     eps = _entry_points()
     if spec in eps:

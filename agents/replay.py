@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from agents.base import Agent, AgentError, AgentReply, Message
+from pydantic import BaseModel, Field, model_validator
+
+from agents.base import Agent, AgentError, AgentOptions, AgentReply, Message
 
 
 def _assistant_texts(items: list[Any]) -> list[str]:
@@ -61,6 +63,27 @@ def load_transcript(path: str | Path, episode: Any = 0) -> list[str]:
     return _assistant_texts(data)
 
 
+class _Turn(BaseModel):
+    role: Literal["system", "user", "assistant"] = "assistant"
+    content: str = Field(max_length=1_000_000)
+
+
+class ReplayOptions(AgentOptions):
+    """Over the API the transcript travels inline: `path` would read a file on the server."""
+
+    messages: list[str | _Turn] = Field(..., max_length=10_000)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_path(cls, data: Any) -> Any:
+        if isinstance(data, dict) and ("path" in data or "episode" in data):
+            raise ValueError(
+                "path/episode are not accepted over the API (they read a file on the server); "
+                "send the transcript inline as messages=[...]"
+            )
+        return data
+
+
 class ReplayAgent(Agent):
     """Replays stored assistant messages in order (options: path, episode, or messages)."""
 
@@ -68,6 +91,7 @@ class ReplayAgent(Agent):
     provider = "local"
     file_options = ("path",)
     description = "replays the assistant messages of a stored transcript (JSON/JSONL or an export)"
+    Options = ReplayOptions
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)

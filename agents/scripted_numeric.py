@@ -16,8 +16,9 @@ import math
 from typing import Any
 
 import numpy as np
+from pydantic import Field
 
-from agents.base import Agent, AgentReply, Message
+from agents.base import Agent, AgentOptions, AgentReply, Message
 from agents.numeric_fit import Fit, fit_samples, interp_cv_rss, num
 from agents.protocol import answer, command, fmt_number, function_path, numeric_points, observations
 
@@ -83,6 +84,10 @@ def _interval_words(lo: float, hi: float) -> str:
     return f"between x = {num(lo)} and x = {num(hi)}"
 
 
+class ScriptedNumericOptions(AgentOptions):
+    max_inputs_per_call: int = Field(130, ge=1, le=10_000)
+
+
 class ScriptedNumericAgent(Agent):
     """Offline numeric baseline: samples f on [-128, 128] and fits candidate families."""
 
@@ -91,6 +96,7 @@ class ScriptedNumericAgent(Agent):
     description = (
         "offline baseline: samples a numeric function and fits candidate families (no API)"
     )
+    Options = ScriptedNumericOptions
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)

@@ -46,14 +46,14 @@ from agents.host_protocol import (
 )
 from agents.host_protocol import Step as StepRequest
 from function_store.service import forward
-from harness.providers import ProfileError, ProviderProfile, get_profile
+from harness.policy import profile_for
+from harness.providers import ProfileError, ProviderProfile
 from harness.sandbox.base import Limits
 from harness.sandbox.bwrap import BwrapSandbox, _python_roots, options_via_fd
 
 log = logging.getLogger(__name__)
 
 HIDDEN_PACKAGES = ("harness", "function_store", "evaluator")
-PROVIDER_KINDS = ("openai", "anthropic")  # providers whose hosts get a profile and a route
 _AGENTS_ROOT = "/opt/interp-harness"  # the `agents` package, and nothing else of the project
 _CODE_ROOT = "/opt/agent-code"  # the agent's own top-level module or package
 _NET_DIR = "/run/agent"
@@ -129,32 +129,26 @@ def file_binds(cls: type[Agent], options: dict[str, Any]) -> list[tuple[str, str
     return out
 
 
-def profile_for(provider: str, options: dict[str, Any]) -> ProviderProfile | None:
-    """The profile a provider agent's host gets: `options["profile"]`, else the provider's name."""
-    if provider not in PROVIDER_KINDS:
-        return None
-    name = str(options.get("profile") or provider)
-    try:
-        profile = get_profile(name)
-    except ProfileError as e:
-        raise AgentError(str(e), category="agent") from e
-    if profile.kind != provider:
-        raise AgentError(
-            f"provider profile {name!r} is for {profile.kind} agents, not {provider}",
-            category="agent",
-        )
-    return profile
+_RESOLVE = object()  # plan_host: resolve the profile from the options
 
 
-def plan_host(cls: type[Agent], options: dict[str, Any]) -> HostPlan:
+def plan_host(
+    cls: type[Agent], options: dict[str, Any], profile: ProviderProfile | None | object = _RESOLVE
+) -> HostPlan:
+    """`profile`: the one the scheduler resolved for the run (harness.policy.profile_for), or
+    resolved here from the options."""
     provider = getattr(cls, "provider", "local") or "local"
-    profile = profile_for(provider, options)
+    if profile is _RESOLVE:
+        try:
+            profile = profile_for(cls, options)
+        except ProfileError as e:
+            raise AgentError(str(e), category="agent") from e
     return HostPlan(
         agent=agent_path(cls),
         name=cls.name or cls.__qualname__,
         provider=provider,
         options={k: v for k, v in options.items() if k != "profile"},
-        profile=profile,
+        profile=profile,  # type: ignore[arg-type]
         binds=code_binds(cls) + file_binds(cls, options),
     )
 
@@ -232,8 +226,10 @@ class AgentHosts:
                 f.write(_BLOCKED_INIT.format(name=name))
             self._blocked[name] = d
 
-    def client(self, cls: type[Agent], options: dict[str, Any]) -> AgentHostClient:
-        return AgentHostClient(self, plan_host(cls, options))
+    def client(
+        self, cls: type[Agent], options: dict[str, Any], profile: object = _RESOLVE
+    ) -> AgentHostClient:
+        return AgentHostClient(self, plan_host(cls, options, profile))
 
     def close(self) -> None:
         shutil.rmtree(self._blocker, ignore_errors=True)

@@ -29,6 +29,8 @@ from agents.base import Agent
 from function_store.catalog import Catalog, CatalogOptions
 from function_store.models import Target
 from harness.episode import EpisodeRunner, ScoreHook, default_score_hook
+from harness.policy import ApiPolicy, agent_kwargs, check_no_secrets, profile_for
+from harness.providers import ProviderProfile
 from harness.settings import Settings
 from harness.store.models import EPISODE_TERMINAL, RUN_TERMINAL, Episode, Run
 from harness.store.repo import Store
@@ -46,17 +48,18 @@ class SelectionError(ValueError):
 
 
 # ---- agents ---------------------------------------------------------------------------------
-def resolve_agent_class(spec: str) -> type:
-    """The agent class for a spec (registry name, `pkg.mod:Class` or entry point)."""
+def resolve_agent_class(spec: str, *, allow_dotted: bool = True) -> type:
+    """The agent class for a spec (registry name, `pkg.mod:Class` or entry point). With
+    `allow_dotted=False` (REST) a name that is not offered is refused before any import."""
     try:
         from agents.registry import resolve_agent
     except ImportError:  # registry not installed: dotted paths still work
         module, _, attr = spec.partition(":")
-        if not attr:
+        if not attr or not allow_dotted:
             raise SelectionError(f"unknown agent {spec!r} (no agent registry installed)") from None
         return getattr(importlib.import_module(module), attr)
     try:
-        cls, _ = resolve_agent(spec)
+        cls, _ = resolve_agent(spec, allow_dotted=allow_dotted)
     except (ValueError, TypeError) as e:
         raise SelectionError(str(e)) from e
     return cls
@@ -143,15 +146,30 @@ class CatalogCache:
 FLOOR_AGENT = "interpolation"
 
 
-def create_run(store: Store, spec: RunSpec, catalogs: CatalogCache) -> Run:
-    """Validate a run request and store it as queued. Raises SelectionError on bad input.
+def create_run(
+    store: Store, spec: RunSpec, catalogs: CatalogCache, *, policy: ApiPolicy | None = None
+) -> Run:
+    """Validate a run request and store it as queued. Raises SelectionError on bad input, and
+    RequestInvalid when `policy` (the REST API's) refuses a field; `policy=None`: the operator.
 
     With `spec.floor` (the default), an agent other than `interpolation` and at least one numeric
     target, a second queued run is stored: the interpolation floor on exactly those numeric
     targets (evaluator issue: the floor runs in every numeric report). It is linked both ways:
     its spec has floor_for=<this run's id>, and this run has a "floor_run" event naming it
     (`Store.floor_run`)."""
-    agent_cls = resolve_agent_class(spec.agent)
+    if policy is not None:
+        policy.check_spec_fields(spec.floor_for)
+        agent_cls = resolve_agent_class(spec.agent, allow_dotted=policy.allow_dotted_agents)
+        policy.check_options(agent_cls, spec.agent_options)
+    else:
+        agent_cls = resolve_agent_class(spec.agent)
+    try:
+        check_no_secrets(spec.agent_options)
+        profile = profile_for(agent_cls, spec.agent_options)
+        if policy is not None and profile is not None:
+            profile.api_key()  # the operator's key is there (its value stays unread here)
+    except ValueError as e:  # ProfileError included
+        raise SelectionError(str(e)) from e
     targets = select_targets(spec, catalogs.get(spec.gen_seed))
     run = store.create_run(spec, [t.id for t in targets])
     numeric = [t.id for t in targets if t.family == "numeric"]
@@ -194,6 +212,9 @@ def make_target_client(settings: Settings, catalogs: CatalogCache) -> TargetClie
         return tc.InProcessTargetClient(catalogs.get(settings.gen_seed))
     from harness.sandbox.base import get_sandbox
     from harness.sandbox.pool import ServicePool
+    from harness.sandbox.workdir import sweep_stale
+
+    sweep_stale()  # what killed earlier processes left behind (never a live process's)
 
     pool = ServicePool(
         get_sandbox(settings.sandbox),
@@ -242,6 +263,7 @@ class _RunState:
     agent_cls: type
     provider: str
     targets: dict[str, Target]
+    profile: ProviderProfile | None = None  # where the agent's endpoint and key come from
     pending: deque[Episode] = field(default_factory=deque)
     active: dict[str, asyncio.Task[Any]] = field(default_factory=dict)
     cancelled: bool = False
@@ -328,6 +350,7 @@ class Scheduler:
         try:
             spec = RunSpec.model_validate(run.spec)
             agent_cls = resolve_agent_class(spec.agent)
+            profile = profile_for(agent_cls, spec.agent_options)
             catalog = self.catalogs.get(spec.gen_seed)
             # loading a catalog can take seconds (find-gen): keep serving other runs meanwhile
             targets = await asyncio.to_thread(
@@ -355,7 +378,12 @@ class Scheduler:
         if run.status == "queued":
             self.store.set_run_status(run.id, "running")
         rs = _RunState(
-            run.id, spec, agent_cls, getattr(agent_cls, "provider", "local") or "local", targets
+            run.id,
+            spec,
+            agent_cls,
+            getattr(agent_cls, "provider", "local") or "local",
+            targets,
+            profile=profile,
         )
         for ep in self.store.episodes(run.id):
             unscored = ep.status in ("completed", "budget_exhausted") and not ep.scored
@@ -428,12 +456,13 @@ class Scheduler:
         start-up is not charged to the episode's wall time; or (agent_isolation "none",
         development only) the agent class itself in this process."""
         if self.settings.agent_isolation == "none":
-            return rs.agent_cls(**rs.spec.agent_options)
+            return rs.agent_cls(**agent_kwargs(rs.spec.agent_options, rs.profile))
         if self._agent_hosts is None:
             from harness.agent_host import AgentHosts
 
             self._agent_hosts = AgentHosts(memory_mb=self.settings.agent_memory_mb)
-        client = self._agent_hosts.client(rs.agent_cls, rs.spec.agent_options)
+        # the host gets the profile's key and endpoint in its environment, not in its options
+        client = self._agent_hosts.client(rs.agent_cls, rs.spec.agent_options, rs.profile)
         if ep.status not in EPISODE_TERMINAL:  # a completed episode only needs scoring
             await client.start()
         return client

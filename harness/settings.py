@@ -44,6 +44,9 @@ class Settings(BaseSettings):
     # JSON object provider -> limit, e.g. {"openai": 4, "anthropic": 2}; providers not named are
     # limited by max_concurrency only.
     provider_limits: str = "{}"
+    # The REST API accepts agents by dotted path `pkg.mod:Class` (which imports that module in the
+    # server) only when the operator sets HARNESS_API_ALLOW_DOTTED_AGENTS=1; the CLI always does.
+    api_allow_dotted_agents: bool = False
     # Modules imported at start-up (extra catalog sources, runners or agents), comma-separated.
     plugins: str = ""
     gen_seed: int = 0  # find-gen catalog seed

@@ -13,10 +13,12 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 from fastapi import Depends, FastAPI, Header, HTTPException, Query, Request
-from fastapi.responses import StreamingResponse
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, StreamingResponse
 from sqlalchemy import text
 
 from harness.api import schemas as S
+from harness.policy import ApiPolicy, RequestInvalid
 from harness.scheduler import (
     CatalogCache,
     Scheduler,
@@ -36,6 +38,8 @@ ERRORS = {
     401: {"model": S.ErrorOut, "description": "missing or wrong bearer token"},
 }
 NOT_FOUND = {404: {"model": S.ErrorOut, "description": "no such id"}}
+MAX_OFFSET = 1_000_000_000  # beyond any store's size, far inside SQLite's 64-bit integers
+MAX_EVENT_ID = 2**62
 
 
 @dataclass
@@ -72,6 +76,11 @@ def create_app(settings: Settings | None = None, *, run_scheduler: bool = True) 
             await sched.stop()
             await client.aclose()
             store.engine.dispose()
+            if settings.sandbox != "inprocess":
+                from harness.sandbox.workdir import release_instance
+
+                # uvicorn re-raises SIGTERM after shutdown, which skips atexit: clean up here
+                release_instance()
 
     app = FastAPI(
         title="interp-harness",
@@ -79,6 +88,14 @@ def create_app(settings: Settings | None = None, *, run_scheduler: bool = True) 
         summary="Evaluate automated-interpretability agents (FIND and more).",
         lifespan=lifespan,
     )
+
+    policy = ApiPolicy.from_settings(settings)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        """FastAPI's 422 without the offending input: it may be a key, a NaN or a lone surrogate
+        (neither of which JSON can carry back, which turned bad input into a 500)."""
+        return JSONResponse(status_code=422, content={"detail": S.validation_errors(exc.errors())})
 
     def services(request: Request) -> Services:
         return request.app.state.services
@@ -122,12 +139,18 @@ def create_app(settings: Settings | None = None, *, run_scheduler: bool = True) 
         dependencies=[Depends(require_token)],
     )
     async def post_run(spec: RunSpec, svc: Services = Depends(services)) -> S.RunOut:
-        """Store a run (queued) and return at once; the scheduler starts it."""
+        """Store a run (queued) and return at once; the scheduler starts it.
+
+        Agents: the built-in, registered and installed ones (GET /agents); `agent_options` must
+        fit the agent's declared options; endpoints and keys come from the operator's provider
+        profiles, picked by `agent_options.profile` (docs/security.md)."""
         if svc.settings.agent_isolation == "none":  # in-process agents are for the CLI only
             raise HTTPException(403, "agent isolation 'none' is refused over REST")
         try:
             # loading a catalog can take a while: keep the event loop (scheduler) running
-            run = await asyncio.to_thread(create_run, svc.store, spec, svc.catalogs)
+            run = await asyncio.to_thread(create_run, svc.store, spec, svc.catalogs, policy=policy)
+        except RequestInvalid as e:
+            raise RequestValidationError(e.errors) from e
         except SelectionError as e:
             raise HTTPException(400, str(e)) from e
         svc.scheduler.wake()
@@ -137,7 +160,7 @@ def create_app(settings: Settings | None = None, *, run_scheduler: bool = True) 
     def list_runs(
         status: str | None = None,
         limit: int = Query(100, ge=1, le=1000),
-        offset: int = Query(0, ge=0),
+        offset: int = Query(0, ge=0, le=MAX_OFFSET),
         svc: Services = Depends(services),
     ) -> list[S.RunOut]:
         return [
@@ -179,7 +202,7 @@ def create_app(settings: Settings | None = None, *, run_scheduler: bool = True) 
     async def run_events(
         run_id: str,
         request: Request,
-        after: int = Query(0, ge=0, description="only events with a larger id"),
+        after: int = Query(0, ge=0, le=MAX_EVENT_ID, description="only events with a larger id"),
         stream: bool = Query(True, description="false: return the stored events as JSON"),
         last_event_id: str | None = Header(None),
         svc: Services = Depends(services),
@@ -187,8 +210,8 @@ def create_app(settings: Settings | None = None, *, run_scheduler: bool = True) 
         """Live progress: run status changes, episode starts and ends, and one event per step.
         The stream ends after the run reaches a final state."""
         get_run_or_404(svc, run_id)
-        if last_event_id and last_event_id.isdigit():
-            after = max(after, int(last_event_id))
+        if last_event_id and last_event_id.isascii() and last_event_id.isdigit():
+            after = max(after, min(int(last_event_id), MAX_EVENT_ID))
         if not stream:
             return [S.event_out(e) for e in svc.store.events(run_id, after=after)]
 
@@ -248,9 +271,9 @@ def create_app(settings: Settings | None = None, *, run_scheduler: bool = True) 
         dataset: str = Query(..., description="find-v1 | find-gen | find-import | ..."),
         family: str | None = None,
         variant: str | None = None,
-        gen_seed: int = 0,
+        gen_seed: int = Query(0, ge=0, lt=2**32, description="find-gen generator seed"),
         limit: int = Query(100, ge=1, le=10_000),
-        offset: int = Query(0, ge=0),
+        offset: int = Query(0, ge=0, le=MAX_OFFSET),
         svc: Services = Depends(services),
     ) -> list[S.PublicTargetOut]:
         """Public views only: never ground truth."""

@@ -24,6 +24,24 @@ class ErrorOut(BaseModel):
     detail: str
 
 
+def _printable(value: Any) -> str | int:
+    if isinstance(value, int):
+        return value
+    return str(value).encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def validation_errors(errors: Any) -> list[dict[str, Any]]:
+    """FastAPI's validation errors as {type, loc, msg}: the input is never echoed back."""
+    return [
+        {
+            "type": str(e.get("type", "value_error")),
+            "loc": [_printable(x) for x in e.get("loc", ())],
+            "msg": _printable(e.get("msg", "")),
+        }
+        for e in errors
+    ]
+
+
 class HealthOut(BaseModel):
     status: str
     database: str

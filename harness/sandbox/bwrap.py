@@ -32,6 +32,7 @@ from urllib.parse import quote
 
 from harness.sandbox.base import Limits, RunResult, Sandbox, SandboxError, ServiceHandle
 from harness.sandbox.cgroups import CgroupLimits
+from harness.sandbox.workdir import instance_dir
 
 log = logging.getLogger(__name__)
 
@@ -183,7 +184,7 @@ class BwrapSandbox(Sandbox):
     def _write_files(self, files: dict[str, bytes] | None) -> str:
         # Owner-only on the host. Inside, uid 65534 maps to this process's uid, so the sandbox
         # (and nobody else on the host but root) can read them.
-        d = tempfile.mkdtemp(prefix="sbx-files-")
+        d = tempfile.mkdtemp(prefix="sbx-files-", dir=instance_dir())  # swept if we die
         for name, data in (files or {}).items():
             p = Path(d) / check_file_name(name)
             p.parent.mkdir(parents=True, exist_ok=True)
@@ -301,7 +302,7 @@ class BwrapSandbox(Sandbox):
 
         limits = limits or Limits(timeout_s=20.0, memory_mb=2048)
         files_dir = self._write_files(files)
-        sock_dir = tempfile.mkdtemp(prefix="sbx-svc-")
+        sock_dir = tempfile.mkdtemp(prefix="sbx-svc-", dir=instance_dir())
         os.chmod(sock_dir, 0o777)  # uid 65534 inside creates the socket here
         host_sock = os.path.join(sock_dir, "service.sock")
         svc_env = {"HARNESS_SERVICE_UDS": _SERVICE_SOCKET, **(env or {})}

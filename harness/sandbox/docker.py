@@ -199,6 +199,8 @@ class DockerSandbox(Sandbox):
         import tempfile
         from urllib.parse import quote
 
+        from harness.sandbox.workdir import instance_dir
+
         limits = limits or Limits(timeout_s=30.0, memory_mb=2048)
         environment = {"HARNESS_SERVICE_PORT": str(SERVICE_PORT), **(env or {})}
         environment.pop("HARNESS_DATA_DIR", None)  # a host path; weights are not in the image
@@ -207,7 +209,9 @@ class DockerSandbox(Sandbox):
         sock_dir = None
         kw: dict = {}
         if self.channel == "unix":
-            sock_dir = tempfile.mkdtemp(prefix="sbx-docker-", dir=self.socket_root)
+            sock_dir = tempfile.mkdtemp(
+                prefix="sbx-docker-", dir=self.socket_root or instance_dir()
+            )
             os.chmod(sock_dir, 0o777)  # uid 65534 inside creates the socket
             environment["HARNESS_SERVICE_UDS"] = "/run/sandbox/service.sock"
             kw["mounts"] = [__import__("docker").types.Mount("/run/sandbox", sock_dir, type="bind")]

@@ -6,9 +6,10 @@ builds from its options, so both entry points validate input identically.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 ProtocolMode = Literal["default", "find-compat"]
 # FIND's three interpretation methods (paper §4.3 / spec §6.1): plain interactive; interactive with
@@ -37,26 +38,60 @@ class ProtocolOptions(BaseModel):
     method: Method = "interactive"
 
 
+MAX_JSON_DEPTH = 32
+
+
+def check_json_value(value: Any, where: str = "", depth: int = 0) -> None:
+    """Raise ValueError unless `value` is plain JSON every store and client accepts: finite
+    numbers, strings that are valid Unicode (no lone surrogates), bounded nesting."""
+    if depth > MAX_JSON_DEPTH:
+        raise ValueError(f"{where or 'body'}: nested deeper than {MAX_JSON_DEPTH} levels")
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError(
+                f"{where or 'body'}: not valid Unicode (a lone surrogate such as \\ud800)"
+            ) from None
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{where or 'body'}: {value} is not a finite number")
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            check_json_value(k, where, depth + 1)
+            check_json_value(v, f"{where}.{k}" if where else str(k), depth + 1)
+    elif isinstance(value, list | tuple):
+        for i, v in enumerate(value):
+            check_json_value(v, f"{where}[{i}]", depth + 1)
+
+
+_NAME = {"min_length": 1, "max_length": 200}
+
+
 class RunSpec(BaseModel):
     """A request for a run (body of POST /runs)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    agent: str = Field(
-        ..., min_length=1, description="registered name, pkg.mod:Class, or entry point"
+    agent: str = Field(..., **_NAME, description="registered name, pkg.mod:Class, or entry point")
+    agent_options: dict[str, Any] = Field(
+        default_factory=dict, description="checked against the agent's `Options` schema"
     )
-    agent_options: dict[str, Any] = Field(default_factory=dict)
-    dataset: str = Field(..., min_length=1, description="find-v1 | find-gen | find-import | ...")
-    family: str | None = None
-    variant: str | None = None
+    dataset: str = Field(..., **_NAME, description="find-v1 | find-gen | find-import | ...")
+    family: str | None = Field(None, **_NAME)
+    variant: str | None = Field(None, **_NAME)
     ids: list[str] | None = Field(
-        None, description="explicit target ids (overrides family/variant)"
+        None,
+        max_length=100_000,
+        description="explicit target ids (overrides family/variant)",
     )
     limit: int | None = Field(None, ge=1, le=100_000)
     seed: int | None = Field(
-        None, description="seed of the sample of `limit` targets; none: the first `limit`"
+        None,
+        ge=-(2**63),
+        lt=2**63,
+        description="seed of the sample of `limit` targets; none: the first `limit`",
     )
-    gen_seed: int = Field(0, description="find-gen generator seed")
+    gen_seed: int = Field(0, ge=0, lt=2**32, description="find-gen generator seed")
     protocol: ProtocolOptions = Field(default_factory=ProtocolOptions)
     budgets: Budgets = Field(default_factory=Budgets)
     floor: bool = Field(
@@ -65,5 +100,15 @@ class RunSpec(BaseModel):
         "run, linked by its floor_for; the report shows both)",
     )
     floor_for: str | None = Field(
-        None, description="set on a floor run: the id of the run it is the floor of"
+        None,
+        max_length=200,
+        description="set by the server on a floor run: the id of the run it is the floor of",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _plain_json(cls, data: Any) -> Any:
+        # NaN, Infinity and lone surrogates parse as JSON in Python but break the stores
+        # (PostgreSQL JSONB, SQLite text) and strict clients: refuse them at the boundary
+        check_json_value(data)
+        return data

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import re
 
-from agents.base import Agent, AgentError, AgentReply, Message, Usage
+from agents.base import Agent, AgentError, AgentOptions, AgentReply, Message, Usage
 
 DIR = "./temp/function.py"
 
@@ -17,6 +17,11 @@ DIR = "./temp/function.py"
 # ---- agents ---------------------------------------------------------------------------------
 def _rounds(conversation: list[Message]) -> int:
     return sum(m.role == "assistant" for m in conversation)
+
+
+class ProbeOptions(AgentOptions):  # what a REST caller may set (agents.base.Agent.Options)
+    n_calls: int = 3
+    delay: float = 0.0
 
 
 class ProbeAgent(Agent):
@@ -27,6 +32,7 @@ class ProbeAgent(Agent):
     """
 
     name = "orch-probe"
+    Options = ProbeOptions
     provider = "orch-local"
 
     async def step(self, conversation: list[Message]) -> AgentReply:

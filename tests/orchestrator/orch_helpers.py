@@ -31,6 +31,8 @@ def server_env(db: str, **extra: str) -> dict[str, str]:
             "HARNESS_PLUGINS": "orch_plugin",
             "HARNESS_SCORE_HOOK": "orch_plugin:score_hook",
             "HARNESS_POLL_INTERVAL_S": "0.1",
+            # the test agents are named by dotted path (orch_plugin:ProbeAgent)
+            "HARNESS_API_ALLOW_DOTTED_AGENTS": "1",
             "PYTHONPATH": os.pathsep.join([str(HERE), str(ROOT), env.get("PYTHONPATH", "")]),
         }
     )

@@ -1,0 +1,119 @@
+"""What an API caller may choose in a run request, and how an agent gets its endpoint and key.
+
+The operator (environment, config files) decides which agents exist, which modules are imported,
+which URLs receive keys and which paths are read; an API caller picks among what the operator
+offers (docs/security.md). The CLI is the operator: `create_run(..., policy=None)`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from harness.providers import ProfileError, ProviderProfile, get_profile
+from harness.settings import Settings
+
+PROVIDER_KINDS = ("openai", "anthropic")  # agents whose endpoint and key come from a profile
+# Never stored with a run (runs are served by GET /runs): keys come from the environment.
+_SECRET_OPTIONS = ("api_key",)
+_OPTIONS = ("body", "agent_options")
+
+
+class RequestInvalid(ValueError):
+    """A request field breaks the API policy; `errors` are FastAPI-style {loc, msg, type}."""
+
+    def __init__(self, errors: list[dict[str, Any]]) -> None:
+        super().__init__("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in errors))
+        self.errors = errors
+
+
+@dataclass(frozen=True)
+class ApiPolicy:
+    """The REST API's rules for run requests."""
+
+    allow_dotted_agents: bool = False
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> ApiPolicy:
+        return cls(allow_dotted_agents=settings.api_allow_dotted_agents)
+
+    def check_spec_fields(self, floor_for: str | None) -> None:
+        if floor_for is not None:
+            raise RequestInvalid(
+                [_error(("body", "floor_for"), "set by the server on the floor runs it creates")]
+            )
+
+    def check_options(self, agent_cls: type, options: dict[str, Any]) -> None:
+        """Validate options against the agent's declared `Options` (extra keys refused)."""
+        schema = getattr(agent_cls, "Options", None)
+        if schema is None:  # not an agents.base.Agent: nothing declared, nothing accepted
+            if options:
+                raise RequestInvalid([_error(_OPTIONS, "this agent declares no options")])
+            return
+        try:
+            schema.model_validate(options)
+        except ValidationError as e:
+            raise RequestInvalid(
+                [_error((*_OPTIONS, *x["loc"]), x["msg"], x["type"]) for x in e.errors()]
+            ) from None
+
+
+def _error(loc: tuple[Any, ...], msg: str, kind: str = "value_error") -> dict[str, Any]:
+    # the offending input is not echoed back: it may be a key the caller should not have sent
+    return {"type": kind, "loc": list(loc), "msg": msg}
+
+
+def check_no_secrets(options: dict[str, Any]) -> None:
+    """Raises ValueError when options would store a key with the run (CLI and API alike)."""
+    for key in _SECRET_OPTIONS:
+        if key in options:
+            raise ValueError(
+                f"agent option {key!r} is refused: a run's options are stored and shown by the "
+                "API. Set the provider's key in the environment (OPENAI_API_KEY, "
+                "ANTHROPIC_API_KEY) or define a provider profile (HARNESS_PROVIDER_PROFILES)"
+            )
+
+
+def profile_for(
+    agent_cls: type, options: dict[str, Any], profiles: dict[str, ProviderProfile] | None = None
+) -> ProviderProfile | None:
+    """The provider profile a run's agent uses: `options["profile"]`, else the profile named like
+    the agent's provider; None for agents that call no provider. A `base_url` option (the CLI
+    only: the API refuses it) is an ad-hoc operator profile for that endpoint, with no key (local
+    servers accept any; define a profile to send one). Raises ProfileError (unknown, wrong kind,
+    model not offered)."""
+    provider = getattr(agent_cls, "provider", "")
+    name = options.get("profile")
+    if "base_url" in options:
+        if name is not None:
+            raise ProfileError("give either a provider profile or base_url, not both")
+        if provider not in PROVIDER_KINDS:
+            return None
+        return ProviderProfile(name="cli", kind=provider, base_url=str(options["base_url"]))
+    if name is None:
+        if provider not in PROVIDER_KINDS:
+            return None
+        name = provider
+    profile = get_profile(str(name), profiles)
+    if profile.kind != provider:
+        raise ProfileError(
+            f"provider profile {profile.name!r} is for {profile.kind} agents; this agent's "
+            f"provider is {provider!r}"
+        )
+    profile.check_model(options.get("model"))
+    return profile
+
+
+def agent_kwargs(options: dict[str, Any], profile: ProviderProfile | None) -> dict[str, Any]:
+    """The agent's constructor options, with the profile's endpoint and key filled in. In memory
+    only: the key is read from the operator's environment here and never stored."""
+    kwargs = {k: v for k, v in options.items() if k != "profile"}
+    if profile is None:
+        return kwargs
+    key = profile.api_key()
+    # None keeps the SDK's default endpoint (or the operator's OPENAI_BASE_URL / ANTHROPIC_...)
+    kwargs["base_url"] = profile.base_url
+    kwargs["api_key"] = key if key is not None else "EMPTY"  # local servers accept any key
+    return kwargs
