@@ -7,6 +7,7 @@ offers (docs/security.md). The CLI is the operator: `create_run(..., policy=None
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +17,7 @@ from harness.providers import ProfileError, ProviderProfile, get_profile
 from harness.settings import Settings
 
 PROVIDER_KINDS = ("openai", "anthropic")  # agents whose endpoint and key come from a profile
+_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 # Never stored with a run (runs are served by GET /runs): keys come from the environment.
 _SECRET_OPTIONS = ("api_key",)
 _OPTIONS = ("body", "agent_options")
@@ -91,7 +93,10 @@ def profile_for(
             raise ProfileError("give either a provider profile or base_url, not both")
         if provider not in PROVIDER_KINDS:
             return None
-        return ProviderProfile(name="cli", kind=provider, base_url=str(options["base_url"]))
+        key_env = _KEY_ENV[provider] if os.environ.get(_KEY_ENV[provider]) else None
+        return ProviderProfile(
+            name="cli", kind=provider, base_url=str(options["base_url"]), api_key_env=key_env
+        )
     if name is None:
         if provider not in PROVIDER_KINDS:
             return None

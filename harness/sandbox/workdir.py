@@ -96,9 +96,13 @@ def release_instance() -> None:
         os.close(inst.lock_fd)
 
 
-def _processes_bound_to(d: Path) -> list[int]:
-    """This uid's processes whose command line names a path inside `d` (bwrap's bind mounts)."""
+def processes_bound_to(d: Path) -> list[int]:
+    """This uid's processes that use a path inside `d`: named on their command line, or mounted
+    in their namespace (a sandbox's bind mounts; bwrap takes its options through a memfd, so its
+    command line no longer names them). Matched by `d`'s unique name, since a mount's root is
+    relative to its file system (e.g. a tmpfs /tmp)."""
     inside = str(d) + "/"
+    name = f"/{d.name}"
     found = []
     for p in Path("/proc").iterdir():
         if not p.name.isdigit():
@@ -107,7 +111,10 @@ def _processes_bound_to(d: Path) -> list[int]:
             if p.stat().st_uid != os.getuid():
                 continue
             args = (p / "cmdline").read_bytes().decode("utf-8", "replace").split("\0")
-            if any(a == str(d) or a.startswith(inside) for a in args):
+            if any(a == str(d) or a.startswith(inside) for a in args) or any(
+                f"{name}/" in line or line.split(" ")[3].endswith(name)
+                for line in (p / "mountinfo").read_text().splitlines()
+            ):
                 found.append(int(p.name))
     return found
 
@@ -153,7 +160,7 @@ def sweep_stale() -> list[Path]:
 
 
 def _remove(d: Path) -> Path:
-    for pid in _processes_bound_to(d):
+    for pid in processes_bound_to(d):
         log.warning("killing stale sandbox process %d (bound to %s)", pid, d)
         _kill(pid)
     shutil.rmtree(d, ignore_errors=True)

@@ -88,7 +88,7 @@ def harness_run(
     base, model = (server.url + "/v1", "m1") if kind == "openai" else (server.url, "claude-x")
     args = ["run", "-a", kind, "-d", "find-v1", "-f", "numeric", "--limit", "1", "--no-floor"]
     args += ["--max-rounds", "6", "--json", "-o", f"base_url={base}", "-o", f"model={model}"]
-    args += ["-o", "api_key=k", "-o", "max_retries=1", "-o", "backoff_base=0.01", *extra]
+    args += ["-o", "max_retries=1", "-o", "backoff_base=0.01", *extra]  # key: the ad-hoc profile's
     env = {"DATABASE_URL": url, "HARNESS_SANDBOX": "inprocess", "HARNESS_PLUGINS": ""}
     result = CliRunner().invoke(app, args, env=env)
     assert result.exit_code == exit_code, result.output

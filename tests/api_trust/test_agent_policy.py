@@ -15,7 +15,8 @@ from trust_helpers import ROOT
 
 MODULE = '''
 import os, pathlib
-pathlib.Path(os.environ["TRUST_MARKER"]).write_text("imported")
+if os.environ.get("TRUST_MARKER"):  # unset inside the agent host, which imports it too
+    pathlib.Path(os.environ["TRUST_MARKER"]).write_text("imported")
 
 from agents.base import Agent, AgentReply
 

@@ -3,6 +3,7 @@ on the next start, and only those: never a live process's, never another user's 
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import shutil
@@ -35,17 +36,14 @@ def short_tmp(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
 
 
 def _bound_to(dirs: list[Path]) -> list[tuple[int, str]]:
-    """(pid, command) of every process whose command line names a path inside `dirs`."""
+    """(pid, command) of every process using a path inside `dirs` (command line or mounts)."""
     out = []
-    for p in Path("/proc").iterdir():
-        if not p.name.isdigit():
-            continue
-        try:
-            args = (p / "cmdline").read_bytes().decode("utf-8", "replace").split("\0")
-        except OSError:
-            continue
-        if any(a.startswith(str(d)) for a in args for d in dirs):
-            out.append((int(p.name), args[0]))
+    for d in dirs:
+        for pid in workdir.processes_bound_to(d):
+            with contextlib.suppress(OSError):
+                out.append(
+                    (pid, (Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]).decode())
+                )
     return out
 
 
