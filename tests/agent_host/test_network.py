@@ -76,15 +76,14 @@ async def test_openai_agent_reaches_its_profile_endpoint_only(server, profile, l
         (req,) = server.script.requests
         assert req["headers"]["authorization"] == "Bearer sk-profile-key"  # the profile's key
 
-        # the same agent pointed at another port of the same machine reaches nothing
+        # the same agent pointed at another port as well: refused before any host starts (a
+        # profile and a base_url together); the cheater below tries other ports from inside
         server.script.reset()
-        other = client(
-            hosts, "openai", profile=profile, model="m1", max_retries=0, timeout=5,
-            base_url=f"http://127.0.0.1:{port}/v1",
-        )  # fmt: skip
-        with pytest.raises(AgentError):
-            await other.step(CONV)
-        await other.aclose()
+        with pytest.raises(AgentError, match="not both"):
+            client(
+                hosts, "openai", profile=profile, model="m1", max_retries=0, timeout=5,
+                base_url=f"http://127.0.0.1:{port}/v1",
+            )  # fmt: skip
         assert seen == [] and server.script.requests == []
 
         # a cheater under the openai provider: the profile's key and route, nothing else
