@@ -226,7 +226,14 @@ def create_app(engine: Engine) -> FastAPI:
 
     @app.get("/health")
     async def health() -> dict[str, Any]:
-        return {"status": "ok", "model": engine.m.name, "device": str(engine.m.device)}
+        out: dict[str, Any] = {
+            "status": "ok",
+            "model": engine.m.name,
+            "device": str(engine.m.device),
+        }
+        if engine.m.device.type == "cuda":
+            out["peak_gpu_memory_mib"] = torch.cuda.max_memory_allocated(engine.m.device) / 2**20
+        return out
 
     @app.get("/v1/models", response_model=S.ModelList)
     async def models() -> S.ModelList:

@@ -35,7 +35,7 @@ def start_server(model: str, log: Path, *extra: str) -> tuple[subprocess.Popen, 
     env = {
         **os.environ,
         "PYTHONPATH": str(ROOT),
-        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "2"),
+        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),  # tiny models; shared CPU
     }
     cmd = [sys.executable, "-m", "harness.cli", "intervention", "serve", "--model", model]
     with open(log, "wb") as fh:

@@ -10,7 +10,12 @@ from function_store.intervention.model import COMPONENTS
 from tests.intervention import reference
 
 # different lengths: rows are left-padded, and the token budget splits the batch
-TEXTS = ["Paris is a city in the country of", "Tokyo", "A longer sentence, with some punctuation!", "ab"]
+TEXTS = [
+    "Paris is a city in the country of",
+    "Tokyo",
+    "A longer sentence, with some punctuation!",
+    "ab",
+]
 TOL = 1e-4
 
 
@@ -39,7 +44,9 @@ def test_batched_equals_one_at_a_time(served):
     for text, b in zip(TEXTS, batched, strict=True):
         (alone,) = client.activations({**body, "texts": [text]}).results
         assert alone.positions == b.positions
-        assert torch.allclose(torch.tensor(alone.layers[0].values), torch.tensor(b.layers[0].values), atol=TOL)
+        assert torch.allclose(
+            torch.tensor(alone.layers[0].values), torch.tensor(b.layers[0].values), atol=TOL
+        )
 
 
 def test_positions_neurons_and_pooling(served):
@@ -55,16 +62,13 @@ def test_positions_neurons_and_pooling(served):
     tok = client.tokenize([text])[0]
     start = text.index("city")
     span = [i for i, (a, b) in enumerate(tok.offsets) if a < start + 4 and b > start]
-    cases = {
-        "last": [n - 1],
-        '{"token_span": [2, 5]}': [2, 3, 4],
-        '{"tokens": [0, -1]}': [0, n - 1],
-        '{"char_span": [%d, %d]}' % (start, start + 4): span,
-    }
-    import json
-
-    for spec, want_pos in cases.items():
-        positions = spec if spec == "last" else json.loads(spec)
+    cases = [
+        ("last", [n - 1]),
+        ({"token_span": [2, 5]}, [2, 3, 4]),
+        ({"tokens": [0, -1]}, [0, n - 1]),
+        ({"char_span": [start, start + 4]}, span),
+    ]
+    for positions, want_pos in cases:
         for pooling in ("none", "max", "mean"):
             res = client.activations(
                 {
@@ -82,7 +86,7 @@ def test_positions_neurons_and_pooling(served):
                 want = want.max(0, keepdim=True).values
             elif pooling == "mean":
                 want = want.mean(0, keepdim=True)
-            assert torch.allclose(torch.tensor(res.layers[0].values), want, atol=1e-5), spec
+            assert torch.allclose(torch.tensor(res.layers[0].values), want, atol=1e-5), positions
 
 
 def test_tokenize_offsets(served):
