@@ -111,7 +111,6 @@ class Batcher:
         self.max_items = max_items
         self._queue: asyncio.Queue[tuple[str, BaseModel, asyncio.Future]] = asyncio.Queue()
         self._task: asyncio.Task | None = None
-        self.calls = 0  # engine calls made (merged requests count once)
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._run())
@@ -153,7 +152,6 @@ class Batcher:
                 await self._serve(kind, [g])
             return
         req, sizes = merged if merged else (group[0][1], [0])
-        self.calls += 1
         try:
             resp = await asyncio.to_thread(_run_engine, self._fn(kind), req)
         except Exception as e:
