@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
-import random
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
@@ -24,6 +22,8 @@ import httpx
 from pydantic import BaseModel, Field, ValidationError
 
 from function_store.backbone.schemas import BatchChatCompletion, ChatCompletion
+from function_store.http_retry import NotFound as _NotFound
+from function_store.http_retry import RetryPolicy, request_json
 from function_store.neural.scoring import DIGITS, find_digit_site
 
 log = logging.getLogger(__name__)
@@ -102,41 +102,21 @@ class BackboneClient:
     # --- HTTP with retries --------------------------------------------------------------------
     def _request(self, method: str, url: str, body: Any = None) -> Any:
         s = self.settings
-        last = ""
-        for attempt in range(s.retries + 1):
-            if attempt:
-                time.sleep(s.backoff_s * (2 ** (attempt - 1)) * (0.5 + random.random()))
-            try:
-                r = self._http.request(method, url, json=body)
-            except httpx.ConnectTimeout as e:
-                last = f"connect timed out after {s.connect_timeout_s:g}s ({type(e).__name__})"
-                continue
-            except httpx.TimeoutException as e:
-                # A server too slow to answer in timeout_s stays slow: retrying would only pile
-                # more work on it, so a read timeout fails at once unless retry_timeouts is set.
-                last = f"timed out after {s.timeout_s:g}s ({type(e).__name__})"
-                if s.retry_timeouts:
-                    continue
-                break
-            except httpx.TransportError as e:
-                last = f"connection failed ({type(e).__name__}: {e})"
-                continue
-            if r.status_code in (404, 405):
-                raise _NotFound(r.status_code, r.text[:300])
-            if r.status_code == 429 or r.status_code >= 500:
-                last = f"HTTP {r.status_code}: {r.text[:200]}"
-                continue
-            if r.status_code >= 400:  # our request was refused: retrying will not help
-                raise BackboneError(
-                    f"backbone at {s.api_base} refused the request: HTTP {r.status_code}: {r.text[:300]}"
-                )
-            try:
-                return r.json()
-            except ValueError:
-                last = f"reply is not JSON: {r.text[:120]!r}"
-                continue
-        raise BackboneError(
-            f"backbone at {s.api_base} unavailable: {last} (attempts: {attempt + 1})"
+        policy = RetryPolicy(
+            timeout_s=s.timeout_s,
+            connect_timeout_s=s.connect_timeout_s,
+            retries=s.retries,
+            backoff_s=s.backoff_s,
+            retry_timeouts=s.retry_timeouts,
+        )
+        return request_json(
+            self._http,
+            method,
+            url,
+            body,
+            policy,
+            service=f"backbone at {s.api_base}",
+            error=BackboneError,
         )
 
     def _post_validated(self, path: str, body: dict, model: type[BaseModel]) -> Any:
@@ -323,9 +303,3 @@ def _unusable(reply: BaseModel) -> str | None:
 def _logprob_items(c: ChatCompletion) -> list[dict[str, Any]]:
     lp = c.choices[0].logprobs
     return [t.model_dump() for t in lp.content] if lp and lp.content else []
-
-
-class _NotFound(Exception):
-    def __init__(self, status: int, body: str = "") -> None:
-        super().__init__(status)
-        self.status, self.body = status, body

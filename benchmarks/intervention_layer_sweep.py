@@ -1,0 +1,104 @@
+"""Layer sweep on SmolLM2-135M: for 20 (base city, source city) pairs, which layers' block_output
+interchange at the last entity token makes "{base} is a city in the country of" answer with the
+source city's country. Starts the service itself (real HTTP on loopback).
+
+    python benchmarks/intervention_layer_sweep.py [--url http://127.0.0.1:8010]
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from function_store.intervention.client import InterventionClient  # noqa: E402
+
+TEMPLATE = "{} is a city in the country of"
+CITIES = [
+    "Paris", "Tokyo", "Berlin", "Madrid", "Rome", "Moscow", "Beijing", "Cairo", "London",
+    "Toronto", "Sydney", "Mumbai", "Seoul", "Bangkok", "Lisbon", "Athens", "Stockholm",
+    "Istanbul", "Mexico City", "Buenos Aires", "Amsterdam", "Vienna",
+]  # fmt: skip
+
+
+def start(port: int) -> subprocess.Popen:
+    cmd = [sys.executable, "-m", "harness.cli", "intervention", "serve", "--model", "smollm2"]
+    return subprocess.Popen([*cmd, "--device", "cpu", "--port", str(port)], cwd=ROOT)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--url", default=None)
+    ap.add_argument("--port", type=int, default=8791)
+    args = ap.parse_args()
+    proc = None
+    url = args.url
+    if url is None:
+        proc = start(args.port)
+        url = f"http://127.0.0.1:{args.port}"
+        while True:
+            try:
+                if httpx.get(url + "/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(1)
+    try:
+        c = InterventionClient(url)
+        n_layers = c.model().n_layers
+        prompts = [TEMPLATE.format(city) for city in CITIES]
+        answers = {
+            city: r.text
+            for city, r in zip(
+                CITIES, c.generate({"prompts": prompts, "max_new_tokens": 1}).results, strict=True
+            )
+        }
+        print("model answers:", answers)
+        # 20 pairs of cities whose answers differ
+        pairs = [
+            (a, b)
+            for i, a in enumerate(CITIES)
+            for b in CITIES[i + 1 :] + CITIES[:i]
+            if answers[a] != answers[b]
+        ][::7][:20]
+        flips = [0] * n_layers
+        print(f"{len(pairs)} pairs; per layer: pairs whose answer became the source's answer")
+        for layer in range(n_layers):
+            sites = [
+                {
+                    "layer": layer,
+                    "component": "block_output",
+                    "base_positions": [{"char_span": [len(a) - 1, len(a)]} for a, _ in pairs],
+                    "source_positions": [{"char_span": [len(b) - 1, len(b)]} for _, b in pairs],
+                }
+            ]
+            examples = [
+                {"base": TEMPLATE.format(a), "sources": [TEMPLATE.format(b)]} for a, b in pairs
+            ]
+            res = c.interchange({"examples": examples, "sites": sites, "return_original": False})
+            flips[layer] = sum(
+                r.intervened.text == answers[b]
+                for r, (_, b) in zip(res.results, pairs, strict=True)
+            )
+            print(
+                f"layer {layer:2d}: {flips[layer]:2d}/{len(pairs)} " + "#" * flips[layer],
+                flush=True,
+            )
+        print(
+            "layers where at least half flip:",
+            [i for i, f in enumerate(flips) if f >= len(pairs) / 2],
+        )
+    finally:
+        if proc:
+            proc.terminate()
+            proc.wait(10)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+"""Client of the intervention service (`harness intervention serve`), used by the neuron and RAVEL
+code. Same retries and error categories as the backbone client (function_store.http_retry): a
+failure after the retries is an `InterventionError` (category `infrastructure`); a refused request
+(HTTP 400) fails at once with the server's message.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import httpx
+from pydantic import BaseModel, Field, ValidationError
+
+from function_store.http_retry import NotFound, RetryPolicy, request_json
+from function_store.intervention import schemas as S
+
+
+class InterventionError(RuntimeError):
+    """The intervention service could not answer: an infrastructure error, never a score."""
+
+    category = "infrastructure"
+
+
+class InterventionSettings(RetryPolicy):
+    url: str  # base URL, e.g. http://127.0.0.1:8010 (with or without /v1)
+    timeout_s: float = Field(300.0, gt=0)  # large batches take a while on CPU
+
+    @classmethod
+    def from_env(cls) -> InterventionSettings | None:
+        url = os.environ.get("HARNESS_INTERVENTION_URL")
+        if not url:
+            return None
+        env = {
+            "timeout_s": "HARNESS_INTERVENTION_TIMEOUT",
+            "retries": "HARNESS_INTERVENTION_RETRIES",
+        }
+        return cls(url=url, **{k: os.environ[v] for k, v in env.items() if os.environ.get(v)})
+
+    @property
+    def api_base(self) -> str:
+        u = self.url.rstrip("/")
+        return u if u.endswith("/v1") else u + "/v1"
+
+
+class InterventionClient:
+    def __init__(self, settings: InterventionSettings | str) -> None:
+        self.settings = (
+            InterventionSettings(url=settings) if isinstance(settings, str) else settings
+        )
+        s = self.settings
+        self._http = httpx.Client(timeout=httpx.Timeout(s.timeout_s, connect=s.connect_timeout_s))
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> InterventionClient:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def _call(self, method: str, path: str, body: Any, out: type[BaseModel]) -> Any:
+        s = self.settings
+        url = (s.api_base[: -len("/v1")] if path == "/health" else s.api_base) + path
+        try:
+            data = request_json(
+                self._http,
+                method,
+                url,
+                body,
+                s,
+                service=f"intervention service at {s.api_base}",
+                error=InterventionError,
+            )
+        except NotFound as e:
+            raise InterventionError(f"{url}: HTTP {e.status}: {e.body}") from e
+        try:
+            return out.model_validate(data)
+        except ValidationError as e:
+            raise InterventionError(f"malformed reply from {url}: {str(e).splitlines()[0]}") from e
+
+    def _post(self, path: str, req: BaseModel | dict, out: type[BaseModel]) -> Any:
+        body = req.model_dump(exclude_none=True) if isinstance(req, BaseModel) else req
+        return self._call("POST", path, body, out)
+
+    # --- API ---------------------------------------------------------------------------------
+    def model(self) -> S.ModelInfo:
+        return self._call("GET", "/models", None, S.ModelList).data[0]
+
+    def tokenize(self, texts: list[str]) -> list[S.TokenizedText]:
+        return self._post("/tokenize", S.TokenizeRequest(texts=texts), S.TokenizeResponse).results
+
+    def activations(self, req: S.ActivationsRequest | dict) -> S.ActivationsResponse:
+        return self._post("/activations", req, S.ActivationsResponse)
+
+    def interchange(self, req: S.InterchangeRequest | dict) -> S.InterchangeResponse:
+        return self._post("/interchange", req, S.InterchangeResponse)
+
+    def generate(self, req: S.GenerateRequest | dict) -> S.GenerateResponse:
+        return self._post("/generate", req, S.GenerateResponse)
+
+    def register_featurizer(self, spec: S.FeaturizerSpec | dict) -> S.FeaturizerInfo:
+        return self._post("/featurizers", spec, S.FeaturizerInfo)
+
+    def featurizers(self) -> list[S.FeaturizerInfo]:
+        return self._call("GET", "/featurizers", None, S.FeaturizerList).data

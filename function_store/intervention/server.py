@@ -1,0 +1,291 @@
+"""The intervention service: FastAPI over `Engine`, one model per process.
+
+Routes: `GET /health`, `GET /v1/models`, `POST /v1/tokenize`, `POST /v1/activations`,
+`POST /v1/interchange`, `POST /v1/generate`, `GET|POST /v1/featurizers`,
+`DELETE /v1/featurizers/{id}`.
+
+The model runs on one worker thread. Concurrent requests queue up; while the model is busy,
+queued requests of the same kind and the same settings (component, layers, sites, ...) are merged
+into one engine call, as the backbone server groups chat requests. Bad input is a 400 with a
+message; running out of GPU memory is a 503 (the caches are emptied and serving goes on); any
+other failure is a 500 for that request only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import torch
+from fastapi import FastAPI
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+
+from function_store.backbone.engine import BadRequest
+from function_store.intervention import schemas as S
+from function_store.intervention.engine import Engine
+from function_store.intervention.featurizers import FeaturizerError
+
+log = logging.getLogger(__name__)
+
+
+class Overloaded(RuntimeError):
+    """Out of (GPU) memory: the request may succeed later or smaller."""
+
+
+def _expand(positions: Any, n: int) -> list:
+    return positions if isinstance(positions, list) else [positions] * n
+
+
+def _merge(kind: str, reqs: list[BaseModel]) -> tuple[BaseModel, list[int]] | None:
+    """One request standing for several of the same kind and settings, and each one's size; None
+    when they cannot be merged."""
+    if kind == "activations":
+        sig = [r.model_dump(exclude={"texts", "positions"}) for r in reqs]
+        if any(s != sig[0] for s in sig):
+            return None
+        sizes = [len(r.texts) for r in reqs]
+        merged = reqs[0].model_copy(
+            update={
+                "texts": [t for r in reqs for t in r.texts],
+                "positions": [p for r in reqs for p in _expand(r.positions, len(r.texts))],
+            }
+        )
+        return merged, sizes
+    if kind == "interchange":
+        site_keys = {"base_positions", "source_positions"}
+        sig = [
+            (
+                r.model_dump(exclude={"examples", "sites"}),
+                [s.model_dump(exclude=site_keys) for s in r.sites],
+            )
+            for r in reqs
+        ]
+        if any(s != sig[0] for s in sig):
+            return None
+        sizes = [len(r.examples) for r in reqs]
+        sites = []
+        for j, s in enumerate(reqs[0].sites):
+            bp = [p for r in reqs for p in _expand(r.sites[j].base_positions, len(r.examples))]
+            sp = [
+                p
+                for r in reqs
+                for p in _expand(
+                    r.sites[j].source_positions
+                    if r.sites[j].source_positions is not None
+                    else r.sites[j].base_positions,
+                    len(r.examples),
+                )
+            ]
+            sites.append(s.model_copy(update={"base_positions": bp, "source_positions": sp}))
+        examples = [e for r in reqs for e in r.examples]
+        return reqs[0].model_copy(update={"examples": examples, "sites": sites}), sizes
+    if kind == "generate":
+        if any(
+            r.model_dump(exclude={"prompts"}) != reqs[0].model_dump(exclude={"prompts"})
+            for r in reqs
+        ):
+            return None
+        sizes = [len(r.prompts) for r in reqs]
+        return reqs[0].model_copy(update={"prompts": [p for r in reqs for p in r.prompts]}), sizes
+    return None
+
+
+def _split(kind: str, resp: Any, sizes: list[int]) -> list[Any]:
+    out, i = [], 0
+    for n in sizes:
+        out.append(resp.model_copy(update={"results": resp.results[i : i + n]}))
+        i += n
+    return out
+
+
+class Batcher:
+    """Runs engine calls on one worker thread, merging queued requests where it can."""
+
+    def __init__(self, engine: Engine, max_items: int = 1024) -> None:
+        self.engine = engine
+        self.max_items = max_items
+        self._queue: asyncio.Queue[tuple[str, BaseModel, asyncio.Future]] = asyncio.Queue()
+        self._task: asyncio.Task | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def stop(self) -> None:
+        if self._task:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def submit(self, kind: str, req: BaseModel) -> Any:
+        fut = asyncio.get_running_loop().create_future()
+        await self._queue.put((kind, req, fut))
+        return await fut
+
+    def _fn(self, kind: str) -> Callable[[Any], Any]:
+        return {
+            "activations": self.engine.activations,
+            "interchange": self.engine.interchange,
+            "generate": self.engine.generate,
+        }[kind]
+
+    async def _run(self) -> None:
+        pending: list[tuple[str, BaseModel, asyncio.Future]] = []
+        while True:
+            if not pending:
+                pending.append(await self._queue.get())
+            while not self._queue.empty():
+                pending.append(self._queue.get_nowait())
+            kind = pending[0][0]
+            group = [p for p in pending if p[0] == kind][: self.max_items]
+            pending = [p for p in pending if all(p is not g for g in group)]
+            await self._serve(kind, group)
+
+    async def _serve(self, kind: str, group: list[tuple[str, BaseModel, asyncio.Future]]) -> None:
+        merged = _merge(kind, [g[1] for g in group]) if len(group) > 1 else None
+        if merged is None and len(group) > 1:
+            for g in group:
+                await self._serve(kind, [g])
+            return
+        req, sizes = merged if merged else (group[0][1], [0])
+        try:
+            resp = await asyncio.to_thread(_run_engine, self._fn(kind), req)
+        except Exception as e:
+            if len(group) > 1 and not isinstance(e, Overloaded):
+                for g in group:  # one bad request must not fail its neighbours: retry alone
+                    await self._serve(kind, [g])
+                return
+            for _, _, fut in group:
+                if not fut.done():
+                    fut.set_exception(e)
+            return
+        parts = _split(kind, resp, sizes) if merged else [resp]
+        for (_, _, fut), part in zip(group, parts, strict=True):
+            if not fut.done():
+                fut.set_result(part)
+
+
+def _run_engine(fn: Callable[[Any], Any], req: Any) -> Any:
+    try:
+        return fn(req)
+    except torch.OutOfMemoryError as e:
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+        raise Overloaded(
+            f"out of memory on the model's device; send fewer or shorter texts ({e})"
+        ) from e
+
+
+def _error(status: int, message: str, kind: str) -> JSONResponse:
+    return JSONResponse({"error": {"message": message, "type": kind}}, status)
+
+
+def create_app(engine: Engine) -> FastAPI:
+    batcher = Batcher(engine, max_items=engine.limits.max_texts)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        batcher.start()
+        yield
+        await batcher.stop()
+
+    app = FastAPI(title="interp-harness intervention service", lifespan=lifespan)
+    app.state.engine = engine
+    app.state.batcher = batcher
+
+    @app.exception_handler(BadRequest)
+    async def _bad(_, exc: BadRequest) -> JSONResponse:
+        return _error(400, str(exc), "invalid_request_error")
+
+    @app.exception_handler(FeaturizerError)
+    async def _bad_featurizer(_, exc: FeaturizerError) -> JSONResponse:
+        return _error(400, str(exc), "invalid_request_error")
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_, exc: RequestValidationError) -> JSONResponse:
+        msgs = [
+            f"{'.'.join(str(x) for x in e.get('loc', ()) if x != 'body')}: {e.get('msg')}"
+            for e in exc.errors()[:5]
+        ]
+        return _error(400, "; ".join(msgs), "invalid_request_error")
+
+    @app.exception_handler(Overloaded)
+    async def _oom(_, exc: Overloaded) -> JSONResponse:
+        return _error(503, str(exc), "overloaded")
+
+    @app.exception_handler(Exception)
+    async def _internal(_, exc: Exception) -> JSONResponse:
+        log.exception("request failed")
+        return _error(500, f"{type(exc).__name__}: {exc}", "internal_error")
+
+    @app.get("/health")
+    async def health() -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "status": "ok",
+            "model": engine.m.name,
+            "device": str(engine.m.device),
+        }
+        if engine.m.device.type == "cuda":
+            out["peak_gpu_memory_mib"] = torch.cuda.max_memory_allocated(engine.m.device) / 2**20
+        return out
+
+    @app.get("/v1/models", response_model=S.ModelList)
+    async def models() -> S.ModelList:
+        return S.ModelList(data=[engine.model_info()])
+
+    @app.post("/v1/tokenize", response_model=S.TokenizeResponse)
+    async def tokenize(req: S.TokenizeRequest) -> S.TokenizeResponse:
+        return engine.tokenize_response(req)
+
+    @app.post("/v1/activations", response_model=S.ActivationsResponse)
+    async def activations(req: S.ActivationsRequest) -> S.ActivationsResponse:
+        return await batcher.submit("activations", req)
+
+    @app.post("/v1/interchange", response_model=S.InterchangeResponse)
+    async def interchange(req: S.InterchangeRequest) -> S.InterchangeResponse:
+        return await batcher.submit("interchange", req)
+
+    @app.post("/v1/generate", response_model=S.GenerateResponse)
+    async def generate(req: S.GenerateRequest) -> S.GenerateResponse:
+        return await batcher.submit("generate", req)
+
+    @app.get("/v1/featurizers", response_model=S.FeaturizerList)
+    async def list_featurizers() -> S.FeaturizerList:
+        return S.FeaturizerList(data=[f.info() for f in engine.featurizers.list()])
+
+    @app.post("/v1/featurizers", response_model=S.FeaturizerInfo)
+    async def register(spec: S.FeaturizerSpec) -> S.FeaturizerInfo:
+        return (await asyncio.to_thread(engine.featurizers.register, spec)).info()
+
+    @app.delete("/v1/featurizers/{fid}")
+    async def delete(fid: str) -> dict[str, str]:
+        engine.featurizers.delete(fid)
+        return {"deleted": fid}
+
+    return app
+
+
+def serve(
+    model: str,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8010,
+    device: str = "auto",
+    dtype: str = "auto",
+    limits: Any = None,
+) -> None:
+    """Load the model and serve it until interrupted."""
+    import uvicorn
+
+    from function_store.intervention import model as model_mod
+
+    loaded = model_mod.load(model, device=device, dtype=dtype)
+    app = create_app(Engine(loaded, limits))
+    log.info(
+        "serving %s (%s, %s) on http://%s:%d/v1", model, loaded.device, loaded.dtype, host, port
+    )
+    uvicorn.run(app, host=host, port=port, log_level="warning")

