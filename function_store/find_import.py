@@ -253,13 +253,34 @@ def _reproduced(folder: str, picked_json: str, _stamp: tuple[int, ...]) -> tuple
 
     def run(record: dict) -> int:
         ins, want = _correct_pairs(record)
-        got = ScriptRunner(Path(folder) / record["name"] / SCRIPT).call(ins)
-        return sum(o.output == w for o, w in zip(got, want, strict=True))
+        got = _sandboxed_outputs(Path(folder) / record["name"] / SCRIPT, ins)
+        return sum(o == w for o, w in zip(got, want, strict=True))
 
     picked = json.loads(picked_json)
     with ThreadPoolExecutor(max_workers=len(picked)) as pool:
         hits = sum(pool.map(run, picked))
     return hits, 10 * len(picked)
+
+
+def _sandboxed_outputs(script: Path, inputs: list[str]) -> list[str | None]:
+    """One FIND script's outputs for `inputs`, run in the orchestrator's sandbox: a folder's
+    scripts are target code, which never runs on the host (docs/security.md). Without a sandbox
+    the check cannot run, and says so."""
+    from harness.sandbox import Limits, SandboxError, get_sandbox  # lazy: orchestrator side only
+
+    try:
+        sandbox = get_sandbox("bwrap")
+    except SandboxError as e:
+        raise DataUnavailable(
+            f"cannot check the FIND folder's release without a sandbox: {e}"
+        ) from e
+    res = sandbox.run(
+        [default_python(), f"/sandbox/{SCRIPT}", *inputs],  # no shell; cwd is the sandbox's /tmp
+        files={SCRIPT: script.read_bytes()},
+        limits=Limits(timeout_s=DEFAULT_TIMEOUT_S, memory_mb=2048),
+    )
+    outputs = parse_pairs(res.stdout.decode("utf-8", errors="replace"), inputs)
+    return list(outputs) if outputs is not None else [None] * len(inputs)
 
 
 def _current_relation_initials() -> dict[str, object]:

@@ -39,6 +39,8 @@ log = logging.getLogger(__name__)
 
 ScoreHook = Callable[[Target, str, EpisodeStats], Awaitable[list[ScoreResult]]]
 
+_PARSE_INLINE_CHARS = 20_000  # messages parsed on the event loop; longer ones in a thread
+
 NO_COMMAND_HINT = (
     "No command found in your message. Call the function with "
     f"PYTHON({prompts.DIR2FUNC} input1 input2 ...), or give your final answer starting with "
@@ -217,7 +219,10 @@ class EpisodeRunner:
                 await self._agent_turn(st, st.last_step + 1)
                 continue
             step, content = st.last_step, st.last_content
-            parsed = proto.parse_message(content, mode=self.mode)
+            if len(content) > _PARSE_INLINE_CHARS:  # long: off the event loop (others keep going)
+                parsed = await asyncio.to_thread(proto.parse_message, content, self.mode)
+            else:
+                parsed = proto.parse_message(content, mode=self.mode)
             final = parsed.has_description or (self.method == "single_round" and st.rounds >= 2)
             if not final and st.rounds >= self._round_cap():
                 raise EpisodeEnd("budget_exhausted", "rounds", answer="")

@@ -81,8 +81,9 @@ class RunSpec(BaseModel):
     variant: str | None = Field(None, **_NAME)
     ids: list[str] | None = Field(
         None,
+        min_length=1,  # an empty list is a mistake, not "the whole dataset"
         max_length=100_000,
-        description="explicit target ids (overrides family/variant)",
+        description="explicit target ids (overrides family/variant); omit for a selection",
     )
     limit: int | None = Field(None, ge=1, le=100_000)
     seed: int | None = Field(

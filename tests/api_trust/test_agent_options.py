@@ -77,3 +77,10 @@ def test_every_builtin_declares_options() -> None:
         assert fields <= declared and not {"base_url", "api_key", "path"} & declared, name
     assert resolve_agent("scripted-strings")[0].Options is AgentOptions
     assert Agent.Options is AgentOptions and not AgentOptions.model_fields
+
+
+def test_an_empty_id_list_is_an_error_not_the_whole_dataset(srv: HarnessServer) -> None:
+    r = srv.post_run({**BASE, "agent": "scripted-numeric", "ids": []})
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"][0]["loc"][-1] == "ids"
+    assert srv.post_run({**BASE, "agent": "scripted-numeric"}).status_code == 201
