@@ -55,7 +55,8 @@ def _max_overlap(intervals: list[tuple[float, float]]) -> int:
 
 
 async def test_per_provider_limit(sqlite_url: str) -> None:
-    opts = {"agent_options": {"n_calls": 2, "delay": 0.05}}
+    # steps long enough that concurrent episodes overlap despite each agent host's start-up
+    opts = {"agent_options": {"n_calls": 2, "delay": 0.4}}
     store, runs = await run_in_process(
         sqlite_url,
         _spec("orch_agents:SlowProviderAgent", ids=NUMERIC[:4], **opts).model_dump(),
