@@ -3,7 +3,9 @@ forced-choice request per test vs FIND's generate path (one generated reply per 
 
 Prompts: the 10 unit tests of N find-gen string targets with their ground-truth descriptions (the
 judge ceiling's prompts), N=10 by default, i.e. 100 unit tests. The server is started here
-(SmolLM2-135M, loopback) unless --url names a running one. Each path judges the same prompts;
+(SmolLM2-135M, loopback) unless --url names a running one. "One request per test" sends them one
+after another (concurrent requests would be grouped by the server's queue anyway). Each path
+judges the same prompts;
 the ratio against one request per test is printed, and the generate path is skipped with
 --no-generate (on a loaded 2-core CPU it takes minutes).
 

@@ -16,6 +16,7 @@ Metrics produced (`ScoreResult.metric`):
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass
 from typing import Literal
 
@@ -216,10 +217,13 @@ async def _judge_scores(
             # the ceiling's triplets go with the agent's (forced choice: in the same batch)
             jobs.append(Job(target.hidden.description, target.unit_tests, "unit_test_ceiling"))
         sem = asyncio.Semaphore(judge_settings.concurrency)
+        t0 = time.perf_counter()
         results = await judge_jobs(judge, family, jobs, semaphore=sem)
+        wall = round(time.perf_counter() - t0, 3)
         scores = results[0]
         for r in scores:
             r.details["parser"] = parser
+            r.details["judge_wall_s"] = wall  # all of this episode's judge calls, ceiling included
         if len(results) > 1:
             ceiling = results[1]
             # never cache an error: the next episode retries it

@@ -64,7 +64,7 @@ def service_argv(sandbox: Sandbox) -> list[str]:
     return [python, "-m", SERVICE_MODULE]
 
 
-PASSED_ENV = ("HARNESS_DATA_DIR", "HARNESS_SERVICE_CALL_TIMEOUT_S")
+PASSED_ENV = ("HARNESS_DATA_DIR", "HARNESS_SERVICE_CALL_TIMEOUT_S", "HARNESS_BACKBONE_TIMEOUT")
 
 
 class _Group:
@@ -101,8 +101,8 @@ class ServicePool:
         self.limits = limits
         self.env = {"HARNESS_SERVICE_TARGETS_DIR": "/sandbox", **(env or {})}
         # The operator's environment reaches the services for these only: the data directory
-        # (MLP weights etc.) and the per-call time limit (a loaded CPU needs more than the 10 s
-        # default for 16 relation words through the backbone; the client waits 30 s at most).
+        # (MLP weights etc.), the per-call time limit and the backbone's per-request timeout (a
+        # loaded CPU needs more than the 10 s / 60 s defaults for 16 words through SmolLM2).
         for name in PASSED_ENV:
             if name in os.environ and name not in self.env:
                 self.env[name] = os.environ[name]

@@ -23,6 +23,7 @@ def _run(tmp_path: Path, backbone_url: str, agent: str, family: str) -> list[dic
         "HARNESS_SCORE_HOOK": "none",
         # 16 words through SmolLM2 on a loaded 2-core CPU can take far more than the 10 s default
         "HARNESS_SERVICE_CALL_TIMEOUT_S": os.environ.get("HARNESS_SERVICE_CALL_TIMEOUT_S", "300"),
+        "HARNESS_BACKBONE_TIMEOUT": os.environ.get("HARNESS_BACKBONE_TIMEOUT", "280"),
         "PYTHONPATH": str(ROOT),
     }
     args = ["--agent", agent, "--dataset", "find-gen", "--family", family, "--limit", "2"]
@@ -50,7 +51,7 @@ def test_scripted_entities_names_its_top_scoring_words(tmp_path, backbone_url):
         assert ep["status"] == "completed" and ep["rounds"] == 4, ep
         scores = sorted(((float(y), x) for x, y in _observed(ep)), key=lambda p: (-p[0], p[1]))
         answer = ep["final_answer"]
-        assert answer.startswith("[DESCRIPTION]:")
+        assert answer.startswith("[DESCRIPTION]:") and "shared by " in answer, (answer, ep["calls"])
         named = answer.split("shared by ", 1)[1].split(":", 1)[0].split(", ")
         expected = [x for v, x in scores[:8] if v >= 0.5] or [scores[0][1]]
         assert named == expected
@@ -61,7 +62,8 @@ def test_scripted_relations_lists_observed_mappings(tmp_path, backbone_url):
     for ep in _run(tmp_path, backbone_url, "scripted-relations", "relations"):
         assert ep["status"] == "completed" and ep["rounds"] == 4, ep
         answer = ep["final_answer"]
-        assert "[DESCRIPTION]:" in answer and "[DOMAIN]:" in answer
+        assert "[DESCRIPTION]:" in answer and "as in: " in answer, (answer, ep["calls"])
+        assert "[DOMAIN]:" in answer
         observed = dict(_observed(ep))
         shown = answer.split("as in: ", 1)[1].split(".\n[DOMAIN]", 1)[0].split("; ")
         assert shown, answer
