@@ -72,6 +72,9 @@ else
   export HARNESS_JUDGE_PROVIDER=openai-compatible HARNESS_JUDGE_URL="$base/v1"
   HARNESS_JUDGE_MODEL=$(python3 -c 'import httpx, sys; print(httpx.get(sys.argv[1] + "/models", timeout=10).json()["data"][0]["id"])' "$HARNESS_JUDGE_URL")
   export HARNESS_JUDGE_MODEL
+  # episodes' batches queue on one small CPU server: a 60 s read timeout expired for 8 of 10
+  # string episodes here (loaded machine); retrying would only queue the same work again
+  export HARNESS_JUDGE_TIMEOUT_S="${HARNESS_JUDGE_TIMEOUT_S:-900}" HARNESS_JUDGE_MAX_RETRIES="${HARNESS_JUDGE_MAX_RETRIES:-0}"
   echo "judge: the project's model server at $HARNESS_JUDGE_URL ($HARNESS_JUDGE_MODEL)" >&2
 fi
 

@@ -69,4 +69,6 @@ def test_scripted_relations_lists_observed_mappings(tmp_path, backbone_url):
         assert shown, answer
         for pair in shown:
             x, y = pair.split(" -> ", 1)
-            assert observed[x].strip() == y
+            # the agent reads the "Response:" text, where a multi-line output (SmolLM2 sometimes
+            # explains itself on a second line) is seen up to its first line
+            assert observed[x].strip().splitlines()[0] == y
