@@ -4,12 +4,20 @@ scorers record as an error state of category "judge", never as a wrong answer.
 
 Configuration (`HARNESS_JUDGE_*`): PROVIDER (openai-compatible | openai | anthropic | none),
 URL (base URL, e.g. http://127.0.0.1:8000/v1), MODEL (default `vicuna-13b-v1.1`, the name FIND's
-evaluator is served under), API_KEY, TIMEOUT_S, MAX_RETRIES, CONCURRENCY, MAX_TOKENS, CEILING.
+evaluator is served under), API_KEY, TIMEOUT_S, MAX_RETRIES, CONCURRENCY, MAX_TOKENS, CEILING,
+MODE (auto | generate | forced-choice).
+
+Modes of the OpenAI-compatible judge: `generate` is FIND's (the judge writes a reply, the index is
+read from it); `forced-choice` (only with the project's own server, which has the `forced_choice`
+extension) continues the assistant message "[ANSWER]: " by exactly one token restricted to the
+indices, and the verdict is the index with the highest logprob. `auto` picks forced-choice when
+GET {url}/models says `owned_by: interp-harness`, else generate.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 from abc import ABC, abstractmethod
 from typing import Any, Literal
 
@@ -30,10 +38,20 @@ class JudgeSettings(BaseSettings):
     concurrency: int = 8
     max_tokens: int = 32
     ceiling: bool = True  # also judge the ground-truth description (FIND Table A3's check)
+    mode: Literal["auto", "generate", "forced-choice"] = "auto"
+
+
+JudgeMode = Literal["generate", "forced-choice"]
+OUR_SERVER_OWNER = "interp-harness"  # `owned_by` of the project's own server's models
 
 
 class JudgeError(RuntimeError):
     """The judge could not give a verdict (HTTP error, timeout, malformed reply, not configured)."""
+
+
+class JudgeNotConfigured(JudgeError):
+    """No judge is configured: description scores cannot be computed (the report says how to
+    configure one)."""
 
 
 class MalformedJudgeReply(JudgeError):
@@ -46,11 +64,27 @@ class JudgeReply(BaseModel):
     model: str  # the model id the endpoint reports (or the one requested)
 
 
+class ChoiceReply(BaseModel):
+    """A forced-choice verdict: the option with the highest logprob, and every option's logprob."""
+
+    choice: int  # 0-based index into the options
+    logprobs: list[float]  # per option, full-vocabulary logprob of its first token
+    model: str
+
+
 class JudgeClient(ABC):
     model: str = ""
 
     @abstractmethod
     async def complete(self, system: str, user: str) -> JudgeReply: ...
+
+    async def mode(self) -> JudgeMode:
+        return "generate"
+
+    async def choose(
+        self, system: str, users: list[str], options: list[str], prefill: str
+    ) -> list[ChoiceReply]:
+        raise JudgeError(f"{type(self).__name__} has no forced-choice mode")
 
     async def aclose(self) -> None:  # noqa: B027 - optional
         pass
@@ -68,28 +102,35 @@ class OpenAICompatibleJudge(JudgeClient):
         timeout_s: float = 60.0,
         max_retries: int = 2,
         max_tokens: int = 32,
+        mode: Literal["auto", "generate", "forced-choice"] = "auto",
+        batch: bool = True,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
+        """`batch`: forced-choice prompts go as one request to the server's batch endpoint
+        (shared prefix computed once); False sends one request per prompt (the benchmark's
+        baseline)."""
         self.url = url.rstrip("/")
         self.model = model
         self.max_retries = max_retries
         self.max_tokens = max_tokens
+        self._mode = mode
+        self.batch = batch
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.AsyncClient(timeout=timeout_s, headers=headers, transport=transport)
 
-    async def complete(self, system: str, user: str) -> JudgeReply:
-        body = {
-            "model": self.model,
-            "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
-            "temperature": 0,
-            "max_tokens": self.max_tokens,
-        }
+    async def mode(self) -> JudgeMode:
+        if self._mode == "auto":
+            self._mode = await _detect_mode(self._client, self.url)
+        return self._mode
+
+    async def _post(self, path: str, body: dict[str, Any], parse: Any) -> Any:
+        """POST with retries on transport errors, 5xx/429 and malformed 200 replies."""
         last = "no attempt"
         for attempt in range(self.max_retries + 1):
             if attempt:
                 await asyncio.sleep(min(2.0, 0.2 * 2**attempt))
             try:
-                r = await self._client.post(f"{self.url}/chat/completions", json=body)
+                r = await self._client.post(f"{self.url}{path}", json=body)
             except httpx.HTTPError as e:
                 last = f"{type(e).__name__}: {e}"
                 continue
@@ -99,13 +140,118 @@ class OpenAICompatibleJudge(JudgeClient):
             if r.status_code != 200:
                 raise JudgeError(f"judge endpoint answered HTTP {r.status_code}: {r.text[:200]}")
             try:
-                return _parse_openai_body(r, self.model)
+                return parse(r)
             except MalformedJudgeReply as e:
                 last = str(e)
         raise JudgeError(f"judge endpoint failed after {self.max_retries + 1} attempts: {last}")
 
+    async def complete(self, system: str, user: str) -> JudgeReply:
+        body = {
+            "model": self.model,
+            "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+            "temperature": 0,
+            "max_tokens": self.max_tokens,
+        }
+        return await self._post(
+            "/chat/completions", body, lambda r: _parse_openai_body(r, self.model)
+        )
+
+    async def choose(
+        self, system: str, users: list[str], options: list[str], prefill: str
+    ) -> list[ChoiceReply]:
+        """Forced choice on the project's server: the assistant message `prefill` is continued by
+        one token restricted to the options' first tokens (which must differ)."""
+        convs = [
+            [
+                {"role": "system", "content": system},
+                {"role": "user", "content": u},
+                {"role": "assistant", "content": prefill},
+            ]
+            for u in users
+        ]
+        params = {
+            "model": self.model,
+            "temperature": 0,
+            "max_tokens": 1,
+            "forced_choice": options,
+        }
+
+        def parse_one(data: Any, raw: str) -> ChoiceReply:
+            return _parse_choice(data, options, raw, self.model)
+
+        if not self.batch:
+            return list(
+                await asyncio.gather(
+                    *(
+                        self._post(
+                            "/chat/completions",
+                            params | {"messages": c},
+                            lambda r: parse_one(_json(r), r.text),
+                        )
+                        for c in convs
+                    )
+                )
+            )
+        out: list[ChoiceReply] = []
+        for i in range(0, len(convs), BATCH_LIMIT):
+            out += await self._post(
+                "/batch/chat/completions",
+                params | {"messages_list": convs[i : i + BATCH_LIMIT]},
+                lambda r, n=len(convs[i : i + BATCH_LIMIT]): _parse_batch(r, n, parse_one),
+            )
+        return out
+
     async def aclose(self) -> None:
         await self._client.aclose()
+
+
+BATCH_LIMIT = 256  # prompts per batch request (the server takes up to 1024)
+_DETECTED: dict[str, JudgeMode] = {}
+
+
+async def _detect_mode(client: httpx.AsyncClient, url: str) -> JudgeMode:
+    """forced-choice iff the endpoint is the project's own server (GET /models: `owned_by`)."""
+    if url in _DETECTED:
+        return _DETECTED[url]
+    try:
+        r = await client.get(f"{url}/models")
+        data = r.json()["data"] if r.status_code == 200 else []
+        ours = any(isinstance(m, dict) and m.get("owned_by") == OUR_SERVER_OWNER for m in data)
+    except (httpx.HTTPError, ValueError, KeyError, TypeError):
+        return "generate"  # not cached: the judge call itself will report an unreachable server
+    _DETECTED[url] = "forced-choice" if ours else "generate"
+    return _DETECTED[url]
+
+
+def _parse_batch(r: httpx.Response, n: int, parse_one: Any) -> list[ChoiceReply]:
+    data = _json(r)
+    comps = data.get("completions") if isinstance(data, dict) else None
+    if not isinstance(comps, list) or len(comps) != n:
+        raise MalformedJudgeReply(f"batch reply without {n} completions: {r.text[:200]!r}")
+    return [parse_one(c, r.text) for c in comps]
+
+
+def _parse_choice(data: Any, options: list[str], raw: str, requested: str) -> ChoiceReply:
+    """The options' logprobs from a forced-choice reply (the server lists them in option order,
+    as `top_logprobs` of the one generated token); the verdict is their argmax."""
+    try:
+        top = data["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
+        tokens = [t["token"] for t in top]
+        lps = [float(t["logprob"]) for t in top]
+    except (KeyError, IndexError, TypeError, ValueError) as e:
+        raise MalformedJudgeReply(
+            f"forced-choice reply without logprobs ({type(e).__name__}): {raw[:200]!r}"
+        ) from e
+    if len(lps) != len(options) or any(
+        not o.startswith(t) for t, o in zip(tokens, options, strict=True)
+    ):
+        raise MalformedJudgeReply(
+            f"forced-choice reply lists {tokens!r}, not the first tokens of {options!r}"
+        )
+    if any(math.isnan(x) for x in lps):
+        raise MalformedJudgeReply(f"forced-choice logprobs are not numbers: {lps!r}")
+    best = max(range(len(lps)), key=lambda i: lps[i])
+    return ChoiceReply(choice=best, logprobs=lps, model=str(data.get("model") or requested))
 
 
 def _json(r: httpx.Response) -> Any:
@@ -231,19 +377,29 @@ class AnthropicJudge(_SDKJudge):
         return _parse_anthropic_body(raw.http_response, self.model)
 
 
+HOW_TO = (
+    "Set HARNESS_JUDGE_URL to an OpenAI-compatible endpoint (vicuna-evaluator on vLLM, as FIND; "
+    "or the project's server: `harness backbone serve`, then HARNESS_JUDGE_URL="
+    "http://127.0.0.1:8000/v1 HARNESS_JUDGE_MODEL=SmolLM2-135M-Instruct); scripts/main_job.sh "
+    "starts one itself"
+)
+
+
 def make_judge(settings: JudgeSettings | None = None) -> JudgeClient:
     """The configured judge; raises JudgeError when none is configured."""
     s = settings or JudgeSettings()
     common = dict(timeout_s=s.timeout_s, max_retries=s.max_retries, max_tokens=s.max_tokens)
     if s.provider == "none":
-        raise JudgeError("no judge configured (HARNESS_JUDGE_PROVIDER=none)")
+        raise JudgeNotConfigured(f"no judge configured (HARNESS_JUDGE_PROVIDER=none). {HOW_TO}")
     if s.provider == "openai-compatible":
         if not s.url:
-            raise JudgeError(
-                "no judge configured: set HARNESS_JUDGE_URL to an OpenAI-compatible endpoint "
-                "(e.g. vicuna-evaluator on vLLM, or `harness backbone serve`)"
-            )
-        return OpenAICompatibleJudge(s.url, s.model, api_key=s.api_key, **common)
+            raise JudgeNotConfigured(f"no judge configured. {HOW_TO}")
+        return OpenAICompatibleJudge(s.url, s.model, api_key=s.api_key, mode=s.mode, **common)
+    if s.mode == "forced-choice":
+        raise JudgeError(
+            f"HARNESS_JUDGE_MODE=forced-choice needs provider openai-compatible "
+            f"(the project's own server), not {s.provider}"
+        )
     if s.provider == "openai":
         return OpenAIJudge(s.model, api_key=s.api_key, url=s.url, **common)
     return AnthropicJudge(s.model, api_key=s.api_key, url=s.url, **common)

@@ -8,6 +8,13 @@ Student-t interval of the mean for per-function means (string code, unit tests, 
 Episodes in an error state, or whose score for the row is an error, are counted under `errors`
 by category and left out of the mean (never counted as 0).
 
+Description rows (unit tests) show the judge ceiling (the ground-truth descriptions through the
+same judge, with a Wilson interval over its pooled triplets) next to chance, 1/3 for FIND's 3-way
+unit tests. A judge whose ceiling is within NEAR_CHANCE_MARGIN of chance, or whose interval
+includes chance, cannot tell a right description from a wrong one: those rows are marked as
+carrying no information instead of being shown as results. Rows whose judge was not configured
+say so and how to configure one.
+
 Every numeric report also carries a score-versus-queries table (success by number of inputs the
 agent used) for each agent, including the `interpolation` baseline when the run has it (the floor:
 see benchmarks/interpolation_floor.py), because FIND's code metric can be won by sampling densely.
@@ -42,6 +49,13 @@ ROWS: list[tuple[str, str, str, str, bool]] = [
     ("numeric, domain IoU (corrupted)", "numeric", "domain_iou", "t", False),
 ]
 CEILING = {"unit_test": "unit_test_ceiling", "unit_test_strict": "unit_test_ceiling_strict"}
+CHANCE = 1 / 3  # FIND's unit tests: pick 1 of 3 examples
+# Why 0.15: a description scores at most about the judge's ceiling, so with a ceiling below
+# chance + 0.15 the whole range from a useless to a perfect description spans < 0.15, which is
+# about the 95% half-width of a unit-test mean over 10 functions (a function's 10 triplets give
+# 0.0-1.0 in steps of 0.1): agents could not be ranked. The interval test catches small samples
+# whose ceiling looks higher by luck.
+NEAR_CHANCE_MARGIN = 0.15
 QUERY_BINS: list[tuple[str, int, float]] = [
     ("1-16", 0, 16),
     ("17-64", 17, 64),
@@ -66,6 +80,12 @@ class ReportRow(BaseModel):
     ci_method: str
     errors: dict[str, int] = Field(default_factory=dict)
     judge_ceiling: float | None = None  # the GT descriptions through the same judge
+    ceiling_ci_low: float | None = None  # Wilson, over the ceiling's pooled triplets
+    ceiling_ci_high: float | None = None
+    chance: float | None = None  # for unit-test rows: 1/3
+    # unit-test rows: ok | near_chance (no information) | no_ceiling | not_configured
+    judge_status: str | None = None
+    judge_note: str | None = None
     mean_target_calls: float | None = None
     mean_inputs: float | None = None
     extra: dict[str, int] = Field(default_factory=dict)  # e.g. domain outcomes
@@ -127,10 +147,14 @@ def _row(
     values: list[float] = []
     errors: Counter[str] = Counter()
     ceilings: list[float] = []
+    ceil_k = ceil_n = 0.0
+    unconfigured: list[str] = []
     extra: Counter[str] = Counter()
     used: list[EpisodeSummary] = []
     for ep in eps:
         sc = _score(ep, metric)
+        if sc is not None and sc.status == "error" and sc.details.get("judge_configured") is False:
+            unconfigured.append(sc.error or "no judge configured")
         if metric == "domain_iou" and sc is not None and sc.details.get("outcome"):
             extra[sc.details["outcome"]] += 1
         if ep.error_category and (sc is None or sc.status == "error"):
@@ -151,11 +175,14 @@ def _row(
             c = _score(ep, CEILING[metric])
             if c is not None and c.status == "ok" and c.value is not None:
                 ceilings.append(c.value)
+                n = len(c.details.get("verdicts") or []) or 10
+                ceil_k += c.value * n
+                ceil_n += n
     if method == "wilson":
         ci = wilson(sum(1 for v in values if v >= 0.5), len(values))
     else:
         ci = t_interval(values)
-    return ReportRow(
+    row = ReportRow(
         agent=agent,
         category=label,
         family=family,
@@ -169,11 +196,46 @@ def _row(
         ci_high=ci[1] if ci else None,
         ci_method=method,
         errors=dict(errors),
-        judge_ceiling=mean(ceilings) if ceilings else None,
         mean_target_calls=mean(e.stats.target_calls for e in used) if used else None,
         mean_inputs=mean(e.stats.inputs for e in used) if used else None,
         extra=dict(extra),
     )
+    if metric in CEILING:
+        _judge_verdict(row, ceilings, round(ceil_k), int(ceil_n), unconfigured)
+    return row
+
+
+def _judge_verdict(
+    row: ReportRow, ceilings: list[float], k: int, n: int, unconfigured: list[str]
+) -> None:
+    """Fill the row's ceiling, chance and what they mean for its scores."""
+    row.chance = CHANCE
+    if ceilings:
+        row.judge_ceiling = mean(ceilings)
+        ci = wilson(k, n)
+        if ci:
+            row.ceiling_ci_low, row.ceiling_ci_high = ci
+    if row.scored == 0 and unconfigured:
+        row.judge_status = "not_configured"
+        row.judge_note = f"description scores not computed: {unconfigured[0]}"
+    elif row.scored == 0:
+        return
+    elif row.judge_ceiling is None:
+        row.judge_status = "no_ceiling"
+        row.judge_note = (
+            "no judge ceiling measured (HARNESS_JUDGE_CEILING off, or its verdicts failed): "
+            "these scores cannot be told apart from the judge's own limits"
+        )
+    elif (
+        row.ceiling_ci_low is not None and row.ceiling_ci_low <= CHANCE
+    ) or row.judge_ceiling < CHANCE + NEAR_CHANCE_MARGIN:
+        row.judge_status = "near_chance"
+        row.judge_note = (
+            f"judge ceiling {row.judge_ceiling:.2f} ≈ chance ({CHANCE:.2f}): "
+            "these description scores carry no information"
+        )
+    else:
+        row.judge_status = "ok"
 
 
 def build_report(summaries: list[EpisodeSummary]) -> Report:
@@ -218,6 +280,10 @@ def build_report(summaries: list[EpisodeSummary]) -> Report:
             "no `interpolation` baseline in this run: numeric scores have no floor to compare with "
             "(an agent interpolating 129 samples already passes 505/850 released functions)"
         )
+    for r in rep.rows:
+        if r.judge_note and r.table2:
+            init = ", exemplar init" if r.exemplar_init else ""
+            rep.notes.append(f"{r.agent} / {r.category}{init}: {r.judge_note}")
     rep.notes.append("95% intervals: Wilson for numeric success rates; Student-t for means")
     return rep
 
@@ -227,7 +293,7 @@ def _fmt(v: float | None, nd: int = 2) -> str:
 
 
 def render_report(report: Report) -> Table:
-    main = Table(title="Scores (FIND Table 2 layout)", caption="; ".join(report.notes) or None)
+    main = Table(title="Scores (FIND Table 2 layout)")
     for col in (
         "agent",
         "category",
@@ -249,29 +315,47 @@ def render_report(report: Report) -> Table:
         label = r.category if r.table2 else f"[dim]{r.category}[/dim]"
         if r.extra:
             label += " (" + ", ".join(f"{k} {v}" for k, v in sorted(r.extra.items())) + ")"
+        score = _fmt(r.value)
+        if r.judge_status == "near_chance":  # shown, but not as a result
+            label += " [bold]≈ chance: no information[/bold]"
+            score, ci = f"[dim]({score})[/dim]", f"[dim]{ci}[/dim]"
+        elif r.judge_status == "not_configured":
+            score = "no judge"
         main.add_row(
             r.agent,
             label,
             "yes" if r.exemplar_init else "no",
-            _fmt(r.value),
+            score,
             ci,
             f"{r.scored}/{r.episodes}",
             errs,
-            _fmt(r.judge_ceiling),
+            _ceiling_cell(r),
             _fmt(r.mean_target_calls, 1),
             _fmt(r.mean_inputs, 1),
         )
-    parts = [main]
+    parts: list[Table | str] = [main]
+    parts += [f"- {escape(n)}" for n in report.notes]
     if report.queries:
         parts.append(_queries_table(report))
     if report.errors:
         parts.append(errors_table(report.errors))
-    if len(parts) == 1:
-        return main
     outer = Table.grid()
     for p in parts:
         outer.add_row(p)
     return outer
+
+
+def _ceiling_cell(r: ReportRow) -> str:
+    if r.chance is None:
+        return "-"
+    if r.judge_ceiling is None:
+        return f"- (chance {r.chance:.2f})"
+    ci = (
+        f" [{_fmt(r.ceiling_ci_low)}, {_fmt(r.ceiling_ci_high)}]"
+        if r.ceiling_ci_low is not None
+        else ""
+    )
+    return f"{r.judge_ceiling:.2f}{ci} (chance {r.chance:.2f})"
 
 
 def errors_table(errors: list[ErrorGroup], width: int = 300) -> Table:

@@ -16,6 +16,7 @@ Metrics produced (`ScoreResult.metric`):
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass
 from typing import Literal
 
@@ -25,10 +26,16 @@ from evaluator import numeric as num
 from evaluator import strings as st
 from evaluator.api import EpisodeStats, ScoreResult
 from evaluator.domain import score_domain
-from evaluator.judge import JudgeClient, JudgeError, JudgeSettings, make_judge
+from evaluator.judge import (
+    JudgeClient,
+    JudgeError,
+    JudgeNotConfigured,
+    JudgeSettings,
+    make_judge,
+)
 from evaluator.parsing import ParsedAnswer, ParserName, parse_answer
 from evaluator.sandbox_exec import CodeJob, CodeLimits, ExecSettings, run_code_jobs
-from evaluator.unit_tests import SYSTEM_PROMPT, judge_description, load_template, prompt_hash
+from evaluator.unit_tests import SYSTEM_PROMPT, Job, judge_jobs, load_template, prompt_hash
 from function_store.models import Target
 from function_store.runtime import build_runner
 
@@ -178,7 +185,7 @@ def score_strings_batch(
 
 _CODE_SCORERS = {"numeric": score_numeric_batch, "strings": score_strings_batch}
 
-_CEILING_CACHE: dict[tuple[str, str, str], list[ScoreResult]] = {}
+_CEILING_CACHE: dict[tuple[str, str, str, str], list[ScoreResult]] = {}
 
 
 async def _judge_scores(
@@ -190,35 +197,41 @@ async def _judge_scores(
     try:
         judge: JudgeClient = make_judge(judge_settings)
     except JudgeError as e:
+        configured = not isinstance(e, JudgeNotConfigured)
         return [
-            ScoreResult(metric=m, status="error", error_category="judge", error=str(e))
+            ScoreResult(
+                metric=m,
+                status="error",
+                error_category="judge",
+                error=str(e),
+                details={"judge_configured": configured},
+            )
             for m in ("unit_test", "unit_test_strict")
         ]
     try:
+        mode = await judge.mode()
+        template, _ = load_template(family)
+        key = (target.id, judge.model, prompt_hash(SYSTEM_PROMPT, template), mode)
+        jobs = [Job(description, target.unit_tests)]
+        if judge_settings.ceiling and key not in _CEILING_CACHE:
+            # the ceiling's triplets go with the agent's (forced choice: in the same batch)
+            jobs.append(Job(target.hidden.description, target.unit_tests, "unit_test_ceiling"))
         sem = asyncio.Semaphore(judge_settings.concurrency)
-        scores = await judge_description(
-            judge, family, description, target.unit_tests, semaphore=sem
-        )
+        t0 = time.perf_counter()
+        results = await judge_jobs(judge, family, jobs, semaphore=sem)
+        wall = round(time.perf_counter() - t0, 3)
+        scores = results[0]
         for r in scores:
             r.details["parser"] = parser
-        if judge_settings.ceiling:
-            template, _ = load_template(family)
-            key = (target.id, judge.model, prompt_hash(SYSTEM_PROMPT, template))
-            if key not in _CEILING_CACHE:
-                ceiling = await judge_description(
-                    judge,
-                    family,
-                    target.hidden.description,
-                    target.unit_tests,
-                    metric="unit_test_ceiling",
-                    semaphore=sem,
-                )
-                # never cache an error: the next episode retries it
-                if all(r.status == "ok" for r in ceiling):
-                    _CEILING_CACHE[key] = ceiling
-                scores += ceiling
-            else:
-                scores += [r.model_copy(deep=True) for r in _CEILING_CACHE[key]]
+            r.details["judge_wall_s"] = wall  # all of this episode's judge calls, ceiling included
+        if len(results) > 1:
+            ceiling = results[1]
+            # never cache an error: the next episode retries it
+            if all(r.status == "ok" for r in ceiling):
+                _CEILING_CACHE[key] = ceiling
+            scores += ceiling
+        elif judge_settings.ceiling:
+            scores += [r.model_copy(deep=True) for r in _CEILING_CACHE[key]]
         return scores
     finally:
         await judge.aclose()

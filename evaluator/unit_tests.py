@@ -11,6 +11,11 @@ names the one that the described function would produce.
 - Score: per function, the mean over its 10 triplets; category scores are means over functions.
 - Every verdict keeps the judge's model id, the prompt hash and the raw reply. A judge failure on
   any triplet makes the function's score an error state (category "judge"), never a 0.
+- Judge modes (`evaluator.judge`): `generate` (FIND's) asks for each triplet separately;
+  `forced-choice` (the project's small server only) sends all triplets of all descriptions scored
+  together as ONE batch, continues "[ANSWER]: " with one token restricted to "1" / "2" / "3", and
+  keeps each index's logprob in the verdict. The reply recorded is then "[ANSWER]: k", the text
+  the judge produced, so both parsings agree.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel
@@ -55,6 +61,8 @@ BUILTIN_TEMPLATES: dict[str, str] = {
     "relations": _PAIRS_TEMPLATE,
     "entities": _ENTITIES_TEMPLATE,
 }
+OPTIONS = ["1", "2", "3"]  # the 1-based indices a verdict can name
+PREFILL = "[ANSWER]: "  # forced choice continues the answer format the system prompt asks for
 _STRICT = re.compile(r"\[ANSWER\]\s*:\s*(\d+)")
 
 
@@ -99,7 +107,17 @@ class Verdict(BaseModel):
     find_compat: bool | None = None
     strict_answer: int | None = None
     strict: bool | None = None
+    logprobs: dict[str, float] | None = None  # forced choice: each index's logprob
     error: str | None = None
+
+
+@dataclass
+class Job:
+    """One description to test against one function's unit tests, scored as `metric`."""
+
+    description: str
+    unit_tests: list[UnitTest]
+    metric: str = "unit_test"
 
 
 async def judge_description(
@@ -112,38 +130,110 @@ async def judge_description(
     semaphore: asyncio.Semaphore | None = None,
 ) -> list[ScoreResult]:
     """Run the unit tests of one function; returns `<metric>` and `<metric>_strict`."""
+    (res,) = await judge_jobs(
+        judge, family, [Job(description, unit_tests, metric)], semaphore=semaphore
+    )
+    return res
+
+
+def _verdict(k: int, test: UnitTest, reply: str, model: str, **extra: object) -> Verdict:
+    ans = strict_answer(reply)
+    return Verdict(
+        triplet=k,
+        correct_index=test.correct,
+        reply=reply,
+        model=model,
+        find_compat=correct_find_compat(reply, test.correct),
+        strict_answer=ans,
+        strict=ans == test.correct,
+        **extra,
+    )
+
+
+async def _generate(
+    judge: JudgeClient, prompts: list[str], tests: list[UnitTest], sem: asyncio.Semaphore
+) -> list[Verdict]:
+    async def one(k: int, prompt: str, test: UnitTest) -> Verdict:
+        async with sem:
+            try:
+                reply = await judge.complete(SYSTEM_PROMPT, prompt)
+            except JudgeError as e:
+                return Verdict(triplet=k, correct_index=test.correct, error=str(e))
+        return _verdict(k, test, reply.text, reply.model)
+
+    return list(
+        await asyncio.gather(
+            *(one(k, p, t) for k, (p, t) in enumerate(zip(prompts, tests, strict=True)))
+        )
+    )
+
+
+async def _forced_choice(
+    judge: JudgeClient, prompts: list[str], tests: list[UnitTest]
+) -> list[Verdict]:
+    try:
+        replies = await judge.choose(SYSTEM_PROMPT, prompts, OPTIONS, PREFILL)
+    except JudgeError as e:
+        return [
+            Verdict(triplet=k, correct_index=t.correct, error=str(e)) for k, t in enumerate(tests)
+        ]
+    return [
+        _verdict(
+            k,
+            t,
+            PREFILL + OPTIONS[r.choice],
+            r.model,
+            logprobs=dict(zip(OPTIONS, r.logprobs, strict=True)),
+        )
+        for k, (t, r) in enumerate(zip(tests, replies, strict=True))
+    ]
+
+
+async def judge_jobs(
+    judge: JudgeClient,
+    family: JudgeFamily,
+    jobs: list[Job],
+    *,
+    semaphore: asyncio.Semaphore | None = None,
+) -> list[list[ScoreResult]]:
+    """Unit tests of several descriptions at once (e.g. an agent's and the ground truth's); in
+    forced-choice mode all their triplets go to the judge as one batch. One result list per job."""
     template, source = load_template(family)
     sem = semaphore or asyncio.Semaphore(8)
     phash = prompt_hash(SYSTEM_PROMPT, template)
+    mode = await judge.mode()
+    prompts = [fill(template, j.description, t) for j in jobs for t in j.unit_tests]
+    tests = [t for j in jobs for t in j.unit_tests]
+    if mode == "forced-choice":
+        flat = await _forced_choice(judge, prompts, tests) if tests else []
+    else:
+        flat = await _generate(judge, prompts, tests, sem)
+    out = []
+    i = 0
+    for j in jobs:
+        verdicts = flat[i : i + len(j.unit_tests)]
+        for k, v in enumerate(verdicts):
+            v.triplet = k
+        i += len(j.unit_tests)
+        out.append(_results(judge, j, verdicts, mode, phash, source))
+    return out
 
-    async def one(k: int, test: UnitTest) -> Verdict:
-        async with sem:
-            try:
-                reply = await judge.complete(SYSTEM_PROMPT, fill(template, description, test))
-            except JudgeError as e:
-                return Verdict(triplet=k, correct_index=test.correct, error=str(e))
-        ans = strict_answer(reply.text)
-        return Verdict(
-            triplet=k,
-            correct_index=test.correct,
-            reply=reply.text,
-            model=reply.model,
-            find_compat=correct_find_compat(reply.text, test.correct),
-            strict_answer=ans,
-            strict=ans == test.correct,
-        )
 
-    verdicts = await asyncio.gather(*(one(k, t) for k, t in enumerate(unit_tests)))
+def _results(
+    judge: JudgeClient, job: Job, verdicts: list[Verdict], mode: str, phash: str, source: str
+) -> list[ScoreResult]:
+    metric = job.metric
     models = sorted({v.model for v in verdicts if v.model})
     details = {
         "judge_model": models[0] if len(models) == 1 else models,
         "requested_model": judge.model,
+        "judge_mode": mode,
         "prompt_hash": phash,
         "prompt_source": source,
         "verdicts": [v.model_dump() for v in verdicts],
     }
     errors = [v for v in verdicts if v.error]
-    if not unit_tests:
+    if not job.unit_tests:
         return [
             ScoreResult(
                 metric=m,

@@ -57,6 +57,9 @@ class GenResult:
     tokens: list[TokenLogprob] = field(default_factory=list)
 
 
+PACK_TOKENS = 1024  # most suffix tokens packed into one prefill pass (see Engine._chunks)
+
+
 class BadRequest(ValueError):
     """The request cannot be served (e.g. an unknown token id in logit_bias)."""
 
@@ -104,11 +107,37 @@ class Engine:
     # --- generation ------------------------------------------------------------------------
     def generate(self, requests: Sequence[GenRequest]) -> list[GenResult]:
         out: list[GenResult] = []
-        for i in range(0, len(requests), self.max_batch):
-            chunk = list(requests[i : i + self.max_batch])
+        for chunk in self._chunks(list(requests)):
             with self._lock, torch.inference_mode():
                 out.extend(self._generate_batch(chunk))
         return out
+
+    def _chunks(self, reqs: list[GenRequest]) -> list[list[GenRequest]]:
+        """Consecutive groups of at most `max_batch` requests whose suffixes (after the group's
+        common prefix) add up to at most PACK_TOKENS: the packed prefill attends over all of a
+        group's tokens at once, so its cost grows with the square of that total. Short suffixes
+        (a word each) still go 64 at a time; long ones (judge prompts, ~100 tokens after their
+        shared description) go in groups, each with its own longer shared prefix."""
+        chunks: list[list[GenRequest]] = []
+        cur: list[GenRequest] = []
+        first: list[int] = []
+        plen = 0
+        lens: list[int] = []
+        for r in reqs:
+            ids = self.encode_prompt(r.messages)
+            if cur:
+                p = min(plen, _common_prefix_len([first, ids]))
+                total = sum(n - p for n in lens) + len(ids) - p
+                if len(cur) < self.max_batch and total <= PACK_TOKENS:
+                    cur.append(r)
+                    lens.append(len(ids))
+                    plen = p
+                    continue
+                chunks.append(cur)
+            cur, first, plen, lens = [r], ids, len(ids), [len(ids)]
+        if cur:
+            chunks.append(cur)
+        return chunks
 
     def _generate_batch(self, reqs: list[GenRequest]) -> list[GenResult]:
         prompts = [self.encode_prompt(r.messages) for r in reqs]

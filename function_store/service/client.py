@@ -29,11 +29,21 @@ def _transport_for(
     return url.rstrip("/"), None
 
 
+def default_timeout_s() -> float:
+    """A little longer than the service's own per-call limit (HARNESS_SERVICE_CALL_TIMEOUT_S, set
+    by the operator), so the service's clear "took longer than" error arrives first."""
+    from function_store.service.settings import ServiceSettings
+
+    return max(30.0, ServiceSettings().call_timeout_s + 10.0)
+
+
 class TargetServiceClient:
-    def __init__(self, url: str, *, timeout_s: float = 30.0) -> None:
+    def __init__(self, url: str, *, timeout_s: float | None = None) -> None:
         self.url = url
         base, transport = _transport_for(url)
-        self._client = httpx.AsyncClient(base_url=base, transport=transport, timeout=timeout_s)
+        self._client = httpx.AsyncClient(
+            base_url=base, transport=transport, timeout=timeout_s or default_timeout_s()
+        )
 
     async def healthz(self) -> bool:
         try:

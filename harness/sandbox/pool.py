@@ -64,6 +64,9 @@ def service_argv(sandbox: Sandbox) -> list[str]:
     return [python, "-m", SERVICE_MODULE]
 
 
+PASSED_ENV = ("HARNESS_DATA_DIR", "HARNESS_SERVICE_CALL_TIMEOUT_S", "HARNESS_BACKBONE_TIMEOUT")
+
+
 class _Group:
     def __init__(self, targets: list[Target], handles: list[ServiceHandle]) -> None:
         self.targets = targets
@@ -97,8 +100,12 @@ class ServicePool:
         self.replicas = max(1, replicas)
         self.limits = limits
         self.env = {"HARNESS_SERVICE_TARGETS_DIR": "/sandbox", **(env or {})}
-        if "HARNESS_DATA_DIR" in os.environ and "HARNESS_DATA_DIR" not in self.env:
-            self.env["HARNESS_DATA_DIR"] = os.environ["HARNESS_DATA_DIR"]  # MLP weights etc.
+        # The operator's environment reaches the services for these only: the data directory
+        # (MLP weights etc.), the per-call time limit and the backbone's per-request timeout (a
+        # loaded CPU needs more than the 10 s / 60 s defaults for 16 words through SmolLM2).
+        for name in PASSED_ENV:
+            if name in os.environ and name not in self.env:
+                self.env[name] = os.environ[name]
         self.backbone_url = backbone_url
         # where `files` appear inside; the in-process backend has no /sandbox
         self.files_root = "/sandbox"
