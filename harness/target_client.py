@@ -94,8 +94,13 @@ class ServiceTargetClient:
                 old = self._clients.pop(url, None)
                 if old:
                     await old.aclose()
-                # the lease belongs to the group: it follows the instance's new url
-                url = await asyncio.to_thread(self.pool.restart, url)
+                try:
+                    new_url = await asyncio.to_thread(self.pool.restart, url)
+                except KeyError:
+                    # Another call already replaced this instance (a run's calls share one). Our
+                    # lease is on the group, which is never evicted while leased: use its url now.
+                    new_url = self.pool.url_for(target_id) or url
+                url = new_url  # the lease belongs to the group: it follows the new url
                 return await (await self._client(url)).call(target_id, inputs)
         finally:
             self.pool.release(url)

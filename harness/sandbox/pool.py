@@ -110,6 +110,7 @@ class ServicePool:
         # where `files` appear inside; the in-process backend has no /sandbox
         self.files_root = "/sandbox"
         self._groups: list[_Group] = []
+        self._retired: dict[str, _Group] = {}  # restarted instances' old urls -> their group
         self._lock = threading.Lock()
         self._closed = threading.Event()
         self._sweeper: threading.Thread | None = None
@@ -161,11 +162,11 @@ class ServicePool:
 
     def release(self, url: str) -> None:
         with self._lock:
-            for g in self._groups:
-                if any(h.url == url for h in g.handles):
-                    g.leases = max(0, g.leases - 1)
-                    g.last_used = time.monotonic()
-                    return
+            g = next((g for g in self._groups if any(h.url == url for h in g.handles)), None)
+            g = g or self._retired.get(url)  # leased before a restart replaced that instance
+            if g is not None:
+                g.leases = max(0, g.leases - 1)
+                g.last_used = time.monotonic()
 
     def live_urls(self) -> set[str]:
         with self._lock:
@@ -242,6 +243,7 @@ class ServicePool:
                     if h.url == url:
                         self.sandbox.stop(h)
                         g.handles[i] = self._start_one(g.targets)
+                        self._retired[url] = g  # a call leased on the old url releases here
                         return g.handles[i].url
         raise KeyError(url)
 
@@ -257,3 +259,4 @@ class ServicePool:
                 except Exception:  # closing must go on for the others
                     log.exception("stopping %s", h.url)
             self._groups.clear()
+            self._retired.clear()

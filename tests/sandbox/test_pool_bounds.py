@@ -91,3 +91,26 @@ async def test_idle_groups_are_stopped(bwrap, catalog):
     finally:
         await client.aclose()
         pool.close()
+
+
+async def test_concurrent_calls_survive_a_shared_instance_dying(bwrap, catalog):
+    # A run's targets share one prewarmed instance: when it dies, every in-flight call sees it;
+    # one restarts it and the others use the new instance (they used to fail with KeyError).
+    import signal
+
+    pool = ServicePool(bwrap)
+    client = ServiceTargetClient(catalog, pool)
+    try:
+        await client.prewarm(IDS[:2])
+        (h,) = pool.handles()
+        await client.call(IDS[0], ["0"])  # clients connected
+        os.killpg(h.meta["pid"], signal.SIGKILL)
+        time.sleep(0.2)
+        outs = await asyncio.gather(*(client.call(IDS[k % 2], ["0"]) for k in range(4)))
+        assert all(o[0].error is None and o[0].output is not None for o in outs), outs
+        assert outs[0][0].output == "-5.0"  # f00473 at 0
+        assert h.url not in pool.live_urls() and len(pool.handles()) == 1
+        assert all(g.leases == 0 for g in pool._groups)  # every lease released
+    finally:
+        await client.aclose()
+        pool.close()
