@@ -39,33 +39,22 @@ from function_store.backbone.schemas import (
     TopLogprob,
     Usage,
 )
+from function_store.queue_worker import QueueWorker
 
 log = logging.getLogger(__name__)
 DEFAULT_MAX_TOKENS = 256
 
 
-class Batcher:
+class Batcher(QueueWorker[list[GenRequest]]):
     """Groups queued requests into one `Engine.generate` call; adds no delay when idle."""
 
     def __init__(self, engine: Engine, max_batch: int = 64) -> None:
+        super().__init__()
         self.engine = engine
         self.max_batch = max_batch
-        self._queue: asyncio.Queue[tuple[list[GenRequest], asyncio.Future]] = asyncio.Queue()
-        self._task: asyncio.Task | None = None
-
-    def start(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(self._run())
-
-    async def stop(self) -> None:
-        if self._task:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
 
     async def submit(self, reqs: list[GenRequest]) -> list[GenResult]:
-        fut = asyncio.get_running_loop().create_future()
-        await self._queue.put((reqs, fut))
-        return await fut
+        return await self._enqueue(reqs)
 
     async def _run(self) -> None:
         while True:

@@ -29,6 +29,7 @@ from function_store.backbone.engine import BadRequest
 from function_store.intervention import schemas as S
 from function_store.intervention.engine import Engine
 from function_store.intervention.featurizers import FeaturizerError
+from function_store.queue_worker import QueueWorker
 
 log = logging.getLogger(__name__)
 
@@ -103,28 +104,16 @@ def _split(kind: str, resp: Any, sizes: list[int]) -> list[Any]:
     return out
 
 
-class Batcher:
+class Batcher(QueueWorker[tuple[str, BaseModel]]):
     """Runs engine calls on one worker thread, merging queued requests where it can."""
 
     def __init__(self, engine: Engine, max_items: int = 1024) -> None:
+        super().__init__()
         self.engine = engine
         self.max_items = max_items
-        self._queue: asyncio.Queue[tuple[str, BaseModel, asyncio.Future]] = asyncio.Queue()
-        self._task: asyncio.Task | None = None
-
-    def start(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(self._run())
-
-    async def stop(self) -> None:
-        if self._task:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
 
     async def submit(self, kind: str, req: BaseModel) -> Any:
-        fut = asyncio.get_running_loop().create_future()
-        await self._queue.put((kind, req, fut))
-        return await fut
+        return await self._enqueue((kind, req))
 
     def _fn(self, kind: str) -> Callable[[Any], Any]:
         return {
@@ -134,24 +123,26 @@ class Batcher:
         }[kind]
 
     async def _run(self) -> None:
-        pending: list[tuple[str, BaseModel, asyncio.Future]] = []
+        pending: list[tuple[tuple[str, BaseModel], asyncio.Future]] = []
         while True:
             if not pending:
                 pending.append(await self._queue.get())
             while not self._queue.empty():
                 pending.append(self._queue.get_nowait())
-            kind = pending[0][0]
-            group = [p for p in pending if p[0] == kind][: self.max_items]
+            kind = pending[0][0][0]
+            group = [p for p in pending if p[0][0] == kind][: self.max_items]
             pending = [p for p in pending if all(p is not g for g in group)]
             await self._serve(kind, group)
 
-    async def _serve(self, kind: str, group: list[tuple[str, BaseModel, asyncio.Future]]) -> None:
-        merged = _merge(kind, [g[1] for g in group]) if len(group) > 1 else None
+    async def _serve(
+        self, kind: str, group: list[tuple[tuple[str, BaseModel], asyncio.Future]]
+    ) -> None:
+        merged = _merge(kind, [g[0][1] for g in group]) if len(group) > 1 else None
         if merged is None and len(group) > 1:
             for g in group:
                 await self._serve(kind, [g])
             return
-        req, sizes = merged if merged else (group[0][1], [0])
+        req, sizes = merged if merged else (group[0][0][1], [0])
         try:
             resp = await asyncio.to_thread(_run_engine, self._fn(kind), req)
         except Exception as e:
@@ -159,12 +150,12 @@ class Batcher:
                 for g in group:  # one bad request must not fail its neighbours: retry alone
                     await self._serve(kind, [g])
                 return
-            for _, _, fut in group:
+            for _, fut in group:
                 if not fut.done():
                     fut.set_exception(e)
             return
         parts = _split(kind, resp, sizes) if merged else [resp]
-        for (_, _, fut), part in zip(group, parts, strict=True):
+        for (_, fut), part in zip(group, parts, strict=True):
             if not fut.done():
                 fut.set_result(part)
 
