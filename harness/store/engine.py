@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import logging
+import zlib
+from collections.abc import Iterator
 from pathlib import Path
 
-from sqlalchemy import event
+from sqlalchemy import event, text
 from sqlalchemy.engine import Engine
 from sqlmodel import create_engine
 
@@ -48,11 +52,37 @@ def _alembic_config(engine: Engine):  # type: ignore[no-untyped-def]
     return cfg
 
 
+@contextlib.contextmanager
+def _migration_lock(engine: Engine) -> Iterator[None]:
+    """One migrating process at a time per store: several processes opening a fresh store at once
+    (parallel `harness run`s, Ray workers) would otherwise all try to create the same tables."""
+    url = engine.url
+    if url.get_backend_name() == "sqlite":
+        if not url.database or url.database == ":memory:":
+            yield
+            return
+        with open(f"{url.database}.migrate.lock", "a") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            yield  # the lock goes with the file's close
+    elif url.get_backend_name() == "postgresql":
+        key = zlib.crc32(b"interp-harness migrations")
+        with engine.connect() as conn:
+            conn.execute(text("SELECT pg_advisory_lock(:k)"), {"k": key})
+            try:
+                yield
+            finally:
+                conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": key})
+    else:
+        yield
+
+
 def upgrade_schema(engine: Engine, revision: str = "head") -> None:
-    """Apply migrations up to `revision` (idempotent; safe to call at every start)."""
+    """Apply migrations up to `revision` (idempotent; safe to call at every start, from several
+    processes at once)."""
     from alembic import command
 
-    command.upgrade(_alembic_config(engine), revision)
+    with _migration_lock(engine):
+        command.upgrade(_alembic_config(engine), revision)
 
 
 def current_revision(engine: Engine) -> str | None:
