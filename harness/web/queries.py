@@ -9,10 +9,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import and_, case, func, or_, select
 from sqlmodel import Session
 
-from harness.store.models import Episode, Event, Run
+from harness.api.schemas import MetricSummary
+from harness.store.models import Episode, Event, Run, Score
 from harness.store.repo import Store
 
 RUNS_PER_PAGE = 25
@@ -33,6 +34,7 @@ class RunsPage:
     counts: dict[str, dict[str, int]] = field(default_factory=dict)  # run -> status -> n
     errors: dict[str, dict[str, int]] = field(default_factory=dict)  # run -> category -> n
     last_event: dict[str, int] = field(default_factory=dict)  # run -> newest event id
+    metrics: dict[str, list[MetricSummary]] = field(default_factory=dict)  # run -> summaries
 
 
 def parse_cursor(cursor: str | None) -> tuple[datetime, str] | None:
@@ -92,6 +94,25 @@ def runs_page(
             .group_by(Event.run_id)
         ):
             page.last_event[run_id] = last
+        # RunDetail.metrics (harness.api.schemas.metric_summaries: mean of the ok values, n,
+        # scorer errors) as one aggregate instead of loading every score row of every run
+        ok = and_(Score.status == "ok", Score.value.is_not(None))
+        for run_id, metric, mean, n, n_err in conn.execute(
+            select(
+                Episode.run_id,
+                Score.metric,
+                func.avg(case((ok, Score.value))),
+                func.count(case((ok, 1))),
+                func.count(case((Score.status == "error", 1))),
+            )
+            .join(Episode, Episode.id == Score.episode_id)
+            .where(Episode.run_id.in_(ids))
+            .group_by(Episode.run_id, Score.metric)
+            .order_by(Episode.run_id, Score.metric)
+        ):
+            page.metrics.setdefault(run_id, []).append(
+                MetricSummary(metric=metric, n=n, n_errors=n_err, mean=mean)
+            )
     return page
 
 

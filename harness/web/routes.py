@@ -7,7 +7,6 @@ passes the API's own validation, policy and token check.
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode
@@ -32,8 +31,6 @@ MAX_COMPARE = 500  # common targets listed on the compare page
 router = APIRouter(include_in_schema=False)
 svg_cache = plots.SvgCache()
 summaries = views.SummaryCache()
-_metrics: dict[tuple[str, str], list[S.MetricSummary]] = {}
-_metrics_lock = threading.Lock()
 
 
 def _svc(request: Request) -> Any:
@@ -51,20 +48,6 @@ def _page(request: Request, name: str, status_code: int = 200, **ctx: Any) -> HT
 
 def _not_found(request: Request, what: str) -> HTMLResponse:
     return _page(request, "error.html", 404, title="Not found", message=what)
-
-
-def _run_metrics(store: Any, run: Run) -> list[S.MetricSummary]:
-    key = (run.id, run.updated_at.isoformat())
-    with _metrics_lock:
-        if key in _metrics:
-            return _metrics[key]
-    out = S.metric_summaries(store.run_scores(run.id))
-    if run.status in RUN_TERMINAL:
-        with _metrics_lock:
-            if len(_metrics) > 1024:
-                _metrics.clear()
-            _metrics[key] = out
-    return out
 
 
 @router.get("/ui/static/{name}")
@@ -104,7 +87,7 @@ def runs_list(
     rows = []
     for r in page.runs:
         counts = page.counts.get(r.id, {})
-        metric = views.primary_metric(r.family, _run_metrics(store, r))
+        metric = views.primary_metric(r.family, page.metrics.get(r.id, []))
         rows.append(
             {
                 "run": r,
