@@ -32,6 +32,7 @@ from harness.store import RUN_TERMINAL, current_revision, make_engine
 from harness.store.repo import Store
 from harness.store.specs import RunSpec
 from harness.target_client import TargetClient
+from harness.web import router as web_router
 
 ERRORS = {
     400: {"model": S.ErrorOut, "description": "bad input (says what is wrong)"},
@@ -119,6 +120,8 @@ def create_app(settings: Settings | None = None, *, run_scheduler: bool = True) 
         if run is None:
             raise HTTPException(404, f"no run with id {run_id!r}")
         return run
+
+    app.include_router(web_router)  # the web UI (docs/web.md): /, /ui/...
 
     @app.get("/healthz", response_model=S.HealthOut)
     def healthz(svc: Services = Depends(services)) -> S.HealthOut:

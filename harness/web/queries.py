@@ -1,0 +1,173 @@
+"""Store reads for the pages, paginated by keyset so that a page costs the same with 10 or 10,000
+episodes: runs by (created_at, id), a run's episodes by idx (unique per run), counts by SQL
+aggregates over the indexed run_id columns, and only for the runs or episodes on the page.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, case, func, or_, select
+from sqlmodel import Session
+
+from harness.api.schemas import MetricSummary
+from harness.store.models import Episode, Event, Run, Score
+from harness.store.repo import Store
+
+RUNS_PER_PAGE = 25
+EPISODES_PER_PAGE = 50
+
+
+def _rows(store: Store, q: Any) -> list[Any]:
+    with Session(store.engine) as s:
+        rows = list(s.scalars(q))
+        s.expunge_all()
+        return rows
+
+
+@dataclass
+class RunsPage:
+    runs: list[Run]
+    next_cursor: str | None  # "<created_at iso>|<id>" of the last run shown, when more follow
+    counts: dict[str, dict[str, int]] = field(default_factory=dict)  # run -> status -> n
+    errors: dict[str, dict[str, int]] = field(default_factory=dict)  # run -> category -> n
+    last_event: dict[str, int] = field(default_factory=dict)  # run -> newest event id
+    metrics: dict[str, list[MetricSummary]] = field(default_factory=dict)  # run -> summaries
+
+
+def parse_cursor(cursor: str | None) -> tuple[datetime, str] | None:
+    """A runs cursor; None (the first page) when absent or malformed."""
+    if not cursor or "|" not in cursor:
+        return None
+    stamp, _, run_id = cursor.partition("|")
+    try:
+        return datetime.fromisoformat(stamp), run_id
+    except ValueError:
+        return None
+
+
+def runs_page(
+    store: Store,
+    *,
+    status: str | None = None,
+    agent: str | None = None,
+    dataset: str | None = None,
+    cursor: str | None = None,
+    limit: int = RUNS_PER_PAGE,
+) -> RunsPage:
+    """Newest first; `cursor` continues after the last run of the previous page."""
+    q = select(Run).order_by(Run.created_at.desc(), Run.id.desc()).limit(limit + 1)
+    if status:
+        q = q.where(Run.status == status)
+    if agent:
+        q = q.where(Run.agent == agent)
+    if dataset:
+        q = q.where(Run.dataset == dataset)
+    if (c := parse_cursor(cursor)) is not None:
+        stamp, run_id = c
+        q = q.where(or_(Run.created_at < stamp, and_(Run.created_at == stamp, Run.id < run_id)))
+    runs = _rows(store, q)
+    more = len(runs) > limit
+    runs = runs[:limit]
+    page = RunsPage(runs, f"{runs[-1].created_at.isoformat()}|{runs[-1].id}" if more else None)
+    ids = [r.id for r in runs]
+    if not ids:
+        return page
+    with store.engine.connect() as conn:
+        for run_id, status_, n in conn.execute(
+            select(Episode.run_id, Episode.status, func.count())
+            .where(Episode.run_id.in_(ids))
+            .group_by(Episode.run_id, Episode.status)
+        ):
+            page.counts.setdefault(run_id, {})[status_] = n
+        for run_id, cat, n in conn.execute(
+            select(Episode.run_id, Episode.error_category, func.count())
+            .where(Episode.run_id.in_(ids), Episode.status == "error")
+            .group_by(Episode.run_id, Episode.error_category)
+        ):
+            page.errors.setdefault(run_id, {})[cat or "unknown"] = n
+        for run_id, last in conn.execute(
+            select(Event.run_id, func.max(Event.id))
+            .where(Event.run_id.in_(ids))
+            .group_by(Event.run_id)
+        ):
+            page.last_event[run_id] = last
+        # RunDetail.metrics (harness.api.schemas.metric_summaries: mean of the ok values, n,
+        # scorer errors) as one aggregate instead of loading every score row of every run
+        ok = and_(Score.status == "ok", Score.value.is_not(None))
+        for run_id, metric, mean, n, n_err in conn.execute(
+            select(
+                Episode.run_id,
+                Score.metric,
+                func.avg(case((ok, Score.value))),
+                func.count(case((ok, 1))),
+                func.count(case((Score.status == "error", 1))),
+            )
+            .join(Episode, Episode.id == Score.episode_id)
+            .where(Episode.run_id.in_(ids))
+            .group_by(Episode.run_id, Score.metric)
+            .order_by(Episode.run_id, Score.metric)
+        ):
+            page.metrics.setdefault(run_id, []).append(
+                MetricSummary(metric=metric, n=n, n_errors=n_err, mean=mean)
+            )
+    return page
+
+
+def filter_options(store: Store) -> tuple[list[str], list[str]]:
+    """The agents and datasets that have runs (for the filter menus)."""
+    with store.engine.connect() as conn:
+        agents = list(conn.scalars(select(Run.agent).distinct().order_by(Run.agent)))
+        datasets = list(conn.scalars(select(Run.dataset).distinct().order_by(Run.dataset)))
+    return agents, datasets
+
+
+@dataclass
+class EpisodesPage:
+    episodes: list[Episode]
+    prev_before: int | None  # idx to pass as `before` for the previous page
+    next_after: int | None  # idx to pass as `after` for the next page
+
+
+def episodes_page(
+    store: Store,
+    run_id: str,
+    *,
+    status: str | None = None,
+    after: int | None = None,
+    before: int | None = None,
+    limit: int = EPISODES_PER_PAGE,
+) -> EpisodesPage:
+    """One page of a run's episodes in idx order, after `after` or before `before`."""
+    q = select(Episode).where(Episode.run_id == run_id)
+    if status:
+        q = q.where(Episode.status == status)
+    backwards = before is not None and after is None
+    if backwards:
+        q = q.where(Episode.idx < before).order_by(Episode.idx.desc())
+    else:
+        if after is not None:
+            q = q.where(Episode.idx > after)
+        q = q.order_by(Episode.idx)
+    eps = _rows(store, q.limit(limit + 1))
+    more = len(eps) > limit
+    eps = eps[:limit]
+    if backwards:
+        eps.reverse()
+        has_prev, has_next = more, True
+    else:
+        has_prev, has_next = after is not None and after >= 0, more
+    return EpisodesPage(
+        eps,
+        prev_before=eps[0].idx if eps and has_prev else None,
+        next_after=eps[-1].idx if eps and has_next else None,
+    )
+
+
+def last_event_id(store: Store, run_id: str) -> int:
+    """The newest event's id: live updates ask only for events after it."""
+    with store.engine.connect() as conn:
+        q = select(func.max(Event.id)).where(Event.run_id == run_id)
+        return conn.execute(q).scalar() or 0

@@ -1,0 +1,418 @@
+"""The web UI's routes: server-rendered pages over the same store and services as the REST API.
+
+Pages: `/` (runs, with the run form), `/ui/runs/{id}`, `/ui/episodes/{id}` (transcript),
+`/ui/compare`, `/ui/login`. The run form is forwarded to `POST /runs` of this same app, so it
+passes the API's own validation, policy and token check.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlencode
+
+import httpx
+from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.templating import Jinja2Templates
+
+from harness.api import schemas as S
+from harness.store.models import RUN_TERMINAL, Run
+from harness.web import auth, plots, queries, views
+
+HERE = Path(__file__).resolve().parent
+templates = Jinja2Templates(directory=str(HERE / "templates"))
+STATIC = {"web.css": "text/css", "live.js": "text/javascript"}
+RUN_STATUSES = ("queued", "running", "completed", "failed", "cancelled")
+FAMILIES = ("numeric", "strings", "entities", "relations")
+MAX_FORM_BYTES = 16_384
+MAX_COMPARE = 500  # common targets listed on the compare page
+
+router = APIRouter(include_in_schema=False)
+svg_cache = plots.SvgCache()
+summaries = views.SummaryCache()
+
+
+def _svc(request: Request) -> Any:
+    return request.app.state.services
+
+
+def _page(request: Request, name: str, status_code: int = 200, **ctx: Any) -> HTMLResponse:
+    ctx |= {
+        "authorised": auth.is_authorised(request),
+        "tokens_configured": bool(auth.configured_tokens(request)),
+        "csrf": auth.csrf_value(request),
+    }
+    return templates.TemplateResponse(request, name, ctx, status_code=status_code)
+
+
+def _not_found(request: Request, what: str) -> HTMLResponse:
+    return _page(request, "error.html", 404, title="Not found", message=what)
+
+
+@router.get("/ui/static/{name}")
+def static(name: str) -> Response:
+    if name not in STATIC:
+        raise HTTPException(404, "no such file")
+    return Response((HERE / "static" / name).read_bytes(), media_type=STATIC[name])
+
+
+def _agents() -> list[str]:
+    try:
+        from agents.registry import list_agents
+    except ImportError:
+        return []
+    return [a.name for a in list_agents()]
+
+
+def _datasets() -> list[str]:
+    from function_store.catalog import dataset_names
+
+    return dataset_names()
+
+
+@router.get("/", response_class=HTMLResponse)
+@router.get("/ui/runs", response_class=HTMLResponse)
+def runs_list(
+    request: Request,
+    status: str | None = None,
+    agent: str | None = None,
+    dataset: str | None = None,
+    cursor: str | None = Query(None, max_length=200),
+) -> HTMLResponse:
+    store = _svc(request).store
+    page = queries.runs_page(
+        store, status=status or None, agent=agent or None, dataset=dataset or None, cursor=cursor
+    )
+    rows = []
+    for r in page.runs:
+        counts = page.counts.get(r.id, {})
+        metric = views.primary_metric(r.family, page.metrics.get(r.id, []))
+        rows.append(
+            {
+                "run": r,
+                "total": len(r.target_ids),
+                "done": sum(n for s, n in counts.items() if s not in ("queued", "running")),
+                "running": counts.get("running", 0),
+                "errors": page.errors.get(r.id, {}),
+                "metric": metric,
+                "last_event": page.last_event.get(r.id, 0),
+                "live": r.status not in RUN_TERMINAL,
+            }
+        )
+    filters = {"status": status or "", "agent": agent or "", "dataset": dataset or ""}
+    agents, datasets = queries.filter_options(store)
+    next_url = None
+    if page.next_cursor:
+        next_url = "/?" + urlencode(
+            {**{k: v for k, v in filters.items() if v}, "cursor": page.next_cursor}
+        )
+    return _page(
+        request,
+        "runs.html",
+        rows=rows,
+        filters=filters,
+        statuses=RUN_STATUSES,
+        filter_agents=agents,
+        filter_datasets=datasets,
+        next_url=next_url,
+        first_url="/?" + urlencode({k: v for k, v in filters.items() if v}) if cursor else None,
+        form_agents=_agents(),
+        form_datasets=_datasets(),
+        families=FAMILIES,
+        form={},
+        form_errors=[],
+    )
+
+
+def _form_body(fields: dict[str, str]) -> dict[str, Any]:
+    """The run form as a RunSpec JSON body (empty fields left out: the API's defaults apply)."""
+    body: dict[str, Any] = {}
+    for key in ("agent", "dataset", "family"):
+        if fields.get(key):
+            body[key] = fields[key]
+    for key in ("limit", "seed"):
+        if fields.get(key):
+            body[key] = fields[key]  # the API validates and converts (a 422 names the field)
+    budgets = {k: fields[k] for k in ("max_rounds", "max_target_calls", "max_tokens", "max_wall_s")}
+    budgets = {k: v for k, v in budgets.items() if v}
+    if budgets:
+        body["budgets"] = budgets
+    return body
+
+
+@router.post("/ui/runs", response_class=HTMLResponse)
+async def start_run(request: Request) -> Response:
+    raw = await request.body()
+    if len(raw) > MAX_FORM_BYTES:
+        raise HTTPException(413, "form too large")
+    parsed = parse_qs(raw.decode("utf-8", "replace"), keep_blank_values=True)
+    fields = {k: v[0].strip() for k, v in parsed.items() if v}
+    fields |= {
+        k: fields.get(k, "") for k in ("max_rounds", "max_target_calls", "max_tokens", "max_wall_s")
+    }
+    if not auth.csrf_ok(request, fields.get("csrf")):
+        return _page(
+            request,
+            "error.html",
+            403,
+            title="Form expired",
+            message="reload the page and submit the form again",
+        )
+    headers = {}
+    if (token := auth.session_token(request)) is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    transport = httpx.ASGITransport(app=request.app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://harness-web") as client:
+        r = await client.post("/runs", json=_form_body(fields), headers=headers, timeout=300)
+    if r.status_code == 201:
+        return RedirectResponse(f"/ui/runs/{r.json()['id']}", status_code=303)
+    detail = (
+        r.json().get("detail")
+        if r.headers.get("content-type", "").startswith("application/json")
+        else r.text
+    )
+    if isinstance(detail, list):
+        errors = [
+            f"{'.'.join(str(x) for x in e.get('loc', [])[1:])}: {e.get('msg')}" for e in detail
+        ]
+    else:
+        errors = [str(detail)]
+    if r.status_code == 401:
+        errors = ["this server needs a token to start runs: log in first"]
+    store = _svc(request).store
+    agents, datasets = queries.filter_options(store)
+    return _page(
+        request,
+        "runs.html",
+        status_code=r.status_code,
+        rows=[],
+        filters={"status": "", "agent": "", "dataset": ""},
+        statuses=RUN_STATUSES,
+        filter_agents=agents,
+        filter_datasets=datasets,
+        next_url=None,
+        first_url="/",
+        form_agents=_agents(),
+        form_datasets=_datasets(),
+        families=FAMILIES,
+        form=fields,
+        form_errors=errors,
+    )
+
+
+@router.get("/ui/runs/{run_id}", response_class=HTMLResponse)
+def run_page(
+    request: Request,
+    run_id: str,
+    status: str | None = None,
+    after: int | None = Query(None, ge=-1, le=10**9),
+    before: int | None = Query(None, ge=0, le=10**9),
+) -> HTMLResponse:
+    svc = _svc(request)
+    run = svc.store.get_run(run_id)
+    if run is None:
+        return _not_found(request, f"no run with id {run_id}")
+    detail, report_out = summaries.get(svc.store, run)
+    report = report_error = None
+    if isinstance(report_out, str):
+        report_error = report_out
+    else:
+        from evaluator.report import Report
+
+        report = Report.model_validate(report_out.report)
+    queries_plot = None
+    if report is not None and report.queries:
+        key = (
+            ("queries", run.id, run.updated_at.isoformat()) if run.status in RUN_TERMINAL else None
+        )
+        queries_plot = plots.cached(svg_cache, key, lambda: plots.queries_svg(report.queries))
+    floor = svc.store.get_run(detail.floor_run_id) if detail.floor_run_id else None
+    floor_detail = summaries.get(svc.store, floor)[0] if floor else None
+    page = queries.episodes_page(
+        svc.store, run.id, status=status or None, after=after, before=before
+    )
+    scores = svc.store.scores([e.id for e in page.episodes])
+    by_ep: dict[str, list[Any]] = {}
+    for s in scores:
+        by_ep.setdefault(s.episode_id, []).append(s)
+    eps = []
+    for e in page.episodes:
+        primary = views.PRIMARY.get(e.family)
+        sc = next((s for s in by_ep.get(e.id, []) if s.metric == primary), None)
+        eps.append({"ep": e, "score": sc, "metric": primary})
+    base = {"status": status} if status else {}
+    return _page(
+        request,
+        "run.html",
+        run=run,
+        detail=detail,
+        report=report,
+        report_error=report_error,
+        queries_plot=queries_plot,
+        floor=floor_detail,
+        episodes=eps,
+        ep_status=status or "",
+        prev_url=f"?{urlencode({**base, 'before': page.prev_before})}"
+        if page.prev_before is not None
+        else None,
+        next_url=f"?{urlencode({**base, 'after': page.next_after})}"
+        if page.next_after is not None
+        else None,
+        live=run.status not in RUN_TERMINAL,
+        last_event=queries.last_event_id(svc.store, run.id),
+    )
+
+
+async def _episode_plot(
+    request: Request, detail: S.EpisodeDetail, run: Run, show_truth: bool
+) -> dict[str, Any]:
+    """The numeric plot's SVG and notes (cached once the episode has finished)."""
+    svc = _svc(request)
+    points = plots.sampled_points(detail.calls)
+    finished = detail.status not in ("queued", "running")
+    key = ("numeric", detail.id, show_truth) if finished else None
+    if key is not None and (hit := svg_cache.get(key)) is not None:
+        return {"svg": hit, "points": len(points), "notes": []}
+    data: dict[str, Any] = {"notes": []}
+    if finished:
+        answer = views.split_answer(detail.final_answer, detail.scores)
+        target = views.load_target(svc.catalogs, run, detail.target_id) if show_truth else None
+        data = await views.numeric_plot_data(svc.client, detail, answer, target)
+    svg = plots.numeric_svg(
+        points,
+        agent=data.get("agent"),
+        truth=data.get("truth"),
+        corrupted=data.get("corrupted"),
+        title=detail.target_id,
+    )
+    if key is not None and not data["notes"]:
+        svg_cache.put(key, svg)
+    return {"svg": svg, "points": len(points), "notes": data["notes"]}
+
+
+@router.get("/ui/episodes/{episode_id}", response_class=HTMLResponse)
+async def episode_page(request: Request, episode_id: str) -> HTMLResponse:
+    svc = _svc(request)
+    ep = svc.store.get_episode(episode_id)
+    if ep is None:
+        return _not_found(request, f"no episode with id {episode_id}")
+    run = svc.store.get_run(ep.run_id)
+    detail = S.episode_detail(svc.store, ep)
+    show_truth = views.may_see_truth(ep.status, auth.is_authorised(request))
+    target = views.load_target(svc.catalogs, run, ep.target_id) if show_truth else None
+    answer = views.split_answer(detail.final_answer, detail.scores)
+    plot = await _episode_plot(request, detail, run, show_truth) if ep.family == "numeric" else None
+    unit_tests = None
+    if target is not None and ep.family != "numeric":
+        unit_tests = await views.unit_test_rows(detail, answer, target)
+    return _page(
+        request,
+        "episode.html",
+        run=run,
+        ep=detail,
+        turns=views.turns(detail),
+        answer=answer,
+        scores=views.score_rows(detail.scores, show_truth),
+        show_truth=show_truth,
+        truth_reason=(
+            "the episode is still running"
+            if ep.status in ("queued", "running")
+            else "log in with a token to see it"
+        ),
+        target=target,
+        plot=plot,
+        unit_tests=unit_tests,
+    )
+
+
+@router.get("/ui/episodes/{episode_id}/plot.svg")
+async def episode_plot_svg(request: Request, episode_id: str) -> Response:
+    svc = _svc(request)
+    ep = svc.store.get_episode(episode_id)
+    if ep is None or ep.family != "numeric":
+        raise HTTPException(404, "no numeric episode with that id")
+    detail = S.episode_detail(svc.store, ep)
+    show_truth = views.may_see_truth(ep.status, auth.is_authorised(request))
+    plot = await _episode_plot(request, detail, svc.store.get_run(ep.run_id), show_truth)
+    return Response(plot["svg"], media_type="image/svg+xml")
+
+
+@router.get("/ui/compare", response_class=HTMLResponse)
+def compare(
+    request: Request,
+    a: str | None = Query(None, max_length=64),
+    b: str | None = Query(None, max_length=64),
+) -> HTMLResponse:
+    store = _svc(request).store
+    runs = queries.runs_page(store, limit=100).runs
+    ra, rb = (store.get_run(a) if a else None), (store.get_run(b) if b else None)
+    rows: list[dict[str, Any]] = []
+    wins = {"a": 0, "b": 0, "tie": 0}
+    if ra is not None and rb is not None:
+        ea = {e.target_id: e for e in store.episodes(ra.id)}
+        eb = {e.target_id: e for e in store.episodes(rb.id)}
+        common = [t for t in ea if t in eb][:MAX_COMPARE]
+        ids = [ea[t].id for t in common] + [eb[t].id for t in common]
+        scores: dict[tuple[str, str], Any] = {
+            (s.episode_id, s.metric): s for s in store.scores(ids)
+        }
+        for t in common:
+            metric = views.PRIMARY.get(ea[t].family, "")
+            sa, sb = scores.get((ea[t].id, metric)), scores.get((eb[t].id, metric))
+            va = sa.value if sa is not None and sa.status == "ok" else None
+            vb = sb.value if sb is not None and sb.status == "ok" else None
+            won = None
+            if va is not None and vb is not None:
+                won = "a" if va > vb else "b" if vb > va else "tie"
+                wins[won] += 1
+            rows.append(
+                {
+                    "target": t,
+                    "metric": metric,
+                    "a": ea[t],
+                    "b": eb[t],
+                    "sa": sa,
+                    "sb": sb,
+                    "won": won,
+                }
+            )
+    return _page(
+        request,
+        "compare.html",
+        runs=runs,
+        ra=ra,
+        rb=rb,
+        a=a or "",
+        b=b or "",
+        rows=rows,
+        wins=wins,
+        max_rows=MAX_COMPARE,
+    )
+
+
+@router.get("/ui/login", response_class=HTMLResponse)
+def login_form(request: Request) -> HTMLResponse:
+    return _page(request, "login.html", error=None)
+
+
+@router.post("/ui/login", response_class=HTMLResponse)
+async def login(request: Request) -> Response:
+    raw = await request.body()
+    if len(raw) > MAX_FORM_BYTES:
+        raise HTTPException(413, "form too large")
+    token = (parse_qs(raw.decode("utf-8", "replace")).get("token") or [""])[0].strip()
+    if not auth.valid_token(request, token):
+        return _page(
+            request, "login.html", 401, error="that token is not one of this server's tokens"
+        )
+    resp = RedirectResponse("/", status_code=303)
+    resp.set_cookie(auth.COOKIE, token, httponly=True, samesite="strict", path="/")
+    return resp
+
+
+@router.post("/ui/logout")
+def logout() -> Response:
+    resp = RedirectResponse("/", status_code=303)
+    resp.delete_cookie(auth.COOKIE, path="/")
+    return resp

@@ -1,0 +1,51 @@
+// Live progress over the API's server-sent events (GET /runs/{id}/events?after=N).
+// Pages work without this script; it only keeps progress, status and running counts current.
+(function () {
+  "use strict";
+  document.documentElement.classList.add("js");
+  var MAX_STREAMS = 4; // browsers allow about six connections per host over HTTP/1.1
+
+  function setText(root, field, text) {
+    var el = root.querySelector('[data-field="' + field + '"]');
+    if (el) el.textContent = text;
+  }
+
+  function follow(root) {
+    var id = root.getAttribute("data-live-run");
+    var done = parseInt(root.getAttribute("data-done") || "0", 10);
+    var running = parseInt(root.getAttribute("data-running") || "0", 10);
+    var url = "/runs/" + encodeURIComponent(id) + "/events?after=" + (root.getAttribute("data-after") || "0");
+    var source = new EventSource(url);
+    var bar = root.querySelector("progress");
+    function show() {
+      setText(root, "done", String(done));
+      setText(root, "running", running > 0 ? "(" + running + " running)" : "");
+      if (bar) bar.value = done;
+      root.setAttribute("data-done", String(done));
+    }
+    source.addEventListener("episode_started", function () { running += 1; show(); });
+    source.addEventListener("episode_finished", function () { done += 1; running = Math.max(0, running - 1); show(); });
+    source.addEventListener("run_status", function (ev) {
+      var status = JSON.parse(ev.data).data.status;
+      var cell = root.querySelector('[data-field="status"]');
+      if (cell) cell.innerHTML = '<span class="status status-' + status + '"></span>';
+      if (cell) cell.firstChild.textContent = status;
+    });
+    source.addEventListener("end", function () {
+      source.close();
+      if (root.hasAttribute("data-reload-on-end")) window.location.reload();
+    });
+  }
+
+  document.querySelectorAll("[data-live-run]").forEach(function (el, i) {
+    if (i < MAX_STREAMS && window.EventSource) follow(el);
+  });
+
+  document.querySelectorAll("[data-toggle-all]").forEach(function (button) {
+    button.addEventListener("click", function () {
+      var open = button.textContent === "Expand all";
+      document.querySelectorAll("ol.transcript details").forEach(function (d) { d.open = open; });
+      button.textContent = open ? "Collapse all" : "Expand all";
+    });
+  });
+})();

@@ -1,0 +1,236 @@
+"""What the pages show, built from the API's own views (harness.api.schemas) and the evaluator's
+functions (report, answer parser, NMSE grid, sandboxed code runs): scores are never re-derived.
+
+Ground truth (hidden description, code, parameters, corrupted interval, expected unit-test
+outputs, judge verdicts) is only built when `show_truth` is true: the episode has finished and
+the viewer is authorised (harness.web.auth).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from harness.api import schemas as S
+from harness.store.models import EPISODE_TERMINAL, RUN_TERMINAL, Run
+from harness.store.repo import Store
+
+# The score a page shows first for each family (the FIND Table 2 metric).
+PRIMARY = {
+    "numeric": "code_success",
+    "strings": "string_exact",
+    "entities": "unit_test",
+    "relations": "unit_test",
+}
+# Score details that never carry ground truth (shown to everyone; the rest only with show_truth).
+SAFE_DETAILS = {
+    "parser",
+    "func_name",
+    "code_chars",
+    "threshold",
+    "points",
+    "gt_skipped",
+    "guard",
+    "printed_bytes",
+    "nmse_raw",
+    "failure",
+    "predicted",
+    "outcome",
+    "target_calls",
+    "inputs",
+    "judge_model",
+    "judge_mode",
+    "judge_wall_s",
+    "stopped_at",
+    "partial_scores",
+    "gt_energy_zero",
+}
+
+
+def may_see_truth(status: str, authorised: bool) -> bool:
+    return authorised and status in EPISODE_TERMINAL
+
+
+def primary_metric(family: str | None, metrics: list[S.MetricSummary]) -> S.MetricSummary | None:
+    names = [PRIMARY[family]] if family in PRIMARY else list(dict.fromkeys(PRIMARY.values()))
+    for name in names:
+        for m in metrics:
+            if m.metric == name:
+                return m
+    return None
+
+
+def score_rows(scores: list[S.ScoreOut], show_truth: bool) -> list[dict[str, Any]]:
+    rows = []
+    for s in scores:
+        details = (
+            s.details if show_truth else {k: v for k, v in s.details.items() if k in SAFE_DETAILS}
+        )
+        rows.append({**s.model_dump(exclude={"details"}), "details": details})
+    return rows
+
+
+@dataclass
+class Turn:
+    message: S.MessageOut
+    calls: list[S.TargetCallOut]
+
+
+def turns(detail: S.EpisodeDetail) -> list[Turn]:
+    """Messages in order, each assistant message with the target calls it asked for."""
+    by_step: dict[int, list[S.TargetCallOut]] = {}
+    for c in detail.calls:
+        by_step.setdefault(c.step, []).append(c)
+    return [Turn(m, by_step.get(m.step, [])) for m in detail.messages]
+
+
+def split_answer(final_answer: str | None, scores: list[S.ScoreOut]) -> Any:
+    """The final answer as the scorer parsed it (description / domain / code)."""
+    if not final_answer:
+        return None
+    from evaluator.parsing import parse_answer
+
+    parser = next((s.details["parser"] for s in scores if "parser" in s.details), "tolerant")
+    try:
+        return parse_answer(final_answer, parser)
+    except ValueError:
+        return parse_answer(final_answer)
+
+
+def load_target(catalogs: Any, run: Run, target_id: str) -> Any:
+    """The full target (with ground truth): call only when ground truth may be shown."""
+    try:
+        return catalogs.get(int(run.spec.get("gen_seed") or 0)).get(target_id)
+    except Exception:  # unknown dataset or data missing: the page says ground truth is unavailable
+        return None
+
+
+def _run_agent_code(answer: Any, inputs: list[str], kind: str, call: str) -> Any:
+    from evaluator.sandbox_exec import CodeJob, run_code_jobs
+    from evaluator.scoring import EvalSettings
+
+    job = CodeJob(
+        id="web",
+        code=answer.code,
+        func_name=answer.func_name,
+        kind=kind,  # type: ignore[arg-type]
+        call=call,  # type: ignore[arg-type]
+        inputs=inputs,
+    )
+    return run_code_jobs([job], limits=EvalSettings().limits())[0]
+
+
+async def numeric_plot_data(
+    client: Any, detail: S.EpisodeDetail, answer: Any, target: Any
+) -> dict[str, Any]:
+    """Agent code (and, with `target`, ground truth) on FIND's 256-point grid; notes say what
+    could not be drawn and why."""
+    from evaluator.domain import true_interval
+    from evaluator.numeric import GRID, grid_inputs, ground_truth_from_outputs
+
+    out: dict[str, Any] = {"notes": []}
+    if answer is not None and answer.code.strip() and answer.func_name:
+        res = await asyncio.to_thread(
+            _run_agent_code, answer, grid_inputs(), "numeric", "find-compat"
+        )
+        xs, ys = [], []
+        for x, r in zip(GRID, res.results, strict=False):
+            if "v" in r and all(isinstance(v, int | float) for v in r["v"]):
+                xs.append(x)
+                ys.append(float(r["v"][0]))
+        if res.reason:
+            out["notes"].append(f"agent's code: {res.reason}")
+        if xs:
+            out["agent"] = (xs, ys)
+    elif answer is not None:
+        out["notes"].append("the final answer has no function to plot")
+    if target is not None:
+        try:
+            gt = ground_truth_from_outputs(await client.call(target.id, grid_inputs()))
+        except Exception as e:  # the target could not be served: say so, draw the rest
+            out["notes"].append(f"ground truth unavailable: {type(e).__name__}: {e}")
+        else:
+            if gt.error or gt.exception_at is not None:
+                out["notes"].append(f"ground truth: {gt.error or f'raised at x={gt.exception_at}'}")
+            else:
+                out["truth"] = (gt.xs, [v.real for v in gt.values])
+        out["corrupted"] = true_interval(target.hidden.corruption)
+    return out
+
+
+async def unit_test_rows(detail: S.EpisodeDetail, answer: Any, target: Any) -> list[dict[str, Any]]:
+    """Strings: input, expected, the agent code's output, match (the score's own verdict).
+    Entities / relations: each triplet, the correct item and the judge's pick."""
+    if target.family == "strings":
+        from evaluator.strings import correct_pairs
+
+        try:
+            pairs = correct_pairs(target.unit_tests)
+        except (ValueError, IndexError):
+            return []
+        outputs: list[str] = ["(no code)"] * len(pairs)
+        if answer is not None and answer.code.strip() and answer.func_name:
+            res = await asyncio.to_thread(
+                _run_agent_code, answer, [i for i, _ in pairs], "string", "direct"
+            )
+            for k, r in enumerate(res.results[: len(pairs)]):
+                outputs[k] = str(r["v"]) if "v" in r else f"error: {r.get('err')}"
+            for k in range(len(res.results), len(pairs)):
+                outputs[k] = f"not run: {res.reason or 'no result'}"
+        exact = next((s for s in detail.scores if s.metric == "string_exact"), None)
+        items = (exact.details.get("items") if exact else None) or []
+        return [
+            {
+                "input": inp,
+                "expected": exp,
+                "output": outputs[k],
+                "match": items[k]["ok"] if k < len(items) else None,
+            }
+            for k, (inp, exp) in enumerate(pairs)
+        ]
+    verdicts = next(
+        (s.details.get("verdicts") for s in detail.scores if s.metric == "unit_test"), None
+    )
+    rows = []
+    for k, u in enumerate(target.unit_tests):
+        v = (verdicts or [])[k] if verdicts and k < len(verdicts) else {}
+        rows.append(
+            {
+                "input": " | ".join(u.inputs),
+                "expected": f"item {u.correct}",
+                "output": f"judge picked {v.get('strict_answer')}" if v else "-",
+                "match": v.get("find_compat") if v else None,
+            }
+        )
+    return rows
+
+
+class SummaryCache:
+    """RunDetail and report of finished runs (they no longer change; with 10,000 episodes
+    building them takes a while). Running runs are rebuilt on every request."""
+
+    def __init__(self, size: int = 64) -> None:
+        self.size = size
+        self._items: dict[tuple[str, str], tuple[S.RunDetail, Any]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, store: Store, run: Run) -> tuple[S.RunDetail, S.ReportOut | str]:
+        floor = store.floor_run(run.id)  # its episodes are in the report
+        key = (run.id, run.updated_at.isoformat(), floor.updated_at.isoformat() if floor else "")
+        with self._lock:
+            hit = self._items.get(key)
+        if hit is not None:
+            return hit
+        detail = S.run_detail(store, run)
+        try:
+            report: S.ReportOut | str = S.build_report(store, run)
+        except S.ReportUnavailable as e:
+            report = str(e)
+        if run.status in RUN_TERMINAL and (floor is None or floor.status in RUN_TERMINAL):
+            with self._lock:
+                if len(self._items) >= self.size:
+                    self._items.pop(next(iter(self._items)))
+                self._items[key] = (detail, report)
+        return detail, report
