@@ -19,6 +19,7 @@ from sqlalchemy import text
 
 from harness.api import schemas as S
 from harness.policy import ApiPolicy, RequestInvalid
+from harness.preflight import PreflightError, preflight
 from harness.scheduler import (
     CatalogCache,
     Scheduler,
@@ -147,11 +148,12 @@ def create_app(settings: Settings | None = None, *, run_scheduler: bool = True) 
         if svc.settings.agent_isolation == "none":  # in-process agents are for the CLI only
             raise HTTPException(403, "agent isolation 'none' is refused over REST")
         try:
-            # loading a catalog can take a while: keep the event loop (scheduler) running
+            # loading a catalog and probing endpoints take a while: keep the event loop running
+            await asyncio.to_thread(preflight, spec, svc.settings, svc.catalogs, policy=policy)
             run = await asyncio.to_thread(create_run, svc.store, spec, svc.catalogs, policy=policy)
         except RequestInvalid as e:
             raise RequestValidationError(e.errors) from e
-        except SelectionError as e:
+        except (SelectionError, PreflightError) as e:
             raise HTTPException(400, str(e)) from e
         svc.scheduler.wake()
         return S.run_out(run)
