@@ -39,10 +39,17 @@ class PreflightError(ValueError):
         super().__init__("pre-flight check failed: " + "; ".join(self.problems))
 
 
-def model_ids(base_url: str, what: str, api_key: str | None = None) -> list[str]:
-    """The model ids `GET {base_url}/models` lists. Raises PreflightError saying what is wrong."""
-    url = base_url.rstrip("/") + "/models"
-    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+def model_ids(
+    base_url: str, what: str, api_key: str | None = None, kind: str = "openai"
+) -> list[str]:
+    """The model ids `GET {base_url}/models` lists (Anthropic: `{base_url}/v1/models`, as its SDK
+    adds /v1). Raises PreflightError saying what is wrong."""
+    if kind == "anthropic":
+        url = base_url.rstrip("/") + "/v1/models"
+        headers = {"anthropic-version": "2023-06-01"} | ({"x-api-key": api_key} if api_key else {})
+    else:
+        url = base_url.rstrip("/") + "/models"
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     try:
         r = httpx.get(url, headers=headers, timeout=PROBE_TIMEOUT_S)
     except httpx.HTTPError as e:
@@ -60,8 +67,10 @@ def model_ids(base_url: str, what: str, api_key: str | None = None) -> list[str]
         ) from None
 
 
-def check_model(base_url: str, what: str, model: str | None, api_key: str | None) -> None:
-    ids = model_ids(base_url, what, api_key)
+def check_model(
+    base_url: str, what: str, model: str | None, api_key: str | None, kind: str = "openai"
+) -> None:
+    ids = model_ids(base_url, what, api_key, kind)
     if model is not None and model not in ids:
         served = ", ".join(ids[:10]) or "none"
         raise PreflightError([f"{what} at {base_url} has no model {model!r} (it serves: {served})"])
@@ -94,7 +103,7 @@ def check_agent(spec: RunSpec, policy: ApiPolicy | None) -> None:
         raise PreflightError([str(e)]) from None
     if profile is not None and profile.base_url is not None:
         model = _agent_model(agent_cls, spec.agent_options)
-        check_model(profile.base_url, _endpoint_name(profile), model, key)
+        check_model(profile.base_url, _endpoint_name(profile), model, key, profile.kind)
 
 
 def _endpoint_name(profile: ProviderProfile) -> str:
