@@ -45,13 +45,14 @@ class AnthropicAgent(Agent):
 
     name = "anthropic"
     provider = "anthropic"
+    default_model = "claude-sonnet-4-5"  # when neither the options nor the environment name one
     description = "Anthropic Messages API (Claude); system prompt sent separately"
     Options = ProviderOptions  # over the API: no base_url/api_key, a provider profile instead
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self.model: str = options.get("model") or os.environ.get(
-            "ANTHROPIC_MODEL", "claude-sonnet-4-5"
+            "ANTHROPIC_MODEL", self.default_model
         )
         self.base_url: str | None = options.get("base_url") or os.environ.get("ANTHROPIC_BASE_URL")
         api_key = options.get("api_key") or os.environ.get("ANTHROPIC_API_KEY")

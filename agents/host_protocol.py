@@ -9,17 +9,25 @@ reset sends keep=1, a fresh host gets everything).
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
 from agents.base import Message, Usage
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
 MAX_LINE = 64 * 1024 * 1024  # one message, either way; a longer line is a protocol error
 
 
 class _Msg(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+def valid_unicode(text: str) -> str:
+    """Lone surrogates (a provider's JSON may carry "\udcff") cannot be written as UTF-8: each
+    becomes one U+FFFD (docs/sandbox.md)."""
+    return _SURROGATE.sub("\ufffd", text)
 
 
 class Network(_Msg):
@@ -64,6 +72,11 @@ class Reply(_Msg):
     usage: Usage = Field(default_factory=Usage)
     model: str | None = None
 
+    @field_validator("content", "model")
+    @classmethod
+    def _valid_unicode(cls, v: str | None) -> str | None:
+        return None if v is None else valid_unicode(v)
+
 
 class Failure(_Msg):
     """The agent (or its construction) raised: `category` as in AgentError."""
@@ -72,6 +85,11 @@ class Failure(_Msg):
     message: str
     category: str = "agent"
     retryable: bool = False
+
+    @field_validator("message")
+    @classmethod
+    def _valid_unicode(cls, v: str) -> str:
+        return valid_unicode(v)
 
 
 class Closed(_Msg):

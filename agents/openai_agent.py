@@ -42,12 +42,13 @@ class OpenAIAgent(Agent):
 
     name = "openai"
     provider = "openai"
+    default_model = "gpt-4o"  # when neither the options nor the environment name one
     description = "OpenAI Chat Completions, or any OpenAI-compatible server (vLLM, ...) by base_url"
     Options = OpenAIOptions  # over the API: no base_url/api_key, a provider profile instead
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        self.model: str = _opt(options, "model", "OPENAI_MODEL", "gpt-4o")
+        self.model: str = _opt(options, "model", "OPENAI_MODEL", self.default_model)
         self.base_url: str | None = _opt(options, "base_url", "OPENAI_BASE_URL")
         api_key = _opt(options, "api_key", "OPENAI_API_KEY")
         if api_key is None and self.base_url:

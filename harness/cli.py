@@ -20,7 +20,13 @@ for _name in COMMAND_MODULES:
 
 
 def main() -> None:
-    app()
+    from harness.store.engine import StoreUnavailable
+
+    try:
+        app()
+    except StoreUnavailable as e:  # a setup problem, not a bug: no traceback
+        typer.echo(f"harness: {e}", err=True)
+        raise SystemExit(2) from None
 
 
 if __name__ == "__main__":

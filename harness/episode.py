@@ -25,6 +25,7 @@ from typing import Any
 
 from agents.base import Agent, AgentError
 from agents.base import Message as AgentMessage
+from agents.host_protocol import valid_unicode
 from evaluator.api import EpisodeStats, ScoreResult
 from function_store.models import Target
 from harness import prompts
@@ -320,6 +321,10 @@ class EpisodeRunner:
             raise EpisodeEnd(
                 "error", "agent_error", category="agent", error=f"agent returned {reply!r}"
             )
+        # an in-process agent's text may hold lone surrogates the store cannot write (hosted
+        # agents' replies are cleaned the same way by the host protocol)
+        content = valid_unicode(reply.content)
+        model = valid_unicode(reply.model) if reply.model else reply.model
         u = reply.usage
         st.rounds += 1
         st.prompt_tokens += u.prompt_tokens
@@ -328,16 +333,16 @@ class EpisodeRunner:
         msg = {
             "step": step,
             "role": "assistant",
-            "content": reply.content,
+            "content": content,
             "prompt_tokens": u.prompt_tokens,
             "completion_tokens": u.completion_tokens,
             "cost_usd": u.cost_usd,
             "latency_s": latency,
-            "model": reply.model,
+            "model": model,
         }
         self.store.add_agent_message(self.ep.id, msg, self._counters(st))
-        st.last_step, st.last_role, st.last_content = step, "assistant", reply.content
-        st.conversation.append(AgentMessage(role="assistant", content=reply.content))
+        st.last_step, st.last_role, st.last_content = step, "assistant", content
+        st.conversation.append(AgentMessage(role="assistant", content=content))
 
     async def _call_target(self, inputs: list[str]) -> dict[str, Any]:
         t = time.monotonic()

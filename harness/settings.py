@@ -63,6 +63,11 @@ class Settings(BaseSettings):
     # by the REST API).
     agent_isolation: AgentIsolation = "bwrap"
     agent_memory_mb: int = Field(2048, ge=256)  # address-space limit of one agent host
+    # REST limits (operator only): request body bytes (413 beyond), open event streams in total
+    # and per client address (429 beyond; behind a proxy every client has the proxy's address)
+    api_max_body_bytes: int = Field(1_000_000, ge=1024)
+    sse_max_streams: int = Field(64, ge=1)
+    sse_max_per_client: int = Field(8, ge=1)
 
     @field_validator("provider_limits")
     @classmethod

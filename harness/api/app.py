@@ -16,9 +16,12 @@ from fastapi import Depends, FastAPI, Header, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from sqlalchemy import text
+from starlette.background import BackgroundTask
 
 from harness.api import schemas as S
+from harness.api.limits import BodyLimit, StreamSlots
 from harness.policy import ApiPolicy, RequestInvalid
+from harness.preflight import PreflightError, preflight
 from harness.scheduler import (
     CatalogCache,
     Scheduler,
@@ -91,6 +94,8 @@ def create_app(settings: Settings | None = None, *, run_scheduler: bool = True) 
     )
 
     policy = ApiPolicy.from_settings(settings)
+    app.add_middleware(BodyLimit, max_bytes=settings.api_max_body_bytes)
+    streams = StreamSlots(settings.sse_max_streams, settings.sse_max_per_client)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -146,28 +151,34 @@ def create_app(settings: Settings | None = None, *, run_scheduler: bool = True) 
 
         Agents: the built-in, registered and installed ones (GET /agents); `agent_options` must
         fit the agent's declared options; endpoints and keys come from the operator's provider
-        profiles, picked by `agent_options.profile` (docs/security.md)."""
+        profiles, picked by `agent_options.profile` (docs/security.md). A run that cannot work
+        (no key, endpoint down, unknown model, empty selection, backbone or judge down) is
+        refused with 400 and not stored (harness/preflight.py)."""
         if svc.settings.agent_isolation == "none":  # in-process agents are for the CLI only
             raise HTTPException(403, "agent isolation 'none' is refused over REST")
         try:
-            # loading a catalog can take a while: keep the event loop (scheduler) running
+            # loading a catalog and probing endpoints take a while: keep the event loop running
+            await asyncio.to_thread(preflight, spec, svc.settings, svc.catalogs, policy=policy)
             run = await asyncio.to_thread(create_run, svc.store, spec, svc.catalogs, policy=policy)
         except RequestInvalid as e:
             raise RequestValidationError(e.errors) from e
-        except SelectionError as e:
+        except (SelectionError, PreflightError) as e:
             raise HTTPException(400, str(e)) from e
         svc.scheduler.wake()
         return S.run_out(run)
 
-    @app.get("/runs", response_model=list[S.RunOut])
+    @app.get("/runs", response_model=list[S.RunListItem])
     def list_runs(
         status: str | None = None,
         limit: int = Query(100, ge=1, le=1000),
         offset: int = Query(0, ge=0, le=MAX_OFFSET),
         svc: Services = Depends(services),
-    ) -> list[S.RunOut]:
+    ) -> list[S.RunListItem]:
+        """Newest first, one page (`limit`, `offset`); each item without the run's options and
+        target ids (those are at GET /runs/{id})."""
         return [
-            S.run_out(r) for r in svc.store.list_runs(status=status, limit=limit, offset=offset)
+            S.run_list_item(r)
+            for r in svc.store.list_runs(status=status, limit=limit, offset=offset)
         ]
 
     @app.get("/runs/{run_id}", response_model=S.RunDetail, responses=NOT_FOUND)
@@ -195,6 +206,7 @@ def create_app(settings: Settings | None = None, *, run_scheduler: bool = True) 
         response_model=list[S.EventOut],
         responses={
             **NOT_FOUND,
+            429: {"model": S.ErrorOut, "description": "too many open event streams"},
             200: {
                 "description": "server-sent events (text/event-stream; `data` is an EventOut) "
                 "or, with stream=false, a JSON list of EventOut",
@@ -217,8 +229,26 @@ def create_app(settings: Settings | None = None, *, run_scheduler: bool = True) 
             after = max(after, min(int(last_event_id), MAX_EVENT_ID))
         if not stream:
             return [S.event_out(e) for e in svc.store.events(run_id, after=after)]
+        client = request.client.host if request.client else "?"
+        refused = streams.acquire(client)
+        if refused:
+            raise HTTPException(429, refused + "; close one, or use stream=false and poll")
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            if not released:
+                released = True
+                streams.release(client)
 
         async def gen() -> AsyncIterator[str]:
+            try:
+                async for chunk in event_stream(after):
+                    yield chunk
+            finally:
+                release()
+
+        async def event_stream(after: int) -> AsyncIterator[str]:
             last, idle = after, 0.0
             while True:
                 events = await asyncio.to_thread(svc.store.events, run_id, after=last)
@@ -240,7 +270,10 @@ def create_app(settings: Settings | None = None, *, run_scheduler: bool = True) 
                         yield ": keep-alive\n\n"
 
         return StreamingResponse(
-            gen(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
+            gen(),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache"},
+            background=BackgroundTask(release),  # also when the stream never started
         )
 
     @app.post(

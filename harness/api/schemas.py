@@ -63,6 +63,23 @@ class RunOut(BaseModel):
     spec: RunSpec
 
 
+class RunListItem(BaseModel):
+    """A run in GET /runs: small and bounded (no options, no target ids; GET /runs/{id} has them)."""
+
+    id: str
+    status: str
+    agent: str
+    dataset: str
+    family: str | None
+    variant: str | None
+    n_targets: int
+    floor_for: str | None
+    created_at: datetime
+    updated_at: datetime
+    finished_at: datetime | None
+    error: str | None = Field(None, description="the run's error, cut to 500 characters")
+
+
 class Progress(BaseModel):
     total: int
     done: int
@@ -204,6 +221,24 @@ def run_out(run: Run) -> RunOut:
         finished_at=run.finished_at,
         error=run.error,
         spec=RunSpec.model_validate(run.spec),
+    )
+
+
+def run_list_item(run: Run) -> RunListItem:
+    spec = run.spec or {}
+    return RunListItem(
+        id=run.id,
+        status=run.status,
+        agent=run.agent,
+        dataset=run.dataset,
+        family=run.family,
+        variant=spec.get("variant"),
+        n_targets=len(run.target_ids),
+        floor_for=spec.get("floor_for"),
+        created_at=run.created_at,
+        updated_at=run.updated_at,
+        finished_at=run.finished_at,
+        error=run.error[:500] if run.error else None,
     )
 
 

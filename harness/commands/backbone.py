@@ -31,6 +31,11 @@ def serve(
     max_batch: int = typer.Option(64, min=1, help="most prompts in one forward pass"),
 ) -> None:
     """Serve /v1/chat/completions (+ /v1/models, /v1/batch/chat/completions, /tokenize) on CPU."""
+    from harness.ports import port_problem
+
+    if problem := port_problem(host, port):
+        err.print(f"[red]{problem}[/red]", soft_wrap=True)
+        raise typer.Exit(2)
     from function_store.backbone.model import ModelNotFound
     from function_store.backbone.server import serve as run
 

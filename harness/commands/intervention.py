@@ -28,6 +28,11 @@ def serve(
     batch_tokens: int = typer.Option(16384, min=64, help="rows × padded length per forward pass"),
 ) -> None:
     """Serve /v1/activations, /v1/interchange, /v1/generate, /v1/featurizers, /v1/tokenize."""
+    from harness.ports import port_problem
+
+    if problem := port_problem(host, port):
+        err.print(f"[red]{problem}[/red]", soft_wrap=True)
+        raise typer.Exit(2)
     from function_store.backbone.model import ModelNotFound
     from function_store.intervention.engine import Limits
     from function_store.intervention.model import ModelNotSupported

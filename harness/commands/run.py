@@ -62,6 +62,12 @@ def run(
         help="bwrap (default: each episode's agent in a sandboxed agent host) | none (development "
         "only: the agent runs in this process and can read hidden targets; recorded on the run)",
     ),
+    no_preflight: bool = typer.Option(
+        False,
+        "--no-preflight",
+        help="store the run without checking first that its agent, key, endpoints and targets "
+        "work (harness/preflight.py)",
+    ),
 ) -> None:
     """Run AGENT on a target selection in this process and print the summary."""
     from pydantic import ValidationError
@@ -96,7 +102,9 @@ def run(
         raise typer.Exit(2) from e
     if agent_isolation not in (None, "bwrap", "none"):
         raise typer.BadParameter("--agent-isolation must be bwrap or none")
-    detail, floor = asyncio.run(_run(spec, quiet=as_json, agent_isolation=agent_isolation))
+    detail, floor = asyncio.run(
+        _run(spec, quiet=as_json, agent_isolation=agent_isolation, preflight=not no_preflight)
+    )
     if as_json:
         # the run's detail; floor_run_id names its floor run, whose detail is under "floor"
         out = detail.model_dump(mode="json") | {
@@ -113,8 +121,10 @@ def run(
         raise typer.Exit(1)
 
 
-async def _run(spec, quiet: bool, agent_isolation: str | None = None):  # type: ignore[no-untyped-def]
+async def _run(spec, quiet: bool, agent_isolation: str | None = None, preflight: bool = True):  # type: ignore[no-untyped-def]
     from harness.api.schemas import run_detail
+    from harness.preflight import PreflightError
+    from harness.preflight import preflight as check_run
     from harness.scheduler import (
         CatalogCache,
         Scheduler,
@@ -138,11 +148,19 @@ async def _run(spec, quiet: bool, agent_isolation: str | None = None):  # type: 
     store = Store(make_engine(settings.url))
     catalogs = CatalogCache()
     try:
+        if preflight:
+            check_run(spec, settings, catalogs)
         run = create_run(store, spec, catalogs)
         floor = store.floor_run(run.id)
         client = make_target_client(settings, catalogs)
+    except PreflightError as e:
+        err.print("[red]the run cannot work, so it was not stored:[/red]")
+        for problem in e.problems:
+            err.print(f"  [red]{escape(problem)}[/red]", soft_wrap=True)
+        err.print("(`--no-preflight` skips the agent and endpoint checks)")
+        raise typer.Exit(2) from e
     except (SelectionError, RuntimeError) as e:
-        err.print(f"[red]{e}[/red]")
+        err.print(f"[red]{escape(str(e))}[/red]", soft_wrap=True)
         raise typer.Exit(2) from e
     sched = Scheduler(
         store,

@@ -15,6 +15,11 @@ def serve(
     log_level: str = typer.Option("info", help="uvicorn log level"),
 ) -> None:
     """Run the API and the scheduler (embedded default: SQLite + bwrap + local target services)."""
+    from harness.ports import port_problem
+
+    if problem := port_problem(host, port):
+        console.print(f"[red]{problem}[/red]", soft_wrap=True)
+        raise typer.Exit(2)
     import uvicorn
 
     from harness.api import create_app
@@ -27,6 +32,9 @@ def serve(
             "(tests only)[/bold yellow]"
         )
     console.print(f"database: {_redact(settings.url)}  sandbox: {settings.sandbox}")
+    from harness.store import make_engine
+
+    make_engine(settings.url).dispose()  # a database that cannot be opened: say so before starting
     uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level)
 
 

@@ -28,18 +28,41 @@ def _sqlite_pragmas(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def
     cur.close()
 
 
+class StoreUnavailable(RuntimeError):
+    """The database cannot be created or reached; the message says which and what to set."""
+
+
 def make_engine(url: str, *, upgrade: bool = True) -> Engine:
-    """An engine for `url`; with `upgrade`, the schema is brought to the latest migration."""
+    """An engine for `url`; with `upgrade`, the schema is brought to the latest migration.
+    Raises StoreUnavailable when the database cannot be created or reached."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import OperationalError
+
+    shown = make_url(url).render_as_string(hide_password=True)
     if url.startswith("sqlite"):
         path = url.split("///", 1)[-1]
         if path and path != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            try:
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise StoreUnavailable(
+                    f"cannot create the database directory {Path(path).parent}: "
+                    f"{e.strerror or e}; set HARNESS_HOME to a writable directory (or "
+                    "DATABASE_URL)"
+                ) from None
         engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 10})
         event.listen(engine, "connect", _sqlite_pragmas)
     else:
         engine = create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=10)
     if upgrade:
-        upgrade_schema(engine)
+        try:
+            upgrade_schema(engine)
+        except OperationalError as e:
+            engine.dispose()
+            reason = str(e.orig).strip().splitlines()[0] if e.orig else str(e)
+            raise StoreUnavailable(
+                f"cannot open the database {shown}: {reason} (check DATABASE_URL / HARNESS_HOME)"
+            ) from None
     return engine
 
 

@@ -6,8 +6,9 @@ builds from its options, so both entry points validate input identically.
 
 from __future__ import annotations
 
+import json
 import math
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -39,6 +40,7 @@ class ProtocolOptions(BaseModel):
 
 
 MAX_JSON_DEPTH = 32
+MAX_OPTIONS_CHARS = 64_000  # agent_options as JSON: every built-in agent needs well under 1 kB
 
 
 def check_json_value(value: Any, where: str = "", depth: int = 0) -> None:
@@ -65,6 +67,7 @@ def check_json_value(value: Any, where: str = "", depth: int = 0) -> None:
 
 
 _NAME = {"min_length": 1, "max_length": 200}
+TargetId = Annotated[str, Field(min_length=1, max_length=200)]
 
 
 class RunSpec(BaseModel):
@@ -79,7 +82,7 @@ class RunSpec(BaseModel):
     dataset: str = Field(..., **_NAME, description="find-v1 | find-gen | find-import | ...")
     family: str | None = Field(None, **_NAME)
     variant: str | None = Field(None, **_NAME)
-    ids: list[str] | None = Field(
+    ids: list[TargetId] | None = Field(
         None,
         min_length=1,  # an empty list is a mistake, not "the whole dataset"
         max_length=100_000,
@@ -112,4 +115,10 @@ class RunSpec(BaseModel):
         # NaN, Infinity and lone surrogates parse as JSON in Python but break the stores
         # (PostgreSQL JSONB, SQLite text) and strict clients: refuse them at the boundary
         check_json_value(data)
+        if isinstance(data, dict) and isinstance(data.get("agent_options"), dict):
+            size = len(json.dumps(data["agent_options"], separators=(",", ":")))
+            if size > MAX_OPTIONS_CHARS:
+                raise ValueError(
+                    f"agent_options: {size} characters as JSON; at most {MAX_OPTIONS_CHARS}"
+                )
         return data

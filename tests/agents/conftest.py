@@ -61,6 +61,10 @@ def make_app(script: Script) -> FastAPI:
             return body, HTMLResponse(arg, status_code=200)
         return body, None
 
+    @app.get("/v1/models")  # OpenAI and Anthropic both list models here (the run pre-flight)
+    async def models() -> Any:
+        return {"object": "list", "data": [{"id": m} for m in ("m1", "claude-x")]}
+
     @app.post("/v1/chat/completions")
     async def chat(request: Request) -> Any:
         body, error = await take(request, "chat")

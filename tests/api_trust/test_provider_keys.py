@@ -86,7 +86,8 @@ def test_profile_by_name_reaches_only_the_operators_endpoint(setup, tmp_path: Pa
         90,
     )
     assert operator.requests, srv.log()[-2000:]
-    assert {q["path"] for q in operator.requests} == {"/v1/chat/completions"}
+    # the run's pre-flight lists the models, then the agent talks
+    assert {q["path"] for q in operator.requests} == {"/v1/models", "/v1/chat/completions"}
     assert {q["headers"].get("authorization") for q in operator.requests} == {
         f"Bearer {PROFILE_KEY}"
     }
@@ -130,13 +131,13 @@ def test_cli_operator_keeps_base_url_but_keys_are_never_stored(tmp_path: Path, l
     local = listener("I need more information.")
     p = _cli(tmp_path, f"base_url={local.url}/v1", "model=x")
     assert p.returncode == 0, p.stderr[-3000:]
-    assert [q["path"] for q in local.requests] == ["/v1/chat/completions"]
+    assert [q["path"] for q in local.requests] == ["/v1/models", "/v1/chat/completions"]
     # as documented: the environment's key goes with an operator-given base_url
-    assert local.requests[0]["headers"]["authorization"] == f"Bearer {SERVER_KEY}"
+    assert {q["headers"]["authorization"] for q in local.requests} == {f"Bearer {SERVER_KEY}"}
     assert SERVER_KEY not in p.stdout
 
     p = _cli(tmp_path, f"base_url={local.url}/v1", "api_key=sk-typed-on-the-cli")
     assert p.returncode == 2 and "agent option 'api_key' is refused" in p.stderr
-    assert len(local.requests) == 1
+    assert len(local.requests) == 2
     db = (tmp_path / "cli-home" / "harness.db").read_bytes()
     assert b"sk-typed-on-the-cli" not in db

@@ -102,11 +102,13 @@ class HarnessServer:
 
 class Listener:
     """A loopback HTTP server recording (method, path, headers, body) of every request. It answers
-    like an OpenAI-compatible chat endpoint with `reply` as the assistant message."""
+    like an OpenAI-compatible chat endpoint with `reply` as the assistant message, and lists
+    `models` at GET .../models (what the run pre-flight asks)."""
 
-    def __init__(self, reply: str = "Hello.") -> None:
+    def __init__(self, reply: str = "Hello.", models: tuple[str, ...] = ("x", "stand-in")) -> None:
         self.requests: list[dict[str, Any]] = []
         self.reply = reply
+        self.models = models
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -121,6 +123,18 @@ class Listener:
                         "body": body,
                     }
                 )
+
+            def do_GET(self) -> None:  # noqa: N802
+                if not self.path.rstrip("/").endswith("/models"):
+                    return self.do_POST()
+                self._record()
+                models = [{"id": m, "object": "model"} for m in outer.models]
+                data = json.dumps({"object": "list", "data": models}).encode()
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
 
             def do_POST(self) -> None:  # noqa: N802
                 self._record()
@@ -146,7 +160,7 @@ class Listener:
                 self.end_headers()
                 self.wfile.write(data)
 
-            do_GET = do_PUT = do_DELETE = do_POST  # noqa: N815
+            do_PUT = do_DELETE = do_POST  # noqa: N815
 
             def log_message(self, *args: Any) -> None:
                 pass

@@ -105,7 +105,7 @@ def test_run_through_the_api(db_url: str, start_server, request) -> None:  # typ
     assert c.post(f"/runs/{run['id']}/cancel", headers=AUTH).status_code == 409
     listed = c.get("/runs").json()
     # newest first: the run's interpolation floor (stored right after it, marked by floor_for)
-    assert [x["spec"]["floor_for"] for x in listed] == [run["id"], None]
+    assert [x["floor_for"] for x in listed] == [run["id"], None]
     assert listed[1]["id"] == run["id"] and listed[0]["agent"] == "interpolation"
     assert detail["floor_run_id"] == listed[0]["id"]
     stored = c.get(f"/runs/{run['id']}/events", params={"stream": "false", "after": 0}).json()

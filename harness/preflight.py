@@ -1,0 +1,170 @@
+"""Pre-flight: refuse a run that cannot work before it is stored (issue 12).
+
+Checked, in order, for `harness run` and `POST /runs`:
+- the agent: it resolves, its options carry no key, its provider profile exists and the
+  operator's key for it is set; when the profile names its own endpoint (a local server,
+  vLLM, ...), that endpoint answers `GET {base_url}/models` and lists the model the agent will ask for;
+- the selection: non-empty, every target available (reference data present);
+- the endpoints the selected families need: the LM backbone for entities and relations
+  (`HARNESS_BACKBONE_URL`); the judge when one is configured (`HARNESS_JUDGE_URL`; no judge at all
+  is allowed: description scores then show as judge errors, never as 0s).
+
+Only URLs the operator configured are contacted (profiles, HARNESS_BACKBONE_URL, HARNESS_JUDGE_URL),
+with the key that endpoint receives anyway. `harness run --no-preflight` skips all of it; the REST
+API always runs it (an API caller cannot store a run that cannot start).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+
+from harness.policy import ApiPolicy, RequestInvalid, check_no_secrets, profile_for
+from harness.providers import ProviderProfile
+from harness.settings import Settings
+from harness.store.specs import RunSpec
+
+PROBE_TIMEOUT_S = 10.0
+BACKBONE_FAMILIES = ("entities", "relations")
+
+
+class PreflightError(ValueError):
+    """A run cannot work; `problems` says every reason found, one line each."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = list(problems)
+        super().__init__("pre-flight check failed: " + "; ".join(self.problems))
+
+
+def model_ids(
+    base_url: str, what: str, api_key: str | None = None, kind: str = "openai"
+) -> list[str]:
+    """The model ids `GET {base_url}/models` lists (Anthropic: `{base_url}/v1/models`, as its SDK
+    adds /v1). Raises PreflightError saying what is wrong."""
+    if kind == "anthropic":
+        url = base_url.rstrip("/") + "/v1/models"
+        headers = {"anthropic-version": "2023-06-01"} | ({"x-api-key": api_key} if api_key else {})
+    else:
+        url = base_url.rstrip("/") + "/models"
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    try:
+        r = httpx.get(url, headers=headers, timeout=PROBE_TIMEOUT_S)
+    except httpx.HTTPError as e:
+        raise PreflightError(
+            [f"{what} at {base_url} does not answer (GET {url}: {type(e).__name__}: {e})"]
+        ) from None
+    if r.status_code != 200:
+        raise PreflightError([f"{what} at {base_url} answered GET {url} with HTTP {r.status_code}"])
+    try:
+        data = r.json()["data"]
+        return [str(m["id"]) for m in data]
+    except (ValueError, KeyError, TypeError):
+        raise PreflightError(
+            [f"{what} at {base_url}: GET {url} is not an OpenAI-style model list"]
+        ) from None
+
+
+def check_model(
+    base_url: str, what: str, model: str | None, api_key: str | None, kind: str = "openai"
+) -> None:
+    ids = model_ids(base_url, what, api_key, kind)
+    if model is not None and model not in ids:
+        served = ", ".join(ids[:10]) or "none"
+        raise PreflightError([f"{what} at {base_url} has no model {model!r} (it serves: {served})"])
+
+
+def _agent_model(agent_cls: type, options: dict[str, Any]) -> str | None:
+    # an agent host gets no OPENAI_MODEL: options name the model, else the agent's default
+    model = options.get("model") or getattr(agent_cls, "default_model", None)
+    return str(model) if model else None
+
+
+def check_agent(spec: RunSpec, policy: ApiPolicy | None) -> None:
+    """The agent can be built with its options: it resolves, its profile and key are there, and
+    a profile's own endpoint answers and serves the model."""
+    from harness.scheduler import resolve_agent_class
+
+    try:
+        if policy is not None:
+            policy.check_spec_fields(spec.floor_for)
+            agent_cls = resolve_agent_class(spec.agent, allow_dotted=policy.allow_dotted_agents)
+            policy.check_options(agent_cls, spec.agent_options)
+        else:
+            agent_cls = resolve_agent_class(spec.agent)
+        check_no_secrets(spec.agent_options)
+        profile = profile_for(agent_cls, spec.agent_options)
+        key = profile.api_key() if profile is not None else None
+    except RequestInvalid:
+        raise  # the API's 422, as without pre-flight
+    except ValueError as e:  # SelectionError, ProfileError, a key in the options
+        raise PreflightError([str(e)]) from None
+    if profile is not None and profile.base_url is not None:
+        model = _agent_model(agent_cls, spec.agent_options)
+        check_model(profile.base_url, _endpoint_name(profile), model, key, profile.kind)
+
+
+def _endpoint_name(profile: ProviderProfile) -> str:
+    if profile.name == "cli":  # harness.policy's ad-hoc profile for `-o base_url=...`
+        return f"the {profile.kind} endpoint given by base_url"
+    return f"the {profile.kind} endpoint of provider profile {profile.name!r}"
+
+
+def check_backbone(settings: Settings) -> None:
+    if not settings.backbone_url:
+        raise PreflightError(
+            [
+                "entity and relation targets need the LM backbone: set HARNESS_BACKBONE_URL to an "
+                "OpenAI-compatible server (e.g. `harness backbone serve`, then "
+                "HARNESS_BACKBONE_URL=http://127.0.0.1:8000/v1)"
+            ]
+        )
+    base = settings.backbone_url.rstrip("/")
+    base = base if base.endswith("/v1") else base + "/v1"
+    model = os.environ.get("HARNESS_BACKBONE_MODEL") or None
+    check_model(base, "the LM backbone (HARNESS_BACKBONE_URL)", model, None)
+
+
+def check_judge(settings: Settings) -> None:
+    """A configured judge must answer; none configured is allowed (its rows say so)."""
+    if settings.score_hook in ("none", ""):
+        return
+    try:
+        from evaluator.judge import JudgeSettings
+    except ImportError:
+        return
+    judge = JudgeSettings()
+    if judge.provider != "openai-compatible" or not judge.url:
+        return  # none, or a public API (its key is checked when the judge is built)
+    check_model(judge.url, "the judge (HARNESS_JUDGE_URL)", judge.model, judge.api_key)
+
+
+def preflight(
+    spec: RunSpec, settings: Settings, catalogs: Any, *, policy: ApiPolicy | None = None
+) -> None:
+    """Raises PreflightError (every problem found) when the run cannot work; RequestInvalid when
+    the API policy refuses a field (as create_run would)."""
+    from harness.scheduler import SelectionError, select_targets
+
+    problems: list[str] = []
+    families: set[str] = set()
+    try:
+        check_agent(spec, policy)
+    except PreflightError as e:
+        problems += e.problems
+    try:
+        families = {t.family for t in select_targets(spec, catalogs.get(spec.gen_seed))}
+    except SelectionError as e:
+        problems.append(str(e))
+    checks = [check_judge]
+    if families & set(BACKBONE_FAMILIES):
+        checks.insert(0, check_backbone)
+    for check in checks:
+        try:
+            check(settings)
+        except PreflightError as e:
+            problems += e.problems
+    if problems:
+        raise PreflightError(problems)
