@@ -106,14 +106,18 @@ def create_app(settings: Settings | None = None, *, run_scheduler: bool = True) 
     def services(request: Request) -> Services:
         return request.app.state.services
 
-    def require_token(authorization: str | None = Header(None)) -> None:
+    def authorised(authorization: str | None = Header(None)) -> bool:
+        """True when no tokens are configured or the request carries one of them."""
         tokens = settings.tokens
         if not tokens:
-            return
+            return True
         scheme, _, token = (authorization or "").partition(" ")
-        if scheme.lower() != "bearer" or not any(
+        return scheme.lower() == "bearer" and any(
             hmac.compare_digest(token.encode(), t.encode()) for t in tokens
-        ):
+        )
+
+    def require_token(ok: bool = Depends(authorised)) -> None:
+        if not ok:
             raise HTTPException(
                 401,
                 "missing or invalid bearer token (send 'Authorization: Bearer <token>')",
@@ -194,12 +198,16 @@ def create_app(settings: Settings | None = None, *, run_scheduler: bool = True) 
         return [S.episode_out(e) for e in eps]
 
     @app.get("/episodes/{episode_id}", response_model=S.EpisodeDetail, responses=NOT_FOUND)
-    def get_episode(episode_id: str, svc: Services = Depends(services)) -> S.EpisodeDetail:
-        """The full transcript: messages, target calls (inputs, outputs, errors) and scores."""
+    def get_episode(
+        episode_id: str, svc: Services = Depends(services), show_truth: bool = Depends(authorised)
+    ) -> S.EpisodeDetail:
+        """The full transcript: messages, target calls (inputs, outputs, errors) and scores. With
+        API tokens configured, score details that carry ground truth (true intervals, expected
+        outputs, the judge's tests) need a token."""
         ep = svc.store.get_episode(episode_id)
         if ep is None:
             raise HTTPException(404, f"no episode with id {episode_id!r}")
-        return S.episode_detail(svc.store, ep)
+        return S.episode_detail(svc.store, ep, show_truth=show_truth)
 
     @app.get(
         "/runs/{run_id}/events",

@@ -309,13 +309,46 @@ def run_detail(store: Store, run: Run) -> RunDetail:
     )
 
 
-def episode_detail(store: Store, ep: Episode) -> EpisodeDetail:
+# Score details that never carry ground truth. The others (true intervals, expected outputs, the
+# judge's tests) go only to authorised readers when API tokens are configured.
+SAFE_DETAILS = {
+    "parser",
+    "func_name",
+    "code_chars",
+    "threshold",
+    "points",
+    "gt_skipped",
+    "guard",
+    "printed_bytes",
+    "nmse_raw",
+    "failure",
+    "predicted",
+    "outcome",
+    "target_calls",
+    "inputs",
+    "judge_model",
+    "judge_mode",
+    "judge_wall_s",
+    "stopped_at",
+    "partial_scores",
+    "gt_energy_zero",
+}
+
+
+def public_details(details: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in details.items() if k in SAFE_DETAILS}
+
+
+def episode_detail(store: Store, ep: Episode, *, show_truth: bool = True) -> EpisodeDetail:
+    scores = [score_out(s) for s in store.scores([ep.id])]
+    if not show_truth:
+        scores = [s.model_copy(update={"details": public_details(s.details)}) for s in scores]
     return EpisodeDetail(
         **episode_out(ep).model_dump(),
         final_answer=ep.final_answer,
         messages=[message_out(m) for m in store.messages(ep.id)],
         calls=[call_out(c) for c in store.target_calls(ep.id)],
-        scores=[score_out(s) for s in store.scores([ep.id])],
+        scores=scores,
     )
 
 

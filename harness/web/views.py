@@ -24,29 +24,6 @@ PRIMARY = {
     "entities": "unit_test",
     "relations": "unit_test",
 }
-# Score details that never carry ground truth (shown to everyone; the rest only with show_truth).
-SAFE_DETAILS = {
-    "parser",
-    "func_name",
-    "code_chars",
-    "threshold",
-    "points",
-    "gt_skipped",
-    "guard",
-    "printed_bytes",
-    "nmse_raw",
-    "failure",
-    "predicted",
-    "outcome",
-    "target_calls",
-    "inputs",
-    "judge_model",
-    "judge_mode",
-    "judge_wall_s",
-    "stopped_at",
-    "partial_scores",
-    "gt_energy_zero",
-}
 
 
 def may_see_truth(status: str, authorised: bool) -> bool:
@@ -65,9 +42,7 @@ def primary_metric(family: str | None, metrics: list[S.MetricSummary]) -> S.Metr
 def score_rows(scores: list[S.ScoreOut], show_truth: bool) -> list[dict[str, Any]]:
     rows = []
     for s in scores:
-        details = (
-            s.details if show_truth else {k: v for k, v in s.details.items() if k in SAFE_DETAILS}
-        )
+        details = s.details if show_truth else S.public_details(s.details)
         rows.append({**s.model_dump(exclude={"details"}), "details": details})
     return rows
 

@@ -14,19 +14,10 @@ from pathlib import Path
 
 import httpx
 import pytest
+from web_helpers import AUTH, CHROMIUM, TOKEN
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-TOKEN = "web-test-token"
-AUTH = {"Authorization": f"Bearer {TOKEN}"}
-CHROMIUM = os.environ.get("HARNESS_TEST_CHROMIUM", "/usr/bin/chromium")
-
-
-def artifacts_dir() -> Path:
-    """Screenshots go here ($HARNESS_TEST_ARTIFACTS, default tests/web/artifacts: git-ignored)."""
-    d = Path(os.environ.get("HARNESS_TEST_ARTIFACTS", HERE / "artifacts"))
-    d.mkdir(parents=True, exist_ok=True)
-    return d
 
 
 def _free_port() -> int:
@@ -147,10 +138,3 @@ def page(browser):  # type: ignore[no-untyped-def]
     pg.set_default_timeout(60_000)
     yield pg
     ctx.close()
-
-
-def login(page, base: str) -> None:  # type: ignore[no-untyped-def]
-    page.goto(base + "/ui/login")
-    page.get_by_label("Token").fill(TOKEN)
-    page.get_by_role("button", name="Log in").click()
-    page.wait_for_url(base + "/")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from conftest import artifacts_dir, login
+from web_helpers import AUTH, artifacts_dir, login
 
 PRIMARY = {"numeric": "code_success", "strings": "string_exact"}
 
@@ -120,7 +120,7 @@ def test_numeric_episode_transcript_scores_and_plot(server, filled, browser, pag
 def test_strings_episode_unit_test_table(server, filled, browser) -> None:  # type: ignore[no-untyped-def]
     run = filled["strings"]
     ep_id = server.api.get(f"/runs/{run['id']}/episodes").json()[0]["id"]
-    ep = server.api.get(f"/episodes/{ep_id}").json()
+    ep = server.api.get(f"/episodes/{ep_id}", headers=AUTH).json()
     target = _target(ep["target_id"])
     items = next(s for s in ep["scores"] if s["metric"] == "string_exact")["details"]["items"]
     ctx = browser.new_context(viewport={"width": 1300, "height": 900})
