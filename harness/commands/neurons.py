@@ -87,5 +87,97 @@ def observational(
         console.print(f"report written to {json_out}")
 
 
+def _client(url: str | None):
+    import os
+
+    from function_store.intervention.client import InterventionClient
+
+    url = url or os.environ.get("HARNESS_INTERVENTION_URL")
+    if not url:
+        console.print(
+            "[red]no intervention service: pass --url or set HARNESS_INTERVENTION_URL "
+            "(`harness intervention serve --model smollm2`)[/red]"
+        )
+        raise typer.Exit(2)
+    return InterventionClient(url)
+
+
+@neurons_app.command("probe")
+def probe(
+    url: str | None = typer.Option(
+        None, help="intervention service (default: $HARNESS_INTERVENTION_URL)"
+    ),
+    explanations: int = typer.Option(
+        20, min=1, help="released explanations to use (seeded sample)"
+    ),
+    folds: int = typer.Option(2, min=2, help="cross-validation folds per explanation"),
+    seed: int = typer.Option(0, help="sample, fold and random-selection seed"),
+) -> None:
+    """F1 of a linear probe over N ∈ {1, 2, 4, 16} neurons, the paper's table layout.
+
+    Items, labels and explanations are the released ones; activations are read live from the
+    model the service serves (GPT-2 XL: the paper's setting; another model: the layer at the same
+    relative depth, a smoke test). Rows: selection by explanation similarity (only where the
+    candidate neurons have explanations: GPT-2 XL), random neurons of the layer, and activation
+    correlation on the training fold."""
+    import random as _random
+
+    from rich.progress import track
+
+    from evaluator.neurons import live
+    from evaluator.neurons import observational as obs
+    from evaluator.neurons import probe as P
+    from function_store.neurons import data
+
+    records = data.load()
+    picked = _random.Random(seed).sample(records, min(explanations, len(records)))
+    with _client(url) as client:
+        info = client.model()
+        is_xl = info.n_layers == live.GPT2_XL_LAYERS and info.mlp_width == 6400
+        table: dict[str, dict[str, list[float]]] = {}
+        skipped = 0
+        for rec in track(picked, description="reading activations", console=console):
+            layer = rec.layer if is_xl else live.mapped_layer(rec.layer, info.n_layers)
+            m = live.read_items(client, rec, layer)
+            skipped += m.skipped
+            if len(set(m.y.tolist())) < 2:
+                continue
+            selectors: list = [P.RandomSelector(), P.CorrelationSelector()]
+            if is_xl:  # columns = every neuron of the layer; explanations for the released ones
+                expl = {r.index: r.explanation for r in records if r.layer == rec.layer}
+                cols = [expl.get(i, "") for i in range(info.mlp_width)]
+                selectors.insert(0, P.SimilaritySelector(rec.explanation, cols))
+            for sel in selectors:
+                row = table.setdefault(sel.name, {})
+                cells = [("no probe N=1", 1, False)] + [(f"N={n}", n, True) for n in P.NS]
+                for col, n, use_probe in cells:
+                    c = P.probe_counts(
+                        m.X, m.y, sel, n, probe=use_probe, folds=folds, seed=seed, unit=rec.neuron
+                    )
+                    f1 = obs.prf(c).f1
+                    if f1 is not None:
+                        row.setdefault(col, []).append(f1)
+    cols = ["no probe N=1"] + [f"N={n}" for n in P.NS]
+    t = Table("F1 (mean over explanations)", *cols, title=f"probe on {info.id}")
+    paper = {
+        "random": [0.00, 0.29, 0.44, 0.54, 0.69],
+        "GPT-4 explanations": [0.56, 0.60, 0.64, 0.67, 0.73],
+    }
+    for name, vals in paper.items():
+        t.add_row(f"paper: {name}", *(f"{v:.2f}" for v in vals))
+    for name, row in table.items():
+        t.add_row(
+            name,
+            *(
+                f"{sum(row[c]) / len(row[c]):.2f} (n={len(row[c])})" if row.get(c) else "—"
+                for c in cols
+            ),
+        )
+    console.print(t)
+    console.print(
+        f"{len(picked)} explanations, {skipped} items skipped (span not found in the sentence)"
+    )
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(neurons_app, name="neurons")
