@@ -12,8 +12,8 @@ A service failure is an error state (infrastructure), never a 0.
 from __future__ import annotations
 
 import asyncio
-import zlib
 import os
+import zlib
 
 from evaluator.api import ScoreResult
 from evaluator.neurons import observational as O

@@ -79,7 +79,7 @@ def build(
         if best is not None and best[0] > 0:
             top.append(best)
     top.sort(key=lambda p: -p[0])
-    for v, tok in top[:n_activation]:  # Type II
+    for _, tok in top[:n_activation]:  # Type II
         if not member(tok):  # a claimed one is already in the Type I half
             obs.append(Observation(unit, False, True))
     return obs

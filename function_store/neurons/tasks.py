@@ -75,7 +75,13 @@ Benjamin Netanyahu=Israel; Silvio Berlusconi=Italy; Helmut Kohl=Germany; Margare
 Juan Peron=Argentina; Hugo Chavez=Venezuela; Francois Mitterrand=France; Jacinda Ardern=New; \
 Mikhail Gorbachev=the; Volodymyr Zelensky=Ukraine; Kim Jong-un=North; George Washington=the"
 _DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-_MONTHS = ("February 1st 2020", "March 3rd 2021", "May 10th 2019", "July 4th 2018", "October 9th 2022")
+_MONTHS = (
+    "February 1st 2020",
+    "March 3rd 2021",
+    "May 10th 2019",
+    "July 4th 2018",
+    "October 9th 2022",
+)
 _SV = "tree=was; car=was; house=was; dog=was; book=was; river=was; bridge=was; chair=was; \
 painting=was; garden=was; building=was; mountain=was; boat=was; window=was; road=was; \
 trees=were; cars=were; houses=were; dogs=were; books=were; rivers=were; bridges=were; \
@@ -90,7 +96,9 @@ sneeze=.; cough=.; yawn=.; shiver=.; kneel=.; exist=.; \
 eat=<obj>; make=<obj>; buy=<obj>; take=<obj>; bring=<obj>; hold=<obj>; carry=<obj>; \
 need=<obj>; want=<obj>; love=<obj>; hate=<obj>; find=<obj>; build=<obj>; sell=<obj>; use=<obj>"
 _MILES = tuple((str(n), str(int(n * 1.609344))) for n in range(2, 40))
-_YEARS = tuple((str(y), "after" if y > 1935 else "before") for y in (*range(1915, 1931), *range(1940, 1956)))
+_YEARS = tuple(
+    (str(y), "after" if y > 1935 else "before") for y in (*range(1915, 1931), *range(1940, 1956))
+)
 
 TASKS: dict[str, Task] = {
     t.name: t

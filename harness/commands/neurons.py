@@ -179,5 +179,126 @@ def probe(
     )
 
 
+@neurons_app.command("tasks")
+def tasks(
+    url: str | None = typer.Option(
+        None, help="intervention service (default: $HARNESS_INTERVENTION_URL)"
+    ),
+) -> None:
+    """The 12 intervention tasks and how many fillers the served model completes correctly."""
+    from evaluator.neurons import iia as I
+    from function_store.neurons.tasks import TASKS
+
+    with _client(url) as client:
+        model = client.model().id
+        t = Table(
+            "task",
+            "fillers",
+            "correct",
+            "pass rate",
+            "outputs kept",
+            "example",
+            title=f"filter on {model}",
+        )
+        for task in TASKS.values():
+            with console.status(task.name):
+                kept = I.filter_fillers(client, task)
+            outs = len({e for _, e in kept})
+            t.add_row(
+                task.name,
+                str(len(task.fillers)),
+                str(len(kept)),
+                f"{len(kept) / len(task.fillers):.0%}",
+                str(outs),
+                task.prompt(task.fillers[0][0]),
+            )
+    console.print(t)
+    console.print("A task is usable when at least two distinct expected outputs are kept.")
+
+
+@neurons_app.command("iia")
+def iia_cmd(
+    task: str = typer.Option("capital_retrieval", help="one of `harness neurons tasks`"),
+    layers: str = typer.Option("3,20", help="comma-separated layers, one IIA@K curve each"),
+    pairs: int = typer.Option(256, min=1, help="(base, source) pairs (the paper: 256)"),
+    ks: str = typer.Option("1,6,12,25,50,75,100", help="K values, % of the layer's neurons"),
+    seed: int = typer.Option(0, help="pair and random-ranking seed"),
+    svg: Path | None = typer.Option(None, help="write the IIA-vs-K plot here (SVG)"),
+    url: str | None = typer.Option(
+        None, help="intervention service (default: $HARNESS_INTERVENTION_URL)"
+    ),
+) -> None:
+    """IIA@K of one task for each layer, three rankings: explanation similarity (exemplar
+    explanations of every neuron from a probe corpus, the method under test offline), random,
+    token-activation correlation."""
+    from rich.progress import Progress
+
+    from agents.scripted_neuron import SENTENCES
+    from evaluator.neurons import iia as I
+    from evaluator.neurons.plot import iia_svg
+    from function_store.neurons.tasks import TASKS
+
+    if task not in TASKS:
+        raise typer.BadParameter(f"known: {', '.join(TASKS)}", param_hint="--task")
+    tk = TASKS[task]
+    layer_list = [int(x) for x in layers.split(",") if x.strip()]
+    k_list = [float(x) for x in ks.split(",") if x.strip()]
+    results: dict[str, dict[str, list[float]]] = {}
+    with _client(url) as client:
+        info = client.model()
+        bad = [x for x in layer_list if not 0 <= x < info.n_layers]
+        if bad:
+            raise typer.BadParameter(f"{bad}: the model has layers 0..{info.n_layers - 1}")
+        with console.status("filtering fillers"):
+            kept = I.filter_fillers(client, tk)
+        prs = I.make_pairs(kept, pairs, seed)
+        console.print(
+            f"{task} on {info.id}: {len(kept)}/{len(tk.fillers)} fillers correct, {len(prs)} pairs"
+        )
+        if not prs:
+            console.print("[red]fewer than two distinct outputs survive the filter: no pairs[/red]")
+            raise typer.Exit(1)
+        n_runs = len(layer_list) * (
+            3 * sum(k < 100 for k in k_list) + any(k >= 100 for k in k_list)
+        )
+        with Progress(console=console) as bar:
+            job = bar.add_task("interchange", total=n_runs * len(prs))
+            for layer in layer_list:
+                rankings = {
+                    "explanation similarity": I.similarity_ranking(
+                        tk.concept, I.exemplar_explanations(client, SENTENCES, layer)
+                    ),
+                    "random": I.random_ranking(info.mlp_width, seed),
+                    "correlation": I.correlation_ranking(client, tk, [f for f, _ in kept], layer),
+                }
+                whole = None
+                for name, ranking in rankings.items():
+                    row = results.setdefault(f"L{layer} {name}", {})
+                    for k in k_list:
+                        if k >= 100 and whole is not None:
+                            row[f"{k:g}"] = [whole]
+                            continue
+                        v = I.iia(
+                            client,
+                            tk,
+                            prs,
+                            [layer],
+                            info.n_layers,
+                            I.top_k(ranking, k),
+                            progress=lambda n: bar.advance(job, n),
+                        )
+                        if k >= 100:
+                            whole = v
+                        row[f"{k:g}"] = [v]
+    t = Table("layer / ranking", *(f"K={k:g}%" for k in k_list), title=f"IIA@K, {task}, {info.id}")
+    for name, row in results.items():
+        t.add_row(name, *(f"{row[f'{k:g}'][0]:.2f}" for k in k_list))
+    console.print(t)
+    if svg:
+        curves = {name: [row[f"{k:g}"][0] for k in k_list] for name, row in results.items()}
+        svg.write_text(iia_svg(k_list, curves, title=f"IIA@K: {task} ({info.id})"))
+        console.print(f"plot written to {svg}")
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(neurons_app, name="neurons")
