@@ -152,6 +152,11 @@ async def build_probe_set(
     if use_cache and path.exists():
         return ProbeSet.model_validate_json(path.read_text())
     regex = form_regex(explanation)
+    if regex is None and judge is None:
+        raise ValueError(
+            "this explanation is not form-based: building its probes needs an LM "
+            "(configure the judge: HARNESS_JUDGE_URL / HARNESS_JUDGE_MODEL)"
+        )
     mined = mine(client, corpus, layer, index, n_type2)
     dropped = 0
     if regex is not None:
@@ -162,11 +167,7 @@ async def build_probe_set(
                     type1.append(Probe(text=text, span=m.span(), in_explanation=True, kind="type1"))
         verdicts = [bool(regex.search(t[s:e])) for t, (s, e), _ in mined]
     else:
-        if judge is None:
-            raise ValueError(
-                "this explanation is not form-based: building its probes needs an LM "
-                "(configure the judge: HARNESS_JUDGE_URL / HARNESS_JUDGE_MODEL)"
-            )
+        assert judge is not None
         reply = await judge.complete(
             TYPE1_SYSTEM, TYPE1_USER.format(explanation=explanation, n=n_type1)
         )

@@ -300,5 +300,65 @@ def iia_cmd(
         console.print(f"plot written to {svg}")
 
 
+@neurons_app.command("score-explanation")
+def score_explanation(
+    explanation: str = typer.Argument(..., help="the explanation E to score"),
+    layer: int = typer.Option(..., help="the neuron's layer"),
+    index: int = typer.Option(..., help="the neuron's index in the MLP layer"),
+    corpus: str = typer.Option("python-docs", help="python-docs, released, or file:<path>"),
+    corpus_size: int = typer.Option(300, min=1, help="sentences mined for Type II probes"),
+    n_type1: int = typer.Option(20, min=1, help="Type I strings the LM lists"),
+    n_type2: int = typer.Option(20, min=1, help="Type II (activation-mined) items"),
+    url: str | None = typer.Option(
+        None, help="intervention service (default: $HARNESS_INTERVENTION_URL)"
+    ),
+) -> None:
+    """P/R/F1 of a new explanation on its own test set (Type I + Type II probes; the LM is the
+    judge setting, HARNESS_JUDGE_*), cached by (explanation, model, neuron)."""
+    import asyncio
+
+    from evaluator.judge import JudgeError, JudgeSettings, OpenAICompatibleJudge
+    from evaluator.neurons import judge_probes as J
+    from function_store.neurons.corpus import load_corpus
+
+    js = JudgeSettings()
+    judge = (
+        OpenAICompatibleJudge(
+            js.url, js.model, api_key=js.api_key, max_tokens=1024, mode="generate"
+        )
+        if js.url
+        else None
+    )
+    with _client(url) as client:
+        model = client.model().id
+        texts = load_corpus(corpus, corpus_size)
+        try:
+            with console.status("building probes"):
+                ps = asyncio.run(
+                    J.build_probe_set(
+                        explanation,
+                        model=model,
+                        layer=layer,
+                        index=index,
+                        client=client,
+                        corpus=texts,
+                        corpus_name=f"{corpus}:{corpus_size}",
+                        judge=judge,
+                        n_type1=n_type1,
+                        n_type2=n_type2,
+                    )
+                )
+        except (ValueError, JudgeError) as e:
+            console.print(f"[red]{e}[/red]")
+            raise typer.Exit(1) from e
+        v, c = J.score_probe_set(ps, client, layer, index)
+    n1 = sum(p.kind == "type1" for p in ps.probes)
+    console.print(
+        f"{model} {layer}:{index}, decider {ps.decider}: {n1} Type I + {len(ps.probes) - n1} "
+        f"Type II probes ({ps.dropped} dropped); P {_fmt(v.precision)} R {_fmt(v.recall)} "
+        f"F1 {_fmt(v.f1)} (TP {c.tp}, claimed {c.claimed}, fired {c.fired})"
+    )
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(neurons_app, name="neurons")
