@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any, cast
 
 import typer
 from rich.console import Console
@@ -20,7 +21,7 @@ def _fmt(x: float | None) -> str:
     return "—" if x is None else f"{x:.3f}"
 
 
-def _ci(iv) -> str:
+def _ci(iv: Any) -> str:
     return "" if iv is None else f"[{iv.low:.3f}, {iv.high:.3f}]"
 
 
@@ -52,10 +53,9 @@ def observational(
         raise typer.Exit(1) from e
     flagged = sum(it.mismatched for r in records for it in r.items)
     with console.status("scoring and bootstrapping"):
+        firing = cast(released.FiringSource, source)
         rep = obs.evaluate(
-            released.observations(records, source, threshold),
-            n_boot=boot,
-            seed=seed,  # type: ignore[arg-type]
+            released.observations(records, firing, threshold), n_boot=boot, seed=seed
         )
     o = rep.overall
     console.print(
