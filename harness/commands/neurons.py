@@ -25,13 +25,50 @@ def _ci(iv: Any) -> str:
     return "" if iv is None else f"[{iv.low:.3f}, {iv.high:.3f}]"
 
 
+def _live_observations(
+    records: list, url: str | None, n: int, seed: int, threshold: float
+) -> tuple[list, list]:
+    """The released items and labels, a(q) read live. On a model other than GPT-2 XL, neuron
+    L:I is read at the same relative depth and index I mod the MLP width (a smoke test)."""
+    import random as _random
+
+    from rich.progress import track
+
+    from evaluator.neurons import live
+    from evaluator.neurons.observational import Observation
+
+    picked = sorted(
+        _random.Random(seed).sample(records, min(n, len(records))), key=lambda r: r.layer
+    )
+    out = []
+    with _client(url) as client:
+        info = client.model()
+        is_xl = info.n_layers == live.GPT2_XL_LAYERS and info.mlp_width == 6400
+        console.print(
+            f"live activations from {info.id}" + ("" if is_xl else " (smoke test: mapped neurons)")
+        )
+        for rec in track(picked, description="reading activations", console=console):
+            layer = rec.layer if is_xl else live.mapped_layer(rec.layer, info.n_layers)
+            m = live.read_items(client, rec, layer, [rec.index % info.mlp_width])
+            out += [
+                Observation(rec.neuron, bool(y), bool(x[0] > threshold), str(rec.layer))
+                for x, y in zip(m.X, m.y, strict=True)
+            ]
+    return picked, out
+
+
 @neurons_app.command("observational")
 def observational(
     source: str = typer.Option(
         "activations",
         help="activations: fires ⇔ max shipped activation over the span > threshold (the "
-        "paper's rule); labels: the shipped TP/FP/FN/TN labels as they are",
+        "paper's rule); labels: the shipped TP/FP/FN/TN labels as they are; live: the same "
+        "rule on activations read from the intervention service (--url)",
     ),
+    url: str | None = typer.Option(
+        None, help="live: intervention service (or $HARNESS_INTERVENTION_URL)"
+    ),
+    neurons: int = typer.Option(255, min=1, help="live: how many released neurons (seeded sample)"),
     threshold: float = typer.Option(0.0, help="τ: the neuron is on iff a(q) > τ"),
     boot: int = typer.Option(1000, min=0, help="bootstrap resamples of neurons (0: none)"),
     seed: int = typer.Option(0, help="bootstrap seed"),
@@ -44,19 +81,22 @@ def observational(
     from function_store.datasets import DataUnavailable
     from function_store.neurons import data
 
-    if source not in ("activations", "labels"):
-        raise typer.BadParameter("activations or labels", param_hint="--source")
+    if source not in ("activations", "labels", "live"):
+        raise typer.BadParameter("activations, labels or live", param_hint="--source")
     try:
         records = data.load()
     except DataUnavailable as e:
         console.print(f"[red]{e}[/red]")
         raise typer.Exit(1) from e
+    if source == "live":
+        records, observations = _live_observations(records, url, neurons, seed, threshold)
+    else:
+        observations = list(
+            released.observations(records, cast(released.FiringSource, source), threshold)
+        )
     flagged = sum(it.mismatched for r in records for it in r.items)
     with console.status("scoring and bootstrapping"):
-        firing = cast(released.FiringSource, source)
-        rep = obs.evaluate(
-            released.observations(records, firing, threshold), n_boot=boot, seed=seed
-        )
+        rep = obs.evaluate(observations, n_boot=boot, seed=seed)
     o = rep.overall
     console.print(
         f"neuron-explanations: {o.neurons} neurons, {o.items} items "
