@@ -28,6 +28,7 @@ _BUILTINS: dict[str, str] = {
     "scripted-strings": "agents.scripted_strings:ScriptedStringsAgent",
     "scripted-entities": "agents.scripted_words:ScriptedEntitiesAgent",
     "scripted-relations": "agents.scripted_words:ScriptedRelationsAgent",
+    "scripted-neuron": "agents.scripted_neuron:ScriptedNeuronAgent",
     "interpolation": "agents.interpolation:InterpolationAgent",
     "replay": "agents.replay:ReplayAgent",
 }

@@ -250,6 +250,10 @@ async def score_episode(
     s = settings or EvalSettings()
     js = judge_settings or JudgeSettings()
     parsed = parse_answer(final_answer or "", s.parser)
+    if target.family == "neurons":
+        from evaluator.neurons.scoring import score_neuron_episode
+
+        return await score_neuron_episode(target, parsed.description or "")
     results: list[ScoreResult] = []
     code_batch = _CODE_SCORERS.get(target.family)
     try:

@@ -15,7 +15,9 @@ from pydantic import BaseModel, Field
 
 from function_store.models import Family, Target
 
-FAMILIES: tuple[Family, ...] = ("numeric", "strings", "entities", "relations")
+FAMILIES: tuple[Family, ...] = ("numeric", "strings", "entities", "relations", "neurons")
+# datasets whose ids do not name the family: `neuron/<model>/<layer>:<index>`
+FIXED_FAMILY: dict[str, Family] = {"neuron": "neurons"}
 
 
 class GenConfig(BaseModel):
@@ -43,6 +45,7 @@ _SOURCE_MODULES = {
     "find-v1": "function_store.find_v1",
     "find-gen": "function_store.find_gen",
     "find-import": "function_store.find_import",
+    "neuron": "function_store.neurons.targets",
 }
 
 
@@ -79,6 +82,8 @@ class UnknownDataset(ValueError):
 def parse_id(target_id: str) -> tuple[str, Family, int | None]:
     """`find-v1/numeric/f00473` -> (find-v1, numeric, None); `find-gen/strings/s3/f00012` -> seed 3."""
     parts = target_id.split("/")
+    if parts[0] in FIXED_FAMILY and len(parts) == 3:
+        return parts[0], FIXED_FAMILY[parts[0]], None
     if len(parts) < 3 or parts[1] not in FAMILIES:
         raise UnknownTarget(_unknown_msg(target_id))
     seed = None
@@ -135,6 +140,8 @@ class Catalog:
         out: list[Target] = []
         for d in datasets:
             for f in families:
+                if (FIXED_FAMILY.get(d) or f) != f or (d not in FIXED_FAMILY and f == "neurons"):
+                    continue  # a dataset serves only its families
                 out.extend(t for t in self._load(d, f) if variant is None or t.variant == variant)
         return out
 

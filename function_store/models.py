@@ -11,11 +11,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-Family = Literal["numeric", "strings", "entities", "relations"]
-InputKind = Literal["number", "string", "word"]
+Family = Literal["numeric", "strings", "entities", "relations", "neurons"]
+InputKind = Literal["number", "string", "word", "text"]
 
 # Prompt families as FIND names its prompt files (`prompts/<name>.txt`).
-PromptFamily = Literal["numeric", "numeric_mlp", "strings", "neurons_entities", "neurons_relations"]
+PromptFamily = Literal[
+    "numeric", "numeric_mlp", "strings", "neurons_entities", "neurons_relations", "neurons"
+]
 
 
 class PublicMeta(BaseModel):

@@ -57,6 +57,7 @@ _RUNNER_MODULES: dict[str, str] = {
     "entity": "function_store.neural.runners",
     "relation": "function_store.neural.runners",
     "script": "function_store.find_import",
+    "neuron": "function_store.neurons.runner",
 }
 
 

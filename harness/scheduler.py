@@ -219,6 +219,7 @@ def make_target_client(settings: Settings, catalogs: CatalogCache) -> TargetClie
     pool = ServicePool(
         get_sandbox(settings.sandbox),
         backbone_url=settings.backbone_url,
+        intervention_url=settings.intervention_url,
         max_services=settings.pool_max_services,
         idle_s=settings.pool_idle_s,
     )

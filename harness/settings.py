@@ -52,6 +52,8 @@ class Settings(BaseSettings):
     gen_seed: int = 0  # find-gen catalog seed
     # OpenAI-compatible endpoint the entity/relation targets use (HARNESS_BACKBONE_URL)
     backbone_url: str | None = None
+    # the intervention service neuron targets read (HARNESS_INTERVENTION_URL; operator)
+    intervention_url: str | None = None
     # "default": evaluator.scoring.score_episode when installed; "none"; or "pkg.mod:function".
     score_hook: str = "default"
     poll_interval_s: float = Field(0.5, gt=0)

@@ -90,6 +90,7 @@ class ServicePool:
         env: dict[str, str] | None = None,
         backbone_url: str | None = None,
         max_services: int | None = None,
+        intervention_url: str | None = None,
         idle_s: float | None = None,
     ) -> None:
         """`max_services`: cap on running instances (None: no cap); `idle_s`: stop groups unused
@@ -107,6 +108,7 @@ class ServicePool:
             if name in os.environ and name not in self.env:
                 self.env[name] = os.environ[name]
         self.backbone_url = backbone_url
+        self.intervention_url = intervention_url
         # where `files` appear inside; the in-process backend has no /sandbox
         self.files_root = "/sandbox"
         self._groups: list[_Group] = []
@@ -117,12 +119,22 @@ class ServicePool:
 
     def _start_one(self, targets: Sequence[Target]) -> ServiceHandle:
         needs_backbone = any(t.family in ("entities", "relations") for t in targets)
+        # neuron targets reach the intervention service through the same one forwarded endpoint
+        needs_intervention = any(t.family == "neurons" for t in targets)
+        if needs_backbone and needs_intervention:
+            raise ValueError("neuron targets and entity/relation targets need separate services")
         return self.sandbox.start_service(
             service_argv(self.sandbox),
             files=target_files(targets, inside=self.files_root),
             limits=self.limits,
             env=self.env,
-            backbone_url=self.backbone_url if needs_backbone else None,
+            backbone_url=(
+                self.intervention_url
+                if needs_intervention
+                else self.backbone_url
+                if needs_backbone
+                else None
+            ),
         )
 
     def serve(self, targets: Sequence[Target], replicas: int | None = None) -> None:

@@ -1,0 +1,125 @@
+"""Runner of neuron targets: texts in, each text's tokens with the neuron's activations out.
+
+One `/v1/activations` request per call to the intervention service (all positions of every text,
+one layer, one neuron). The reply per text is compact (docs/neurons.md):
+
+    The(0.00) cat(2.31) sat(0.10) [max 2.31]
+
+every token as it appears in the text followed by its activation (2 decimals), then the max over
+the text. Errors are fixed strings: nothing of the service's messages (which may name the layer
+or neuron) reaches the agent.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Sequence
+
+from function_store.intervention.client import (
+    InterventionClient,
+    InterventionError,
+    InterventionSettings,
+)
+from function_store.models import CallOutput, Target
+from function_store.runtime import NoBackboneConfigured, RuntimeContext, register_runner
+
+log = logging.getLogger(__name__)
+
+# catalog model key -> the model ids `harness intervention serve` reports for it
+SERVED_AS: dict[str, tuple[str, ...]] = {
+    "smollm2": ("smollm2",),
+    "gpt2-xl": ("openai-community/gpt2-xl", "gpt2-xl"),
+}
+UNAVAILABLE = "the neuron could not be read (intervention service unavailable)"
+
+
+def format_activations(tokens: Sequence[str], values: Sequence[float]) -> str:
+    """`The(0.00) cat(2.31) sat(0.10) [max 2.31]`: tokens as they appear in the text."""
+    parts = []
+    for tok, v in zip(tokens, values, strict=True):
+        shown = tok.replace("\n", "\\n")
+        parts.append(f"{shown}({_num(v)})")
+    top = max(values) if values else 0.0
+    return "".join(parts).strip() + f" [max {_num(top)}]"
+
+
+def _num(v: float) -> str:
+    s = f"{v:.2f}"
+    return "0.00" if s == "-0.00" else s
+
+
+def intervention_url(ctx: RuntimeContext | None) -> str:
+    """The forwarded endpoint inside a sandbox (the one extra endpoint a service may reach), else
+    HARNESS_INTERVENTION_URL (operator)."""
+    url = (ctx.extra.get("backbone_url") if ctx else None) or os.environ.get(
+        "HARNESS_INTERVENTION_URL"
+    )
+    if not url:
+        raise NoBackboneConfigured(
+            "no intervention service configured: set HARNESS_INTERVENTION_URL "
+            "(e.g. `harness intervention serve --model smollm2`)"
+        )
+    return url
+
+
+class NeuronRunner:
+    def __init__(self, target: Target, ctx: RuntimeContext | None) -> None:
+        spec = target.hidden.spec
+        self.model: str = spec["model"]
+        self.layer: int = int(spec["layer"])
+        self.index: int = int(spec["index"])
+        self.component: str = spec.get("component", "mlp_activation")
+        self.ctx = ctx
+        self._client: InterventionClient | None = None
+        self._checked = False
+        self._lock = threading.Lock()
+
+    def _connect(self) -> InterventionClient:
+        with self._lock:
+            if self._client is None:
+                base = InterventionSettings.from_env()
+                url = intervention_url(self.ctx)
+                s = base.model_copy(update={"url": url}) if base else InterventionSettings(url=url)
+                self._client = InterventionClient(s)
+            if not self._checked:
+                served = self._client.model().id
+                if served not in SERVED_AS.get(self.model, (self.model,)):
+                    raise InterventionError(f"service serves {served!r}, not {self.model!r}")
+                self._checked = True
+            return self._client
+
+    def call(self, inputs: Sequence[str]) -> list[CallOutput]:
+        texts = list(inputs)
+        out: list[CallOutput | None] = [
+            CallOutput(input=t, error="empty text") if not t.strip() else None for t in texts
+        ]
+        todo = [i for i, o in enumerate(out) if o is None]
+        if todo:
+            try:
+                client = self._connect()
+                res = client.activations(
+                    {
+                        "texts": [texts[i] for i in todo],
+                        "component": self.component,
+                        "layers": [self.layer],
+                        "neurons": [self.index],
+                        "positions": "all",
+                    }
+                ).results
+            except InterventionError as e:
+                log.warning("neuron target %s:%s: %s", self.layer, self.index, e)
+                return [
+                    o or CallOutput(input=t, error=UNAVAILABLE, error_category="infrastructure")
+                    for t, o in zip(texts, out, strict=True)
+                ]
+            for i, r in zip(todo, res, strict=True):
+                values = [row[0] for row in r.layers[0].values]
+                out[i] = CallOutput(input=texts[i], output=format_activations(r.tokens, values))
+        return [o for o in out if o is not None]
+
+
+@register_runner("neuron")
+def _factory(target: Target, ctx: RuntimeContext) -> NeuronRunner:
+    return NeuronRunner(target, ctx)

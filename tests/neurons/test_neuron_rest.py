@@ -1,0 +1,102 @@
+"""A run of the scripted baseline over SmolLM2 neuron targets through the REST API: the target
+service runs in bubblewrap and reaches the intervention service through its one forwarded
+endpoint; the final description is scored observationally. Nothing that identifies the neuron
+reaches the agent."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "orchestrator"))
+from orch_helpers import ROOT, Server  # noqa: E402
+
+from function_store.catalog import Catalog  # noqa: E402
+from function_store.models import make_canary  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def api(smol_url: str, tmp_path_factory: pytest.TempPathFactory):
+    d = tmp_path_factory.mktemp("neur-api")
+    env = dict(os.environ)
+    env.update(
+        {
+            "DATABASE_URL": f"sqlite:///{d / 'h.db'}",
+            "HARNESS_HOME": str(d),
+            "HARNESS_SANDBOX": "bwrap",
+            "HARNESS_INTERVENTION_URL": smol_url,
+            "HARNESS_NEURON_EVAL_SENTENCES": "16",  # a small scoring corpus: 2 shared cores
+            "HARNESS_SERVICE_CALL_TIMEOUT_S": "300",
+            "HARNESS_POLL_INTERVAL_S": "0.1",
+            "PYTHONPATH": os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]),
+        }
+    )
+    srv = Server(env, d / "api.log").start(timeout=120)
+    yield srv
+    srv.stop()
+
+
+def _wait_done(c: httpx.Client, run_id: str, timeout: float = 900) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        detail = c.get(f"/runs/{run_id}").json()
+        if detail["status"] in ("completed", "failed", "cancelled"):
+            return detail
+        time.sleep(1)
+    raise AssertionError(f"run {run_id} did not finish")
+
+
+def test_scripted_neuron_run_is_scored_and_leaks_nothing(api: Server) -> None:
+    c = httpx.Client(base_url=api.url, timeout=60)
+    body = {
+        "agent": "scripted-neuron",
+        "dataset": "neuron",
+        "family": "neurons",
+        "variant": "smollm2",
+        "limit": 2,
+        "seed": 1,
+    }
+    r = c.post("/runs", json=body)
+    assert r.status_code == 201, r.text
+    detail = _wait_done(c, r.json()["id"])
+    assert detail["status"] == "completed", detail
+    eps = c.get(f"/runs/{detail['id']}/episodes").json()
+    assert len(eps) == 2
+    for e in eps:
+        full = c.get(f"/episodes/{e['id']}").json()
+        assert full["status"] == "completed", full
+        tid = e["target_id"]
+        layer_index = tid.rsplit("/", 1)[1]
+        seen = "\n".join(m["content"] for m in full["messages"] if m["role"] != "assistant")
+        # what the agent read: the prompt and the replies
+        for secret in (tid, layer_index, make_canary(tid), "smollm2", "mlp_activation"):
+            assert secret not in seen
+        replies = [m["content"] for m in full["messages"] if m["content"].startswith("Response:")]
+        assert len(replies) == 3 and "[max " in replies[0]
+        assert full["calls"][0]["outputs"][0]["error"] is None
+        scores = {s["metric"]: s for s in full["scores"]}
+        f1 = scores["observational_f1"]
+        assert f1["status"] == "ok", f1
+        assert f1["value"] is not None and 0.0 <= f1["value"] <= 1.0, f1
+        assert f1["details"]["reference"] is None  # SmolLM2 neurons have no reference
+        assert f1["details"]["counts"]["n"] > 0
+        assert full["final_answer"].startswith("[DESCRIPTION]: The neuron fires on")
+
+
+def test_gpt2xl_targets_carry_references_the_agent_never_sees() -> None:
+    from harness.prompts import task_prompt
+
+    targets = Catalog().list(dataset="neuron", variant="gpt2-xl")
+    assert len(targets) == 255
+    prompts = {task_prompt(t.public.prompt_family, t.exemplars) for t in targets}
+    assert len(prompts) == 1  # one prompt for all neurons: nothing in it can identify one
+    (prompt,) = prompts
+    for t in targets:
+        assert t.hidden.description and t.hidden.description not in prompt
+        public = t.public_view().model_dump_json()
+        assert t.hidden.description not in public and t.hidden.canary not in public
