@@ -7,9 +7,11 @@ Checked, in order, for `harness run` and `POST /runs`:
 - the selection: non-empty, every target available (reference data present);
 - the endpoints the selected families need: the LM backbone for entities and relations
   (`HARNESS_BACKBONE_URL`); the judge when one is configured (`HARNESS_JUDGE_URL`; no judge at all
-  is allowed: description scores then show as judge errors, never as 0s).
+  is allowed: description scores then show as judge errors, never as 0s); the intervention
+  service for neuron targets (`HARNESS_INTERVENTION_URL`, serving the targets' model).
 
-Only URLs the operator configured are contacted (profiles, HARNESS_BACKBONE_URL, HARNESS_JUDGE_URL),
+Only URLs the operator configured are contacted (profiles, HARNESS_BACKBONE_URL, HARNESS_JUDGE_URL,
+HARNESS_INTERVENTION_URL),
 with the key that endpoint receives anyway. `harness run --no-preflight` skips all of it; the REST
 API always runs it (an API caller cannot store a run that cannot start).
 """
@@ -127,6 +129,32 @@ def check_backbone(settings: Settings) -> None:
     check_model(base, "the LM backbone (HARNESS_BACKBONE_URL)", model, None)
 
 
+def check_intervention(settings: Settings, models: set[str]) -> None:
+    """Neuron targets read their model through the intervention service: it must answer and
+    serve the targets' model."""
+    if not settings.intervention_url:
+        raise PreflightError(
+            [
+                "neuron targets need the intervention service: set HARNESS_INTERVENTION_URL "
+                "(e.g. `harness intervention serve --model smollm2`, then "
+                "HARNESS_INTERVENTION_URL=http://127.0.0.1:8010)"
+            ]
+        )
+    from function_store.neurons.runner import SERVED_AS
+
+    base = settings.intervention_url.rstrip("/")
+    base = base if base.endswith("/v1") else base + "/v1"
+    served = model_ids(base, "the intervention service (HARNESS_INTERVENTION_URL)")
+    for m in sorted(models):
+        if not set(SERVED_AS.get(m, (m,))) & set(served):
+            raise PreflightError(
+                [
+                    f"neuron targets of model {m!r} need an intervention service serving it; "
+                    f"HARNESS_INTERVENTION_URL serves {', '.join(served) or 'nothing'}"
+                ]
+            )
+
+
 def check_judge(settings: Settings) -> None:
     """A configured judge must answer; none configured is allowed (its rows say so)."""
     if settings.score_hook in ("none", ""):
@@ -149,18 +177,22 @@ def preflight(
     from harness.scheduler import SelectionError, select_targets
 
     problems: list[str] = []
-    families: set[str] = set()
     try:
         check_agent(spec, policy)
     except PreflightError as e:
         problems += e.problems
+    targets = []
     try:
-        families = {t.family for t in select_targets(spec, catalogs.get(spec.gen_seed))}
+        targets = select_targets(spec, catalogs.get(spec.gen_seed))
     except SelectionError as e:
         problems.append(str(e))
+    families = {t.family for t in targets}
     checks = [check_judge]
     if families & set(BACKBONE_FAMILIES):
         checks.insert(0, check_backbone)
+    if "neurons" in families:
+        models = {t.hidden.spec["model"] for t in targets if t.family == "neurons"}
+        checks.insert(0, lambda s: check_intervention(s, models))
     for check in checks:
         try:
             check(settings)

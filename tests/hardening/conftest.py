@@ -61,7 +61,13 @@ def cli_env(home: Path, **extra: str) -> dict[str, str]:
         "HARNESS_DATA_DIR": DATA,
         "PYTHONPATH": str(ROOT),
     }
-    for k in ("DATABASE_URL", "HARNESS_DATABASE_URL", "OPENAI_API_KEY", "HARNESS_BACKBONE_URL"):
+    for k in (
+        "DATABASE_URL",
+        "HARNESS_DATABASE_URL",
+        "OPENAI_API_KEY",
+        "HARNESS_BACKBONE_URL",
+        "HARNESS_INTERVENTION_URL",
+    ):
         env.pop(k, None)
     for k in [k for k in env if k.startswith("HARNESS_JUDGE_")]:
         env.pop(k)

@@ -108,6 +108,22 @@ def test_cli_configured_judge_must_answer_and_serve_its_model(
     assert "has no model 'vicuna-13b-v1.1' (it serves: SmolLM2-135M-Instruct)" in err
 
 
+def test_cli_neurons_need_an_intervention_service_serving_their_model(
+    cli, stand_in, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    argv = ["run", "--agent", "scripted-neuron", "--dataset", "neuron", "--variant", "smollm2"]
+    argv += ["--limit", "1", "--no-floor"]
+    err = refused(cli(*argv), tmp_path)
+    assert "neuron targets need the intervention service: set HARNESS_INTERVENTION_URL" in err
+    url = f"http://127.0.0.1:{dead_port()}"
+    err = refused(cli(*argv, env={"HARNESS_INTERVENTION_URL": url}), tmp_path)
+    assert f"the intervention service (HARNESS_INTERVENTION_URL) at {url}/v1 does not answer" in err
+    other = stand_in(models=("gpt2-tiny-random",))  # answers, but serves another model
+    err = refused(cli(*argv, env={"HARNESS_INTERVENTION_URL": other.url}), tmp_path)
+    assert "neuron targets of model 'smollm2' need an intervention service serving it; " in err
+    assert "HARNESS_INTERVENTION_URL serves gpt2-tiny-random" in err
+
+
 # ---- REST -----------------------------------------------------------------------------------
 @pytest.fixture
 def rest(start_server, stand_in):  # type: ignore[no-untyped-def]
