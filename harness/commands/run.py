@@ -62,6 +62,12 @@ def run(
         help="bwrap (default: each episode's agent in a sandboxed agent host) | none (development "
         "only: the agent runs in this process and can read hidden targets; recorded on the run)",
     ),
+    executor: str = typer.Option(
+        None,
+        "--executor",
+        help="local (default: episodes in this process) | ray (Ray tasks on the cluster at "
+        "HARNESS_RAY_ADDRESS; needs a PostgreSQL store; docs/scale-out.md)",
+    ),
 ) -> None:
     """Run AGENT on a target selection in this process and print the summary."""
     from pydantic import ValidationError
@@ -96,7 +102,11 @@ def run(
         raise typer.Exit(2) from e
     if agent_isolation not in (None, "bwrap", "none"):
         raise typer.BadParameter("--agent-isolation must be bwrap or none")
-    detail, floor = asyncio.run(_run(spec, quiet=as_json, agent_isolation=agent_isolation))
+    if executor not in (None, "local", "ray"):
+        raise typer.BadParameter("--executor must be local or ray")
+    detail, floor = asyncio.run(
+        _run(spec, quiet=as_json, agent_isolation=agent_isolation, executor=executor)
+    )
     if as_json:
         # the run's detail; floor_run_id names its floor run, whose detail is under "floor"
         out = detail.model_dump(mode="json") | {
@@ -113,8 +123,9 @@ def run(
         raise typer.Exit(1)
 
 
-async def _run(spec, quiet: bool, agent_isolation: str | None = None):  # type: ignore[no-untyped-def]
+async def _run(spec, quiet: bool, agent_isolation: str | None = None, executor: str | None = None):  # type: ignore[no-untyped-def]
     from harness.api.schemas import run_detail
+    from harness.executors import ExecutorConfigError, make_executor
     from harness.scheduler import (
         CatalogCache,
         Scheduler,
@@ -127,7 +138,10 @@ async def _run(spec, quiet: bool, agent_isolation: str | None = None):  # type: 
     from harness.store import RUN_TERMINAL, make_engine
     from harness.store.repo import Store
 
-    settings = Settings(**({"agent_isolation": agent_isolation} if agent_isolation else {}))
+    settings = Settings(
+        **({"agent_isolation": agent_isolation} if agent_isolation else {}),
+        **({"executor": executor} if executor else {}),
+    )
     if settings.agent_isolation == "none":
         err.print(
             "[bold red]WARNING: agent isolation is OFF: the agent runs in this process and can "
@@ -135,6 +149,13 @@ async def _run(spec, quiet: bool, agent_isolation: str | None = None):  # type: 
             "records it (event agent_isolation).[/bold red]"
         )
     load_plugins(settings)
+    try:
+        remote = make_executor(settings)
+        if remote is not None:
+            await asyncio.to_thread(remote.connect)
+    except ExecutorConfigError as e:
+        err.print(f"[red]{e}[/red]")
+        raise typer.Exit(2) from e
     store = Store(make_engine(settings.url))
     catalogs = CatalogCache()
     try:
@@ -151,6 +172,7 @@ async def _run(spec, quiet: bool, agent_isolation: str | None = None):  # type: 
         catalogs=catalogs,
         score_hook=load_score_hook(settings.score_hook),
         only_runs={run.id} | ({floor.id} if floor else set()),
+        executor=remote,
     )
     err.print(f"run [bold]{run.id}[/bold]: {len(run.target_ids)} targets, agent {spec.agent}")
     if floor is not None:
