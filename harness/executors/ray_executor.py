@@ -197,6 +197,9 @@ class RayExecutor:
                         address=None if address == "local" else address,
                         namespace=NAMESPACE,
                         logging_level=logging.WARNING,
+                        # workers' output stays in the cluster's log files: this process's
+                        # stdout is the CLI's (`--json`)
+                        log_to_driver=False,
                     )
                 except ConnectionError as e:
                     raise ExecutorConfigError(

@@ -100,6 +100,9 @@ def worker_env(token: str, **extra: str) -> dict[str, str]:
             "PYTHONPATH": os.pathsep.join([str(ROOT), str(HERE), env.get("PYTHONPATH", "")]),
             "HARNESS_DATA_DIR": env.get("HARNESS_DATA_DIR", str(ROOT.parents[1] / "shared/data")),
             "RAY_USAGE_STATS_ENABLED": "0",
+            # results are compared target by target: a loaded machine must not turn a call
+            # into a timeout in one run and not in the other
+            "HARNESS_SERVICE_CALL_TIMEOUT_S": "120",
             # token authentication between nodes and drivers, with this cluster's own token
             "RAY_AUTH_MODE": "token",
             "RAY_AUTH_TOKEN": token,

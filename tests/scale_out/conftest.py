@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # cluster, scale_plugin
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # cluster, scale_plugin, scale_agents
 
 from cluster import RayCluster, create_database, pg_missing, postgres, ray_cluster  # noqa: E402
 

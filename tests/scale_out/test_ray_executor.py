@@ -21,8 +21,8 @@ from harness.store import make_engine
 from harness.store.repo import Store
 
 N_TARGETS = 20
-AGENT = "scale_plugin:SlowScriptedNumeric"  # scripted-numeric that must run in an agent host
-SELECT = ["-d", "find-gen", "-f", "numeric"]
+AGENT = "scale_agents:SlowScriptedNumeric"  # scripted-numeric that must run in an agent host
+SELECT = ["-d", "find-gen", "-f", "numeric", "--variant", "clean"]  # noised targets differ per call
 
 
 def _cli(env: dict[str, str], *args: str) -> list[str]:
