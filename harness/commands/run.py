@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
 import sys
+from collections.abc import Iterator
 
 import typer
 from rich.console import Console
@@ -26,6 +29,24 @@ def _options(pairs: list[str]) -> dict[str, object]:
         except json.JSONDecodeError:
             out[key] = value
     return out
+
+
+@contextlib.contextmanager
+def _stdout_is_stderr(active: bool) -> Iterator[None]:
+    """With --json, stdout carries the JSON only: what libraries print meanwhile (Ray's core
+    writes to file descriptor 1 directly) goes to stderr."""
+    if not active:
+        yield
+        return
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 def run(
@@ -104,9 +125,10 @@ def run(
         raise typer.BadParameter("--agent-isolation must be bwrap or none")
     if executor not in (None, "local", "ray"):
         raise typer.BadParameter("--executor must be local or ray")
-    detail, floor = asyncio.run(
-        _run(spec, quiet=as_json, agent_isolation=agent_isolation, executor=executor)
-    )
+    with _stdout_is_stderr(as_json):
+        detail, floor = asyncio.run(
+            _run(spec, quiet=as_json, agent_isolation=agent_isolation, executor=executor)
+        )
     if as_json:
         # the run's detail; floor_run_id names its floor run, whose detail is under "floor"
         out = detail.model_dump(mode="json") | {

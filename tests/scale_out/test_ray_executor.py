@@ -143,6 +143,7 @@ def test_killed_worker_loses_no_step(
             proc.kill()
         log.close()
     assert proc.returncode == 0, (tmp_path / "cli.log").read_text()[-4000:]
+    assert out.lstrip().startswith("{"), out[:2000]
     detail = json.loads(out)
     assert detail["status"] == "completed"
     got = results(store, detail["id"])
