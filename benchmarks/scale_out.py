@@ -17,7 +17,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import secrets
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -70,6 +72,17 @@ class _NoLocalTargets:
         pass
 
 
+def store_tx_per_s(url: str, n: int = 300) -> float:
+    """Single-row transactions per second on one connection (the size of an episode's writes:
+    one per agent message, one per reply with its target calls, ~4 more per episode)."""
+    store = Store(make_engine(url))
+    run = store.create_run(RunSpec(agent="scripted-numeric", dataset="find-gen"), [])
+    t0 = time.perf_counter()
+    for i in range(n):
+        store.add_event(run.id, "bench", {"i": i})
+    return n / (time.perf_counter() - t0)
+
+
 def _ids(n: int, warm: int) -> list[str]:
     # clean targets: a noised one answers differently at each call
     catalog = CatalogCache().get(0)
@@ -83,18 +96,21 @@ def main() -> None:
     args = ap.parse_args()
     warm = 2
     ids = _ids(args.episodes, warm)
-    base = {"score_hook": "none", "poll_interval_s": 0.1}
+    base = {"score_hook": "none", "poll_interval_s": 0.1, "home": tempfile.mkdtemp()}
     eps: dict[str, float] = {}
     with postgres() as pg:
+        tx = store_tx_per_s(create_database(pg))
+        print(f"PostgreSQL: {tx:.0f} single-row transactions/s on one connection", flush=True)
         for c in (1, 2):
-            s = Settings(database_url=create_database(pg), max_concurrency=c, **base)
+            s = Settings(HARNESS_DATABASE_URL=create_database(pg), max_concurrency=c, **base)
             eps[f"local c={c}"] = asyncio.run(_timed_run(s, ids, warm))
             print(f"local, max_concurrency {c}: {eps[f'local c={c}']:.3f} episodes/s", flush=True)
+        token = secrets.token_hex(32)  # one for both clusters: this driver keeps the first
+        os.environ.update({"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": token})
         for w in (1, 2):
-            with ray_cluster(extra_nodes=w - 1, cpus_per_node=1, object_store_mb=100) as rc:
-                os.environ.update({"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": rc.token})
+            with ray_cluster(w - 1, cpus_per_node=1, object_store_mb=100, token=token) as rc:
                 s = Settings(
-                    database_url=create_database(pg),
+                    HARNESS_DATABASE_URL=create_database(pg),
                     executor="ray",
                     ray_address=rc.address,
                     max_concurrency=8,
@@ -115,6 +131,8 @@ def main() -> None:
         )
     print(f"ray 2 nodes / ray 1 node: {eps['ray w=2'] / eps['ray w=1']:.2f}x")
     print(f"local c=2 / local c=1: {eps['local c=2'] / eps['local c=1']:.2f}x")
+    # a scripted-numeric episode: 6 agent messages + 5 replies + ~4 (start, end, scores, event)
+    print(f"store ceiling on one connection: ~{tx / 15:.0f} episodes/s at 15 transactions each")
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
 import logging
 import os
 import threading
@@ -44,6 +45,11 @@ class WorkerLost(RuntimeError):
     """An episode's worker died more often than HARNESS_RAY_MAX_RETRIES allows."""
 
     category = "infrastructure"
+
+
+def _cause(e: RayTaskError) -> BaseException:
+    """The exception the remote code raised (Ray wraps it)."""
+    return e.cause if isinstance(e.cause, BaseException) else e
 
 
 # ---- the node's target pool ---------------------------------------------------------------------
@@ -93,7 +99,7 @@ class NodeTargetsClient:
         try:
             return await self.actor.call.remote(target_id, list(inputs))
         except RayTaskError as e:  # the pool's own error (its category decides who failed)
-            raise e.cause from None
+            raise _cause(e) from None
         except RayActorError as e:
             raise TargetServiceError(f"the node's target pool died: {e}", "infrastructure") from e
 
@@ -114,6 +120,7 @@ class _WorkerState:
             from harness.agent_host import AgentHosts
 
             self.hosts = AgentHosts(memory_mb=settings.agent_memory_mb)
+            atexit.register(self.hosts.close)  # its temp dir, when Ray ends this worker
         return self.hosts
 
 
@@ -229,7 +236,7 @@ class RayExecutor:
             ray.cancel(ref, force=True)
             raise
         except RayTaskError as e:  # the episode code itself raised on the worker
-            raise e.cause from None
+            raise _cause(e) from None
         except RayError as e:
             tries = self.settings.ray_max_retries + 1
             first = str(e).strip().splitlines()[0] if str(e).strip() else ""

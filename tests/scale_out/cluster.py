@@ -17,6 +17,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -116,13 +117,16 @@ class RayCluster:
     """`ray start --head` plus `ray start --address=...` per extra node, on loopback, with their
     own temp dir and free ports. Each node is one process group (killed by `stop`)."""
 
-    def __init__(self, *, cpus_per_node: float = 1, object_store_mb: int = 100) -> None:
+    def __init__(
+        self, *, cpus_per_node: float = 1, object_store_mb: int = 100, token: str | None = None
+    ) -> None:
         self.cpus, self.store_mb = cpus_per_node, object_store_mb
         # short: Ray's unix socket paths live under it (at most 107 characters)
         self.temp = tempfile.mkdtemp(prefix="hray-", dir="/tmp")
         self.port = free_port()
         self.address = f"127.0.0.1:{self.port}"
-        self.token = secrets.token_hex(32)
+        # a driver process keeps the first token it used: one per process when it sees several
+        self.token = token or secrets.token_hex(32)
         self.env = worker_env(self.token)
         self.nodes: list[int] = []  # process group ids, head first
 
@@ -182,8 +186,8 @@ class RayCluster:
 
 
 @contextlib.contextmanager
-def ray_cluster(extra_nodes: int = 1, **kw: float) -> Iterator[RayCluster]:
-    cluster = RayCluster(**kw)  # type: ignore[arg-type]
+def ray_cluster(extra_nodes: int = 1, **kw: Any) -> Iterator[RayCluster]:
+    cluster = RayCluster(**kw)
     try:
         yield cluster.start(extra_nodes)
     finally:

@@ -159,6 +159,19 @@ def test_killed_worker_loses_no_step(
     assert pids[0] == pid and len(pids) >= 2 and pids[-1] != pid
 
 
+def test_provider_limit_is_global(cluster: RayCluster, pg_url: str, tmp_path: Any) -> None:
+    """A limit of 1 for the agent's provider means one episode at a time in the whole cluster,
+    although its two nodes have room for two (the scheduler is the one limiter)."""
+    env = _env(cluster, pg_url, tmp_path, HARNESS_PROVIDER_LIMITS='{"local": 1}')
+    detail = _run(env, *SELECT, "-n", "3", "-o", "delay_s=0.2", "--executor", "ray")
+    assert detail["status"] == "completed"
+    store = Store(make_engine(pg_url, upgrade=False))
+    eps = sorted(store.episodes(detail["id"]), key=lambda e: e.started_at)
+    assert len(eps) == 3
+    for a, b in zip(eps, eps[1:], strict=False):
+        assert a.finished_at <= b.started_at, (a.target_id, b.target_id)
+
+
 def _wait_db(url: str, timeout: float = 120) -> bool:
     """The CLI creates the schema; wait until a run is there."""
     end = time.monotonic() + timeout
