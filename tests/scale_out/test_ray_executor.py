@@ -96,6 +96,9 @@ def test_ray_needs_postgresql(tmp_path: Any) -> None:
         timeout=120,
     )
     assert p.returncode == 2 and "needs a PostgreSQL store" in p.stderr, p.stderr[-2000:]
+    serve = [sys.executable, "-m", "harness.cli", "serve", "--executor", "ray", "--port", "0"]
+    p = subprocess.run(serve, env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and "needs a PostgreSQL store" in p.stderr, p.stderr[-2000:]
 
 
 def test_ray_run_equals_local(
