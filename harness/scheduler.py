@@ -28,8 +28,10 @@ from typing import TYPE_CHECKING, Any
 from agents.base import Agent
 from function_store.catalog import Catalog, CatalogOptions
 from function_store.models import Target
-from harness.episode import EpisodeRunner, ScoreHook, default_score_hook
-from harness.policy import ApiPolicy, agent_kwargs, check_no_secrets, profile_for
+from harness.episode import ScoreHook, default_score_hook
+from harness.executors import EpisodeJob, Executor, make_executor
+from harness.executors.local import execute_episode, make_agent
+from harness.policy import ApiPolicy, check_no_secrets, profile_for
 from harness.providers import ProviderProfile
 from harness.settings import Settings
 from harness.store.models import EPISODE_TERMINAL, RUN_TERMINAL, Episode, Run
@@ -280,6 +282,7 @@ class Scheduler:
         catalogs: CatalogCache | None = None,
         score_hook: ScoreHook | None = None,
         only_runs: set[str] | None = None,
+        executor: Executor | None = None,
     ) -> None:
         self.store, self.client = store, client
         self.settings = settings or Settings()
@@ -298,6 +301,8 @@ class Scheduler:
         self._stopping = False
         self.on_episode_end: Callable[[str, str], None] | None = None
         self._agent_hosts: AgentHosts | None = None
+        # None: episodes run in this event loop; else HARNESS_EXECUTOR's (docs/scale-out.md)
+        self.executor = executor if executor is not None else make_executor(self.settings)
 
     # ---- lifecycle ----------------------------------------------------------------------------
     def start(self) -> None:
@@ -315,6 +320,8 @@ class Scheduler:
         if self._agent_hosts is not None:
             self._agent_hosts.close()
             self._agent_hosts = None
+        if self.executor is not None:
+            await self.executor.aclose()
 
     def wake(self) -> None:
         self._wake.set()
@@ -400,7 +407,7 @@ class Scheduler:
         """Start one target-service group for the run's pending targets before its episodes
         begin (otherwise each target cold-starts its own instance). A failure here is only
         logged: each episode's own call then reports it with its category."""
-        prewarm = getattr(self.client, "prewarm", None)
+        prewarm = getattr(self.executor or self.client, "prewarm", None)
         ids = sorted({ep.target_id for ep in rs.pending})
         if prewarm is None or not ids:
             return
@@ -452,21 +459,16 @@ class Scheduler:
         task = asyncio.create_task(self._run_episode(rs, ep), name=f"episode-{ep.id}")
         rs.active[ep.id] = task
 
-    async def _make_agent(self, rs: _RunState, ep: Episode) -> Agent:
-        """The episode's agent: a client of a sandboxed agent host, started here so that its
-        start-up is not charged to the episode's wall time; or (agent_isolation "none",
-        development only) the agent class itself in this process."""
-        if self.settings.agent_isolation == "none":
-            return rs.agent_cls(**agent_kwargs(rs.spec.agent_options, rs.profile))
+    def _hosts(self) -> AgentHosts:
         if self._agent_hosts is None:
             from harness.agent_host import AgentHosts
 
             self._agent_hosts = AgentHosts(memory_mb=self.settings.agent_memory_mb)
-        # the host gets the profile's key and endpoint in its environment, not in its options
-        client = self._agent_hosts.client(rs.agent_cls, rs.spec.agent_options, rs.profile)
-        if ep.status not in EPISODE_TERMINAL:  # a completed episode only needs scoring
-            await client.start()
-        return client
+        return self._agent_hosts
+
+    async def _make_agent(self, rs: _RunState, ep: Episode) -> Agent:
+        opts = rs.spec.agent_options
+        return await make_agent(self.settings, self._hosts, rs.agent_cls, opts, rs.profile, ep)
 
     def _note_isolation(self, run_id: str) -> None:
         if self.settings.agent_isolation == "none":
@@ -476,36 +478,27 @@ class Scheduler:
     async def _run_episode(self, rs: _RunState, ep: Episode) -> None:
         status = "error"
         try:
-            try:
-                agent = await self._make_agent(rs, ep)
-            except Exception as e:
-                self.store.start_episode(ep.id, ep.run_id)
-                self.store.finish_episode(
-                    ep.id,
-                    ep.run_id,
-                    status="error",
-                    end_reason="agent_error",
-                    error_category=getattr(e, "category", "agent"),
-                    error=f"agent could not be created: {type(e).__name__}: {e}",
+            target = rs.targets[ep.target_id]
+            if self.executor is not None:
+                job = EpisodeJob(
+                    run_id=rs.run_id,
+                    episode_id=ep.id,
+                    spec=rs.spec,
+                    target=target,
+                    settings=self.settings,
                 )
-                return
-            runner = EpisodeRunner(
-                self.store,
-                ep,
-                rs.targets[ep.target_id],
-                rs.spec,
-                agent,
-                self.client,
-                self.score_hook,
-                should_stop=lambda: rs.cancelled,
-            )
-            try:
-                status = await runner.run()
-            finally:
-                try:
-                    await agent.aclose()
-                except Exception:
-                    log.exception("agent.aclose failed")
+                status = await self.executor.run(job, self.score_hook)
+            else:
+                status = await execute_episode(
+                    self.store,
+                    ep,
+                    target,
+                    rs.spec,
+                    lambda: self._make_agent(rs, ep),
+                    self.client,
+                    self.score_hook,
+                    should_stop=lambda: rs.cancelled,
+                )
         except asyncio.CancelledError:
             status = "cancelled"
             if self._stopping:

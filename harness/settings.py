@@ -15,6 +15,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 SandboxName = Literal["bwrap", "docker", "inprocess"]
 AgentIsolation = Literal["bwrap", "none"]
+ExecutorName = Literal["local", "ray"]
 
 
 def _split(value: object) -> list[str]:
@@ -70,6 +71,18 @@ class Settings(BaseSettings):
     api_max_body_bytes: int = Field(1_000_000, ge=1024)
     sse_max_streams: int = Field(64, ge=1)
     sse_max_per_client: int = Field(8, ge=1)
+    # Where episodes run (operator only; docs/scale-out.md): "local", this process's event loop;
+    # "ray", Ray tasks on the cluster at `ray_address` ("auto", "ray://host:10001", or "local"
+    # to start one in this process), with a PostgreSQL store.
+    executor: ExecutorName = "local"
+    ray_address: str = "auto"
+    # What one episode task asks Ray for; Ray places tasks where these fit.
+    ray_episode_cpus: float = Field(1.0, ge=0)
+    ray_episode_memory_mb: int | None = Field(None, ge=1)
+    ray_episode_gpus: float = Field(0.0, ge=0)
+    # Times Ray runs an episode again on another worker when its worker dies (each retry resumes
+    # from the episode's last stored step); after that the episode ends in an infrastructure error.
+    ray_max_retries: int = Field(3, ge=0, le=100)
 
     @field_validator("provider_limits")
     @classmethod

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
 import sys
+from collections.abc import Iterator
 
 import typer
 from rich.console import Console
@@ -26,6 +29,24 @@ def _options(pairs: list[str]) -> dict[str, object]:
         except json.JSONDecodeError:
             out[key] = value
     return out
+
+
+@contextlib.contextmanager
+def _stdout_is_stderr(active: bool) -> Iterator[None]:
+    """With --json, stdout carries the JSON only: what libraries print meanwhile (Ray's core
+    writes to file descriptor 1 directly) goes to stderr."""
+    if not active:
+        yield
+        return
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 def run(
@@ -68,6 +89,12 @@ def run(
         help="store the run without checking first that its agent, key, endpoints and targets "
         "work (harness/preflight.py)",
     ),
+    executor: str = typer.Option(
+        None,
+        "--executor",
+        help="local (default: episodes in this process) | ray (Ray tasks on the cluster at "
+        "HARNESS_RAY_ADDRESS; needs a PostgreSQL store; docs/scale-out.md)",
+    ),
 ) -> None:
     """Run AGENT on a target selection in this process and print the summary."""
     from pydantic import ValidationError
@@ -102,9 +129,18 @@ def run(
         raise typer.Exit(2) from e
     if agent_isolation not in (None, "bwrap", "none"):
         raise typer.BadParameter("--agent-isolation must be bwrap or none")
-    detail, floor = asyncio.run(
-        _run(spec, quiet=as_json, agent_isolation=agent_isolation, preflight=not no_preflight)
-    )
+    if executor not in (None, "local", "ray"):
+        raise typer.BadParameter("--executor must be local or ray")
+    with _stdout_is_stderr(as_json):
+        detail, floor = asyncio.run(
+            _run(
+                spec,
+                quiet=as_json,
+                agent_isolation=agent_isolation,
+                preflight=not no_preflight,
+                executor=executor,
+            )
+        )
     if as_json:
         # the run's detail; floor_run_id names its floor run, whose detail is under "floor"
         out = detail.model_dump(mode="json") | {
@@ -121,8 +157,15 @@ def run(
         raise typer.Exit(1)
 
 
-async def _run(spec, quiet: bool, agent_isolation: str | None = None, preflight: bool = True):  # type: ignore[no-untyped-def]
+async def _run(  # type: ignore[no-untyped-def]
+    spec,
+    quiet: bool,
+    agent_isolation: str | None = None,
+    preflight: bool = True,
+    executor: str | None = None,
+):
     from harness.api.schemas import run_detail
+    from harness.executors import ExecutorConfigError, make_executor
     from harness.preflight import PreflightError
     from harness.preflight import preflight as check_run
     from harness.scheduler import (
@@ -137,7 +180,10 @@ async def _run(spec, quiet: bool, agent_isolation: str | None = None, preflight:
     from harness.store import RUN_TERMINAL, make_engine
     from harness.store.repo import Store
 
-    settings = Settings(**({"agent_isolation": agent_isolation} if agent_isolation else {}))
+    settings = Settings(
+        **({"agent_isolation": agent_isolation} if agent_isolation else {}),
+        **({"executor": executor} if executor else {}),
+    )
     if settings.agent_isolation == "none":
         err.print(
             "[bold red]WARNING: agent isolation is OFF: the agent runs in this process and can "
@@ -145,6 +191,13 @@ async def _run(spec, quiet: bool, agent_isolation: str | None = None, preflight:
             "records it (event agent_isolation).[/bold red]"
         )
     load_plugins(settings)
+    try:
+        remote = make_executor(settings)
+        if remote is not None:
+            await asyncio.to_thread(remote.connect)
+    except ExecutorConfigError as e:
+        err.print(f"[red]{e}[/red]")
+        raise typer.Exit(2) from e
     store = Store(make_engine(settings.url))
     catalogs = CatalogCache()
     try:
@@ -169,6 +222,7 @@ async def _run(spec, quiet: bool, agent_isolation: str | None = None, preflight:
         catalogs=catalogs,
         score_hook=load_score_hook(settings.score_hook),
         only_runs={run.id} | ({floor.id} if floor else set()),
+        executor=remote,
     )
     err.print(f"run [bold]{run.id}[/bold]: {len(run.target_ids)} targets, agent {spec.agent}")
     if floor is not None:

@@ -13,6 +13,9 @@ def serve(
     host: str = typer.Option("127.0.0.1", help="address to listen on"),
     port: int = typer.Option(8000, help="TCP port"),
     log_level: str = typer.Option("info", help="uvicorn log level"),
+    executor: str = typer.Option(
+        None, "--executor", help="local (default) | ray (HARNESS_EXECUTOR; docs/scale-out.md)"
+    ),
 ) -> None:
     """Run the API and the scheduler (embedded default: SQLite + bwrap + local target services)."""
     from harness.ports import port_problem
@@ -23,15 +26,26 @@ def serve(
     import uvicorn
 
     from harness.api import create_app
+    from harness.executors import ExecutorConfigError, make_executor
     from harness.settings import Settings
 
-    settings = Settings()
+    if executor not in (None, "local", "ray"):
+        raise typer.BadParameter("--executor must be local or ray")
+    settings = Settings(**({"executor": executor} if executor else {}))
+    try:
+        make_executor(settings)  # refuses a configuration it cannot run with, before serving
+    except ExecutorConfigError as e:
+        console.print(f"[red]{e}[/red]")
+        raise typer.Exit(2) from e
     if settings.sandbox == "inprocess":
         console.print(
             "[bold yellow]HARNESS_SANDBOX=inprocess: targets run UNSANDBOXED in this process "
             "(tests only)[/bold yellow]"
         )
-    console.print(f"database: {_redact(settings.url)}  sandbox: {settings.sandbox}")
+    console.print(
+        f"database: {_redact(settings.url)}  sandbox: {settings.sandbox}  "
+        f"executor: {settings.executor}"
+    )
     from harness.store import make_engine
 
     make_engine(settings.url).dispose()  # a database that cannot be opened: say so before starting

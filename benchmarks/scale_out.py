@@ -1,0 +1,139 @@
+"""Scale-out throughput: episodes/s of the same run with the local executor and with Ray at 1 and
+2 worker nodes on this machine (docs/scale-out.md).
+
+The run: scripted-numeric on N clean find-gen numeric targets, agents in bwrap agent hosts,
+targets in bwrap target services, a PostgreSQL store (started here), no scoring (the same cost
+on both executors). Each configuration first runs 2 warm-up episodes (worker processes, node
+target pools, catalogs), then the timed run from submission to the run's end. Ray nodes get one
+CPU each and episodes ask for one CPU, so W nodes run W episodes at once; the local executor is
+timed with max_concurrency 1 and 2 to match. Prints episodes/s, the ratios, and Ray's overhead
+per episode (1/eps_ray - 1/eps_local at the same concurrency).
+
+    python benchmarks/scale_out.py [--episodes 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import secrets
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "scale_out"))
+
+from cluster import create_database, postgres, ray_cluster  # noqa: E402
+
+from harness.executors import make_executor  # noqa: E402
+from harness.scheduler import CatalogCache, Scheduler, create_run, make_target_client  # noqa: E402
+from harness.settings import Settings  # noqa: E402
+from harness.store import make_engine  # noqa: E402
+from harness.store.repo import Store  # noqa: E402
+from harness.store.specs import RunSpec  # noqa: E402
+
+
+async def _timed_run(settings: Settings, ids: list[str], n_warm: int) -> float:
+    """Episodes/s of one run of `ids` after a warm-up run of `n_warm` targets."""
+    store = Store(make_engine(settings.url))
+    catalogs = CatalogCache()
+    executor = make_executor(settings)
+    client = _NoLocalTargets() if executor else make_target_client(settings, catalogs)
+    sched = Scheduler(store, client, settings=settings, catalogs=catalogs, executor=executor)
+    sched.start()
+    try:
+        for chunk in (ids[:n_warm], ids[n_warm:]):
+            spec = RunSpec.model_validate(
+                {"agent": "scripted-numeric", "dataset": "find-gen", "ids": chunk, "floor": False}
+            )
+            t0 = time.perf_counter()
+            run = create_run(store, spec, catalogs)
+            sched.wake()
+            done = await sched.wait_run(run.id)
+            dt = time.perf_counter() - t0
+            counts = store.episode_counts(run.id)
+            assert done.status == "completed" and counts == {"completed": len(chunk)}, counts
+        return len(chunk) / dt
+    finally:
+        await sched.stop()
+        await client.aclose()
+
+
+class _NoLocalTargets:
+    """The scheduler's own target client, unused when episodes run on Ray workers."""
+
+    async def call(self, target_id: str, inputs: object) -> object:
+        raise AssertionError("episodes run on the workers")
+
+    async def aclose(self) -> None:
+        pass
+
+
+def store_tx_per_s(url: str, n: int = 300) -> float:
+    """Single-row transactions per second on one connection (the size of an episode's writes:
+    one per agent message, one per reply with its target calls, ~4 more per episode)."""
+    store = Store(make_engine(url))
+    run = store.create_run(RunSpec(agent="scripted-numeric", dataset="find-gen"), [])
+    t0 = time.perf_counter()
+    for i in range(n):
+        store.add_event(run.id, "bench", {"i": i})
+    return n / (time.perf_counter() - t0)
+
+
+def _ids(n: int, warm: int) -> list[str]:
+    # clean targets: a noised one answers differently at each call
+    catalog = CatalogCache().get(0)
+    clean = [t.id for t in catalog.list(dataset="find-gen", family="numeric", variant="clean")]
+    return clean[: warm + n]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--episodes", type=int, default=20)
+    args = ap.parse_args()
+    warm = 2
+    ids = _ids(args.episodes, warm)
+    base = {"score_hook": "none", "poll_interval_s": 0.1, "home": tempfile.mkdtemp()}
+    eps: dict[str, float] = {}
+    with postgres() as pg:
+        tx = store_tx_per_s(create_database(pg))
+        print(f"PostgreSQL: {tx:.0f} single-row transactions/s on one connection", flush=True)
+        for c in (1, 2):
+            s = Settings(HARNESS_DATABASE_URL=create_database(pg), max_concurrency=c, **base)
+            eps[f"local c={c}"] = asyncio.run(_timed_run(s, ids, warm))
+            print(f"local, max_concurrency {c}: {eps[f'local c={c}']:.3f} episodes/s", flush=True)
+        token = secrets.token_hex(32)  # one for both clusters: this driver keeps the first
+        os.environ.update({"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": token})
+        for w in (1, 2):
+            with ray_cluster(w - 1, cpus_per_node=1, object_store_mb=100, token=token) as rc:
+                s = Settings(
+                    HARNESS_DATABASE_URL=create_database(pg),
+                    executor="ray",
+                    ray_address=rc.address,
+                    max_concurrency=8,
+                    **base,
+                )
+                eps[f"ray w={w}"] = asyncio.run(_timed_run(s, ids, warm))
+                print(f"ray, {w} worker node(s): {eps[f'ray w={w}']:.3f} episodes/s", flush=True)
+    print()
+    print(f"episodes timed per configuration: {args.episodes} (after {warm} warm-up)")
+    for w in (1, 2):
+        local, ray_ = eps[f"local c={w}"], eps[f"ray w={w}"]
+        overhead = 1 / ray_ - 1 / local
+        print(
+            f"ray {w} node(s) / local at concurrency {w}: {ray_ / local:.2f}x   "
+            f"Ray overhead per episode: {overhead * 1000:+.0f} ms "
+            f"(episode {1000 / local:.0f} ms local vs {1000 / ray_:.0f} ms on Ray, wall per "
+            f"episode at this concurrency)"
+        )
+    print(f"ray 2 nodes / ray 1 node: {eps['ray w=2'] / eps['ray w=1']:.2f}x")
+    print(f"local c=2 / local c=1: {eps['local c=2'] / eps['local c=1']:.2f}x")
+    # a scripted-numeric episode: 6 agent messages + 5 replies + ~4 (start, end, scores, event)
+    print(f"store ceiling on one connection: ~{tx / 15:.0f} episodes/s at 15 transactions each")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,56 @@
+"""Where episodes run: in the scheduler's event loop ("local", the default) or as Ray tasks
+across machines ("ray"; docs/scale-out.md).
+
+The scheduler decides *which* episodes run and when (limits, fairness); an executor only runs one
+episode to its end. Either way every step is in the store before the next begins, and the store
+is the only state an executor shares with the scheduler.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from pydantic import BaseModel
+
+from function_store.models import Target
+from harness.episode import ScoreHook
+from harness.settings import Settings
+from harness.store.specs import RunSpec
+
+
+class EpisodeJob(BaseModel):
+    """One episode to run (or resume) to its end; what travels to a remote worker."""
+
+    run_id: str
+    episode_id: str
+    spec: RunSpec
+    target: Target
+    settings: Settings
+
+
+class Executor(Protocol):
+    def connect(self) -> None:
+        """Reach the workers (blocking); raises ExecutorConfigError when they cannot be."""
+        ...
+
+    async def run(self, job: EpisodeJob, score_hook: ScoreHook | None) -> str:
+        """Run the episode to its end; returns its final status."""
+        ...
+
+    async def prewarm(self, target_ids: list[str]) -> None: ...
+
+    async def aclose(self) -> None: ...
+
+
+class ExecutorConfigError(ValueError):
+    """The configured executor cannot work with the rest of the configuration."""
+
+
+def make_executor(settings: Settings) -> Executor | None:
+    """The remote executor HARNESS_EXECUTOR names; None for "local" (the scheduler runs episodes
+    in its own event loop)."""
+    if settings.executor == "local":
+        return None
+    from harness.executors.ray_executor import RayExecutor
+
+    return RayExecutor(settings)

@@ -1,0 +1,194 @@
+"""A real PostgreSQL server and a real multi-node Ray cluster on this machine, for the scale-out
+tests and benchmarks/scale_out.py. Both are started here and stopped here: every process they
+start is in a process group of its own, killed at the end even when the caller failed."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+PG_BIN = Path("/usr/lib/postgresql/15/bin")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# ---- PostgreSQL ---------------------------------------------------------------------------------
+def _pg_tool(name: str) -> str | None:
+    p = PG_BIN / name
+    return str(p) if p.exists() else shutil.which(name)
+
+
+def _as_postgres(argv: list[str]) -> list[str]:
+    # initdb and postgres refuse to run as root: run them as the postgres system user.
+    return ["runuser", "-u", "postgres", "--", *argv] if os.geteuid() == 0 else argv
+
+
+def pg_missing() -> str | None:
+    """Why PostgreSQL cannot be started here, or None."""
+    if not _pg_tool("initdb") or not _pg_tool("pg_ctl"):
+        return "PostgreSQL binaries (initdb, pg_ctl) are not installed (scripts/install.sh)"
+    if os.geteuid() == 0 and not shutil.which("runuser"):
+        return "running as root without runuser: cannot start PostgreSQL"
+    return None
+
+
+@contextlib.contextmanager
+def postgres() -> Iterator[str]:
+    """A PostgreSQL server in a temp dir; yields its base URL (append /<database>)."""
+    initdb, pg_ctl = _pg_tool("initdb"), _pg_tool("pg_ctl")
+    assert initdb and pg_ctl, pg_missing()
+    base = Path(tempfile.mkdtemp(prefix="scale-pg-"))
+    data = base / "data"
+    if os.geteuid() == 0:
+        shutil.chown(base, "postgres", "postgres")
+    port = free_port()
+    subprocess.run(
+        _as_postgres([initdb, "-D", str(data), "-A", "trust", "-U", "postgres", "--no-sync"]),
+        check=True,
+        capture_output=True,
+    )
+    # max_connections: every Ray worker process keeps its own connections
+    opts = f"-p {port} -k {base} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200"
+    subprocess.run(
+        _as_postgres([pg_ctl, "-D", str(data), "-o", opts, "-l", str(base / "log"), "-w", "start"]),
+        check=True,
+        capture_output=True,
+    )
+    try:
+        yield f"postgresql+psycopg://postgres@127.0.0.1:{port}"
+    finally:
+        subprocess.run(
+            _as_postgres([pg_ctl, "-D", str(data), "-m", "immediate", "stop"]), capture_output=True
+        )
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def create_database(server: str) -> str:
+    import psycopg
+
+    name = "t_" + uuid.uuid4().hex[:12]
+    dsn = server.replace("postgresql+psycopg://", "postgresql://") + "/postgres"
+    with psycopg.connect(dsn, autocommit=True) as c:
+        c.execute(f'CREATE DATABASE "{name}"')
+    return f"{server}/{name}"
+
+
+# ---- Ray ----------------------------------------------------------------------------------------
+def worker_env(token: str, **extra: str) -> dict[str, str]:
+    """The environment of the Ray nodes (their worker processes inherit it): this tree and the
+    test plugin on the path, the reference data, no usage reporting."""
+    env = dict(os.environ)
+    env.update(
+        {
+            "PYTHONPATH": os.pathsep.join([str(ROOT), str(HERE), env.get("PYTHONPATH", "")]),
+            "HARNESS_DATA_DIR": env.get("HARNESS_DATA_DIR", str(ROOT.parents[1] / "shared/data")),
+            "RAY_USAGE_STATS_ENABLED": "0",
+            # results are compared target by target: a loaded machine must not turn a call
+            # into a timeout in one run and not in the other
+            "HARNESS_SERVICE_CALL_TIMEOUT_S": "120",
+            # token authentication between nodes and drivers, with this cluster's own token
+            "RAY_AUTH_MODE": "token",
+            "RAY_AUTH_TOKEN": token,
+        }
+    )
+    env.update(extra)
+    return env
+
+
+class RayCluster:
+    """`ray start --head` plus `ray start --address=...` per extra node, on loopback, with their
+    own temp dir and free ports. Each node is one process group (killed by `stop`)."""
+
+    def __init__(
+        self, *, cpus_per_node: float = 1, object_store_mb: int = 100, token: str | None = None
+    ) -> None:
+        self.cpus, self.store_mb = cpus_per_node, object_store_mb
+        # short: Ray's unix socket paths live under it (at most 107 characters)
+        self.temp = tempfile.mkdtemp(prefix="hray-", dir="/tmp")
+        self.port = free_port()
+        self.address = f"127.0.0.1:{self.port}"
+        # a driver process keeps the first token it used: one per process when it sees several
+        self.token = token or secrets.token_hex(32)
+        self.env = worker_env(self.token)
+        self.nodes: list[int] = []  # process group ids, head first
+
+    def _ray(self, args: list[str]) -> None:
+        argv = [sys.executable, "-m", "ray.scripts.scripts", "start", *args]
+        common = [
+            "--node-ip-address=127.0.0.1",
+            f"--num-cpus={self.cpus}",
+            f"--object-store-memory={self.store_mb * 2**20}",
+            f"--dashboard-agent-listen-port={free_port()}",
+            f"--dashboard-agent-grpc-port={free_port()}",
+            f"--metrics-export-port={free_port()}",
+            f"--runtime-env-agent-port={free_port()}",
+            "--disable-usage-stats",
+        ]
+        log = open(Path(self.temp) / f"start{len(self.nodes)}.log", "wb")  # noqa: SIM115
+        with log:
+            proc = subprocess.Popen(
+                argv + common,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # its daemons keep this process group: stop() kills it
+            )
+            self.nodes.append(proc.pid)
+            rc = proc.wait(timeout=240)
+        if rc != 0:
+            raise RuntimeError(
+                f"ray start failed ({rc}): {(Path(self.temp) / f'start{len(self.nodes) - 1}.log').read_text()[-2000:]}"
+            )
+
+    def start(self, extra_nodes: int = 1) -> RayCluster:
+        self._ray(
+            [
+                "--head",
+                f"--port={self.port}",
+                f"--ray-client-server-port={free_port()}",
+                "--include-dashboard=false",
+                f"--temp-dir={self.temp}",
+            ]
+        )
+        for _ in range(extra_nodes):
+            self.add_node()
+        return self
+
+    def add_node(self) -> None:
+        self._ray([f"--address={self.address}"])
+
+    def stop(self) -> None:
+        for pgid in reversed(self.nodes):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pgid, signal.SIGKILL)
+        self.nodes.clear()
+        time.sleep(0.5)
+        if not os.environ.get("KEEP_RAY_TEMP"):
+            shutil.rmtree(self.temp, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def ray_cluster(extra_nodes: int = 1, **kw: Any) -> Iterator[RayCluster]:
+    cluster = RayCluster(**kw)
+    try:
+        yield cluster.start(extra_nodes)
+    finally:
+        cluster.stop()

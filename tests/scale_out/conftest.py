@@ -1,0 +1,36 @@
+"""Fixtures: one real PostgreSQL server and one real Ray cluster (a head and an extra worker
+node, started with `ray start` on loopback) for this folder, stopped at the end."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # cluster, scale_plugin, scale_agents
+
+from cluster import RayCluster, create_database, pg_missing, postgres, ray_cluster  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def pg_base() -> Iterator[str]:
+    why = pg_missing()
+    if why:
+        pytest.skip(why)
+    with postgres() as url:
+        yield url
+
+
+@pytest.fixture
+def pg_url(pg_base: str) -> str:
+    """A fresh empty database on the session's server."""
+    return create_database(pg_base)
+
+
+@pytest.fixture(scope="session")
+def cluster() -> Iterator[RayCluster]:
+    # two nodes of one CPU each: two episodes at once, one per node (the machine has 2 cores)
+    with ray_cluster(extra_nodes=1, cpus_per_node=1, object_store_mb=100) as c:
+        yield c
