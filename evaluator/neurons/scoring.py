@@ -6,6 +6,8 @@
 - Other neurons (SmolLM2): Q built live (evaluator.neurons.testset) from a corpus sample through
   the intervention service (HARNESS_INTERVENTION_URL); no reference exists.
 Membership of the agent's explanation is decided lexically offline (evaluator.neurons.membership).
+When the explanation matches one of the 12 intervention tasks, the neuron's IIA on that task is
+scored too (evaluator.neurons.task_iia).
 A service failure is an error state (infrastructure), never a 0.
 """
 
@@ -19,6 +21,7 @@ from evaluator.api import ScoreResult
 from evaluator.neurons import observational as O
 from evaluator.neurons import released, testset
 from evaluator.neurons.membership import LexicalMembership
+from evaluator.neurons.task_iia import iia_score
 from function_store.models import Target
 
 CORPUS_SENTENCES = int(os.environ.get("HARNESS_NEURON_EVAL_SENTENCES", "64"))
@@ -88,7 +91,17 @@ async def score_neuron_episode(target: Target, description: str) -> list[ScoreRe
         "counts": c.model_dump(),
         "reference": ref.model_dump() if ref else None,
     }
-    return [
+    out = [
         ScoreResult(metric=f"observational_{m}", value=getattr(v, m), details=details)
         for m in O.METRICS
     ]
+    try:
+        matched = await asyncio.to_thread(iia_score, description, target.hidden.spec)
+    except Exception as e:
+        matched = ScoreResult(
+            metric="iia",
+            status="error",
+            error_category="infrastructure",
+            error=f"{type(e).__name__}: {e}",
+        )
+    return out + ([matched] if matched is not None else [])
