@@ -67,7 +67,7 @@ def _compose(env: dict[str, str], project: str, *args: str, timeout: float = 900
 
 
 @pytest.fixture(scope="module")
-def stack(engine, compose_env):  # type: ignore[no-untyped-def]
+def stack(engine, compose_env, tmp_path_factory):  # type: ignore[no-untyped-def]
     from harness.sandbox.compose_images import build_cpu_images
 
     t0 = time.monotonic()
@@ -75,8 +75,10 @@ def stack(engine, compose_env):  # type: ignore[no-untyped-def]
     print(f"images ready in {time.monotonic() - t0:.1f} s")
     port = _free_port()
     project = f"ihtest{uuid.uuid4().hex[:6]}"
-    env = {**compose_env, "HARNESS_PORT": str(port), "HARNESS_API_TOKENS": TOKEN,
-           "COMPOSE_PROFILES": "cpu", "HARNESS_ENV_FILE": "/nonexistent"}  # fmt: skip
+    env_file = tmp_path_factory.mktemp("compose") / "harness.env"
+    env_file.write_text(f"HARNESS_API_TOKENS={TOKEN}\n")  # the api's secrets file
+    env = {**compose_env, "HARNESS_PORT": str(port), "COMPOSE_PROFILES": "cpu",
+           "HARNESS_ENV_FILE": str(env_file)}  # fmt: skip
     t0 = time.monotonic()
     try:
         _compose(env, project, "up", "-d", "--wait", "--wait-timeout", "600")
