@@ -44,14 +44,6 @@ def daemon(socket: str = typer.Option(..., help="Unix socket to listen on")) -> 
     serve(socket)
 
 
-@sandbox_app.command("check")
-def check(socket: str = typer.Option(..., help="the daemon's Unix socket")) -> None:
-    """Exit 0 when the daemon answers (container healthchecks)."""
-    from harness.sandbox.daemon import check as ping
-
-    raise typer.Exit(0 if ping(socket) else 1)
-
-
 def register(app: typer.Typer) -> None:
     app.add_typer(images_app, name="images")
     app.add_typer(sandbox_app, name="sandbox")

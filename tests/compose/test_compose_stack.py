@@ -44,17 +44,30 @@ def engine():  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(scope="module")
-def compose_env(engine) -> dict[str, str]:  # type: ignore[no-untyped-def]
+def compose_cli() -> dict[str, str]:
+    """The environment for `docker compose` (v2) commands that need no engine (config)."""
     if shutil.which("docker") is None:
         pytest.skip("no docker CLI (scripts/install.sh installs docker.io)")
-    env = {**os.environ, "DOCKER_HOST": engine.api.base_url.replace("http+docker://", "unix://")}
-    if engine.api.base_url.startswith("http+docker://localhost"):
-        env["DOCKER_HOST"] = "unix:///run/interp-harness-docker.sock"
+    env = dict(os.environ)
     v = subprocess.run(["docker", "compose", "version", "--short"], env=env, capture_output=True)
     if v.returncode != 0:
         pytest.skip(f"Compose v2 is not installed (scripts/install.sh): {v.stderr[-300:]!r}")
     assert v.stdout.decode().strip().lstrip("v").startswith("2."), v.stdout
     return env
+
+
+@pytest.fixture(scope="module")
+def compose_env(engine, compose_cli) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    """DOCKER_HOST for the engine `ensure_engine` found: the environment's, else ours."""
+    import docker
+
+    from harness.sandbox.docker_engine import SOCKET
+
+    try:
+        docker.from_env().ping()
+        return compose_cli
+    except Exception:
+        return {**compose_cli, "DOCKER_HOST": f"unix://{SOCKET}"}
 
 
 def _compose(env: dict[str, str], project: str, *args: str, timeout: float = 900) -> str:
@@ -121,6 +134,7 @@ def test_scripted_run_over_rest(stack) -> None:  # type: ignore[no-untyped-def]
         time.sleep(2)
     assert detail["status"] == "completed", detail
     assert detail["progress"]["by_status"] == {"completed": 2}, detail
+    print("run metrics:", json.dumps(detail["metrics"]))
     eps = c.get(f"/runs/{run_id}/episodes").json()
     assert len(eps) == 2
     for e in eps:
@@ -184,8 +198,8 @@ def test_untrusted_containers_reach_neither_api_nor_outside(stack) -> None:  # t
     assert out["connect"] == ["CONNECTED"], out
 
 
-def test_gpu_profile_config_is_valid(compose_env) -> None:  # type: ignore[no-untyped-def]
-    env = {**compose_env, "COMPOSE_PROFILES": ""}
+def test_gpu_profile_config_is_valid(compose_cli) -> None:  # type: ignore[no-untyped-def]
+    env = {**compose_cli, "COMPOSE_PROFILES": ""}
     p = subprocess.run(
         ["docker", "compose", "-f", str(ROOT / "compose.yaml"), "--profile", "gpu", "config",
          "--format", "json"], env=env, cwd=ROOT, capture_output=True,
