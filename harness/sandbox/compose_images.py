@@ -67,7 +67,17 @@ def _source_bytes() -> bytes:
 
 def _pip(*args: str) -> None:
     cmd = [sys.executable, "-m", "pip", "-q", "--disable-pip-version-check", *args]
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    p = subprocess.run(cmd, capture_output=True)
+    if p.returncode != 0:  # pip's output only when it fails (its warnings are noise otherwise)
+        raise RuntimeError(f"pip {args[0]} failed:\n{p.stderr.decode(errors='replace')[-3000:]}")
+
+
+def _apt_download(dest: Path) -> None:
+    """The .debs of DEBS from the machine's Debian mirror (package lists refreshed if missing)."""
+    cmd = ["apt-get", "download", *DEBS]
+    if subprocess.run(cmd, cwd=dest, capture_output=True).returncode != 0:
+        subprocess.run(["apt-get", "update", "-qq"], check=True, capture_output=True)
+        subprocess.run(cmd, cwd=dest, check=True, capture_output=True)
 
 
 def _has(client, tag: str) -> bool:  # type: ignore[no-untyped-def]
@@ -108,8 +118,7 @@ def ensure_runtime_image(client, base: str) -> str:  # type: ignore[no-untyped-d
         _pip("download", *PLATFORM, "-d", str(wheels), "pip", "-r", str(ctx / "requirements.txt"))
         _pip("download", *PLATFORM, "--no-deps", "-d", str(ctx / "extra"), *EXTRA_WHEELS)
         (ctx / "debs").mkdir()
-        subprocess.run(["apt-get", "download", *DEBS], cwd=ctx / "debs", check=True,
-                       stdout=subprocess.DEVNULL)  # fmt: skip
+        _apt_download(ctx / "debs")
         next(wheels.glob("pip-*.whl")).rename(wheels / "pip.whl")
         shutil.copy(dockerfile("runtime"), ctx / "Dockerfile")
         log.warning("runtime image: building %s", tag)
