@@ -82,13 +82,16 @@ def create_app(socket_root: str):  # type: ignore[no-untyped-def]
     @app.post("/run", response_model=RunOut)
     async def run(req: RunIn) -> RunOut:
         stdin = base64.b64decode(req.stdin) if req.stdin is not None else None
-        r = await run_in_threadpool(
-            sb.run,
-            req.argv,
-            files=_unb64(req.files),
-            stdin=stdin,
-            limits=Limits(**req.limits.model_dump()),
-        )
+        try:
+            r = await run_in_threadpool(
+                sb.run,
+                req.argv,
+                files=_unb64(req.files),
+                stdin=stdin,
+                limits=Limits(**req.limits.model_dump()),
+            )
+        except ValueError as e:  # a file name that is not a plain relative path
+            raise HTTPException(400, str(e)) from e
         return RunOut(**{**asdict(r), "stdout": _b64(r.stdout), "stderr": _b64(r.stderr)})
 
     @app.post("/services", response_model=StartOut)
@@ -101,6 +104,8 @@ def create_app(socket_root: str):  # type: ignore[no-untyped-def]
                 env=req.env,
                 limits=Limits(**req.limits.model_dump()),
             )
+        except ValueError as e:
+            raise HTTPException(400, str(e)) from e
         except SandboxError as e:
             raise HTTPException(503, str(e)) from e
         return StartOut(url=h.url)

@@ -49,6 +49,8 @@ def test_run_files_stdin_and_limits(sock: str, monkeypatch) -> None:  # type: ig
     assert r.timed_out and r.error.startswith("timeout"), r
     r = sb.run(["python3", "-c", "print('x' * 5000)"], limits=Limits(max_output_bytes=100))
     assert r.output_truncated and len(r.stdout) <= 100
+    with pytest.raises(SandboxError, match="HTTP 400.*invalid sandbox file name"):
+        sb.run(["python3", "/sandbox/x.py"], files={"../x.py": b""})
 
 
 def test_scoring_worker_through_the_daemon(sock: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
