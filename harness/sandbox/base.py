@@ -80,7 +80,6 @@ _BACKENDS = {
     # the compose stack: daemons in the `targets` / `sandbox` containers (docs/compose.md)
     "remote-targets": "harness.sandbox.daemon:TargetsDaemon",
     "remote-exec": "harness.sandbox.daemon:ExecDaemon",
-    "local": "harness.sandbox.local:LocalSandbox",
 }
 
 
