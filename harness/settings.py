@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-SandboxName = Literal["bwrap", "docker", "inprocess"]
+SandboxName = Literal["bwrap", "docker", "inprocess", "remote-targets"]
 AgentIsolation = Literal["bwrap", "none"]
 ExecutorName = Literal["local", "ray"]
 

