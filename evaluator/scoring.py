@@ -24,7 +24,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from evaluator import numeric as num
 from evaluator import strings as st
-from evaluator.api import EpisodeStats, ScoreResult
+from evaluator.api import EpisodeStats, ScoreResult, TargetCall, target_call
 from evaluator.domain import score_domain
 from evaluator.judge import (
     JudgeClient,
@@ -80,15 +80,26 @@ def _ground_truth(target: Target) -> num.GroundTruth:
     return num.ground_truth_from_outputs(outputs)
 
 
+async def _ground_truth_via(call: TargetCall, target: Target) -> num.GroundTruth:
+    """The ground truth through the orchestrator's (sandboxed) target client."""
+    try:
+        outputs = await call(target.id, num.grid_inputs())
+    except Exception as e:
+        return num.GroundTruth([], [], 0, error=f"{type(e).__name__}: {e}")
+    return num.ground_truth_from_outputs(outputs)
+
+
 def score_numeric_batch(
     items: list[Item],
     *,
     settings: EvalSettings | None = None,
     exec_settings: ExecSettings | None = None,
+    ground_truths: list[num.GroundTruth] | None = None,
 ) -> list[list[ScoreResult]]:
-    """NMSE code scores (+ domain IoU) for many answers; one list of results per item, in order."""
+    """NMSE code scores (+ domain IoU) for many answers; one list of results per item, in order.
+    `ground_truths` (one per item) were read through a target client; else targets run here."""
     s = settings or EvalSettings()
-    gts = [_ground_truth(it.target) for it in items]
+    gts = ground_truths or [_ground_truth(it.target) for it in items]
     jobs: list[CodeJob] = []
     for k, (it, gt) in enumerate(zip(items, gts, strict=True)):
         if (
@@ -258,8 +269,12 @@ async def score_episode(
     code_batch = _CODE_SCORERS.get(target.family)
     try:
         if code_batch is not None:
+            extra = {}
+            call = target_call.get()
+            if target.family == "numeric" and call is not None:
+                extra["ground_truths"] = [await _ground_truth_via(call, target)]
             (results,) = await asyncio.to_thread(
-                code_batch, [Item(target, parsed)], settings=s, exec_settings=exec_settings
+                code_batch, [Item(target, parsed)], settings=s, exec_settings=exec_settings, **extra
             )
         results += await _judge_scores(target, parsed.description, parsed.parser, js)
     except Exception as e:  # a bug or an unexpected failure: an infrastructure error state

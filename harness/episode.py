@@ -26,7 +26,7 @@ from typing import Any
 from agents.base import Agent, AgentError
 from agents.base import Message as AgentMessage
 from agents.host_protocol import valid_unicode
-from evaluator.api import EpisodeStats, ScoreResult
+from evaluator.api import EpisodeStats, ScoreResult, target_call
 from function_store.models import Target
 from harness import prompts
 from harness import protocol as proto
@@ -391,6 +391,8 @@ class EpisodeRunner:
             rounds=ep.rounds,
             exemplar_init=ep.exemplar_init,
         )
+        # the scorer reads ground truth through our sandboxed client, not by running the target
+        token = target_call.set(self.client.call)
         try:
             results = await self.score_hook(self.target, answer, stats)
             rows = [ScoreResult.model_validate(r).model_dump() for r in results]
@@ -404,6 +406,8 @@ class EpisodeRunner:
                     error=_describe(e),
                 ).model_dump()
             ]
+        finally:
+            target_call.reset(token)
         self.store.save_scores(ep.id, rows)
 
 

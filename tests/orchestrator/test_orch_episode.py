@@ -280,3 +280,18 @@ async def test_system_prompt_file_override(sqlite_url: str, tmp_path, monkeypatc
     store, [run] = await run_in_process(sqlite_url, spec(agent_options={"n_calls": 1}))
     [ep] = store.episodes(run.id)
     assert store.messages(ep.id)[0].content == text
+
+
+async def test_score_hook_reads_targets_through_the_episodes_client(sqlite_url: str) -> None:
+    """While the hook runs, evaluator.api.target_call is the orchestrator's target client (so a
+    scorer's ground truth comes from the sandboxed services); it is unset again afterwards."""
+    from evaluator.api import ScoreResult, target_call
+
+    async def hook(target, answer, stats):  # type: ignore[no-untyped-def]
+        outs = await target_call.get()(target.id, ["0", "1"])
+        return [ScoreResult(metric="via_client", value=float(outs[1].output))]
+
+    store, [run] = await run_in_process(sqlite_url, spec(), hook=hook)
+    [ep] = store.episodes(run.id)
+    assert {s.metric: s.value for s in store.scores([ep.id])} == {"via_client": 3.0}  # 2*1 + 1
+    assert target_call.get() is None
