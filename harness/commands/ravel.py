@@ -62,6 +62,8 @@ def build_cmd(
     test_entities: int = typer.Option(12, min=2),
     candidate_factor: float = typer.Option(3.0, min=1, help="candidates screened per kept entity"),
     templates: int = typer.Option(2, min=1, help="templates per attribute and split"),
+    train_candidates: str = typer.Option("", help="comma-separated train-split entities to screen"),
+    test_candidates: str = typer.Option("", help="comma-separated test-split entities to screen"),
     url: str | None = URL,
     fresh: bool = typer.Option(False, help="rebuild even when cached"),
 ) -> None:
@@ -78,6 +80,11 @@ def build_cmd(
         candidate_factor=candidate_factor,
         templates_per_split=templates,
     )
+    if train_candidates or test_candidates:
+        given = {"train": train_candidates, "test": test_candidates}
+        cfg.candidates = {
+            k: [e.strip() for e in v.split(",") if e.strip()] for k, v in given.items()
+        }
     with intervention_client(model, url) as client:
         t0 = time.monotonic()
         inst = _build(client, cfg, fresh)
