@@ -67,8 +67,8 @@ def run_methods(
     examples = eval_examples(inst, split, per_template)
     rows: list[MethodRow] = []
     cache: dict[str, tuple[list[ExampleOutcome], int | None, float, float]] = {}
-    for target in targets:
-        for name in methods:
+    for name in methods:  # method-major: every target gets the cheap methods first
+        for target in targets:
             if name in cache:
                 outcomes, dims, train_s, eval_s = cache[name]
             else:

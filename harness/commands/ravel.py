@@ -160,7 +160,8 @@ def eval_cmd(
             per_template=per_template,
             hyper=Hyper(seed=seed, epochs=epochs),
             on_row=lambda r: err.print(
-                f"  {r.attribute} {r.method}: D={r.disentangle:.3f} ({r.train_s:.0f}s + {r.eval_s:.0f}s)"
+                f"  {r.attribute} {r.method}: C={r.cause:.3f} I={r.isolate:.3f} D={r.disentangle:.3f} "
+                f"(train {r.train_s:.0f}s, eval {r.eval_s:.0f}s)"
             ),
         )
     for a in attribute:
