@@ -1,0 +1,1 @@
+"""RAVEL scoring (Cause / Isolate / Disentangle) and the methods that localise an attribute."""

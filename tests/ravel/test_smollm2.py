@@ -1,0 +1,120 @@
+"""On SmolLM2-135M through the real intervention service: an instance is built from the model's
+own answers, and the sanity checks of the issue hold on it:
+- interchanging nothing: Cause ~ 0, Isolate ~ 1;
+- the whole residual vector at the entity token: high Cause, low Isolate (it moves everything);
+- a random one-dimensional featurizer: near "nothing".
+Then `harness ravel eval` prints its table (through the same service)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from evaluator.ravel import interchange
+from evaluator.ravel.methods.featurize import rotation_spec
+from evaluator.ravel.scores import disentangle
+from function_store.intervention.client import InterventionClient
+from function_store.ravel.instances import BuildConfig, build
+from tests.intervention.conftest import _served
+
+ROOT = Path(__file__).resolve().parents[2]
+LAYER = 8
+CONFIG = dict(
+    entity_type="city",
+    attributes=["Country", "Continent"],
+    n_train_entities=6,
+    n_test_entities=3,
+    templates_per_split=1,
+    sources_per_base=2,
+    candidates={
+        "train": ["Berlin", "Rome", "Cairo", "Madrid", "London", "Toronto", "Sydney", "Beijing"],
+        "test": ["Paris", "Lima", "Istanbul", "Osaka"],
+    },
+)
+
+
+@pytest.fixture(scope="module")
+def smol(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[InterventionClient, str]]:
+    for url in _served("smollm2", tmp_path_factory):
+        yield InterventionClient(url), url
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("ravel-cache")
+
+
+@pytest.fixture(scope="module")
+def inst(smol, cache, monkeypatch_module):
+    monkeypatch_module.setenv("HARNESS_RAVEL_CACHE", str(cache))
+    seen = []
+    out = build(smol[0], BuildConfig(**CONFIG), progress=lambda d, t: seen.append((d, t)))
+    assert seen and seen[-1][0] == seen[-1][1]  # the progress callback reached the end
+    return out
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module() -> Iterator[pytest.MonkeyPatch]:
+    with pytest.MonkeyPatch.context() as mp:
+        yield mp
+
+
+def test_instance_from_model_answers(inst):
+    assert inst.model
+    train = inst.examples["train"]
+    assert {e.attribute for e in train} == {"Country", "Continent"}
+    for e in train + inst.examples["context_test"]:
+        assert e.entity in inst.entities["train"] and e.source_entity in inst.entities["train"]
+        assert e.label.strip() and e.inv_label.strip() and e.label != e.inv_label
+        # label / inv_label are the model's own answers on the base template
+        assert inst.outputs[e.input].startswith(e.label)
+        assert inst.outputs[e.split.replace("%s", e.source_entity)].startswith(e.inv_label)
+    for e in inst.examples["entity_test"]:
+        assert e.entity in inst.entities["test"] and e.source_entity in inst.entities["test"]
+    assert any(e.label.strip() == "France" for e in inst.examples["entity_test"])
+
+
+def test_cached_per_model_type_seed(inst, smol):
+    again = build(smol[0], BuildConfig(**CONFIG))  # from the cache: no generation
+    assert again == inst
+
+
+def _scores(client, inst, what):
+    examples = inst.examples["train"]  # enough pairs of both attributes on a tiny instance
+    outs = interchange.run(client, examples, LAYER, what)
+    return disentangle(outs, "Country")
+
+
+def test_nothing_whole_and_random_direction(smol, inst):
+    client = smol[0]
+    none = _scores(client, inst, interchange.NOTHING)
+    assert none.cause <= 0.1 and none.isolate >= 0.95, none
+    whole = _scores(client, inst, interchange.WHOLE)
+    assert whole.cause >= 0.6 and whole.isolate <= 0.4, whole
+    import torch
+
+    g = torch.Generator().manual_seed(0)
+    w = torch.randn(1, client.model().hidden_size, generator=g)
+    client.register_featurizer(rotation_spec("random-1d", w / w.norm(), LAYER, None))
+    rnd = _scores(client, inst, ("random-1d", None))
+    assert rnd.cause <= 0.2 and rnd.isolate >= 0.8, rnd
+
+
+def test_eval_command_prints_the_table(smol, cache):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HARNESS_RAVEL_CACHE": str(cache)}
+    cmd = [sys.executable, "-m", "harness.cli", "ravel", "eval", "--url", smol[1]]
+    cmd += ["--attribute", "Country", "--methods", "nothing,full,das", "--layer", str(LAYER)]
+    cmd += ["--epochs", "1", "--split", "entity_test"]
+    (path,) = [p for p in cache.glob("*.json") if not p.name.endswith(".outputs.json")]
+    cmd += ["--instance", str(path)]  # the instance built above
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout
+    assert "Cause" in out and "Isolate" in out and "Disentangle" in out
+    for m in ("nothing", "full", "das"):
+        assert f"│ {m}" in out, out
