@@ -80,6 +80,12 @@ class Dataset:
 
 
 DATASETS: dict[str, Dataset] = {}
+# Other names a dataset answers to (the neuron issue calls the neuron data `neuron-expl`).
+ALIASES = {"neuron-expl": "neuron-explanations"}
+
+
+def _canonical(name: str) -> str:
+    return ALIASES.get(name, name)
 
 
 def register(ds: Dataset) -> Dataset:
@@ -403,7 +409,7 @@ def verify(name: str, root: Path | None = None) -> dict[str, str]:
     """Check every file of a dataset: returns {path: "ok" | "missing" | "checksum mismatch"}."""
     root = root or data_dir()
     out = {}
-    for f in DATASETS[name].files:
+    for f in DATASETS[_canonical(name)].files:
         p = root / f.path
         if not p.exists():
             out[f.path] = "missing"
@@ -420,6 +426,7 @@ def fetch(
     progress: Callable[[str], None] | None = None,
 ) -> Path:
     """Download a dataset into the cache (or `dest`), verifying checksums. Returns the directory."""
+    name = _canonical(name)
     if name not in DATASETS:
         raise KeyError(f"unknown dataset {name!r}; known: {', '.join(sorted(DATASETS))}")
     ds = DATASETS[name]

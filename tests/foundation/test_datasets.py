@@ -138,3 +138,11 @@ def test_fetch_offline_message(tmp_path, monkeypatch):
 def test_unknown_dataset():
     with pytest.raises(KeyError, match="known"):
         datasets.fetch("nope")
+
+
+def test_neuron_expl_is_the_neuron_explanations_dataset() -> None:
+    root = datasets.data_dir()  # HARNESS_DATA_DIR: ../shared/data in tests
+    assert datasets.verify("neuron-expl", root) == datasets.verify("neuron-explanations", root)
+    assert datasets.verify("neuron-expl", root) == {
+        "neuron_explanations/observational_eval_data.json": "ok"
+    }
