@@ -21,6 +21,7 @@ from agents.protocol import function_path
 LAYER = 8
 TOP = 32
 MAX_ENTITIES = 16
+ANSWER = "[DESCRIPTION]: a difference-of-activations probe at the entity's last token:"
 _DIMS = re.compile(r"((?:\d+\([+-]\d+\.\d+\)\s?)+)")
 _DIM = re.compile(r"(\d+)\(([+-]\d+\.\d+)\)")
 
@@ -80,6 +81,12 @@ class ScriptedRavelAgent(Agent):
             )
         vectors = parse_vectors(replies[1])
         if len(vectors) != len(ents):
-            return AgentReply(content=f"[LAYER]: {LAYER}\n[NEURONS]: 0")
+            return AgentReply(
+                content=f"{ANSWER} nothing could be read.\n[LAYER]: {LAYER}\n[NEURONS]: 0"
+            )
         dims = rank_dims(vectors, [task["entities"][e][attr] for e in ents], TOP)
-        return AgentReply(content=f"[LAYER]: {LAYER}\n[NEURONS]: {', '.join(str(d) for d in dims)}")
+        return AgentReply(
+            content=f"{ANSWER} the {len(dims)} dims whose values differ most between train "
+            f"entities with different {attr}.\n"
+            f"[LAYER]: {LAYER}\n[NEURONS]: {', '.join(str(d) for d in dims)}"
+        )

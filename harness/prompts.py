@@ -165,7 +165,8 @@ _RAVEL = (
     "Find a layer and a small set of dims that carry the attribute: copying them should change "
     "the model's answer about that attribute to the second entity's value, and leave its answers "
     "about the other attributes unchanged. You are scored on entities you have not seen.\n"
-    "Give your answer in this form.\n"
+    "Give your answer in this form (the [DESCRIPTION] line ends the experiment).\n"
+    "[DESCRIPTION]: a sentence on how you found the dims.\n"
     "[LAYER]: 8\n"
     "[NEURONS]: 3, 17, 250"
 )

@@ -1,6 +1,7 @@
 """Scores of a finished episode on a RAVEL localisation target (`ravel/<model>/<type>/<attr>`).
 
-The answer `[LAYER]: 8` / `[NEURONS]: 3, 17, 250` becomes a mask featurizer over the residual
+The answer (`[DESCRIPTION]: ...` ends the episode, as for every target; then `[LAYER]: 8` and
+`[NEURONS]: 3, 17, 250`) becomes a mask featurizer over the residual
 dims at the entity's last token (the dims with mask 1 are its features); it is registered with the
 intervention service (HARNESS_INTERVENTION_URL) and interchanged over the held-out entity split of
 the target's instance (function_store.ravel.targets.INSTANCES, built once and cached); Cause,

@@ -124,6 +124,7 @@ def test_scripted_agent_steps():
     conv += [Message(role="assistant", content=r2.content), Message(role="user", content=fake)]
     r3 = asyncio.run(agent.step(conv))
     assert parse_localisation(r3.content) == (8, [0, 1, 7])
+    assert parse_message(r3.content).has_description  # the answer ends the episode
 
 
 def format_reply_lines(pairs: list[tuple[str, str]]) -> str:
