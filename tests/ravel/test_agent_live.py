@@ -97,3 +97,57 @@ def test_cli_run_of_the_scripted_baseline_is_scored(env, tmp_path):
     for m in metrics.values():
         assert m["n"] == 1 and m["n_errors"] == 0 and 0.0 <= m["mean"] <= 1.0, m
     print({k: m["mean"] for k, m in metrics.items()})
+
+
+def test_rest_run_in_bwrap_is_scored_and_leaks_nothing(env, tmp_path):
+    """Through the real API server: the target service runs in bubblewrap and reaches the
+    intervention service through its one forwarded endpoint; the answer is scored in the server."""
+    import time
+
+    import httpx
+
+    sys.path.insert(0, str(ROOT / "tests" / "orchestrator"))
+    from orch_helpers import Server
+
+    from function_store.ravel.targets import INSTANCES
+
+    srv_env = {
+        **os.environ,
+        **env,
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'h.db'}",
+        "HARNESS_HOME": str(tmp_path),
+        "HARNESS_SANDBOX": "bwrap",
+        "HARNESS_SERVICE_CALL_TIMEOUT_S": "300",
+        "HARNESS_POLL_INTERVAL_S": "0.1",
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    srv = Server(srv_env, tmp_path / "api.log").start(timeout=120)
+    try:
+        c = httpx.Client(base_url=srv.url, timeout=60)
+        r = c.post("/runs", json={"agent": "scripted-ravel", "dataset": "ravel", "ids": [COUNTRY]})
+        assert r.status_code == 201, r.text
+        deadline = time.monotonic() + 900
+        while (detail := c.get(f"/runs/{r.json()['id']}").json())["status"] not in (
+            "completed",
+            "failed",
+            "cancelled",
+        ):
+            assert time.monotonic() < deadline, "run did not finish"
+            time.sleep(1)
+        assert detail["status"] == "completed", detail
+        [ep] = c.get(f"/runs/{detail['id']}/episodes").json()
+        full = c.get(f"/episodes/{ep['id']}").json()
+        assert full["status"] == "completed", full
+        seen = "\n".join(m["content"] for m in full["messages"] if m["role"] != "assistant")
+        held_out = INSTANCES["city"].candidates["test"]
+        for secret in [COUNTRY, full["target_id"], *held_out, "France", "Peru", "Japan", "Turkey"]:
+            assert secret not in seen, secret
+        assert all(o["error"] is None for call in full["calls"] for o in call["outputs"])
+        scores = {s["metric"]: s for s in full["scores"]}
+        assert set(scores) == {"cause", "isolate", "disentangle"}
+        for s in scores.values():
+            assert s["status"] == "ok" and 0.0 <= s["value"] <= 1.0, s
+            assert s["details"]["split"] == "entity_test" and s["details"]["dims"] == 32
+        print({k: s["value"] for k, s in scores.items()})
+    finally:
+        srv.stop()
