@@ -131,3 +131,24 @@ def format_reply_lines(pairs: list[tuple[str, str]]) -> str:
     from function_store.models import CallOutput
 
     return format_reply([CallOutput(input=a, output=o) for a, o in pairs])
+
+
+def test_preflight_refuses_a_ravel_run_without_an_intervention_service():
+    import socket
+
+    from harness.preflight import PreflightError, preflight
+    from harness.settings import Settings
+    from harness.store.specs import RunSpec
+
+    class Catalogs:
+        def get(self, seed: int) -> Catalog:
+            return Catalog()
+
+    spec = RunSpec.model_validate({"agent": "scripted-ravel", "dataset": "ravel", "ids": None})
+    with pytest.raises(PreflightError, match="need the intervention service"):
+        preflight(spec, Settings(intervention_url=None), Catalogs())
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed once the block ends: nothing answers there
+    with pytest.raises(PreflightError, match="does not answer"):
+        preflight(spec, Settings(intervention_url=f"http://127.0.0.1:{port}"), Catalogs())
