@@ -29,6 +29,7 @@ _BUILTINS: dict[str, str] = {
     "scripted-entities": "agents.scripted_words:ScriptedEntitiesAgent",
     "scripted-relations": "agents.scripted_words:ScriptedRelationsAgent",
     "scripted-neuron": "agents.scripted_neuron:ScriptedNeuronAgent",
+    "scripted-ravel": "agents.scripted_ravel:ScriptedRavelAgent",
     "interpolation": "agents.interpolation:InterpolationAgent",
     "replay": "agents.replay:ReplayAgent",
 }

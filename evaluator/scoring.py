@@ -265,6 +265,10 @@ async def score_episode(
         from evaluator.neurons.scoring import score_neuron_episode
 
         return await score_neuron_episode(target, parsed.description or "")
+    if target.family == "ravel":
+        from evaluator.ravel.agent_task import score_ravel_episode
+
+        return await score_ravel_episode(target, final_answer or "")
     results: list[ScoreResult] = []
     code_batch = _CODE_SCORERS.get(target.family)
     try:

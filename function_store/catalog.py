@@ -15,9 +15,10 @@ from pydantic import BaseModel, Field
 
 from function_store.models import Family, Target
 
-FAMILIES: tuple[Family, ...] = ("numeric", "strings", "entities", "relations", "neurons")
-# datasets whose ids do not name the family: `neuron/<model>/<layer>:<index>`
-FIXED_FAMILY: dict[str, Family] = {"neuron": "neurons"}
+FAMILIES: tuple[Family, ...] = ("numeric", "strings", "entities", "relations", "neurons", "ravel")
+# datasets whose ids do not name the family: `neuron/<model>/<layer>:<index>`,
+# `ravel/<model>/<entity-type>/<attribute>`
+FIXED_FAMILY: dict[str, Family] = {"neuron": "neurons", "ravel": "ravel"}
 
 
 class GenConfig(BaseModel):
@@ -46,6 +47,7 @@ _SOURCE_MODULES = {
     "find-gen": "function_store.find_gen",
     "find-import": "function_store.find_import",
     "neuron": "function_store.neurons.targets",
+    "ravel": "function_store.ravel.targets",
 }
 
 
@@ -82,7 +84,7 @@ class UnknownDataset(ValueError):
 def parse_id(target_id: str) -> tuple[str, Family, int | None]:
     """`find-v1/numeric/f00473` -> (find-v1, numeric, None); `find-gen/strings/s3/f00012` -> seed 3."""
     parts = target_id.split("/")
-    if parts[0] in FIXED_FAMILY and len(parts) == 3:
+    if parts[0] in FIXED_FAMILY and len(parts) in (3, 4):
         return parts[0], FIXED_FAMILY[parts[0]], None
     if len(parts) < 3 or parts[1] not in FAMILIES:
         raise UnknownTarget(_unknown_msg(target_id))
@@ -140,7 +142,9 @@ class Catalog:
         out: list[Target] = []
         for d in datasets:
             for f in families:
-                if (FIXED_FAMILY.get(d) or f) != f or (d not in FIXED_FAMILY and f == "neurons"):
+                if (FIXED_FAMILY.get(d) or f) != f or (
+                    d not in FIXED_FAMILY and f in FIXED_FAMILY.values()
+                ):
                     continue  # a dataset serves only its families
                 out.extend(t for t in self._load(d, f) if variant is None or t.variant == variant)
         return out

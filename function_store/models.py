@@ -11,12 +11,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-Family = Literal["numeric", "strings", "entities", "relations", "neurons"]
+Family = Literal["numeric", "strings", "entities", "relations", "neurons", "ravel"]
 InputKind = Literal["number", "string", "word", "text"]
 
 # Prompt families as FIND names its prompt files (`prompts/<name>.txt`).
 PromptFamily = Literal[
-    "numeric", "numeric_mlp", "strings", "neurons_entities", "neurons_relations", "neurons"
+    "numeric", "numeric_mlp", "strings", "neurons_entities", "neurons_relations", "neurons", "ravel"
 ]
 
 

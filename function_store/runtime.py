@@ -58,6 +58,7 @@ _RUNNER_MODULES: dict[str, str] = {
     "relation": "function_store.neural.runners",
     "script": "function_store.find_import",
     "neuron": "function_store.neurons.runner",
+    "ravel": "function_store.ravel.runner",
 }
 
 

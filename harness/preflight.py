@@ -8,7 +8,7 @@ Checked, in order, for `harness run` and `POST /runs`:
 - the endpoints the selected families need: the LM backbone for entities and relations
   (`HARNESS_BACKBONE_URL`); the judge when one is configured (`HARNESS_JUDGE_URL`; no judge at all
   is allowed: description scores then show as judge errors, never as 0s); the intervention
-  service for neuron targets (`HARNESS_INTERVENTION_URL`, serving the targets' model).
+  service for neuron and RAVEL targets (`HARNESS_INTERVENTION_URL`, serving the targets' model).
 
 Only URLs the operator configured are contacted (profiles, HARNESS_BACKBONE_URL, HARNESS_JUDGE_URL,
 HARNESS_INTERVENTION_URL),
@@ -130,8 +130,8 @@ def check_backbone(settings: Settings) -> None:
 
 
 def check_intervention(settings: Settings, models: set[str]) -> None:
-    """Neuron targets read their model through the intervention service: it must answer and
-    serve the targets' model."""
+    """Neuron and RAVEL targets read their model through the intervention service: it must
+    answer and serve the targets' model."""
     if not settings.intervention_url:
         raise PreflightError(
             [
@@ -190,8 +190,8 @@ def preflight(
     checks = [check_judge]
     if families & set(BACKBONE_FAMILIES):
         checks.insert(0, check_backbone)
-    if "neurons" in families:
-        models = {t.hidden.spec["model"] for t in targets if t.family == "neurons"}
+    if families & {"neurons", "ravel"}:
+        models = {t.hidden.spec["model"] for t in targets if t.family in ("neurons", "ravel")}
         checks.insert(0, lambda s: check_intervention(s, models))
     for check in checks:
         try:

@@ -120,7 +120,7 @@ class ServicePool:
     def _start_one(self, targets: Sequence[Target]) -> ServiceHandle:
         needs_backbone = any(t.family in ("entities", "relations") for t in targets)
         # neuron targets reach the intervention service through the same one forwarded endpoint
-        needs_intervention = any(t.family == "neurons" for t in targets)
+        needs_intervention = any(t.family in ("neurons", "ravel") for t in targets)
         if needs_backbone and needs_intervention:
             raise ValueError("neuron targets and entity/relation targets need separate services")
         return self.sandbox.start_service(

@@ -1,0 +1,119 @@
+"""Catalog source `ravel`: attribute localisation as an agent task, id
+`ravel/<model>/<entity-type>/<attribute>`.
+
+The agent reads the model through the intervention service (function_store.ravel.runner) and
+answers a layer and a set of residual dims; it is scored by Disentangle on the instance's held-out
+entity split (evaluator.ravel.agent_task). The hidden spec carries:
+- `entity_type`: the key of INSTANCES, the instance the score is computed on (its test candidates
+  are the held-out entities: only the scorer reads them, never the spec the sandbox gets);
+- `task`: what the agent may be shown (the attribute, train entities with their gold values, a few
+  train templates per attribute); built here, where the RAVEL files are, so the sandboxed runner
+  needs no data files.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from function_store.catalog import CatalogOptions, register_source
+from function_store.datasets import DataUnavailable
+from function_store.models import Family, HiddenTruth, PublicMeta, Target, make_canary
+from function_store.ravel.instances import BuildConfig
+
+log = logging.getLogger(__name__)
+
+TEMPLATES_SHOWN = 3  # train templates per attribute in the task reply
+SCORE_SPLIT = "entity_test"  # held-out entities on train templates
+
+# entity type -> a small instance (scoring builds it once per cache; ~40 prompts on SmolLM2)
+INSTANCES: dict[str, BuildConfig] = {
+    "city": BuildConfig(
+        entity_type="city",
+        attributes=["Country", "Continent"],
+        n_train_entities=6,
+        n_test_entities=3,
+        templates_per_split=1,
+        sources_per_base=2,
+        candidates={
+            "train": [
+                "Berlin",
+                "Rome",
+                "Cairo",
+                "Madrid",
+                "London",
+                "Toronto",
+                "Sydney",
+                "Beijing",
+            ],
+            "test": ["Paris", "Lima", "Istanbul", "Osaka"],
+        },
+    ),
+}
+MODELS = ("smollm2",)
+
+
+def ravel_id(model: str, entity_type: str, attribute: str) -> str:
+    return f"ravel/{model}/{entity_type}/{attribute}"
+
+
+def task_view(cfg: BuildConfig, attribute: str) -> dict:
+    """What the agent may see: train entities and train templates only. A template that names a
+    held-out entity (RAVEL's few-shot templates name other cities) is left out."""
+    from function_store.ravel.data import load
+
+    d = load(cfg.entity_type)
+    held_out = (cfg.candidates or {}).get("test", [])
+    attrs = cfg.attributes or []
+    templates = {
+        a: [t for t in d.templates(a, "train") if not any(e in t for e in held_out)][
+            :TEMPLATES_SHOWN
+        ]
+        for a in attrs
+    }
+    train = (cfg.candidates or {}).get("train", [])
+    return {
+        "entity_type": cfg.entity_type,
+        "attribute": attribute,
+        "other_attributes": [a for a in attrs if a != attribute],
+        "entities": {e: {a: d.attributes[e].get(a, "") for a in attrs} for e in train},
+        "templates": templates,
+    }
+
+
+def _target(model: str, cfg: BuildConfig, attribute: str) -> Target:
+    tid = ravel_id(model, cfg.entity_type, attribute)
+    return Target(
+        id=tid,
+        dataset="ravel",
+        family="ravel",
+        variant=model,
+        public=PublicMeta(input_kind="text", prompt_family="ravel"),
+        hidden=HiddenTruth(
+            runner="ravel",
+            spec={
+                "model": model,
+                "attribute": attribute,
+                "entity_type": cfg.entity_type,
+                "split": SCORE_SPLIT,
+                "task": task_view(cfg, attribute),
+            },
+            description=f"localise {cfg.entity_type} {attribute}",
+            canary=make_canary(tid),
+        ),
+    )
+
+
+@register_source("ravel")
+def load(family: Family, options: CatalogOptions) -> list[Target]:
+    if family != "ravel":
+        return []
+    try:
+        return [
+            _target(m, cfg, a)
+            for m in MODELS
+            for cfg in INSTANCES.values()
+            for a in cfg.attributes or []
+        ]
+    except DataUnavailable as e:
+        log.warning("RAVEL targets not listed: %s", e)
+        return []

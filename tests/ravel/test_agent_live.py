@@ -1,0 +1,153 @@
+"""RAVEL localisation targets on SmolLM2-135M through the real intervention service (started here):
+the runner's commands, the scorer's sanity checks (whole vector: high Cause, low Isolate; one dim:
+near nothing), and a scored `harness run` of the scripted baseline. The instance is built once per
+module (a tmp HARNESS_RAVEL_CACHE shared with the subprocesses)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from evaluator.ravel.agent_task import score_ravel_episode
+from function_store.catalog import Catalog
+from function_store.ravel.runner import RavelRunner, parse
+from function_store.runtime import RuntimeContext
+from tests.intervention.conftest import _served
+
+ROOT = Path(__file__).resolve().parents[2]
+COUNTRY = "ravel/smollm2/city/Country"
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    cache = tmp_path_factory.mktemp("ravel-agent-cache")
+    for url in _served("smollm2", tmp_path_factory):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("HARNESS_RAVEL_CACHE", str(cache))
+            mp.setenv("HARNESS_INTERVENTION_URL", url)
+            yield {"HARNESS_RAVEL_CACHE": str(cache), "HARNESS_INTERVENTION_URL": url}
+
+
+def _runner(env: dict[str, str]) -> RavelRunner:
+    ctx = RuntimeContext(extra={"backbone_url": env["HARNESS_INTERVENTION_URL"]})
+    return RavelRunner(Catalog().get(COUNTRY), ctx)
+
+
+def test_activations_and_interchange_commands(env):
+    r = _runner(env)
+    a, b = r.call(["activations", "Berlin", "The city of Rome", "--layer", "8", "--top", "5"])
+    assert a.error is None and a.input == "Berlin" and a.output.startswith("layer 8 token ")
+    assert len(a.output.split(": ", 1)[1].split()) == 5 and "Rome" in b.output
+    [every] = r.call(["activations", "Berlin", "--layer", "8", "--top", "all"])
+    assert len(every.output.split(": ", 1)[1].split()) == 576  # SmolLM2's hidden size
+    template = "%s is a city in the country of"
+    args = ["interchange", template, "Berlin", "Tokyo", "--layer", "3", "--tokens", "2"]
+    [whole] = r.call([*args, "--neurons", *map(str, range(576))])
+    [one] = r.call([*args, "--neurons", "7"])
+    assert whole.error is None and whole.output.startswith("before ' Germany")
+    assert "after ' Japan" in whole.output, whole.output  # the whole vector carries the city
+    assert one.output.startswith("before ' Germany") and "after ' Germany" in one.output
+    [bad] = r.call(["activations", "x", "--layer", "99"])
+    assert bad.error_category == "agent" and "0..29" in bad.error
+    assert parse(["interchange", template, "A", "B", "--layer", "3"]).neurons == []
+
+
+def test_scores_whole_vector_and_one_dim(env):
+    t = Catalog().get(COUNTRY)
+    whole = asyncio.run(
+        score_ravel_episode(t, "[LAYER]: 8\n[NEURONS]: " + ", ".join(map(str, range(576))))
+    )
+    s = {x.metric: x for x in whole}
+    assert all(x.status == "ok" for x in whole), whole
+    assert s["cause"].value >= 0.6 and s["isolate"].value <= 0.4, s
+    assert s["cause"].details["split"] == "entity_test" and s["cause"].details["n_cause"] > 0
+    one = {x.metric: x for x in asyncio.run(score_ravel_episode(t, "[LAYER]: 8\n[NEURONS]: 5"))}
+    assert one["cause"].value <= 0.2 and one["isolate"].value >= 0.8, one
+    d = one["disentangle"].value
+    assert d == pytest.approx((one["cause"].value + one["isolate"].value) / 2)
+    out = asyncio.run(score_ravel_episode(t, "[LAYER]: 40\n[NEURONS]: 5"))
+    assert all(x.status == "error" and x.error_category == "agent" for x in out)
+
+
+def test_cli_run_of_the_scripted_baseline_is_scored(env, tmp_path):
+    run_env = {
+        **os.environ,
+        **env,
+        "PYTHONPATH": str(ROOT),
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'h.db'}",
+        "HARNESS_HOME": str(tmp_path),
+    }
+    cmd = [sys.executable, "-m", "harness.cli", "run", "--agent", "scripted-ravel"]
+    cmd += ["-d", "ravel", "--id", COUNTRY, "--json"]
+    proc = subprocess.run(cmd, cwd=ROOT, env=run_env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    detail = json.loads(proc.stdout)
+    assert detail["status"] == "completed", detail
+    assert detail["progress"]["by_status"] == {"completed": 1}, detail
+    assert detail["usage"]["target_calls"] == 2  # task, then one activations call
+    metrics = {m["metric"]: m for m in detail["metrics"]}
+    assert set(metrics) == {"cause", "isolate", "disentangle"}, detail
+    for m in metrics.values():
+        assert m["n"] == 1 and m["n_errors"] == 0 and 0.0 <= m["mean"] <= 1.0, m
+    print({k: m["mean"] for k, m in metrics.items()})
+
+
+def test_rest_run_in_bwrap_is_scored_and_leaks_nothing(env, tmp_path):
+    """Through the real API server: the target service runs in bubblewrap and reaches the
+    intervention service through its one forwarded endpoint; the answer is scored in the server."""
+    import time
+
+    import httpx
+
+    sys.path.insert(0, str(ROOT / "tests" / "orchestrator"))
+    from orch_helpers import Server
+
+    from function_store.ravel.targets import INSTANCES
+
+    srv_env = {
+        **os.environ,
+        **env,
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'h.db'}",
+        "HARNESS_HOME": str(tmp_path),
+        "HARNESS_SANDBOX": "bwrap",
+        "HARNESS_SERVICE_CALL_TIMEOUT_S": "300",
+        "HARNESS_POLL_INTERVAL_S": "0.1",
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    srv = Server(srv_env, tmp_path / "api.log").start(timeout=120)
+    try:
+        c = httpx.Client(base_url=srv.url, timeout=60)
+        r = c.post("/runs", json={"agent": "scripted-ravel", "dataset": "ravel", "ids": [COUNTRY]})
+        assert r.status_code == 201, r.text
+        deadline = time.monotonic() + 900
+        while (detail := c.get(f"/runs/{r.json()['id']}").json())["status"] not in (
+            "completed",
+            "failed",
+            "cancelled",
+        ):
+            assert time.monotonic() < deadline, "run did not finish"
+            time.sleep(1)
+        assert detail["status"] == "completed", detail
+        [ep] = c.get(f"/runs/{detail['id']}/episodes").json()
+        full = c.get(f"/episodes/{ep['id']}").json()
+        assert full["status"] == "completed", full
+        seen = "\n".join(m["content"] for m in full["messages"] if m["role"] != "assistant")
+        held_out = INSTANCES["city"].candidates["test"]
+        for secret in [COUNTRY, full["target_id"], *held_out, "France", "Peru", "Japan", "Turkey"]:
+            assert secret not in seen, secret
+        assert all(o["error"] is None for call in full["calls"] for o in call["outputs"])
+        scores = {s["metric"]: s for s in full["scores"]}
+        assert set(scores) == {"cause", "isolate", "disentangle"}
+        for s in scores.values():
+            assert s["status"] == "ok" and 0.0 <= s["value"] <= 1.0, s
+            assert s["details"]["split"] == "entity_test" and s["details"]["dims"] == 32
+        print({k: s["value"] for k, s in scores.items()})
+    finally:
+        srv.stop()
