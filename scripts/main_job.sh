@@ -16,6 +16,9 @@
 # HARNESS_BACKBONE_TIMEOUT (one backbone request, default here 110 s). Operator settings only.
 set -euo pipefail
 export HARNESS_HOME="${HARNESS_HOME:-$PWD/.harness}"
+# reference data (FIND's entity/relation concepts and unit tests): a local copy when there is one
+# (../shared/data, as the test command uses), else the cache `harness data fetch` fills
+if [[ -z "${HARNESS_DATA_DIR:-}" && -d ../shared/data ]]; then export HARNESS_DATA_DIR="$(cd ../shared/data && pwd)"; fi
 export COLUMNS="${COLUMNS:-200}"  # wide enough for the report tables when not on a terminal
 export HARNESS_SERVICE_CALL_TIMEOUT_S="${HARNESS_SERVICE_CALL_TIMEOUT_S:-120}"
 export HARNESS_BACKBONE_TIMEOUT="${HARNESS_BACKBONE_TIMEOUT:-110}"  # one backbone request

@@ -22,6 +22,7 @@ from harness.web import auth, plots, queries, views
 
 HERE = Path(__file__).resolve().parent
 templates = Jinja2Templates(directory=str(HERE / "templates"))
+templates.env.filters["activation_tokens"] = views.activation_tokens
 STATIC = {"web.css": "text/css", "live.js": "text/javascript"}
 RUN_STATUSES = ("queued", "running", "completed", "failed", "cancelled")
 FAMILIES = ("numeric", "strings", "entities", "relations")

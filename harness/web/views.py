@@ -9,6 +9,7 @@ the viewer is authorised (harness.web.auth).
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -209,3 +210,20 @@ class SummaryCache:
                     self._items.pop(next(iter(self._items)))
                 self._items[key] = (detail, report)
         return detail, report
+
+
+_ACT = re.compile(r"(.*?)\((-?\d+\.\d+)\)", re.S)
+_ACT_MAX = re.compile(r" \[max (-?\d+\.\d+)\]\Z")
+
+
+def activation_tokens(text: str) -> list[tuple[str, float, float]] | None:
+    """A neuron target's output (`The(0.00) cat(2.31) [max 2.31]`, function_store.neurons.runner)
+    as (token, activation, shade in [0, 1] relative to the text's max), or None if not that form."""
+    m = _ACT_MAX.search(text or "")
+    if m is None:
+        return None
+    body, top = text[: m.start()], float(m.group(1))
+    toks = [(t, float(v)) for t, v in _ACT.findall(body)]
+    if not toks or "".join(f"{t}({v})" for t, v in _ACT.findall(body)) != body:
+        return None
+    return [(t, v, round(max(v, 0.0) / top, 3) if top > 0 else 0.0) for t, v in toks]
