@@ -54,3 +54,52 @@ def insert_bulk_runs(db: Path, *, n_runs: int, n_episodes: int) -> str:
             )  # fmt: skip
     engine.dispose()
     return big
+
+
+def insert_neuron_episode(db: Path, outputs: dict[str, str]) -> str:
+    """A finished episode on a neuron target whose one call read `outputs` (text -> the runner's
+    `tok(act) ... [max m]` line). Returns the episode id."""
+    from harness.store.models import Message, TargetCall
+
+    engine = create_engine(f"sqlite:///{db}")
+    when = datetime(2001, 1, 1, tzinfo=UTC)
+    tid = "neuron/smollm2/8:1413"
+    with engine.begin() as c:
+        c.execute(
+            insert(Run.__table__),
+            {
+                "id": "neuronrun", "created_at": when, "updated_at": when,
+                "status": "completed", "agent": "scripted-neuron", "dataset": "neuron",
+                "family": "neurons", "finished_at": when, "error": None,
+                "spec": {"agent": "scripted-neuron", "dataset": "neuron"}, "target_ids": [tid],
+            },
+        )  # fmt: skip
+        c.execute(
+            insert(Episode.__table__),
+            {
+                "id": "neuronep", "run_id": "neuronrun", "idx": 0, "target_id": tid,
+                "dataset": "neuron", "family": "neurons", "variant": "smollm2",
+                "status": "completed", "end_reason": "description", "exemplar_init": False,
+                "rounds": 2, "target_calls": 1, "inputs": len(outputs), "prompt_tokens": 0,
+                "completion_tokens": 0, "cost_usd": 0.0, "active_s": 1.0, "scored": True,
+                "created_at": when, "started_at": when, "finished_at": when,
+            },
+        )  # fmt: skip
+        cmd = "COMMAND: PYTHON(./temp/neuron.py " + " ".join(f'"{t}"' for t in outputs) + ")"
+        c.execute(
+            insert(Message.__table__),
+            [
+                {"episode_id": "neuronep", "step": 0, "role": "system", "content": "sys"},
+                {"episode_id": "neuronep", "step": 1, "role": "assistant", "content": cmd},
+            ],
+        )
+        c.execute(
+            insert(TargetCall.__table__),
+            {
+                "episode_id": "neuronep", "step": 1, "idx": 0, "inputs": list(outputs),
+                "outputs": [{"input": t, "output": o, "error": None} for t, o in outputs.items()],
+                "n_errors": 0, "created_at": when,
+            },
+        )  # fmt: skip
+    engine.dispose()
+    return "neuronep"

@@ -271,3 +271,23 @@ def test_pages_stay_paginated_with_10000_episodes(server, filled, page, n_episod
     page.get_by_role("link", name="Previous episodes").click()
     assert [rows.nth(k).locator("td").first.inner_text() for k in (0, 49)] == ["0", "49"]
     page.screenshot(path=str(artifacts_dir() / "run-10000-episodes.png"), full_page=False)
+
+
+def test_neuron_episode_shades_tokens_by_activation(server, filled, page) -> None:  # type: ignore[no-untyped-def]
+    from bulk import insert_neuron_episode
+
+    ep = insert_neuron_episode(
+        server.db, {"The cat sat": "The(0.00) cat(2.31) sat(0.10) [max 2.31]"}
+    )
+    page.goto(f"{server.url}/ui/episodes/{ep}")
+    acts = page.locator("span.acts span.act")
+    assert [acts.nth(i).inner_text() for i in range(acts.count())] == [
+        "The",
+        " cat",
+        " sat",
+    ]  # tokens keep their spaces
+    assert [acts.nth(i).get_attribute("title") for i in range(3)] == ["0.00", "2.31", "0.10"]
+    shades = [acts.nth(i).evaluate("e => getComputedStyle(e).backgroundColor") for i in range(3)]
+    assert shades[1] == "rgb(230, 120, 0)"  # the text's max: full shade
+    assert shades[0] == "rgba(230, 120, 0, 0)" and shades[2] != shades[0]
+    page.screenshot(path=str(artifacts_dir() / "neuron-episode.png"), full_page=True)
