@@ -43,6 +43,7 @@ stop_server() {
   if [[ -n "$server_pid" ]]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
 }
 trap stop_server EXIT
+trap 'stop_server; exit 143' INT TERM  # an interrupted job stops its server too
 
 own_url=""
 start_server() {
