@@ -21,6 +21,12 @@ FAMILIES: tuple[Family, ...] = ("numeric", "strings", "entities", "relations", "
 FIXED_FAMILY: dict[str, Family] = {"neuron": "neurons", "ravel": "ravel"}
 
 
+def _serves(dataset: str, family: str) -> bool:
+    """A fixed-family dataset serves only its family; the FIND datasets only FIND's four."""
+    fixed = FIXED_FAMILY.get(dataset)
+    return family == fixed if fixed else family not in FIXED_FAMILY.values()
+
+
 class GenConfig(BaseModel):
     """Options of the find-gen generator. Defaults follow the FIND paper's proportions."""
 
@@ -142,10 +148,8 @@ class Catalog:
         out: list[Target] = []
         for d in datasets:
             for f in families:
-                if (FIXED_FAMILY.get(d) or f) != f or (
-                    d not in FIXED_FAMILY and f in FIXED_FAMILY.values()
-                ):
-                    continue  # a dataset serves only its families
+                if not _serves(d, f):
+                    continue
                 out.extend(t for t in self._load(d, f) if variant is None or t.variant == variant)
         return out
 
