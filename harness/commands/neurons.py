@@ -357,18 +357,14 @@ def score_explanation(
     judge setting, HARNESS_JUDGE_*), cached by (explanation, model, neuron)."""
     import asyncio
 
-    from evaluator.judge import JudgeError, JudgeSettings, OpenAICompatibleJudge
+    from evaluator.judge import JudgeError, JudgeNotConfigured, JudgeSettings, make_judge
     from evaluator.neurons import judge_probes as J
     from function_store.neurons.corpus import load_corpus
 
-    js = JudgeSettings()
-    judge = (
-        OpenAICompatibleJudge(
-            js.url, js.model, api_key=js.api_key, max_tokens=1024, mode="generate"
-        )
-        if js.url
-        else None
-    )
+    try:  # the judge setting, generating the Type I lists (long replies)
+        judge = make_judge(JudgeSettings(mode="generate", max_tokens=1024))
+    except JudgeNotConfigured:
+        judge = None  # build_probe_set then says how to configure one
     with _client(url) as client:
         model = client.model().id
         texts = load_corpus(corpus, corpus_size)
