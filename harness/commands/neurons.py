@@ -43,7 +43,7 @@ def _live_observations(
     out = []
     with _client(url) as client:
         info = client.model()
-        is_xl = info.n_layers == live.GPT2_XL_LAYERS and info.mlp_width == 6400
+        is_xl = live.is_gpt2_xl(info)
         console.print(
             f"live activations from {info.id}" + ("" if is_xl else " (smoke test: mapped neurons)")
         )
@@ -173,7 +173,7 @@ def probe(
     picked = _random.Random(seed).sample(records, min(explanations, len(records)))
     with _client(url) as client:
         info = client.model()
-        is_xl = info.n_layers == live.GPT2_XL_LAYERS and info.mlp_width == 6400
+        is_xl = live.is_gpt2_xl(info)
         table: dict[str, dict[str, list[float]]] = {}
         skipped = 0
         for rec in track(picked, description="reading activations", console=console):
