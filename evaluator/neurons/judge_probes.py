@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,6 +21,7 @@ from pydantic import BaseModel
 
 from evaluator.judge import JudgeClient
 from evaluator.neurons import observational as O
+from function_store.datasets import cache_dir
 from function_store.intervention.client import InterventionClient
 
 TYPE1_SYSTEM = "You write test data for evaluating descriptions of neurons in language models."
@@ -78,8 +78,7 @@ def form_regex(explanation: str) -> re.Pattern[str] | None:
 def cache_path(explanation: str, model: str, neuron: str, corpus: str, sizes: tuple) -> Path:
     key = json.dumps([explanation, model, neuron, corpus, list(sizes)])
     digest = hashlib.sha256(key.encode()).hexdigest()[:32]
-    root = Path(os.environ.get("HARNESS_CACHE_DIR", Path.home() / ".cache" / "interp-harness"))
-    return root / "neuron-probes" / f"{digest}.json"
+    return cache_dir().parent / "neuron-probes" / f"{digest}.json"
 
 
 def parse_type1(reply: str) -> tuple[list[Probe], int]:

@@ -10,9 +10,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from function_store.intervention.client import InterventionClient
+from function_store.intervention.schemas import ModelInfo
 from function_store.neurons.data import EvalItem, NeuronRecord
+from function_store.neurons.targets import MODELS
 
-GPT2_XL_LAYERS = 48
+GPT2_XL_LAYERS, GPT2_XL_WIDTH = MODELS["gpt2-xl"]
 
 
 @dataclass
@@ -27,6 +29,11 @@ def char_span(item: EvalItem) -> tuple[int, int] | None:
     span = item.span.strip()
     start = item.text.find(span) if span else -1
     return None if start < 0 else (start, start + len(span))
+
+
+def is_gpt2_xl(info: ModelInfo) -> bool:
+    """The served model has GPT-2 XL's shape: released neurons are read where they are."""
+    return info.n_layers == GPT2_XL_LAYERS and info.mlp_width == GPT2_XL_WIDTH
 
 
 def mapped_layer(layer: int, n_layers: int, source_layers: int = GPT2_XL_LAYERS) -> int:

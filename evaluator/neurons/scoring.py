@@ -45,14 +45,12 @@ def _score(description: str, target: Target) -> tuple[O.PRF, O.Counts, O.PRF | N
         ref = O.prf(O.counts(released.observations([rec], "activations")))
         info = {"test_set": f"released items of {len(rec.items)} sentences"}
     else:
-        from function_store.intervention.client import InterventionClient, InterventionSettings
+        from function_store.neurons.runner import connect
 
-        settings = InterventionSettings.from_env()
-        if settings is None:
-            raise RuntimeError("HARNESS_INTERVENTION_URL is not set: cannot read the neuron")
         texts = testset.corpus_sentences(CORPUS_SENTENCES, seed=zlib.crc32(unit.encode()))
         texts += testset.carriers(sorted(member.members))
-        with InterventionClient(settings) as client:
+        client, _ = connect(spec["model"], None)  # the neuron's own model, or an error
+        with client:
             acts = testset.read_activations(client, texts, spec["layer"], spec["index"])
         obs = testset.build(acts, member, unit)
         ref = None  # only the released GPT-2 XL neurons have a reference explanation

@@ -15,7 +15,7 @@ import zlib
 from evaluator.api import ScoreResult
 from evaluator.neurons import iia as I
 from evaluator.neurons.probe import lexical_similarity
-from function_store.neurons.runner import SERVED_AS
+from function_store.neurons.runner import connect
 from function_store.neurons.tasks import TASKS, Task
 
 MATCH_THRESHOLD = 0.25
@@ -36,18 +36,9 @@ def iia_score(description: str, spec: dict) -> ScoreResult | None:
     if found is None:
         return None
     task, sim = found
-    from function_store.intervention.client import InterventionClient, InterventionSettings
-
-    settings = InterventionSettings.from_env()
-    if settings is None:
-        raise RuntimeError("HARNESS_INTERVENTION_URL is not set: cannot intervene on the neuron")
     details = {"task": task.name, "task_similarity": round(sim, 3)}
-    with InterventionClient(settings) as client:
-        info = client.model()
-        if info.id not in SERVED_AS.get(spec["model"], (spec["model"],)):
-            raise RuntimeError(
-                f"the intervention service serves {info.id!r}, not {spec['model']!r}"
-            )
+    client, info = connect(spec["model"], None)
+    with client:
         kept = I.filter_fillers(client, task)
         seed = zlib.crc32(f"{spec['layer']}:{spec['index']}:{task.name}".encode())
         pairs = I.make_pairs(kept, PAIRS, seed=seed)

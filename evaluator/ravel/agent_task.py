@@ -59,22 +59,14 @@ def _errors(category: str, msg: str) -> list[ScoreResult]:
 
 
 def _score(target: Target, layer: int, dims: list[int]) -> list[ScoreResult]:
-    from function_store.intervention.client import InterventionClient, InterventionSettings
-    from function_store.neurons.runner import SERVED_AS
+    from function_store.neurons.runner import connect
     from function_store.ravel.instances import build
     from function_store.ravel.targets import INSTANCES
 
     spec = target.hidden.spec
-    settings = InterventionSettings.from_env()
-    if settings is None:
-        raise RuntimeError("HARNESS_INTERVENTION_URL is not set: cannot score the localisation")
     cfg = INSTANCES[spec["entity_type"]]
-    with InterventionClient(settings) as client:
-        info = client.model()
-        if info.id not in SERVED_AS.get(spec["model"], (spec["model"],)):
-            raise RuntimeError(
-                f"the intervention service serves {info.id!r}, not {spec['model']!r}"
-            )
+    client, info = connect(spec["model"], None)
+    with client:
         if not 0 <= layer < info.n_layers:
             raise AnswerError(f"[LAYER] must be in 0..{info.n_layers - 1}")
         if dims[0] < 0 or dims[-1] >= info.hidden_size:

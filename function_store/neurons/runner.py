@@ -22,6 +22,7 @@ from function_store.intervention.client import (
     InterventionError,
     InterventionSettings,
 )
+from function_store.intervention.schemas import ModelInfo
 from function_store.models import CallOutput, Target
 from function_store.runtime import NoBackboneConfigured, RuntimeContext, register_runner
 
@@ -64,6 +65,24 @@ def intervention_url(ctx: RuntimeContext | None) -> str:
     return url
 
 
+def connect(model: str, ctx: RuntimeContext | None) -> tuple[InterventionClient, ModelInfo]:
+    """A client of the configured service (the operator's retry settings, the sandbox's URL),
+    checked to serve `model`; with the served model's info. Raises InterventionError."""
+    base = InterventionSettings.from_env()
+    url = intervention_url(ctx)
+    client = InterventionClient(
+        base.model_copy(update={"url": url}) if base else InterventionSettings(url=url)
+    )
+    try:
+        info = client.model()
+        if info.id not in SERVED_AS.get(model, (model,)):
+            raise InterventionError(f"service serves {info.id!r}, not {model!r}")
+    except Exception:
+        client.close()
+        raise
+    return client, info
+
+
 class NeuronRunner:
     def __init__(self, target: Target, ctx: RuntimeContext | None) -> None:
         spec = target.hidden.spec
@@ -73,21 +92,12 @@ class NeuronRunner:
         self.component: str = spec.get("component", "mlp_activation")
         self.ctx = ctx
         self._client: InterventionClient | None = None
-        self._checked = False
         self._lock = threading.Lock()
 
     def _connect(self) -> InterventionClient:
         with self._lock:
             if self._client is None:
-                base = InterventionSettings.from_env()
-                url = intervention_url(self.ctx)
-                s = base.model_copy(update={"url": url}) if base else InterventionSettings(url=url)
-                self._client = InterventionClient(s)
-            if not self._checked:
-                served = self._client.model().id
-                if served not in SERVED_AS.get(self.model, (self.model,)):
-                    raise InterventionError(f"service serves {served!r}, not {self.model!r}")
-                self._checked = True
+                self._client, _ = connect(self.model, self.ctx)
             return self._client
 
     def call(self, inputs: Sequence[str]) -> list[CallOutput]:

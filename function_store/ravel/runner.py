@@ -23,13 +23,10 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel
 
-from function_store.intervention.client import (
-    InterventionClient,
-    InterventionError,
-    InterventionSettings,
-)
+from function_store.intervention.client import InterventionClient, InterventionError
+from function_store.intervention.schemas import ModelInfo
 from function_store.models import CallOutput, Target
-from function_store.neurons.runner import SERVED_AS, intervention_url
+from function_store.neurons.runner import connect
 from function_store.ravel.instances import entity_span, fill
 from function_store.runtime import RuntimeContext, register_runner
 
@@ -110,21 +107,15 @@ class RavelRunner:
         self.spec = target.hidden.spec
         self.model: str = self.spec["model"]
         self.ctx = ctx
-        self._client: InterventionClient | None = None
+        self._conn: tuple[InterventionClient, ModelInfo] | None = None
         self._lock = threading.Lock()
 
-    def _connect(self) -> InterventionClient:
+    def _connect(self) -> tuple[InterventionClient, ModelInfo]:
+        """Connected and checked once; the model's shape is read then, not on every call."""
         with self._lock:
-            if self._client is None:
-                base = InterventionSettings.from_env()
-                url = intervention_url(self.ctx)
-                s = base.model_copy(update={"url": url}) if base else InterventionSettings(url=url)
-                client = InterventionClient(s)
-                served = client.model().id
-                if served not in SERVED_AS.get(self.model, (self.model,)):
-                    raise InterventionError(f"service serves {served!r}, not {self.model!r}")
-                self._client = client
-            return self._client
+            if self._conn is None:
+                self._conn = connect(self.model, self.ctx)
+            return self._conn
 
     def call(self, inputs: Sequence[str]) -> list[CallOutput]:
         words = list(inputs)
@@ -133,8 +124,7 @@ class RavelRunner:
             p = parse(words)
             if p.command == "task":
                 return [CallOutput(input="task", output=self._task())]
-            client = self._connect()
-            info = client.model()
+            client, info = self._connect()
             if p.layer is None or not 0 <= p.layer < info.n_layers:
                 raise CommandError(f"--layer must be in 0..{info.n_layers - 1}")
             if p.command == "activations":

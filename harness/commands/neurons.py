@@ -43,7 +43,7 @@ def _live_observations(
     out = []
     with _client(url) as client:
         info = client.model()
-        is_xl = info.n_layers == live.GPT2_XL_LAYERS and info.mlp_width == 6400
+        is_xl = live.is_gpt2_xl(info)
         console.print(
             f"live activations from {info.id}" + ("" if is_xl else " (smoke test: mapped neurons)")
         )
@@ -173,7 +173,7 @@ def probe(
     picked = _random.Random(seed).sample(records, min(explanations, len(records)))
     with _client(url) as client:
         info = client.model()
-        is_xl = info.n_layers == live.GPT2_XL_LAYERS and info.mlp_width == 6400
+        is_xl = live.is_gpt2_xl(info)
         table: dict[str, dict[str, list[float]]] = {}
         skipped = 0
         for rec in track(picked, description="reading activations", console=console):
@@ -357,18 +357,14 @@ def score_explanation(
     judge setting, HARNESS_JUDGE_*), cached by (explanation, model, neuron)."""
     import asyncio
 
-    from evaluator.judge import JudgeError, JudgeSettings, OpenAICompatibleJudge
+    from evaluator.judge import JudgeError, JudgeNotConfigured, JudgeSettings, make_judge
     from evaluator.neurons import judge_probes as J
     from function_store.neurons.corpus import load_corpus
 
-    js = JudgeSettings()
-    judge = (
-        OpenAICompatibleJudge(
-            js.url, js.model, api_key=js.api_key, max_tokens=1024, mode="generate"
-        )
-        if js.url
-        else None
-    )
+    try:  # the judge setting, generating the Type I lists (long replies)
+        judge = make_judge(JudgeSettings(mode="generate", max_tokens=1024))
+    except JudgeNotConfigured:
+        judge = None  # build_probe_set then says how to configure one
     with _client(url) as client:
         model = client.model().id
         texts = load_corpus(corpus, corpus_size)

@@ -19,23 +19,13 @@ from evaluator.ravel import interchange
 from evaluator.ravel.methods.featurize import rotation_spec
 from evaluator.ravel.scores import disentangle
 from function_store.intervention.client import InterventionClient
-from function_store.ravel.instances import BuildConfig, build
+from function_store.ravel.instances import build
+from function_store.ravel.targets import INSTANCES
 from tests.intervention.conftest import _served
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYER = 8
-CONFIG = dict(
-    entity_type="city",
-    attributes=["Country", "Continent"],
-    n_train_entities=6,
-    n_test_entities=3,
-    templates_per_split=1,
-    sources_per_base=2,
-    candidates={
-        "train": ["Berlin", "Rome", "Cairo", "Madrid", "London", "Toronto", "Sydney", "Beijing"],
-        "test": ["Paris", "Lima", "Istanbul", "Osaka"],
-    },
-)
+CONFIG = INSTANCES["city"]  # the instance the catalog's RAVEL targets are scored on
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +43,7 @@ def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def inst(smol, cache, monkeypatch_module):
     monkeypatch_module.setenv("HARNESS_RAVEL_CACHE", str(cache))
     seen = []
-    out = build(smol[0], BuildConfig(**CONFIG), progress=lambda d, t: seen.append((d, t)))
+    out = build(smol[0], CONFIG, progress=lambda d, t: seen.append((d, t)))
     assert seen and seen[-1][0] == seen[-1][1]  # the progress callback reached the end
     return out
 
@@ -80,7 +70,7 @@ def test_instance_from_model_answers(inst):
 
 
 def test_cached_per_model_type_seed(inst, smol):
-    again = build(smol[0], BuildConfig(**CONFIG))  # from the cache: no generation
+    again = build(smol[0], CONFIG)  # from the cache: no generation
     assert again == inst
 
 

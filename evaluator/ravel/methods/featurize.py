@@ -11,45 +11,23 @@ the base's).
 
 from __future__ import annotations
 
+from typing import Literal
+
 import torch
 
-from function_store.intervention.featurizers import encode_array
+from function_store.intervention.featurizers import decode_arrays, encode_array
 from function_store.intervention.schemas import FeaturizerSpec
 
 Features = tuple[torch.Tensor, torch.Tensor]  # (features, residual the features leave out)
+Kind = Literal["rotation", "autoencoder", "mask"]
 
 
-def rotation_spec(
-    fid: str, weight: torch.Tensor, layer: int, dims: list[int] | None
+def _spec(
+    fid: str, kind: Kind, layer: int, tensors: dict[str, torch.Tensor], dims: list[int] | None
 ) -> FeaturizerSpec:
     return FeaturizerSpec(
         id=fid,
-        kind="rotation",
-        component="block_output",
-        layer=layer,
-        feature_dims=dims,
-        arrays={"weight": encode_array(weight.detach().float().cpu())},
-        replace=True,
-    )
-
-
-def mask_spec(fid: str, mask: torch.Tensor, layer: int) -> FeaturizerSpec:
-    return FeaturizerSpec(
-        id=fid,
-        kind="mask",
-        component="block_output",
-        layer=layer,
-        arrays={"mask": encode_array(mask.detach().float().cpu())},
-        replace=True,
-    )
-
-
-def autoencoder_spec(
-    fid: str, tensors: dict[str, torch.Tensor], layer: int, dims: list[int] | None
-) -> FeaturizerSpec:
-    return FeaturizerSpec(
-        id=fid,
-        kind="autoencoder",
+        kind=kind,
         component="block_output",
         layer=layer,
         feature_dims=dims,
@@ -58,14 +36,24 @@ def autoencoder_spec(
     )
 
 
-def tensors_of(spec: FeaturizerSpec) -> dict[str, torch.Tensor]:
-    from function_store.intervention.featurizers import decode_arrays
+def rotation_spec(
+    fid: str, weight: torch.Tensor, layer: int, dims: list[int] | None
+) -> FeaturizerSpec:
+    return _spec(fid, "rotation", layer, {"weight": weight}, dims)
 
-    return decode_arrays(spec)
+
+def mask_spec(fid: str, mask: torch.Tensor, layer: int) -> FeaturizerSpec:
+    return _spec(fid, "mask", layer, {"mask": mask}, None)
+
+
+def autoencoder_spec(
+    fid: str, tensors: dict[str, torch.Tensor], layer: int, dims: list[int] | None
+) -> FeaturizerSpec:
+    return _spec(fid, "autoencoder", layer, tensors, dims)
 
 
 def encode(spec: FeaturizerSpec, h: torch.Tensor) -> Features:
-    t = tensors_of(spec)
+    t = decode_arrays(spec)
     if spec.kind == "rotation":
         r = t["weight"]
         z = h @ r.T
@@ -78,7 +66,7 @@ def encode(spec: FeaturizerSpec, h: torch.Tensor) -> Features:
 
 def decode(spec: FeaturizerSpec, f: Features) -> torch.Tensor:
     z, rest = f
-    t = tensors_of(spec)
+    t = decode_arrays(spec)
     if spec.kind == "rotation":
         return z @ t["weight"] + rest
     if spec.kind == "autoencoder":
@@ -93,7 +81,7 @@ def _decode_ae(t: dict[str, torch.Tensor], z: torch.Tensor) -> torch.Tensor:
 def feature_dims(spec: FeaturizerSpec) -> list[int]:
     if spec.feature_dims is not None:
         return list(spec.feature_dims)
-    t = tensors_of(spec)
+    t = decode_arrays(spec)
     if spec.kind == "mask":
         return torch.nonzero(t["mask"] > 0.5).flatten().tolist()
     n = t["weight"].shape[0] if spec.kind == "rotation" else t["encoder_weight"].shape[0]
