@@ -53,6 +53,16 @@ def test_run_files_stdin_and_limits(sock: str, monkeypatch) -> None:  # type: ig
         sb.run(["python3", "/sandbox/x.py"], files={"../x.py": b""})
 
 
+def test_unread_stdin_does_not_outlast_the_time_limit(sock: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("HARNESS_EXEC_SOCKET", sock)
+    r = get_sandbox("remote-exec").run(
+        ["python3", "-c", "import time; time.sleep(30)"],
+        stdin=b"x" * 2**20,  # more than a pipe holds: the child never reads it
+        limits=Limits(timeout_s=1),
+    )
+    assert r.timed_out and r.error.startswith("timeout"), r
+
+
 def test_scoring_worker_through_the_daemon(sock: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("HARNESS_EXEC_SOCKET", sock)
     jobs = [
