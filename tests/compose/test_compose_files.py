@@ -42,6 +42,15 @@ def test_cpu_profile_services_and_isolation(compose_cli: dict[str, str]) -> None
     assert all(d["condition"] == "service_healthy" for d in deps.values())
 
 
+def test_judge_serves_the_name_the_api_asks_for(compose_cli: dict[str, str]) -> None:
+    env = {**compose_cli, "HARNESS_JUDGE_MODEL": "my-judge"}
+    for profile, judge in (("cpu", "judge"), ("gpu", "judge-gpu")):
+        svcs = _config(env, profile)["services"]
+        assert svcs["api"]["environment"]["HARNESS_JUDGE_MODEL"] == "my-judge"
+        cmd = " ".join(svcs[judge]["command"])
+        assert "--served-name my-judge" in cmd or "--served-model-name=my-judge" in cmd, cmd
+
+
 def test_postgres_profile_adds_db(compose_cli: dict[str, str]) -> None:
     svcs = _config(compose_cli, "cpu", "postgres")["services"]
     assert "db" in svcs and svcs["db"]["healthcheck"]["test"][0] == "CMD"
