@@ -127,17 +127,6 @@ def serve(socket: str) -> None:
     uvicorn.run(create_app(root), uds=socket, log_level="warning", access_log=False)
 
 
-def check(socket: str) -> bool:
-    """For container healthchecks: does the daemon answer on its socket?"""
-    import httpx
-
-    try:
-        with httpx.Client(transport=httpx.HTTPTransport(uds=socket), timeout=3) as c:
-            return c.get("http://daemon/healthz").status_code == 200
-    except httpx.HTTPError:
-        return False
-
-
 class RemoteSandbox(Sandbox):
     """A sandbox daemon reached over the Unix socket named by `socket_env`."""
 

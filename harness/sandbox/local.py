@@ -15,11 +15,19 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 from urllib.parse import quote
 
 from harness.sandbox.base import Limits, RunResult, Sandbox, SandboxError, ServiceHandle
-from harness.sandbox.bwrap import _Capped, _diagnose, _wait_healthy, check_file_name
+from harness.sandbox.bwrap import (
+    _Capped,
+    _diagnose,
+    _feed,
+    _kill_tree,
+    _wait_healthy,
+    check_file_name,
+)
 
 INSIDE = "/sandbox/"  # where callers expect their files (argv and env are rewritten to the dir)
 
@@ -50,8 +58,8 @@ class LocalSandbox(Sandbox):
         self.socket_root = socket_root or tempfile.gettempdir()
         self._services: dict[str, tuple[subprocess.Popen, str, str]] = {}
 
-    def _files_dir(self, files: dict[str, bytes] | None, parent: str | None = None) -> str:
-        d = tempfile.mkdtemp(prefix="sbx-local-", dir=parent)
+    def _files_dir(self, files: dict[str, bytes] | None) -> str:
+        d = tempfile.mkdtemp(prefix="sbx-local-")
         for name, data in (files or {}).items():
             p = Path(d, check_file_name(name))
             p.parent.mkdir(parents=True, exist_ok=True)
@@ -75,16 +83,12 @@ class LocalSandbox(Sandbox):
             )
             out = _Capped(proc.stdout, limits.max_output_bytes)
             err = _Capped(proc.stderr, limits.max_output_bytes)
-            if stdin is not None:
-                try:
-                    proc.stdin.write(stdin)  # type: ignore[union-attr]
-                    proc.stdin.close()  # type: ignore[union-attr]
-                except BrokenPipeError:
-                    pass
+            if stdin is not None:  # fed from a thread: a child that never reads it still times out
+                threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True).start()
             try:
                 rc, timed_out = proc.wait(timeout=limits.timeout_s), False
             except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, 9)
+                _kill_tree(proc, None)
                 rc, timed_out = proc.wait(), True
             so, se = out.join(), err.join()
             trunc = out.truncated or err.truncated

@@ -10,16 +10,25 @@ import tempfile
 import threading
 import time
 
+import httpx
 import pytest
 
 from evaluator.sandbox_exec import CodeJob, ExecSettings, run_code_jobs
 from function_store.catalog import Catalog
 from function_store.service.client import TargetServiceClient
 from harness.sandbox.base import Limits, SandboxError, get_sandbox
-from harness.sandbox.daemon import check, serve
+from harness.sandbox.daemon import serve
 from harness.sandbox.pool import ServicePool
 
 F0 = "find-gen/numeric/s0/f00000"
+
+
+def _answers(socket: str) -> bool:
+    try:
+        with httpx.Client(transport=httpx.HTTPTransport(uds=socket), timeout=3) as c:
+            return c.get("http://daemon/healthz").status_code == 200
+    except httpx.HTTPError:
+        return False
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +36,7 @@ def sock() -> str:
     path = os.path.join(tempfile.mkdtemp(prefix="daemon-test-"), "daemon.sock")
     threading.Thread(target=serve, args=(path,), daemon=True).start()
     deadline = time.monotonic() + 30
-    while not check(path):
+    while not _answers(path):
         assert time.monotonic() < deadline, "daemon did not answer"
         time.sleep(0.1)
     return path
@@ -51,6 +60,16 @@ def test_run_files_stdin_and_limits(sock: str, monkeypatch) -> None:  # type: ig
     assert r.output_truncated and len(r.stdout) <= 100
     with pytest.raises(SandboxError, match="HTTP 400.*invalid sandbox file name"):
         sb.run(["python3", "/sandbox/x.py"], files={"../x.py": b""})
+
+
+def test_unread_stdin_does_not_outlast_the_time_limit(sock: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("HARNESS_EXEC_SOCKET", sock)
+    r = get_sandbox("remote-exec").run(
+        ["python3", "-c", "import time; time.sleep(30)"],
+        stdin=b"x" * 2**20,  # more than a pipe holds: the child never reads it
+        limits=Limits(timeout_s=1),
+    )
+    assert r.timed_out and r.error.startswith("timeout"), r
 
 
 def test_scoring_worker_through_the_daemon(sock: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
