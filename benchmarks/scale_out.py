@@ -24,9 +24,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "scale_out"))
+sys.path[:0] = [str(ROOT / "tests" / "scale_out"), str(ROOT / "tests")]
 
-from cluster import create_database, postgres, ray_cluster  # noqa: E402
+from cluster import ray_cluster  # noqa: E402
+from pg_server import create_database, postgres  # noqa: E402
 
 from harness.executors import make_executor  # noqa: E402
 from harness.scheduler import CatalogCache, Scheduler, create_run, make_target_client  # noqa: E402
@@ -98,7 +99,7 @@ def main() -> None:
     ids = _ids(args.episodes, warm)
     base = {"score_hook": "none", "poll_interval_s": 0.1, "home": tempfile.mkdtemp()}
     eps: dict[str, float] = {}
-    with postgres() as pg:
+    with postgres(max_connections=200) as pg:
         tx = store_tx_per_s(create_database(pg))
         print(f"PostgreSQL: {tx:.0f} single-row transactions/s on one connection", flush=True)
         for c in (1, 2):
