@@ -29,7 +29,7 @@ sys.path[:0] = [str(ROOT / "tests" / "scale_out"), str(ROOT / "tests")]
 from cluster import ray_cluster  # noqa: E402
 from pg_server import create_database, postgres  # noqa: E402
 
-from harness.executors import make_executor  # noqa: E402
+from harness.executors import NoLocalTargets, make_executor  # noqa: E402
 from harness.scheduler import CatalogCache, Scheduler, create_run, make_target_client  # noqa: E402
 from harness.settings import Settings  # noqa: E402
 from harness.store import make_engine  # noqa: E402
@@ -42,7 +42,7 @@ async def _timed_run(settings: Settings, ids: list[str], n_warm: int) -> float:
     store = Store(make_engine(settings.url))
     catalogs = CatalogCache()
     executor = make_executor(settings)
-    client = _NoLocalTargets() if executor else make_target_client(settings, catalogs)
+    client = NoLocalTargets() if executor else make_target_client(settings, catalogs)
     sched = Scheduler(store, client, settings=settings, catalogs=catalogs, executor=executor)
     sched.start()
     try:
@@ -61,16 +61,6 @@ async def _timed_run(settings: Settings, ids: list[str], n_warm: int) -> float:
     finally:
         await sched.stop()
         await client.aclose()
-
-
-class _NoLocalTargets:
-    """The scheduler's own target client, unused when episodes run on Ray workers."""
-
-    async def call(self, target_id: str, inputs: object) -> object:
-        raise AssertionError("episodes run on the workers")
-
-    async def aclose(self) -> None:
-        pass
 
 
 def store_tx_per_s(url: str, n: int = 300) -> float:
