@@ -24,11 +24,12 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "scale_out"))
+sys.path[:0] = [str(ROOT / "tests" / "scale_out"), str(ROOT / "tests")]
 
-from cluster import create_database, postgres, ray_cluster  # noqa: E402
+from cluster import ray_cluster  # noqa: E402
+from pg_server import create_database, postgres  # noqa: E402
 
-from harness.executors import make_executor  # noqa: E402
+from harness.executors import NoLocalTargets, make_executor  # noqa: E402
 from harness.scheduler import CatalogCache, Scheduler, create_run, make_target_client  # noqa: E402
 from harness.settings import Settings  # noqa: E402
 from harness.store import make_engine  # noqa: E402
@@ -41,7 +42,7 @@ async def _timed_run(settings: Settings, ids: list[str], n_warm: int) -> float:
     store = Store(make_engine(settings.url))
     catalogs = CatalogCache()
     executor = make_executor(settings)
-    client = _NoLocalTargets() if executor else make_target_client(settings, catalogs)
+    client = NoLocalTargets() if executor else make_target_client(settings, catalogs)
     sched = Scheduler(store, client, settings=settings, catalogs=catalogs, executor=executor)
     sched.start()
     try:
@@ -60,16 +61,6 @@ async def _timed_run(settings: Settings, ids: list[str], n_warm: int) -> float:
     finally:
         await sched.stop()
         await client.aclose()
-
-
-class _NoLocalTargets:
-    """The scheduler's own target client, unused when episodes run on Ray workers."""
-
-    async def call(self, target_id: str, inputs: object) -> object:
-        raise AssertionError("episodes run on the workers")
-
-    async def aclose(self) -> None:
-        pass
 
 
 def store_tx_per_s(url: str, n: int = 300) -> float:
@@ -98,7 +89,7 @@ def main() -> None:
     ids = _ids(args.episodes, warm)
     base = {"score_hook": "none", "poll_interval_s": 0.1, "home": tempfile.mkdtemp()}
     eps: dict[str, float] = {}
-    with postgres() as pg:
+    with postgres(max_connections=200) as pg:
         tx = store_tx_per_s(create_database(pg))
         print(f"PostgreSQL: {tx:.0f} single-row transactions/s on one connection", flush=True)
         for c in (1, 2):

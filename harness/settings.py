@@ -31,7 +31,7 @@ def _split(value: object) -> list[str]:
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="HARNESS_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="HARNESS_", extra="ignore", populate_by_name=True)
 
     # SQLite (WAL) file under `home` unless DATABASE_URL (or HARNESS_DATABASE_URL) names a database.
     database_url: str | None = Field(

@@ -165,7 +165,7 @@ async def _run(  # type: ignore[no-untyped-def]
     executor: str | None = None,
 ):
     from harness.api.schemas import run_detail
-    from harness.executors import ExecutorConfigError, make_executor
+    from harness.executors import ExecutorConfigError, NoLocalTargets, make_executor
     from harness.preflight import PreflightError
     from harness.preflight import preflight as check_run
     from harness.scheduler import (
@@ -205,7 +205,7 @@ async def _run(  # type: ignore[no-untyped-def]
             check_run(spec, settings, catalogs)
         run = create_run(store, spec, catalogs)
         floor = store.floor_run(run.id)
-        client = make_target_client(settings, catalogs)
+        client = make_target_client(settings, catalogs) if remote is None else NoLocalTargets()
     except PreflightError as e:
         err.print("[red]the run cannot work, so it was not stored:[/red]")
         for problem in e.problems:

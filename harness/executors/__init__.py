@@ -8,11 +8,12 @@ is the only state an executor shares with the scheduler.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol
 
 from pydantic import BaseModel
 
-from function_store.models import Target
+from function_store.models import CallOutput, Target
 from harness.episode import ScoreHook
 from harness.settings import Settings
 from harness.store.specs import RunSpec
@@ -40,6 +41,17 @@ class Executor(Protocol):
     async def prewarm(self, target_ids: list[str]) -> None: ...
 
     async def aclose(self) -> None: ...
+
+
+class NoLocalTargets:
+    """The scheduler's target client when an executor runs its episodes: their target calls are
+    made on the workers' nodes, so this process starts no target services."""
+
+    async def call(self, target_id: str, inputs: Sequence[str]) -> list[CallOutput]:
+        raise RuntimeError("episodes run on the executor's workers, not in this process")
+
+    async def aclose(self) -> None:
+        """Nothing to stop."""
 
 
 class ExecutorConfigError(ValueError):

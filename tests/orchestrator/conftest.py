@@ -3,12 +3,7 @@ server as a uvicorn subprocess on loopback."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 import sys
-import tempfile
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,65 +11,20 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-PG_BIN = Path("/usr/lib/postgresql/15/bin")
 sys.path.insert(0, str(HERE))  # orch_plugin, orch_helpers
+sys.path.insert(0, str(HERE.parent))  # pg_server
 
-from orch_helpers import Server, free_port, server_env  # noqa: E402
-
-
-def _pg_tool(name: str) -> str | None:
-    p = PG_BIN / name
-    return str(p) if p.exists() else shutil.which(name)
-
-
-def _as_postgres(argv: list[str]) -> list[str]:
-    # initdb and postgres refuse to run as root: run them as the postgres system user.
-    if os.geteuid() == 0:
-        return ["runuser", "-u", "postgres", "--", *argv]
-    return argv
+from orch_helpers import Server, server_env  # noqa: E402
+from pg_server import create_database, pg_missing, postgres  # noqa: E402
 
 
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[str]:
     """A PostgreSQL server started for this test session; yields its base URL (no database)."""
-    initdb, pg_ctl = _pg_tool("initdb"), _pg_tool("pg_ctl")
-    if not initdb or not pg_ctl:
-        pytest.skip("PostgreSQL binaries (initdb, pg_ctl) are not installed")
-    if os.geteuid() == 0 and not shutil.which("runuser"):
-        pytest.skip("running as root without runuser: cannot start PostgreSQL")
-    base = Path(tempfile.mkdtemp(prefix="orch-pg-"))
-    data = base / "data"
-    if os.geteuid() == 0:
-        shutil.chown(base, "postgres", "postgres")
-    port = free_port()
-    subprocess.run(
-        _as_postgres([initdb, "-D", str(data), "-A", "trust", "-U", "postgres", "--no-sync"]),
-        check=True,
-        capture_output=True,
-    )
-    opts = f"-p {port} -k {base} -c listen_addresses=127.0.0.1 -c fsync=off"
-    subprocess.run(
-        _as_postgres([pg_ctl, "-D", str(data), "-o", opts, "-l", str(base / "log"), "-w", "start"]),
-        check=True,
-        capture_output=True,
-    )
-    try:
-        yield f"postgresql+psycopg://postgres@127.0.0.1:{port}"
-    finally:
-        subprocess.run(
-            _as_postgres([pg_ctl, "-D", str(data), "-m", "immediate", "stop"]), capture_output=True
-        )
-        shutil.rmtree(base, ignore_errors=True)
-
-
-def _create_pg_db(server: str) -> str:
-    import psycopg
-
-    name = "t_" + uuid.uuid4().hex[:12]
-    dsn = server.replace("postgresql+psycopg://", "postgresql://") + "/postgres"
-    with psycopg.connect(dsn, autocommit=True) as c:
-        c.execute(f'CREATE DATABASE "{name}"')
-    return f"{server}/{name}"
+    if why := pg_missing():
+        pytest.skip(why)
+    with postgres() as url:
+        yield url
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -82,7 +32,7 @@ def db_url(request, tmp_path) -> str:  # type: ignore[no-untyped-def]
     """A fresh empty database of each kind."""
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'harness.db'}"
-    return _create_pg_db(request.getfixturevalue("pg_server"))
+    return create_database(request.getfixturevalue("pg_server"))
 
 
 @pytest.fixture

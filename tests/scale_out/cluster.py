@@ -1,6 +1,7 @@
-"""A real PostgreSQL server and a real multi-node Ray cluster on this machine, for the scale-out
-tests and benchmarks/scale_out.py. Both are started here and stopped here: every process they
-start is in a process group of its own, killed at the end even when the caller failed."""
+"""A real multi-node Ray cluster on this machine, for the scale-out tests and
+benchmarks/scale_out.py (PostgreSQL: tests/pg_server.py). Started here and stopped here: every
+process it starts is in a process group of its own, killed at the end even when the caller
+failed."""
 
 from __future__ import annotations
 
@@ -14,81 +15,18 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-PG_BIN = Path("/usr/lib/postgresql/15/bin")
 
 
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-# ---- PostgreSQL ---------------------------------------------------------------------------------
-def _pg_tool(name: str) -> str | None:
-    p = PG_BIN / name
-    return str(p) if p.exists() else shutil.which(name)
-
-
-def _as_postgres(argv: list[str]) -> list[str]:
-    # initdb and postgres refuse to run as root: run them as the postgres system user.
-    return ["runuser", "-u", "postgres", "--", *argv] if os.geteuid() == 0 else argv
-
-
-def pg_missing() -> str | None:
-    """Why PostgreSQL cannot be started here, or None."""
-    if not _pg_tool("initdb") or not _pg_tool("pg_ctl"):
-        return "PostgreSQL binaries (initdb, pg_ctl) are not installed (scripts/install.sh)"
-    if os.geteuid() == 0 and not shutil.which("runuser"):
-        return "running as root without runuser: cannot start PostgreSQL"
-    return None
-
-
-@contextlib.contextmanager
-def postgres() -> Iterator[str]:
-    """A PostgreSQL server in a temp dir; yields its base URL (append /<database>)."""
-    initdb, pg_ctl = _pg_tool("initdb"), _pg_tool("pg_ctl")
-    assert initdb and pg_ctl, pg_missing()
-    base = Path(tempfile.mkdtemp(prefix="scale-pg-"))
-    data = base / "data"
-    if os.geteuid() == 0:
-        shutil.chown(base, "postgres", "postgres")
-    port = free_port()
-    subprocess.run(
-        _as_postgres([initdb, "-D", str(data), "-A", "trust", "-U", "postgres", "--no-sync"]),
-        check=True,
-        capture_output=True,
-    )
-    # max_connections: every Ray worker process keeps its own connections
-    opts = f"-p {port} -k {base} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200"
-    subprocess.run(
-        _as_postgres([pg_ctl, "-D", str(data), "-o", opts, "-l", str(base / "log"), "-w", "start"]),
-        check=True,
-        capture_output=True,
-    )
-    try:
-        yield f"postgresql+psycopg://postgres@127.0.0.1:{port}"
-    finally:
-        subprocess.run(
-            _as_postgres([pg_ctl, "-D", str(data), "-m", "immediate", "stop"]), capture_output=True
-        )
-        shutil.rmtree(base, ignore_errors=True)
-
-
-def create_database(server: str) -> str:
-    import psycopg
-
-    name = "t_" + uuid.uuid4().hex[:12]
-    dsn = server.replace("postgresql+psycopg://", "postgresql://") + "/postgres"
-    with psycopg.connect(dsn, autocommit=True) as c:
-        c.execute(f'CREATE DATABASE "{name}"')
-    return f"{server}/{name}"
 
 
 # ---- Ray ----------------------------------------------------------------------------------------

@@ -9,9 +9,12 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # cluster, scale_plugin, scale_agents
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))  # cluster, scale_plugin, scale_agents
+sys.path.insert(0, str(HERE.parent))  # pg_server
 
-from cluster import RayCluster, create_database, pg_missing, postgres, ray_cluster  # noqa: E402
+from cluster import RayCluster, ray_cluster  # noqa: E402
+from pg_server import create_database, pg_missing, postgres  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -19,7 +22,8 @@ def pg_base() -> Iterator[str]:
     why = pg_missing()
     if why:
         pytest.skip(why)
-    with postgres() as url:
+    # max_connections: every Ray worker process keeps its own connections
+    with postgres(max_connections=200) as url:
         yield url
 
 

@@ -13,7 +13,8 @@ import time
 from typing import Any
 
 import pytest
-from cluster import ROOT, RayCluster, create_database, worker_env
+from cluster import ROOT, RayCluster, worker_env
+from pg_server import create_database
 
 from harness.executors import ExecutorConfigError, make_executor
 from harness.settings import Settings
