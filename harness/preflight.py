@@ -114,17 +114,21 @@ def _endpoint_name(profile: ProviderProfile) -> str:
     return f"the {profile.kind} endpoint of provider profile {profile.name!r}"
 
 
+def _v1_base(url: str | None, missing: str) -> str:
+    """`url` as an OpenAI-style base ending in /v1; PreflightError(`missing`) when it is unset."""
+    if not url:
+        raise PreflightError([missing])
+    base = url.rstrip("/")
+    return base if base.endswith("/v1") else base + "/v1"
+
+
 def check_backbone(settings: Settings) -> None:
-    if not settings.backbone_url:
-        raise PreflightError(
-            [
-                "entity and relation targets need the LM backbone: set HARNESS_BACKBONE_URL to an "
-                "OpenAI-compatible server (e.g. `harness backbone serve`, then "
-                "HARNESS_BACKBONE_URL=http://127.0.0.1:8000/v1)"
-            ]
-        )
-    base = settings.backbone_url.rstrip("/")
-    base = base if base.endswith("/v1") else base + "/v1"
+    base = _v1_base(
+        settings.backbone_url,
+        "entity and relation targets need the LM backbone: set HARNESS_BACKBONE_URL to an "
+        "OpenAI-compatible server (e.g. `harness backbone serve`, then "
+        "HARNESS_BACKBONE_URL=http://127.0.0.1:8000/v1)",
+    )
     model = os.environ.get("HARNESS_BACKBONE_MODEL") or None
     check_model(base, "the LM backbone (HARNESS_BACKBONE_URL)", model, None)
 
@@ -132,18 +136,14 @@ def check_backbone(settings: Settings) -> None:
 def check_intervention(settings: Settings, models: set[str]) -> None:
     """Neuron and RAVEL targets read their model through the intervention service: it must
     answer and serve the targets' model."""
-    if not settings.intervention_url:
-        raise PreflightError(
-            [
-                "neuron targets need the intervention service: set HARNESS_INTERVENTION_URL "
-                "(e.g. `harness intervention serve --model smollm2`, then "
-                "HARNESS_INTERVENTION_URL=http://127.0.0.1:8010)"
-            ]
-        )
+    base = _v1_base(
+        settings.intervention_url,
+        "neuron targets need the intervention service: set HARNESS_INTERVENTION_URL "
+        "(e.g. `harness intervention serve --model smollm2`, then "
+        "HARNESS_INTERVENTION_URL=http://127.0.0.1:8010)",
+    )
     from function_store.neurons.runner import SERVED_AS
 
-    base = settings.intervention_url.rstrip("/")
-    base = base if base.endswith("/v1") else base + "/v1"
     served = model_ids(base, "the intervention service (HARNESS_INTERVENTION_URL)")
     for m in sorted(models):
         if not set(SERVED_AS.get(m, (m,))) & set(served):

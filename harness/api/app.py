@@ -35,7 +35,6 @@ from harness.store import RUN_TERMINAL, current_revision, make_engine
 from harness.store.repo import Store
 from harness.store.specs import RunSpec
 from harness.target_client import TargetClient
-from harness.web import router as web_router
 
 ERRORS = {
     400: {"model": S.ErrorOut, "description": "bad input (says what is wrong)"},
@@ -129,6 +128,10 @@ def create_app(settings: Settings | None = None, *, run_scheduler: bool = True) 
         if run is None:
             raise HTTPException(404, f"no run with id {run_id!r}")
         return run
+
+    # imported here: harness.web reads harness.api's schemas, so a module-level import would
+    # make `import harness.web` (before harness.api) circular
+    from harness.web import router as web_router
 
     app.include_router(web_router)  # the web UI (docs/web.md): /, /ui/...
 

@@ -49,7 +49,7 @@ class HealthOut(BaseModel):
     sandbox: str
 
 
-class RunOut(BaseModel):
+class _RunFields(BaseModel):
     id: str
     status: str
     agent: str
@@ -59,24 +59,18 @@ class RunOut(BaseModel):
     created_at: datetime
     updated_at: datetime
     finished_at: datetime | None
+
+
+class RunOut(_RunFields):
     error: str | None
     spec: RunSpec
 
 
-class RunListItem(BaseModel):
+class RunListItem(_RunFields):
     """A run in GET /runs: small and bounded (no options, no target ids; GET /runs/{id} has them)."""
 
-    id: str
-    status: str
-    agent: str
-    dataset: str
-    family: str | None
     variant: str | None
-    n_targets: int
     floor_for: str | None
-    created_at: datetime
-    updated_at: datetime
-    finished_at: datetime | None
     error: str | None = Field(None, description="the run's error, cut to 500 characters")
 
 
@@ -208,36 +202,30 @@ class ReportOut(BaseModel):
 
 
 # ---- builders -------------------------------------------------------------------------------
+def _run_fields(run: Run) -> dict[str, Any]:
+    return {
+        "id": run.id,
+        "status": run.status,
+        "agent": run.agent,
+        "dataset": run.dataset,
+        "family": run.family,
+        "n_targets": len(run.target_ids),
+        "created_at": run.created_at,
+        "updated_at": run.updated_at,
+        "finished_at": run.finished_at,
+    }
+
+
 def run_out(run: Run) -> RunOut:
-    return RunOut(
-        id=run.id,
-        status=run.status,
-        agent=run.agent,
-        dataset=run.dataset,
-        family=run.family,
-        n_targets=len(run.target_ids),
-        created_at=run.created_at,
-        updated_at=run.updated_at,
-        finished_at=run.finished_at,
-        error=run.error,
-        spec=RunSpec.model_validate(run.spec),
-    )
+    return RunOut(**_run_fields(run), error=run.error, spec=RunSpec.model_validate(run.spec))
 
 
 def run_list_item(run: Run) -> RunListItem:
     spec = run.spec or {}
     return RunListItem(
-        id=run.id,
-        status=run.status,
-        agent=run.agent,
-        dataset=run.dataset,
-        family=run.family,
+        **_run_fields(run),
         variant=spec.get("variant"),
-        n_targets=len(run.target_ids),
         floor_for=spec.get("floor_for"),
-        created_at=run.created_at,
-        updated_at=run.updated_at,
-        finished_at=run.finished_at,
         error=run.error[:500] if run.error else None,
     )
 

@@ -10,7 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from sqlalchemy import event, text
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import OperationalError
 from sqlmodel import create_engine
 
 log = logging.getLogger(__name__)
@@ -35,10 +36,6 @@ class StoreUnavailable(RuntimeError):
 def make_engine(url: str, *, upgrade: bool = True) -> Engine:
     """An engine for `url`; with `upgrade`, the schema is brought to the latest migration.
     Raises StoreUnavailable when the database cannot be created or reached."""
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import OperationalError
-
-    shown = make_url(url).render_as_string(hide_password=True)
     if url.startswith("sqlite"):
         path = url.split("///", 1)[-1]
         if path and path != ":memory:":
@@ -60,6 +57,7 @@ def make_engine(url: str, *, upgrade: bool = True) -> Engine:
         except OperationalError as e:
             engine.dispose()
             reason = str(e.orig).strip().splitlines()[0] if e.orig else str(e)
+            shown = make_url(url).render_as_string(hide_password=True)
             raise StoreUnavailable(
                 f"cannot open the database {shown}: {reason} (check DATABASE_URL / HARNESS_HOME)"
             ) from None

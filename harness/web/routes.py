@@ -102,27 +102,49 @@ def runs_list(
             }
         )
     filters = {"status": status or "", "agent": agent or "", "dataset": dataset or ""}
-    agents, datasets = queries.filter_options(store)
     next_url = None
     if page.next_cursor:
         next_url = "/?" + urlencode(
             {**{k: v for k, v in filters.items() if v}, "cursor": page.next_cursor}
         )
+    return _runs_page(
+        request,
+        rows=rows,
+        filters=filters,
+        next_url=next_url,
+        first_url="/?" + urlencode({k: v for k, v in filters.items() if v}) if cursor else None,
+    )
+
+
+def _runs_page(
+    request: Request,
+    status_code: int = 200,
+    *,
+    rows: list[dict[str, Any]],
+    filters: dict[str, str],
+    next_url: str | None,
+    first_url: str | None,
+    form: dict[str, str] | None = None,
+    form_errors: list[str] | None = None,
+) -> HTMLResponse:
+    """runs.html: the list (or, after a refused form, none of it) with the filter and run forms."""
+    agents, datasets = queries.filter_options(_svc(request).store)
     return _page(
         request,
         "runs.html",
+        status_code,
         rows=rows,
         filters=filters,
         statuses=RUN_STATUSES,
         filter_agents=agents,
         filter_datasets=datasets,
         next_url=next_url,
-        first_url="/?" + urlencode({k: v for k, v in filters.items() if v}) if cursor else None,
+        first_url=first_url,
         form_agents=_agents(),
         form_datasets=_datasets(),
         families=FAMILIES,
-        form={},
-        form_errors=[],
+        form=form or {},
+        form_errors=form_errors or [],
     )
 
 
@@ -181,22 +203,13 @@ async def start_run(request: Request) -> Response:
         errors = [str(detail)]
     if r.status_code == 401:
         errors = ["this server needs a token to start runs: log in first"]
-    store = _svc(request).store
-    agents, datasets = queries.filter_options(store)
-    return _page(
+    return _runs_page(
         request,
-        "runs.html",
-        status_code=r.status_code,
+        r.status_code,
         rows=[],
         filters={"status": "", "agent": "", "dataset": ""},
-        statuses=RUN_STATUSES,
-        filter_agents=agents,
-        filter_datasets=datasets,
         next_url=None,
         first_url="/",
-        form_agents=_agents(),
-        form_datasets=_datasets(),
-        families=FAMILIES,
         form=fields,
         form_errors=errors,
     )

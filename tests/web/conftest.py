@@ -1,12 +1,10 @@
-"""Fixtures: the real server (uvicorn subprocess, SQLite) with bearer tokens configured, filled
+"""Fixtures: the real server (`harness serve` subprocess, SQLite) with bearer tokens configured, filled
 with real runs of the scripted agents, and Debian's chromium driven by playwright."""
 
 from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -17,52 +15,30 @@ import pytest
 from web_helpers import AUTH, CHROMIUM, TOKEN
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
+sys.path.insert(0, str(HERE.parent / "api_trust"))
+
+from trust_helpers import ROOT, HarnessServer  # noqa: E402
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+class WebServer(HarnessServer):
+    """The api_trust helpers' `harness serve` (target services in-process: the sandbox has its own
+    tests; agents still run in their bwrap agent hosts and agent code in the scoring sandbox),
+    with tokens, scoring and the web test agents."""
 
-
-class WebServer:
     def __init__(self, tmp: Path) -> None:
-        self.db = tmp / "harness.db"
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log_path = tmp / "server.log"
-        env = dict(os.environ)
-        env.update(
-            {
-                "DATABASE_URL": f"sqlite:///{self.db}",
+        super().__init__(
+            tmp,
+            env={
                 "HARNESS_API_TOKENS": TOKEN,
-                # target services in-process (the sandbox has its own tests); agents still run
-                # in their bwrap agent hosts and agent code in the scoring sandbox
-                "HARNESS_SANDBOX": "inprocess",
-                "HARNESS_POLL_INTERVAL_S": "0.1",
+                "HARNESS_SCORE_HOOK": "default",
                 "HARNESS_API_ALLOW_DOTTED_AGENTS": "1",  # web_agents:SlowNumericAgent
-                "PYTHONPATH": os.pathsep.join([str(HERE), str(ROOT), env.get("PYTHONPATH", "")]),
-            }
+                "PYTHONPATH": os.pathsep.join(
+                    [str(HERE), str(ROOT), os.environ.get("PYTHONPATH", "")]
+                ),
+            },
         )
-        self.log = open(self.log_path, "ab")  # noqa: SIM115
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "--factory", "harness.api:create_app",
-             "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning"],
-            env=env, cwd=str(ROOT), stdout=self.log, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"server exited: {self.log_path.read_text()[-3000:]}")
-            try:
-                if httpx.get(self.url + "/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        else:
-            raise RuntimeError(f"server did not start: {self.log_path.read_text()[-3000:]}")
+        self.db = tmp / "harness.db"  # HARNESS_HOME's store
+        self.start(timeout=90)
         self.api = httpx.Client(base_url=self.url, timeout=60)
 
     def start_run(self, **spec: object) -> dict:
@@ -77,17 +53,11 @@ class WebServer:
             if d["status"] in ("completed", "failed", "cancelled"):
                 return d
             time.sleep(0.3)
-        raise AssertionError(f"run {run_id} did not end: {self.log_path.read_text()[-3000:]}")
+        raise AssertionError(f"run {run_id} did not end: {self.log()[-3000:]}")
 
     def stop(self) -> None:
         self.api.close()
-        self.proc.terminate()
-        try:
-            self.proc.wait(15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.log.close()
+        super().stop()
 
 
 @pytest.fixture(scope="package")

@@ -181,16 +181,21 @@ def test_run_form_needs_a_login_then_starts_a_run(server, filled, page) -> None:
     assert server.wait_run(run_id)["status"] == "completed"
 
 
-def test_live_progress_moves_while_a_run_runs(server, filled, page) -> None:  # type: ignore[no-untyped-def]
-    run = server.start_run(
+def _slow_run(server, *, delay: float, limit: int, seed: int) -> dict:  # type: ignore[no-untyped-def]
+    """A numeric run of the web test agent that waits `delay` seconds before each reply."""
+    return server.start_run(
         agent="web_agents:SlowNumericAgent",
-        agent_options={"delay": 0.6},
+        agent_options={"delay": delay},
         dataset="find-gen",
         family="numeric",
-        limit=3,
-        seed=1,
+        limit=limit,
+        seed=seed,
         floor=False,
     )
+
+
+def test_live_progress_moves_while_a_run_runs(server, filled, page) -> None:  # type: ignore[no-untyped-def]
+    run = _slow_run(server, delay=0.6, limit=3, seed=1)
     page.goto(server.url + "/")
     done = page.locator(f'tr[data-run="{run["id"]}"] [data-field="done"]')
     first = int(done.inner_text())
@@ -211,15 +216,7 @@ def test_live_progress_moves_while_a_run_runs(server, filled, page) -> None:  # 
 
 
 def test_no_ground_truth_on_a_running_episode(server, filled, browser) -> None:  # type: ignore[no-untyped-def]
-    run = server.start_run(
-        agent="web_agents:SlowNumericAgent",
-        agent_options={"delay": 60},
-        dataset="find-gen",
-        family="numeric",
-        limit=1,
-        seed=2,
-        floor=False,
-    )
+    run = _slow_run(server, delay=60, limit=1, seed=2)
     try:
         import time
 
