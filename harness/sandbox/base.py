@@ -61,13 +61,14 @@ class Sandbox(ABC):
         files: dict[str, bytes] | None = None,
         limits: Limits | None = None,
         env: dict[str, str] | None = None,
-        backbone_url: str | None = None,
+        forward_url: str | None = None,
     ) -> ServiceHandle:
         """Start a long-running service; returns once it answers `GET /healthz`.
 
         The service listens where the backend says: `HARNESS_SERVICE_UDS` (a Unix socket path) or
         `HARNESS_SERVICE_PORT` (TCP, all interfaces of its private network). `env` adds variables;
-        `backbone_url` is the one extra endpoint it may reach (neural-module targets)."""
+        `forward_url` is the one extra endpoint it may reach (the backbone for entity/relation
+        targets, the intervention service for neuron/RAVEL targets)."""
 
     @abstractmethod
     def stop(self, handle: ServiceHandle) -> None: ...

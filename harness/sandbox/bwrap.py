@@ -292,7 +292,7 @@ class BwrapSandbox(Sandbox):
         files: dict[str, bytes] | None = None,
         limits: Limits | None = None,
         env: dict[str, str] | None = None,
-        backbone_url: str | None = None,
+        forward_url: str | None = None,
     ) -> ServiceHandle:
         """Start `argv` with HARNESS_SERVICE_UDS set to a socket path it must listen on.
 
@@ -307,11 +307,11 @@ class BwrapSandbox(Sandbox):
         host_sock = os.path.join(sock_dir, "service.sock")
         svc_env = {"HARNESS_SERVICE_UDS": _SERVICE_SOCKET, **(env or {})}
         forwarder = None
-        if backbone_url:
-            forwarder = UnixToTcpForwarder(os.path.join(sock_dir, "backbone.sock"), backbone_url)
+        if forward_url:
+            forwarder = UnixToTcpForwarder(os.path.join(sock_dir, "backbone.sock"), forward_url)
             forwarder.start()
             svc_env["HARNESS_BACKBONE_UDS"] = f"{_SERVICE_DIR}/backbone.sock"
-            svc_env["HARNESS_BACKBONE_URL"] = backbone_url
+            svc_env["HARNESS_BACKBONE_URL"] = forward_url
         extra = ["--bind", sock_dir, _SERVICE_DIR, *_service_code_binds(svc_env)]
         cg = self._cgroup(limits, cpu_quota=None)
         cmd, args_fd = options_via_fd(

@@ -178,10 +178,10 @@ class RemoteSandbox(Sandbox):
         )
 
     def start_service(  # type: ignore[no-untyped-def]
-        self, argv, *, files=None, limits=None, env=None, backbone_url=None
+        self, argv, *, files=None, limits=None, env=None, forward_url=None
     ) -> ServiceHandle:
         """Neural-module targets reach the backbone as under bwrap: through a Unix socket that
-        this process (the api) forwards to `backbone_url` and nowhere else (the daemon's
+        this process (the api) forwards to `forward_url` and nowhere else (the daemon's
         container has no network)."""
         import uuid
 
@@ -190,11 +190,11 @@ class RemoteSandbox(Sandbox):
         limits = limits or Limits(timeout_s=30.0, memory_mb=2048)
         env = dict(env or {})
         forwarder = None
-        if backbone_url:
+        if forward_url:
             path = os.path.join(os.path.dirname(self.socket), f"backbone-{uuid.uuid4().hex}.sock")
-            forwarder = UnixToTcpForwarder(path, backbone_url)
+            forwarder = UnixToTcpForwarder(path, forward_url)
             forwarder.start()
-            env |= {"HARNESS_BACKBONE_UDS": path, "HARNESS_BACKBONE_URL": backbone_url}
+            env |= {"HARNESS_BACKBONE_UDS": path, "HARNESS_BACKBONE_URL": forward_url}
         body = StartIn(
             argv=argv,
             files={k: _b64(v) for k, v in (files or {}).items()},

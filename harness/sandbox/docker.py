@@ -192,7 +192,7 @@ class DockerSandbox(Sandbox):
         files: dict[str, bytes] | None = None,
         limits: Limits | None = None,
         env: dict[str, str] | None = None,
-        backbone_url: str | None = None,
+        forward_url: str | None = None,
     ) -> ServiceHandle:
         import os
         import shutil
@@ -204,8 +204,8 @@ class DockerSandbox(Sandbox):
         limits = limits or Limits(timeout_s=30.0, memory_mb=2048)
         environment = {"HARNESS_SERVICE_PORT": str(SERVICE_PORT), **(env or {})}
         environment.pop("HARNESS_DATA_DIR", None)  # a host path; weights are not in the image
-        if backbone_url:
-            environment["HARNESS_BACKBONE_URL"] = backbone_url
+        if forward_url:
+            environment["HARNESS_BACKBONE_URL"] = forward_url
         sock_dir = None
         kw: dict = {}
         if self.channel == "unix":
@@ -215,7 +215,7 @@ class DockerSandbox(Sandbox):
             os.chmod(sock_dir, 0o777)  # uid 65534 inside creates the socket
             environment["HARNESS_SERVICE_UDS"] = "/run/sandbox/service.sock"
             kw["mounts"] = [__import__("docker").types.Mount("/run/sandbox", sock_dir, type="bind")]
-            if backbone_url and self.backbone_network:
+            if forward_url and self.backbone_network:
                 kw["network"] = self._internal_network(self.backbone_network).name
             else:
                 kw["network_mode"] = "none"
@@ -227,7 +227,7 @@ class DockerSandbox(Sandbox):
             if sock_dir:
                 shutil.rmtree(sock_dir, ignore_errors=True)
             raise
-        if self.channel == "network" and backbone_url and self.backbone_network:
+        if self.channel == "network" and forward_url and self.backbone_network:
             self._internal_network(self.backbone_network).connect(c)
         c.start()
         c.reload()

@@ -76,7 +76,7 @@ class InProcessSandbox(Sandbox):
             shutil.rmtree(d, ignore_errors=True)
 
     def start_service(
-        self, argv, *, files=None, limits=None, env=None, backbone_url=None
+        self, argv, *, files=None, limits=None, env=None, forward_url=None
     ) -> ServiceHandle:
         log.warning(_WARNING, "a service")
         limits = limits or Limits(timeout_s=20.0)
@@ -89,7 +89,7 @@ class InProcessSandbox(Sandbox):
             from function_store.service.app import create_app
             from function_store.service.settings import ServiceSettings
 
-            settings = ServiceSettings(targets_dir=Path(d), uds=sock, backbone_url=backbone_url)
+            settings = ServiceSettings(targets_dir=Path(d), uds=sock, backbone_url=forward_url)
             server = uvicorn.Server(
                 uvicorn.Config(
                     create_app(settings),
@@ -109,8 +109,8 @@ class InProcessSandbox(Sandbox):
             stopper = (server, thread)
         else:
             env = {**os.environ, **env, "HARNESS_SERVICE_UDS": sock}
-            if backbone_url:
-                env["HARNESS_BACKBONE_URL"] = backbone_url
+            if forward_url:
+                env["HARNESS_BACKBONE_URL"] = forward_url
             proc = subprocess.Popen(argv, cwd=d, env=env, start_new_session=True)
             _wait_healthy(sock, proc, limits.timeout_s)
             stopper = proc

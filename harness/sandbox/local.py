@@ -100,9 +100,9 @@ class LocalSandbox(Sandbox):
             shutil.rmtree(d, ignore_errors=True)
 
     def start_service(  # type: ignore[no-untyped-def]
-        self, argv, *, files=None, limits=None, env=None, backbone_url=None
+        self, argv, *, files=None, limits=None, env=None, forward_url=None
     ) -> ServiceHandle:
-        if backbone_url:  # this container has no network: the caller forwards a socket (env)
+        if forward_url:  # this container has no network: the caller forwards a socket (env)
             raise SandboxError("the local backend reaches a backbone only through env sockets")
         limits = limits or Limits(timeout_s=30.0, memory_mb=2048)
         d = self._files_dir(files)

@@ -128,7 +128,7 @@ class ServicePool:
             files=target_files(targets, inside=self.files_root),
             limits=self.limits,
             env=self.env,
-            backbone_url=(
+            forward_url=(
                 self.intervention_url
                 if needs_intervention
                 else self.backbone_url
