@@ -2,20 +2,28 @@
 
 It asks for the task (train entities with their values, train templates), reads every dim of the
 residual stream at a fixed layer at each train entity's last token (the entity placed in the
-target attribute's first train template), and answers the TOP dims whose values differ most
-between entities with different values of the attribute, less how much they differ between
-entities that share its value (a difference-of-activations probe). Stateless between steps:
-everything is re-read from the conversation.
+target attribute's first train template), and answers either
+- `neurons` (default): the TOP dims whose values differ most between entities with different
+  values of the attribute, less how much they differ between entities that share its value (a
+  difference-of-activations probe), as `[LAYER]` + `[NEURONS]`; or
+- `featurizer`: an uploaded rotation featurizer whose orthonormal rows span the centred mean
+  activation of each attribute value (the directions that separate the values), as `[FEATURIZER]`.
+Stateless between steps: everything is re-read from the conversation.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from itertools import combinations
 from statistics import mean
+from typing import Any, Literal
 
-from agents.base import Agent, AgentReply, Message
+import numpy as np
+from pydantic import Field
+
+from agents.base import Agent, AgentOptions, AgentReply, Message
 from agents.protocol import function_path
 
 LAYER = 8
@@ -60,10 +68,45 @@ def rank_dims(vectors: list[dict[int, float]], values: list[str], top: int) -> l
     return sorted(sorted(dims, key=lambda d: (-score[d], d))[:top])
 
 
+def value_directions(vectors: list[dict[int, float]], values: list[str]) -> np.ndarray:
+    """k×n orthonormal rows spanning each attribute value's centred mean activation (QR of the
+    means; directions that add nothing are dropped)."""
+    width = 1 + max(max(v) for v in vectors)
+    x = np.zeros((len(vectors), width))
+    for i, v in enumerate(vectors):
+        x[i, list(v)] = list(v.values())
+    x -= x.mean(axis=0)
+    labels = np.array(values)
+    means = np.stack([x[labels == g].mean(axis=0) for g in sorted(set(values))])
+    q, r = np.linalg.qr(means.T)
+    keep = np.abs(np.diag(r)) > 1e-6 * max(1.0, float(np.abs(r).max()))
+    return q[:, keep].T
+
+
+def rotation_answer(rows: np.ndarray, layer: int) -> str:
+    """`[FEATURIZER]: {...}` in the intervention service's format (float32, little-endian)."""
+    a = np.ascontiguousarray(rows, dtype="<f4")
+    weight = {"shape": list(a.shape), "dtype": "float32", "data": base64.b64encode(a).decode()}
+    return "[FEATURIZER]: " + json.dumps(
+        {"kind": "rotation", "layer": layer, "arrays": {"weight": weight}}
+    )
+
+
+class ScriptedRavelOptions(AgentOptions):
+    answer: Literal["neurons", "featurizer"] = "neurons"
+    layer: int = Field(LAYER, ge=0, le=255)
+    top: int = Field(TOP, ge=1, le=100_000)
+
+
 class ScriptedRavelAgent(Agent):
     name = "scripted-ravel"
     provider = "local"
     description = "offline baseline for RAVEL targets: top dims by activation difference"
+    Options = ScriptedRavelOptions
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.opts = ScriptedRavelOptions.model_validate(options)
 
     async def step(self, conversation: list[Message]) -> AgentReply:
         path = function_path(conversation)
@@ -74,19 +117,28 @@ class ScriptedRavelAgent(Agent):
         attr = task["attribute"]
         ents = [e for e, v in task["entities"].items() if v.get(attr)][:MAX_ENTITIES]
         template = task["templates"][attr][0]
+        layer = self.opts.layer
         if len(replies) == 1:
             texts = " ".join(json.dumps(prefix(template, e), ensure_ascii=False) for e in ents)
             return AgentReply(
-                content=f"PYTHON({path} activations {texts} --layer {LAYER} --top all)"
+                content=f"PYTHON({path} activations {texts} --layer {layer} --top all)"
             )
         vectors = parse_vectors(replies[1])
         if len(vectors) != len(ents):
             return AgentReply(
-                content=f"{ANSWER} nothing could be read.\n[LAYER]: {LAYER}\n[NEURONS]: 0"
+                content=f"{ANSWER} nothing could be read.\n[LAYER]: {layer}\n[NEURONS]: 0"
             )
-        dims = rank_dims(vectors, [task["entities"][e][attr] for e in ents], TOP)
+        values = [task["entities"][e][attr] for e in ents]
+        if self.opts.answer == "featurizer":
+            rows = value_directions(vectors, values)
+            return AgentReply(
+                content=f"[DESCRIPTION]: a rotation whose {len(rows)} rows span the mean "
+                f"activation of each {attr} value of the train entities, at layer {layer}.\n"
+                + rotation_answer(rows, layer)
+            )
+        dims = rank_dims(vectors, values, self.opts.top)
         return AgentReply(
             content=f"{ANSWER} the {len(dims)} dims whose values differ most between train "
             f"entities with different {attr}.\n"
-            f"[LAYER]: {LAYER}\n[NEURONS]: {', '.join(str(d) for d in dims)}"
+            f"[LAYER]: {layer}\n[NEURONS]: {', '.join(str(d) for d in dims)}"
         )

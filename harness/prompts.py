@@ -168,7 +168,11 @@ _RAVEL = (
     "Give your answer in this form (the [DESCRIPTION] line ends the experiment).\n"
     "[DESCRIPTION]: a sentence on how you found the dims.\n"
     "[LAYER]: 8\n"
-    "[NEURONS]: 3, 17, 250"
+    "[NEURONS]: 3, 17, 250\n"
+    "Instead of [LAYER] and [NEURONS] you may upload a featurizer of that layer's residual stream: "
+    '[FEATURIZER]: {"kind": "rotation", "layer": 8, "arrays": {"weight": {"shape": [k, n], '
+    '"dtype": "float32", "data": "<base64 of the little-endian floats>"}}} (k orthonormal rows, '
+    "the features that carry the attribute; kinds mask and autoencoder are accepted too)."
 )
 
 OWN_PROMPTS: dict[str, str] = {

@@ -1,40 +1,83 @@
 """Scores of a finished episode on a RAVEL localisation target (`ravel/<model>/<type>/<attr>`).
 
-The answer (`[DESCRIPTION]: ...` ends the episode, as for every target; then `[LAYER]: 8` and
-`[NEURONS]: 3, 17, 250`) becomes a mask featurizer over the residual
-dims at the entity's last token (the dims with mask 1 are its features); it is registered with the
-intervention service (HARNESS_INTERVENTION_URL) and interchanged over the held-out entity split of
-the target's instance (function_store.ravel.targets.INSTANCES, built once and cached); Cause,
-Isolate and Disentangle follow (scores.py). A malformed answer is an agent error; a service
-failure an infrastructure error: never a 0.
+The answer (`[DESCRIPTION]: ...` ends the episode, as for every target) localises the attribute
+in one of two forms:
+- `[LAYER]: 8` and `[NEURONS]: 3, 17, 250`: a mask featurizer over those residual dims;
+- `[FEATURIZER]: {"kind": "rotation", "layer": 8, "arrays": {"weight": ...}, "feature_dims": ...}`:
+  a featurizer the agent uploads, in the intervention service's own format (FeaturizerSpec less
+  `id` and `component`: the site is always the block output at the entity's last token).
+Either is checked here with the service's own rules (shapes, orthonormal rows, finite values),
+registered with the intervention service (HARNESS_INTERVENTION_URL), interchanged over the held-out
+entity split of the target's instance (function_store.ravel.targets.INSTANCES, built once and
+cached), and deleted again; Cause, Isolate and Disentangle follow (scores.py). A malformed answer
+is an agent error; a service failure an infrastructure error: never a 0.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import os
 import re
 import threading
+from typing import Literal
 
 import torch
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evaluator.api import ScoreResult
 from evaluator.ravel import interchange
 from evaluator.ravel.bench import eval_examples
 from evaluator.ravel.methods.featurize import mask_spec
 from evaluator.ravel.scores import disentangle
+from function_store.intervention.featurizers import FeaturizerError, FeaturizerRegistry
+from function_store.intervention.schemas import ArrayB64, FeaturizerSpec
 from function_store.models import Target
 
 PER_TEMPLATE = int(os.environ.get("HARNESS_RAVEL_EVAL_PER_TEMPLATE", "16"))
 METRICS = ("disentangle", "cause", "isolate")
 _LAYER = re.compile(r"\[LAYER\]:\s*(-?\d+)")
 _NEURONS = re.compile(r"\[NEURONS\]:\s*([-\d,\s]+)")
+_FEATURIZER = re.compile(r"\[FEATURIZER\]:\s*")
+COMPONENT = "block_output"  # RAVEL's site: the residual stream at the entity's last token
 _BUILD_LOCK = threading.Lock()  # one instance build at a time (its checkpoint file is shared)
 
 
 class AnswerError(ValueError):
     """The final answer is not a localisation; the message says why."""
+
+
+class UploadedFeaturizer(BaseModel):
+    """A `[FEATURIZER]` answer: the service's FeaturizerSpec without `id` and `component`, which
+    the scorer sets (the agent chooses the map, not where or under which name it is served)."""
+
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["rotation", "autoencoder", "mask"]
+    layer: int
+    arrays: dict[str, ArrayB64] | None = None
+    safetensors: str | None = None
+    feature_dims: list[int] | None = Field(None, min_length=1)
+
+
+Localisation = tuple[int, list[int] | UploadedFeaturizer]
+
+
+def parse_answer(answer: str) -> Localisation:
+    """A `[FEATURIZER]: {...}` answer, else `[LAYER]` + `[NEURONS]` (parse_localisation)."""
+    m = _FEATURIZER.search(answer)
+    if m is None:
+        return parse_localisation(answer)
+    try:
+        obj, _ = json.JSONDecoder().raw_decode(answer[m.end() :])
+        up = UploadedFeaturizer.model_validate(obj)
+    except json.JSONDecodeError as e:
+        raise AnswerError(f"[FEATURIZER] must be followed by one JSON object ({e.msg})") from None
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(x) for x in first["loc"]) or "the object"
+        raise AnswerError(f"[FEATURIZER]: {where}: {first['msg']}") from None
+    return up.layer, up
 
 
 def parse_localisation(answer: str) -> tuple[int, list[int]]:
@@ -58,7 +101,29 @@ def _errors(category: str, msg: str) -> list[ScoreResult]:
     ]
 
 
-def _score(target: Target, layer: int, dims: list[int]) -> list[ScoreResult]:
+def featurizer_spec(
+    fid: str, layer: int, what: list[int] | UploadedFeaturizer, hidden_size: int
+) -> FeaturizerSpec:
+    """The spec to register, checked by the service's own registry rules (an AnswerError if the
+    agent's featurizer breaks them, so that a bad upload is never taken for a service failure)."""
+    if isinstance(what, list):
+        if what[0] < 0 or what[-1] >= hidden_size:
+            raise AnswerError(f"[NEURONS] must be dims in 0..{hidden_size - 1}")
+        mask = torch.zeros(hidden_size)
+        mask[what] = 1.0
+        spec = mask_spec(fid, mask, layer)
+    else:
+        spec = FeaturizerSpec(
+            id=fid, component=COMPONENT, replace=True, **what.model_dump(exclude_none=True)
+        )
+    try:
+        FeaturizerRegistry({COMPONENT: hidden_size}).register(spec)
+    except FeaturizerError as e:
+        raise AnswerError(f"[FEATURIZER]: {e}") from None
+    return spec
+
+
+def _score(target: Target, layer: int, what: list[int] | UploadedFeaturizer) -> list[ScoreResult]:
     from function_store.neurons.runner import connect
     from function_store.ravel.instances import build
     from function_store.ravel.targets import INSTANCES
@@ -69,25 +134,26 @@ def _score(target: Target, layer: int, dims: list[int]) -> list[ScoreResult]:
     with client:
         if not 0 <= layer < info.n_layers:
             raise AnswerError(f"[LAYER] must be in 0..{info.n_layers - 1}")
-        if dims[0] < 0 or dims[-1] >= info.hidden_size:
-            raise AnswerError(f"[NEURONS] must be dims in 0..{info.hidden_size - 1}")
+        raw = what.model_dump_json() if isinstance(what, UploadedFeaturizer) else str(what)
+        key = hashlib.sha256(f"{target.id}:{layer}:{raw}".encode()).hexdigest()[:16]
+        fs = featurizer_spec(f"ravel-agent-{key}", layer, what, info.hidden_size)
         with _BUILD_LOCK:
             inst = build(client, cfg)
         examples = eval_examples(inst, spec["split"], PER_TEMPLATE)
-        mask = torch.zeros(info.hidden_size)
-        mask[dims] = 1.0
-        key = hashlib.sha256(f"{target.id}:{layer}:{dims}".encode()).hexdigest()[:16]
-        fid = f"ravel-agent-{key}"
-        client.register_featurizer(mask_spec(fid, mask, layer))
-        outcomes = interchange.run(client, examples, layer, (fid, None))
+        registered = client.register_featurizer(fs)
+        try:
+            outcomes = interchange.run(client, examples, layer, (fs.id, None))
+        finally:  # the service holds a bounded number of featurizers
+            client.delete_featurizer(fs.id)
     s = disentangle(outcomes, spec["attribute"])
     details = {
         "layer": layer,
-        "dims": len(dims),
+        "dims": len(registered.feature_dims),
         "split": spec["split"],
         "n_cause": s.n_cause,
         "n_isolate": s.n_isolate,
-        "featurizer": "mask over block_output at the entity's last token",
+        "featurizer": f"{fs.kind} over block_output at the entity's last token"
+        + (" (uploaded)" if isinstance(what, UploadedFeaturizer) else ""),
     }
     return [
         ScoreResult(metric=m, status="ok", value=float(getattr(s, m)), details=dict(details))
@@ -97,8 +163,8 @@ def _score(target: Target, layer: int, dims: list[int]) -> list[ScoreResult]:
 
 async def score_ravel_episode(target: Target, final_answer: str) -> list[ScoreResult]:
     try:
-        layer, dims = parse_localisation(final_answer)
-        return await asyncio.to_thread(_score, target, layer, dims)
+        layer, what = parse_answer(final_answer)
+        return await asyncio.to_thread(_score, target, layer, what)
     except AnswerError as e:
         return _errors("agent", str(e))
     except Exception as e:  # the intervention service, the instance: not the agent's fault

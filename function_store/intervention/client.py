@@ -43,6 +43,10 @@ class InterventionSettings(RetryPolicy):
         return u if u.endswith("/v1") else u + "/v1"
 
 
+class _Deleted(BaseModel):
+    deleted: str
+
+
 class InterventionClient:
     def __init__(self, settings: InterventionSettings | str) -> None:
         self.settings = (
@@ -102,6 +106,9 @@ class InterventionClient:
 
     def register_featurizer(self, spec: S.FeaturizerSpec | dict) -> S.FeaturizerInfo:
         return self._post("/featurizers", spec, S.FeaturizerInfo)
+
+    def delete_featurizer(self, fid: str) -> None:
+        self._call("DELETE", f"/featurizers/{fid}", None, _Deleted)
 
     def featurizers(self) -> list[S.FeaturizerInfo]:
         return self._call("GET", "/featurizers", None, S.FeaturizerList).data

@@ -67,6 +67,7 @@ class BackboneSettings(BaseModel):
             "retries": "HARNESS_BACKBONE_RETRIES",
             "forced_choice": "HARNESS_BACKBONE_FORCED_CHOICE",
             "batch": "HARNESS_BACKBONE_BATCH",
+            "relation_max_tokens": "HARNESS_BACKBONE_RELATION_MAX_TOKENS",
         }
         return cls(url=url, **{k: os.environ[v] for k, v in env.items() if os.environ.get(v)})
 

@@ -25,28 +25,26 @@ log = logging.getLogger(__name__)
 TEMPLATES_SHOWN = 3  # train templates per attribute in the task reply
 SCORE_SPLIT = "entity_test"  # held-out entities on train templates
 
-# entity type -> a small instance (scoring builds it once per cache; ~40 prompts on SmolLM2)
+# entity type -> the instance its targets are scored on (built once per cache by the scorer; 176
+# prompts on SmolLM2). Explicit candidates: SmolLM2-135M gets most randomly sampled cities wrong;
+# of these it answers the most correctly are kept (10 of 14 train, 10 of 16 held-out cities).
+_TRAIN_CITIES = [
+    "Berlin", "Rome", "Cairo", "Madrid", "London", "Toronto", "Sydney", "Beijing", "Nairobi",
+    "Chicago", "Seoul", "Mumbai", "Amsterdam", "Havana",
+]  # fmt: skip
+_HELD_OUT_CITIES = [
+    "Paris", "Lima", "Istanbul", "Osaka", "Lagos", "Oslo", "Tehran", "Bogota", "Prague",
+    "Vancouver", "Dubai", "Boston", "Milan", "Kolkata", "Brasilia", "Kyoto",
+]  # fmt: skip
 INSTANCES: dict[str, BuildConfig] = {
     "city": BuildConfig(
         entity_type="city",
         attributes=["Country", "Continent"],
-        n_train_entities=6,
-        n_test_entities=3,
-        templates_per_split=1,
-        sources_per_base=2,
-        candidates={
-            "train": [
-                "Berlin",
-                "Rome",
-                "Cairo",
-                "Madrid",
-                "London",
-                "Toronto",
-                "Sydney",
-                "Beijing",
-            ],
-            "test": ["Paris", "Lima", "Istanbul", "Osaka"],
-        },
+        n_train_entities=10,
+        n_test_entities=10,
+        templates_per_split=2,
+        sources_per_base=3,
+        candidates={"train": _TRAIN_CITIES, "test": _HELD_OUT_CITIES},
     ),
 }
 MODELS = ("smollm2",)

@@ -72,6 +72,8 @@ def host_port(url: str) -> tuple[str, int]:
 class UnixToTcpForwarder(_Forwarder):
     """Listens on `path`; every connection goes to the host:port of `url` and nowhere else."""
 
+    connect_timeout_s = 30.0
+
     def __init__(self, path: str, url: str) -> None:
         self.target = host_port(url)
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -81,7 +83,12 @@ class UnixToTcpForwarder(_Forwarder):
         super().__init__(s)
 
     def _connect(self) -> socket.socket:
-        return socket.create_connection(self.target, timeout=30)
+        s = socket.create_connection(self.target, timeout=self.connect_timeout_s)
+        # The limit is for connecting only: a reply may take as long as the client's own request
+        # timeout allows (a busy CPU backbone takes minutes). Left on the socket, it cut every
+        # reply slower than 30 s, and the client's retries queued the same work again.
+        s.settimeout(None)
+        return s
 
 
 class TcpToUnixForwarder(_Forwarder):

@@ -68,6 +68,18 @@ def _compose(env: dict[str, str], project: str, *args: str, timeout: float = 900
     return p.stdout.decode()
 
 
+def _remove_stale_test_stacks(env: dict[str, str]) -> None:
+    """A killed test run leaves its stack up, and `restart: unless-stopped` brings it back with the
+    engine (six containers, ~2 GB, found running here): take down earlier test projects first."""
+    out = subprocess.run(
+        ["docker", "compose", "ls", "-a", "--format", "json"],
+        env=env, capture_output=True, text=True, timeout=60,
+    ).stdout  # fmt: skip
+    for p in json.loads(out or "[]"):
+        if p["Name"].startswith("ihtest"):
+            _compose(env, p["Name"], "down", "-v", "--timeout", "5")
+
+
 @pytest.fixture(scope="module")
 def stack(engine, compose_env, tmp_path_factory):  # type: ignore[no-untyped-def]
     from harness.sandbox.compose_images import build_cpu_images
@@ -81,6 +93,7 @@ def stack(engine, compose_env, tmp_path_factory):  # type: ignore[no-untyped-def
     env_file.write_text(f"HARNESS_API_TOKENS={TOKEN}\n")  # the api's secrets file
     env = {**compose_env, "HARNESS_PORT": str(port), "COMPOSE_PROFILES": "cpu",
            "HARNESS_ENV_FILE": str(env_file)}  # fmt: skip
+    _remove_stale_test_stacks(env)
     t0 = time.monotonic()
     try:
         _compose(env, project, "up", "-d", "--wait", "--wait-timeout", "600")

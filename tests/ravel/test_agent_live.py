@@ -76,6 +76,34 @@ def test_scores_whole_vector_and_one_dim(env):
     assert all(x.status == "error" and x.error_category == "agent" for x in out)
 
 
+def test_uploaded_featurizers_are_scored_and_removed(env):
+    """A full-rank uploaded rotation moves what the whole vector moves; one random direction is
+    near nothing; a bad upload is the agent's error; the service keeps none of them."""
+    import numpy as np
+
+    from agents.scripted_ravel import rotation_answer
+    from function_store.intervention.client import InterventionClient
+
+    t = Catalog().get(COUNTRY)
+    rng = np.random.default_rng(0)
+    full = np.linalg.qr(rng.normal(size=(576, 576)))[0]  # a random orthogonal 576×576
+    s = {x.metric: x for x in asyncio.run(score_ravel_episode(t, rotation_answer(full, 8)))}
+    assert all(x.status == "ok" for x in s.values()), s
+    assert s["cause"].value >= 0.6 and s["isolate"].value <= 0.4, s
+    assert (
+        s["cause"].details["featurizer"]
+        == "rotation over block_output at the entity's last token (uploaded)"
+        and s["cause"].details["dims"] == 576
+    )
+    one = {x.metric: x for x in asyncio.run(score_ravel_episode(t, rotation_answer(full[:1], 8)))}
+    assert one["cause"].value <= 0.2 and one["isolate"].value >= 0.8, one
+    bad = asyncio.run(score_ravel_episode(t, rotation_answer(full[:2] * 3, 8)))
+    assert all(x.status == "error" and x.error_category == "agent" for x in bad), bad
+    assert "orthonormal" in bad[0].error
+    with InterventionClient(env["HARNESS_INTERVENTION_URL"]) as c:
+        assert [f.id for f in c.featurizers() if f.id.startswith("ravel-agent-")] == []
+
+
 def test_cli_run_of_the_scripted_baseline_is_scored(env, tmp_path):
     run_env = {
         **os.environ,
@@ -84,19 +112,22 @@ def test_cli_run_of_the_scripted_baseline_is_scored(env, tmp_path):
         "DATABASE_URL": f"sqlite:///{tmp_path / 'h.db'}",
         "HARNESS_HOME": str(tmp_path),
     }
-    cmd = [sys.executable, "-m", "harness.cli", "run", "--agent", "scripted-ravel"]
-    cmd += ["-d", "ravel", "--id", COUNTRY, "--json"]
-    proc = subprocess.run(cmd, cwd=ROOT, env=run_env, capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    detail = json.loads(proc.stdout)
-    assert detail["status"] == "completed", detail
-    assert detail["progress"]["by_status"] == {"completed": 1}, detail
-    assert detail["usage"]["target_calls"] == 2  # task, then one activations call
-    metrics = {m["metric"]: m for m in detail["metrics"]}
-    assert set(metrics) == {"cause", "isolate", "disentangle"}, detail
-    for m in metrics.values():
-        assert m["n"] == 1 and m["n_errors"] == 0 and 0.0 <= m["mean"] <= 1.0, m
-    print({k: m["mean"] for k, m in metrics.items()})
+    for answer in ("neurons", "featurizer"):
+        cmd = [sys.executable, "-m", "harness.cli", "run", "--agent", "scripted-ravel"]
+        cmd += ["-d", "ravel", "--id", COUNTRY, "--json", "-o", f"answer={answer}"]
+        proc = subprocess.run(
+            cmd, cwd=ROOT, env=run_env, capture_output=True, text=True, timeout=900
+        )
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        detail = json.loads(proc.stdout)
+        assert detail["status"] == "completed", detail
+        assert detail["progress"]["by_status"] == {"completed": 1}, detail
+        assert detail["usage"]["target_calls"] == 2  # task, then one activations call
+        metrics = {m["metric"]: m for m in detail["metrics"]}
+        assert set(metrics) == {"cause", "isolate", "disentangle"}, detail
+        for m in metrics.values():
+            assert m["n"] == 1 and m["n_errors"] == 0 and 0.0 <= m["mean"] <= 1.0, m
+        print(answer, {k: m["mean"] for k, m in metrics.items()})
 
 
 def test_rest_run_in_bwrap_is_scored_and_leaks_nothing(env, tmp_path):
@@ -109,6 +140,7 @@ def test_rest_run_in_bwrap_is_scored_and_leaks_nothing(env, tmp_path):
     sys.path.insert(0, str(ROOT / "tests" / "orchestrator"))
     from orch_helpers import Server
 
+    from function_store.ravel.data import load
     from function_store.ravel.targets import INSTANCES
 
     srv_env = {
@@ -139,8 +171,19 @@ def test_rest_run_in_bwrap_is_scored_and_leaks_nothing(env, tmp_path):
         full = c.get(f"/episodes/{ep['id']}").json()
         assert full["status"] == "completed", full
         seen = "\n".join(m["content"] for m in full["messages"] if m["role"] != "assistant")
-        held_out = INSTANCES["city"].candidates["test"]
-        for secret in [COUNTRY, full["target_id"], *held_out, "France", "Peru", "Japan", "Turkey"]:
+        cfg = INSTANCES["city"]
+        held_out = cfg.candidates["test"]
+        d = load("city")
+        labels = {
+            e: {d.attributes[e][a] for a in cfg.attributes}
+            for e in [*held_out, *cfg.candidates["train"]]
+        }
+        # values only held-out cities have (one a train city shares is in the task reply)
+        secret_labels = set().union(*(labels[e] for e in held_out)) - set().union(
+            *(labels[e] for e in cfg.candidates["train"])
+        )
+        assert "South America" in secret_labels  # no train city is there
+        for secret in [COUNTRY, full["target_id"], *held_out, *secret_labels]:
             assert secret not in seen, secret
         assert all(o["error"] is None for call in full["calls"] for o in call["outputs"])
         scores = {s["metric"]: s for s in full["scores"]}

@@ -6,12 +6,28 @@ from __future__ import annotations
 
 import asyncio
 
+import numpy as np
 import pytest
 
 from agents.base import Message
-from agents.scripted_ravel import ScriptedRavelAgent, parse_task, parse_vectors, rank_dims
-from evaluator.ravel.agent_task import AnswerError, parse_localisation, score_ravel_episode
+from agents.scripted_ravel import (
+    ScriptedRavelAgent,
+    parse_task,
+    parse_vectors,
+    rank_dims,
+    rotation_answer,
+    value_directions,
+)
+from evaluator.ravel.agent_task import (
+    AnswerError,
+    UploadedFeaturizer,
+    featurizer_spec,
+    parse_answer,
+    parse_localisation,
+    score_ravel_episode,
+)
 from function_store.catalog import Catalog
+from function_store.intervention.featurizers import decode_arrays
 from function_store.models import make_canary
 from function_store.ravel.data import load
 from function_store.ravel.runner import CommandError, RavelRunner, parse
@@ -87,6 +103,52 @@ def test_answer_parser():
             parse_localisation(bad)
 
 
+def test_featurizer_answer_parser_and_checks():
+    rows = np.linalg.qr(np.random.default_rng(0).normal(size=(6, 2)))[0].T  # 2×6, orthonormal
+    layer, up = parse_answer("[DESCRIPTION]: two directions\n" + rotation_answer(rows, 4))
+    assert layer == 4 and isinstance(up, UploadedFeaturizer) and up.kind == "rotation"
+    spec = featurizer_spec("f", layer, up, hidden_size=6)
+    assert spec.component == "block_output" and spec.id == "f" and spec.layer == 4
+    assert np.allclose(decode_arrays(spec)["weight"].numpy(), rows, atol=1e-6)
+    # without [FEATURIZER] the answer is the neuron form
+    assert parse_answer("[LAYER]: 2\n[NEURONS]: 1") == (2, [1])
+    bad_answers = {
+        "[FEATURIZER]: {not json": "JSON object",
+        '[FEATURIZER]: {"kind": "rotation"}': "layer",
+        '[FEATURIZER]: {"kind": "cube", "layer": 1}': "kind",
+        # the scorer names and places the featurizer, not the agent
+        '[FEATURIZER]: {"kind": "mask", "layer": 1, "id": "x"}': "id",
+        '[FEATURIZER]: {"kind": "mask", "layer": 1, "component": "mlp_activation"}': "component",
+    }
+    for text, why in bad_answers.items():
+        with pytest.raises(AnswerError, match=why):
+            parse_answer(text)
+    checks = {  # the service's own registry rules, as agent errors
+        rotation_answer(rows * 2, 4): "orthonormal",
+        rotation_answer(rows, 4).replace('"shape": [2, 6]', '"shape": [3, 6]'): "fill shape",
+        rotation_answer(np.ones((1, 5)) / np.sqrt(5), 4): "k×6",
+    }
+    for text, why in checks.items():
+        with pytest.raises(AnswerError, match=why):
+            featurizer_spec("f", 4, parse_answer(text)[1], hidden_size=6)
+    with pytest.raises(AnswerError, match="0..5"):
+        featurizer_spec("f", 4, [2, 6], hidden_size=6)
+
+
+def test_value_directions_by_hand():
+    # centred vectors (1, 1, 0), (1, -1, 0), (-2, 0, 0); value means A = (1, 0, 0), B = (-2, 0, 0):
+    # both lie on dim 0, so one row, ±e0
+    vecs = [{0: 3.0, 1: 2.0, 2: 1.0}, {0: 3.0, 1: 0.0, 2: 1.0}, {0: 0.0, 1: 1.0, 2: 1.0}]
+    rows = value_directions(vecs, ["A", "A", "B"])
+    assert rows.shape == (1, 3) and np.allclose(np.abs(rows), [[1, 0, 0]])
+    # three values in general position: as many orthonormal rows as independent means
+    rng = np.random.default_rng(1)
+    vecs = [dict(enumerate(rng.normal(size=8))) for _ in range(6)]
+    rows = value_directions(vecs, ["A", "B", "C", "A", "B", "C"])
+    assert rows.shape == (2, 8)  # centred means of 3 groups sum to 0: rank 2
+    assert np.allclose(rows @ rows.T, np.eye(2), atol=1e-9)
+
+
 def test_malformed_answer_is_an_agent_error_not_a_zero():
     scores = asyncio.run(score_ravel_episode(_targets()[0], "[DESCRIPTION]: somewhere"))
     assert {s.metric for s in scores} == {"disentangle", "cause", "isolate"}
@@ -116,7 +178,9 @@ def test_scripted_agent_steps():
     [cmd] = parse_message(r2.content).commands
     p = parse(cmd.inputs)
     assert p.command == "activations" and p.layer == 8 and p.top == 0
-    assert p.args[0].endswith("Berlin") and len(p.args) == 8
+    assert p.args[0].endswith("Berlin") and len(p.args) == len(
+        INSTANCES["city"].candidates["train"]
+    )
     fake = format_reply_lines(
         [(a, f"layer 8 token 'x': 0({i:+.2f}) 1(+1.00) 7(-0.50)") for i, a in enumerate(p.args)]
     )
@@ -125,6 +189,12 @@ def test_scripted_agent_steps():
     r3 = asyncio.run(agent.step(conv))
     assert parse_localisation(r3.content) == (8, [0, 1, 7])
     assert parse_message(r3.content).has_description  # the answer ends the episode
+    # the featurizer form: an uploaded rotation over the dims read (0..7 here)
+    up = asyncio.run(ScriptedRavelAgent(answer="featurizer", layer=5).step(conv))
+    layer, f = parse_answer(up.content)
+    assert layer == 5 and isinstance(f, UploadedFeaturizer) and f.kind == "rotation"
+    assert parse_message(up.content).has_description
+    featurizer_spec("f", layer, f, hidden_size=8)  # passes the service's checks
 
 
 def format_reply_lines(pairs: list[tuple[str, str]]) -> str:
