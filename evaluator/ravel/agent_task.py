@@ -16,11 +16,11 @@ is an agent error; a service failure an infrastructure error: never a 0.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import os
 import re
 import threading
+import uuid
 from typing import Literal
 
 import torch
@@ -134,9 +134,9 @@ def _score(target: Target, layer: int, what: list[int] | UploadedFeaturizer) -> 
     with client:
         if not 0 <= layer < info.n_layers:
             raise AnswerError(f"[LAYER] must be in 0..{info.n_layers - 1}")
-        raw = what.model_dump_json() if isinstance(what, UploadedFeaturizer) else str(what)
-        key = hashlib.sha256(f"{target.id}:{layer}:{raw}".encode()).hexdigest()[:16]
-        fs = featurizer_spec(f"ravel-agent-{key}", layer, what, info.hidden_size)
+        # one id per scoring: two episodes with the same answer may be scored at once, and each
+        # deletes its own featurizer when done
+        fs = featurizer_spec(f"ravel-agent-{uuid.uuid4().hex}", layer, what, info.hidden_size)
         with _BUILD_LOCK:
             inst = build(client, cfg)
         examples = eval_examples(inst, spec["split"], PER_TEMPLATE)

@@ -26,7 +26,7 @@ TEMPLATES_SHOWN = 3  # train templates per attribute in the task reply
 SCORE_SPLIT = "entity_test"  # held-out entities on train templates
 
 # entity type -> the instance its targets are scored on (built once per cache by the scorer; 176
-# prompts on SmolLM2). Explicit candidates: SmolLM2-135M gets most randomly sampled cities wrong;
+# prompts for cities, 160 for verbs on SmolLM2). Explicit candidates: SmolLM2-135M gets most randomly sampled cities wrong;
 # of these it answers the most correctly are kept (10 of 14 train, 10 of 16 held-out cities).
 _TRAIN_CITIES = [
     "Berlin", "Rome", "Cairo", "Madrid", "London", "Toronto", "Sydney", "Beijing", "Nairobi",
@@ -35,6 +35,14 @@ _TRAIN_CITIES = [
 _HELD_OUT_CITIES = [
     "Paris", "Lima", "Istanbul", "Osaka", "Lagos", "Oslo", "Tehran", "Bogota", "Prague",
     "Vancouver", "Dubai", "Boston", "Milan", "Kolkata", "Brasilia", "Kyoto",
+]  # fmt: skip
+# verbs: the 10 + 10 of a seeded sample of 20 + 20 SmolLM2 answered best (same rule)
+_TRAIN_VERBS = [
+    "belong", "charge", "defeat", "evolve", "integrate", "pay", "teach", "venture", "wear", "will",
+]  # fmt: skip
+_HELD_OUT_VERBS = [
+    "bless", "deal", "exclude", "extend", "influence", "involve", "paint", "prevent", "understand",
+    "vote",
 ]  # fmt: skip
 INSTANCES: dict[str, BuildConfig] = {
     "city": BuildConfig(
@@ -45,6 +53,15 @@ INSTANCES: dict[str, BuildConfig] = {
         templates_per_split=2,
         sources_per_base=3,
         candidates={"train": _TRAIN_CITIES, "test": _HELD_OUT_CITIES},
+    ),
+    "verb": BuildConfig(
+        entity_type="verb",
+        attributes=["Past Tense", "Singular"],
+        n_train_entities=10,
+        n_test_entities=10,
+        templates_per_split=2,
+        sources_per_base=3,
+        candidates={"train": _TRAIN_VERBS, "test": _HELD_OUT_VERBS},
     ),
 }
 MODELS = ("smollm2",)

@@ -59,8 +59,9 @@ def test_activations_and_interchange_commands(env):
     assert parse(["interchange", template, "A", "B", "--layer", "3"]).neurons == []
 
 
-def test_scores_whole_vector_and_one_dim(env):
-    t = Catalog().get(COUNTRY)
+@pytest.mark.parametrize("tid", [COUNTRY, "ravel/smollm2/verb/Past Tense"])
+def test_scores_whole_vector_and_one_dim(env, tid):
+    t = Catalog().get(tid)
     whole = asyncio.run(
         score_ravel_episode(t, "[LAYER]: 8\n[NEURONS]: " + ", ".join(map(str, range(576))))
     )

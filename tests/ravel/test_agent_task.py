@@ -43,14 +43,18 @@ def _targets():
 
 def test_targets_and_ids():
     ids = [t.id for t in _targets()]
-    assert ids == ["ravel/smollm2/city/Country", "ravel/smollm2/city/Continent"]
+    assert ids == [
+        f"ravel/smollm2/{kind}/{a}" for kind, cfg in INSTANCES.items() for a in cfg.attributes
+    ]
+    assert "ravel/smollm2/city/Country" in ids and "ravel/smollm2/verb/Past Tense" in ids
     t = Catalog().get("ravel/smollm2/city/Continent")
     assert t.family == "ravel" and t.hidden.runner == "ravel"
 
 
-def test_held_out_entities_and_labels_never_reach_the_agent():
-    cfg = INSTANCES["city"]
-    d = load("city")
+@pytest.mark.parametrize("kind", sorted(INSTANCES))
+def test_held_out_entities_and_labels_never_reach_the_agent(kind):
+    cfg = INSTANCES[kind]
+    d = load(kind)
     held_out = cfg.candidates["test"]
     train = cfg.candidates["train"]
     train_values = {d.attributes[e][a] for e in train for a in cfg.attributes}
@@ -60,7 +64,9 @@ def test_held_out_entities_and_labels_never_reach_the_agent():
     prompts = {task_prompt(t.public.prompt_family, t.exemplars) for t in _targets()}
     assert len(prompts) == 1  # one prompt for every target
     (prompt,) = prompts
-    for t in _targets():
+    targets = [t for t in _targets() if t.hidden.spec["entity_type"] == kind]
+    assert len(targets) == len(cfg.attributes)
+    for t in targets:
         [reply] = RavelRunner(t, None).call(["task"])
         seen = "\n".join([prompt, format_reply([reply]), t.public_view().model_dump_json()])
         sandbox_side = t.hidden.model_dump_json()  # what the sandboxed runner is given
