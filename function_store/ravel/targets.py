@@ -44,25 +44,26 @@ _HELD_OUT_VERBS = [
     "bless", "deal", "exclude", "extend", "influence", "involve", "paint", "prevent", "understand",
     "vote",
 ]  # fmt: skip
+
+
+def _instance(
+    entity_type: str, attributes: list[str], train: list[str], test: list[str]
+) -> BuildConfig:
+    """10 train + 10 held-out entities of the candidates, 2 templates per split, 3 sources."""
+    return BuildConfig(
+        entity_type=entity_type,
+        attributes=attributes,
+        n_train_entities=10,
+        n_test_entities=10,
+        templates_per_split=2,
+        sources_per_base=3,
+        candidates={"train": train, "test": test},
+    )
+
+
 INSTANCES: dict[str, BuildConfig] = {
-    "city": BuildConfig(
-        entity_type="city",
-        attributes=["Country", "Continent"],
-        n_train_entities=10,
-        n_test_entities=10,
-        templates_per_split=2,
-        sources_per_base=3,
-        candidates={"train": _TRAIN_CITIES, "test": _HELD_OUT_CITIES},
-    ),
-    "verb": BuildConfig(
-        entity_type="verb",
-        attributes=["Past Tense", "Singular"],
-        n_train_entities=10,
-        n_test_entities=10,
-        templates_per_split=2,
-        sources_per_base=3,
-        candidates={"train": _TRAIN_VERBS, "test": _HELD_OUT_VERBS},
-    ),
+    "city": _instance("city", ["Country", "Continent"], _TRAIN_CITIES, _HELD_OUT_CITIES),
+    "verb": _instance("verb", ["Past Tense", "Singular"], _TRAIN_VERBS, _HELD_OUT_VERBS),
 }
 MODELS = ("smollm2",)
 
