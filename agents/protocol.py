@@ -170,6 +170,16 @@ def observations(conversation: Sequence[Message]) -> tuple[list[Observation], in
     return obs, sent
 
 
+def next_chunk(conversation: Sequence[Message], items: Sequence[str], size: int) -> str | None:
+    """The command probing the next `size` of `items` (one command per round, each input
+    shell-quoted), or None once every item has been sent."""
+    _, sent = observations(conversation)
+    chunk = items[sent * size : (sent + 1) * size]
+    if not chunk:
+        return None
+    return command(function_path(conversation), [shlex.quote(x) for x in chunk])
+
+
 def numeric_points(
     obs: Sequence[Observation],
 ) -> tuple[list[float], list[float], list[tuple[float, complex]]]:

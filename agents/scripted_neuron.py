@@ -10,10 +10,9 @@ the conversation, so a resumed episode continues where it stopped.
 from __future__ import annotations
 
 import re
-import shlex
 
 from agents.base import Agent, AgentReply, Message
-from agents.protocol import function_path, observations
+from agents.protocol import next_chunk, observations
 
 SENTENCES = [
     "The cat sat on the warm windowsill all afternoon.",
@@ -58,11 +57,9 @@ class ScriptedNeuronAgent(Agent):
     TOP = 5
 
     async def step(self, conversation: list[Message]) -> AgentReply:
-        obs, sent = observations(conversation)
-        chunk = SENTENCES[sent * CHUNK : (sent + 1) * CHUNK]
-        if chunk:
-            args = " ".join(shlex.quote(s) for s in chunk)
-            return AgentReply(content=f"PYTHON({function_path(conversation)} {args})")
+        if (cmd := next_chunk(conversation, SENTENCES, CHUNK)) is not None:
+            return AgentReply(content=cmd)
+        obs, _ = observations(conversation)
         best: dict[str, float] = {}
         for o in obs:
             for tok, v in parse_activations(o.y):

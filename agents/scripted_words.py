@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 
 from agents.base import Agent, AgentReply, Message
-from agents.protocol import command, function_path, observations, parse_value
+from agents.protocol import next_chunk, observations, parse_value
 
 VOCABULARY = [
     "France", "Japan", "Paris", "Tokyo", "Nile", "Einstein", "Shakespeare", "Olympics",
@@ -29,11 +29,8 @@ CHUNK = 16  # words per call: each is one backbone prompt, and a call has a time
 
 def _probe_or_none(conversation: list[Message]) -> AgentReply | None:
     """The next chunk of the vocabulary while some of it is still unsent (one call per round)."""
-    _, sent = observations(conversation)
-    chunk = VOCABULARY[sent * CHUNK : (sent + 1) * CHUNK]
-    if not chunk:
-        return None
-    return AgentReply(content=command(function_path(conversation), chunk))
+    cmd = next_chunk(conversation, VOCABULARY, CHUNK)
+    return None if cmd is None else AgentReply(content=cmd)
 
 
 class ScriptedEntitiesAgent(Agent):
