@@ -56,6 +56,20 @@ def check_file_name(name: str) -> str:
     return name
 
 
+def write_files(
+    files: dict[str, bytes] | None, prefix: str, *, root: str | None = None, mode: int | None = None
+) -> str:
+    """A new temp directory (under `root`) holding `files` (checked names), each chmod `mode`."""
+    d = tempfile.mkdtemp(prefix=prefix, dir=root)
+    for name, data in (files or {}).items():
+        p = Path(d) / check_file_name(name)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data)
+        if mode is not None:
+            p.chmod(mode)
+    return d
+
+
 def _python_roots() -> list[str]:
     """Directories the sandboxed Python needs: its prefix (stdlib, site-packages), read-only."""
     roots = {os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix)}
@@ -184,13 +198,8 @@ class BwrapSandbox(Sandbox):
     def _write_files(self, files: dict[str, bytes] | None) -> str:
         # Owner-only on the host. Inside, uid 65534 maps to this process's uid, so the sandbox
         # (and nobody else on the host but root) can read them.
-        d = tempfile.mkdtemp(prefix="sbx-files-", dir=instance_dir())  # swept if we die
-        for name, data in (files or {}).items():
-            p = Path(d) / check_file_name(name)
-            p.parent.mkdir(parents=True, exist_ok=True)
-            p.write_bytes(data)
-            p.chmod(0o400)
-        return d
+        # in the instance directory: swept if this process dies
+        return write_files(files, "sbx-files-", root=str(instance_dir()), mode=0o400)
 
     def _cgroup(self, limits: Limits, cpu_quota: float | None = 1.0) -> CgroupLimits | None:
         if not self.use_cgroups:

@@ -11,14 +11,13 @@ import logging
 import os
 import shutil
 import subprocess
-import tempfile
 import threading
 import time
 from pathlib import Path
 from urllib.parse import quote
 
 from harness.sandbox.base import Limits, RunResult, Sandbox, SandboxError, ServiceHandle
-from harness.sandbox.bwrap import _Capped, _wait_healthy, check_file_name
+from harness.sandbox.bwrap import _Capped, _wait_healthy, write_files
 
 log = logging.getLogger(__name__)
 _WARNING = "InProcessSandbox: %s runs UNSANDBOXED (unit tests only, never for real agents)"
@@ -31,12 +30,7 @@ class InProcessSandbox(Sandbox):
         self._services: dict[str, tuple] = {}
 
     def _files_dir(self, files: dict[str, bytes] | None) -> str:
-        d = tempfile.mkdtemp(prefix="sbx-inproc-")
-        for name, data in (files or {}).items():
-            p = Path(d, check_file_name(name))
-            p.parent.mkdir(parents=True, exist_ok=True)
-            p.write_bytes(data)
-        return d
+        return write_files(files, "sbx-inproc-")
 
     def run(self, argv, *, files=None, stdin=None, limits=None) -> RunResult:
         log.warning(_WARNING, "a command")

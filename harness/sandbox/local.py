@@ -26,7 +26,7 @@ from harness.sandbox.bwrap import (
     _feed,
     _kill_tree,
     _wait_healthy,
-    check_file_name,
+    write_files,
 )
 
 INSIDE = "/sandbox/"  # where callers expect their files (argv and env are rewritten to the dir)
@@ -59,12 +59,7 @@ class LocalSandbox(Sandbox):
         self._services: dict[str, tuple[subprocess.Popen, str, str]] = {}
 
     def _files_dir(self, files: dict[str, bytes] | None) -> str:
-        d = tempfile.mkdtemp(prefix="sbx-local-")
-        for name, data in (files or {}).items():
-            p = Path(d, check_file_name(name))
-            p.parent.mkdir(parents=True, exist_ok=True)
-            p.write_bytes(data)
-        return d
+        return write_files(files, "sbx-local-")
 
     def run(self, argv, *, files=None, stdin=None, limits=None) -> RunResult:  # type: ignore[no-untyped-def]
         limits = limits or Limits()
