@@ -87,15 +87,10 @@ def _agent_model(agent_cls: type, options: dict[str, Any]) -> str | None:
 def check_agent(spec: RunSpec, policy: ApiPolicy | None) -> None:
     """The agent can be built with its options: it resolves, its profile and key are there, and
     a profile's own endpoint answers and serves the model."""
-    from harness.scheduler import resolve_agent_class
+    from harness.scheduler import resolve_checked_agent
 
     try:
-        if policy is not None:
-            policy.check_spec_fields(spec.floor_for)
-            agent_cls = resolve_agent_class(spec.agent, allow_dotted=policy.allow_dotted_agents)
-            policy.check_options(agent_cls, spec.agent_options)
-        else:
-            agent_cls = resolve_agent_class(spec.agent)
+        agent_cls = resolve_checked_agent(spec, policy)
         check_no_secrets(spec.agent_options)
         profile = profile_for(agent_cls, spec.agent_options)
         key = profile.api_key() if profile is not None else None

@@ -148,6 +148,17 @@ class CatalogCache:
 FLOOR_AGENT = "interpolation"
 
 
+def resolve_checked_agent(spec: RunSpec, policy: ApiPolicy | None) -> type:
+    """The run's agent class; with the REST API's `policy`, only after its spec fields, the
+    agent name and the options passed the policy (RequestInvalid otherwise)."""
+    if policy is None:
+        return resolve_agent_class(spec.agent)
+    policy.check_spec_fields(spec.floor_for)
+    agent_cls = resolve_agent_class(spec.agent, allow_dotted=policy.allow_dotted_agents)
+    policy.check_options(agent_cls, spec.agent_options)
+    return agent_cls
+
+
 def create_run(
     store: Store, spec: RunSpec, catalogs: CatalogCache, *, policy: ApiPolicy | None = None
 ) -> Run:
@@ -159,12 +170,7 @@ def create_run(
     targets (evaluator issue: the floor runs in every numeric report). It is linked both ways:
     its spec has floor_for=<this run's id>, and this run has a "floor_run" event naming it
     (`Store.floor_run`)."""
-    if policy is not None:
-        policy.check_spec_fields(spec.floor_for)
-        agent_cls = resolve_agent_class(spec.agent, allow_dotted=policy.allow_dotted_agents)
-        policy.check_options(agent_cls, spec.agent_options)
-    else:
-        agent_cls = resolve_agent_class(spec.agent)
+    agent_cls = resolve_checked_agent(spec, policy)
     try:
         check_no_secrets(spec.agent_options)
         profile = profile_for(agent_cls, spec.agent_options)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+import orch_plugin  # noqa: F401  (registers the orch-test dataset this file selects from)
 from orch_helpers import run_in_process
 
 from harness.scheduler import CatalogCache, Scheduler, create_run, make_target_client
