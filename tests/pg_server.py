@@ -7,20 +7,15 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+from support import free_port
+
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _pg_tool(name: str) -> str | None:
@@ -51,7 +46,7 @@ def postgres(max_connections: int | None = None) -> Iterator[str]:
     data = base / "data"
     if os.geteuid() == 0:
         shutil.chown(base, "postgres", "postgres")
-    port = _free_port()
+    port = free_port()
     subprocess.run(
         _as_postgres([initdb, "-D", str(data), "-A", "trust", "-U", "postgres", "--no-sync"]),
         check=True,

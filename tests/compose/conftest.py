@@ -11,16 +11,13 @@ import subprocess
 
 import pytest
 
+from tests import support
+
 OPT_OUT = "HARNESS_TEST_SKIP_COMPOSE"
 
 
 def require(ok: bool, why: str) -> None:
-    """Fail when a tool scripts/install.sh installs is missing, unless the operator opted out."""
-    if ok:
-        return
-    if os.environ.get(OPT_OUT) == "1":
-        pytest.skip(f"{why} ({OPT_OUT}=1)")
-    pytest.fail(f"{why}; run scripts/install.sh, or set {OPT_OUT}=1 to skip the compose tests")
+    support.require(ok, why, OPT_OUT)
 
 
 @pytest.fixture(scope="session")

@@ -17,18 +17,12 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support import free_port
+
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "compose-test-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +81,7 @@ def stack(engine, compose_env, tmp_path_factory):  # type: ignore[no-untyped-def
     t0 = time.monotonic()
     build_cpu_images(engine, lambda what, tag, s: print(f"image {what:>13} {tag} {s:.1f} s"))
     print(f"images ready in {time.monotonic() - t0:.1f} s")
-    port = _free_port()
+    port = free_port()
     project = f"ihtest{uuid.uuid4().hex[:6]}"
     env_file = tmp_path_factory.mktemp("compose") / "harness.env"
     env_file.write_text(f"HARNESS_API_TOKENS={TOKEN}\n")  # the api's secrets file

@@ -16,13 +16,14 @@ sys.path.insert(0, str(HERE.parent))  # pg_server
 
 from orch_helpers import Server, server_env  # noqa: E402
 from pg_server import create_database, pg_missing, postgres  # noqa: E402
+from support import require  # noqa: E402
 
 
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[str]:
     """A PostgreSQL server started for this test session; yields its base URL (no database)."""
-    if why := pg_missing():
-        pytest.skip(why)
+    why = pg_missing()
+    require(why is None, why or "", "HARNESS_TEST_SKIP_POSTGRES")
     with postgres() as url:
         yield url
 

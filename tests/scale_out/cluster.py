@@ -10,7 +10,6 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -19,14 +18,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from support import free_port
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 # ---- Ray ----------------------------------------------------------------------------------------

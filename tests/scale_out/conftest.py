@@ -15,13 +15,13 @@ sys.path.insert(0, str(HERE.parent))  # pg_server
 
 from cluster import RayCluster, ray_cluster  # noqa: E402
 from pg_server import create_database, pg_missing, postgres  # noqa: E402
+from support import require  # noqa: E402
 
 
 @pytest.fixture(scope="session")
 def pg_base() -> Iterator[str]:
     why = pg_missing()
-    if why:
-        pytest.skip(why)
+    require(why is None, why or "", "HARNESS_TEST_SKIP_POSTGRES")
     # max_connections: every Ray worker process keeps its own connections
     with postgres(max_connections=200) as url:
         yield url

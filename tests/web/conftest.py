@@ -14,6 +14,8 @@ import httpx
 import pytest
 from web_helpers import AUTH, CHROMIUM, TOKEN
 
+from tests.support import require
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "api_trust"))
 
@@ -89,8 +91,11 @@ def filled(server: WebServer) -> dict[str, dict]:
 
 @pytest.fixture(scope="package")
 def browser() -> Iterator[object]:
-    if not Path(CHROMIUM).exists() or shutil.which(CHROMIUM) is None:
-        pytest.skip(f"Debian chromium not found at {CHROMIUM} (scripts/install.sh installs it)")
+    require(
+        Path(CHROMIUM).exists() and shutil.which(CHROMIUM) is not None,
+        f"Debian chromium not found at {CHROMIUM}",
+        "HARNESS_TEST_SKIP_BROWSER",
+    )
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
