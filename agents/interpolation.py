@@ -12,7 +12,22 @@ from pydantic import Field
 
 from agents.base import Agent, AgentOptions, AgentReply, Message
 from agents.protocol import answer, command, fmt_number, function_path, numeric_points, observations
-from agents.scripted_numeric import interpolation_code
+
+
+def interpolation_code(xs: list[float], ys: list[float]) -> str:
+    """np.interp over the samples (mean of repeats), constant beyond the sampled range."""
+    table: dict[float, list[float]] = {}
+    for x, y in zip(xs, ys, strict=True):
+        table.setdefault(x, []).append(y)
+    kx = sorted(table)
+    ky = [sum(table[k]) / len(table[k]) for k in kx]
+    return (
+        "import numpy as np\n\n"
+        f"XS = {[float(v) for v in kx]!r}\n"
+        f"YS = {[float(v) for v in ky]!r}\n\n\n"
+        "def f(x):\n"
+        "    return np.interp(x, XS, YS)\n"
+    )
 
 
 def grid(max_inputs: int, lo: float = -128.0, hi: float = 128.0) -> list[str]:

@@ -19,6 +19,7 @@ import numpy as np
 from pydantic import Field
 
 from agents.base import Agent, AgentOptions, AgentReply, Message
+from agents.interpolation import interpolation_code
 from agents.numeric_fit import Fit, fit_samples, interp_cv_rss, num
 from agents.protocol import answer, command, fmt_number, function_path, numeric_points, observations
 
@@ -58,22 +59,6 @@ def code_for(fit: Fit) -> str:
             f"    return np.where({' & '.join(conds)}, {num(v)}, y)",
         ]
     return "\n".join(lines) + "\n"
-
-
-def interpolation_code(xs: list[float], ys: list[float]) -> str:
-    """np.interp over the samples (mean of repeats), constant beyond the sampled range."""
-    table: dict[float, list[float]] = {}
-    for x, y in zip(xs, ys, strict=True):
-        table.setdefault(x, []).append(y)
-    kx = sorted(table)
-    ky = [sum(table[k]) / len(table[k]) for k in kx]
-    return (
-        "import numpy as np\n\n"
-        f"XS = {[float(v) for v in kx]!r}\n"
-        f"YS = {[float(v) for v in ky]!r}\n\n\n"
-        "def f(x):\n"
-        "    return np.interp(x, XS, YS)\n"
-    )
 
 
 def _interval_words(lo: float, hi: float) -> str:

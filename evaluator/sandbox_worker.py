@@ -44,11 +44,6 @@ try:  # preloaded once per batch so that children share it (agent code nearly al
     import numpy as np
 except Exception:  # pragma: no cover - sandbox without numpy
     np = None
-try:  # FIND's function files import both; a child importing scipy.signal itself pays ~1 s
-    import scipy.signal  # noqa: F401
-    import scipy.special  # noqa: F401
-except Exception:
-    pass
 
 STR_CAP = 100_000  # longest string value sent back per input
 REPR_CAP = 200
@@ -523,8 +518,23 @@ def _emit(out, record: dict) -> None:
     out.flush()
 
 
+def preload_scipy(answers: list) -> None:
+    """FIND's function files import scipy.signal and scipy.special, and a child importing them
+    itself pays ~1 s; so does this worker, which is started once per episode's answers and whose
+    answers rarely use scipy (~20 CPU-s of a 10-target numeric run). Preloaded only when some
+    answer's code names scipy (a child reaching it another way still gets it, just slower)."""
+    if any("scipy" in str(a.get("code", "")) for a in answers if isinstance(a, dict)):
+        try:
+            import scipy.signal  # noqa: F401
+            import scipy.special  # noqa: F401
+        except Exception:
+            pass
+
+
 def main() -> None:
     batch = json.loads(sys.stdin.buffer.read() or b"{}")
+    answers = batch.get("answers") if isinstance(batch, dict) else None
+    preload_scipy(answers if isinstance(answers, list) else [])
     run_batch(batch, sys.stdout)
 
 

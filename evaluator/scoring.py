@@ -196,7 +196,7 @@ def score_strings_batch(
 
 _CODE_SCORERS = {"numeric": score_numeric_batch, "strings": score_strings_batch}
 
-_CEILING_CACHE: dict[tuple[str, str, str, str], list[ScoreResult]] = {}
+_CEILING_CACHE: dict[tuple[str, str, str, str, int], list[ScoreResult]] = {}
 
 
 async def _judge_scores(
@@ -222,11 +222,18 @@ async def _judge_scores(
     try:
         mode = await judge.mode()
         template, _ = load_template(family)
-        key = (target.id, judge.model, prompt_hash(SYSTEM_PROMPT, template), mode)
+        ceiling_tests = target.unit_tests[: judge_settings.ceiling_tests]
+        key = (
+            target.id,
+            judge.model,
+            prompt_hash(SYSTEM_PROMPT, template),
+            mode,
+            len(ceiling_tests),
+        )
         jobs = [Job(description, target.unit_tests)]
         if judge_settings.ceiling and key not in _CEILING_CACHE:
             # the ceiling's triplets go with the agent's (forced choice: in the same batch)
-            jobs.append(Job(target.hidden.description, target.unit_tests, "unit_test_ceiling"))
+            jobs.append(Job(target.hidden.description, ceiling_tests, "unit_test_ceiling"))
         sem = asyncio.Semaphore(judge_settings.concurrency)
         t0 = time.perf_counter()
         results = await judge_jobs(judge, family, jobs, semaphore=sem)

@@ -14,7 +14,8 @@
 # relations; default 4). Targets' per-call limit: HARNESS_SERVICE_CALL_TIMEOUT_S (default here
 # 120 s, the service's own default is 10 s: 16 words through SmolLM2 on a busy CPU need more) and
 # HARNESS_BACKBONE_TIMEOUT (one backbone request, default here 110 s) and
-# HARNESS_BACKBONE_RELATION_MAX_TOKENS (default here 16, else 48). Operator settings only.
+# HARNESS_BACKBONE_RELATION_MAX_TOKENS (default here 16, else 48); with the project's server as
+# judge, HARNESS_JUDGE_CEILING_TESTS (default here 5, else all). Operator settings only.
 set -euo pipefail
 export HARNESS_HOME="${HARNESS_HOME:-$PWD/.harness}"
 # reference data (FIND's entity/relation concepts and unit tests): a local copy when there is one
@@ -109,7 +110,10 @@ else
   # episodes' batches queue on one small CPU server: a 60 s read timeout expired for 8 of 10
   # string episodes here (loaded machine); retrying would only queue the same work again
   export HARNESS_JUDGE_TIMEOUT_S="${HARNESS_JUDGE_TIMEOUT_S:-900}" HARNESS_JUDGE_MAX_RETRIES="${HARNESS_JUDGE_MAX_RETRIES:-0}"
-  echo "judge: the project's model server at $HARNESS_JUDGE_URL ($HARNESS_JUDGE_MODEL)" >&2
+  # the ceiling on 5 of each target's 10 unit tests: 90 triplets still tell a judge at chance
+  # from a useful one, and the ground truth's triplets were half of this server's judge work
+  export HARNESS_JUDGE_CEILING_TESTS="${HARNESS_JUDGE_CEILING_TESTS:-5}"
+  echo "judge: the project's model server at $HARNESS_JUDGE_URL ($HARNESS_JUDGE_MODEL; ceiling on $HARNESS_JUDGE_CEILING_TESTS unit tests per target)" >&2
 fi
 
 # The other three share the one model server and run side by side: the server batches their

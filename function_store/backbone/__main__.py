@@ -7,8 +7,12 @@ import argparse
 import logging
 from pathlib import Path
 
-from function_store.backbone.model import DEFAULT_MODEL
-from function_store.backbone.server import serve
+from function_store.backbone.omp_spin import limit_omp_spin
+
+limit_omp_spin()  # before the imports below load torch
+
+from function_store.backbone.model import DEFAULT_MODEL  # noqa: E402
+from function_store.backbone.server import serve  # noqa: E402
 
 
 def main() -> None:

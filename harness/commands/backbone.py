@@ -36,6 +36,9 @@ def serve(
     if problem := port_problem(host, port):
         err.print(f"[red]{problem}[/red]", soft_wrap=True)
         raise typer.Exit(2)
+    from function_store.backbone.omp_spin import limit_omp_spin
+
+    limit_omp_spin()  # before torch loads
     from function_store.backbone.model import ModelNotFound
     from function_store.backbone.server import serve as run
 

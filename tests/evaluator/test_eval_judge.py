@@ -172,6 +172,22 @@ async def test_score_episode_strings_with_judge_and_ceiling(serve, monkeypatch):
     assert by["unit_test_ceiling"].value == 1.0 and by["unit_test"].details["inputs"] == 12
 
 
+async def test_ceiling_on_the_first_k_unit_tests_only(serve):
+    # HARNESS_JUDGE_CEILING_TESTS=3: the agent's description is judged on all 10 unit tests, the
+    # ground truth's (the ceiling) on the first 3; the report pools the verdicts it finds
+    srv = serve(_oracle_app([]))
+    t = string_target(PAIRS, description="upper-cases the input")
+    js = JudgeSettings(
+        provider="openai-compatible", url=srv.url + "/v1", model="m-ceiling-k", ceiling_tests=3
+    )
+    msg = "[DESCRIPTION]: upper-cases\n[CODE]: ```python\ndef f(s):\n    return s.upper()\n```"
+    res = await score_episode(t, msg, EpisodeStats(), judge_settings=js)
+    by = {r.metric: r for r in res}
+    assert len(by["unit_test"].details["verdicts"]) == 10
+    ceiling = by["unit_test_ceiling"]
+    assert ceiling.value == 1.0 and [v["triplet"] for v in ceiling.details["verdicts"]] == [0, 1, 2]
+
+
 async def test_score_episode_without_judge_is_error_state():
     t = string_target(PAIRS, family="entities")
     res = await score_episode(

@@ -1,0 +1,73 @@
+"""The main job's wall time, this tree against a baseline commit, runs alternating (A B A B ...).
+
+Both trees run `bash scripts/main_job.sh` the same way: each starts its own model server (none
+may be running), keeps its database in its own HARNESS_HOME, and imports its own code (the
+baseline through PYTHONPATH, from a git worktree of BASE made here and removed after). The runs
+alternate rather than overlap: side by side they would share the two cores and time each other.
+Prints each run's wall time and the ratio of the medians (baseline / this tree).
+
+    python benchmarks/main_job.py --base HEAD~1 [--rounds 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_once(tree: Path, home: Path) -> float:
+    env = {**os.environ, "HARNESS_HOME": str(home), "PYTHONPATH": str(tree)}
+    shared = ROOT.parent / "shared" / "data"  # what main_job.sh finds from this tree, for both
+    if "HARNESS_DATA_DIR" not in env and shared.is_dir():
+        env["HARNESS_DATA_DIR"] = str(shared)
+    for k in ("HARNESS_BACKBONE_URL", "HARNESS_JUDGE_URL"):  # each run starts its own server
+        env.pop(k, None)
+    t = time.perf_counter()
+    p = subprocess.run(
+        ["bash", "scripts/main_job.sh"], cwd=tree, env=env, capture_output=True, text=True
+    )
+    wall = time.perf_counter() - t
+    if p.returncode != 0 or not re.search(r"main job: \d+ s wall", p.stderr):
+        sys.exit(f"main job in {tree} failed (rc {p.returncode}):\n{p.stderr[-3000:]}")
+    return wall
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--base", required=True, help="baseline commit (e.g. HEAD~1)")
+    ap.add_argument("--rounds", type=int, default=2, help="runs of each tree (default 2)")
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="main-job-bench-") as tmp:
+        base = Path(tmp) / "base"
+        subprocess.run(
+            ["git", "worktree", "add", "--detach", str(base), a.base],
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+        )
+        try:
+            times: dict[str, list[float]] = {"base": [], "this": []}
+            for r in range(a.rounds):
+                for name, tree in (("base", base), ("this", ROOT)):
+                    wall = run_once(tree, Path(tmp) / f"home-{name}-{r}")
+                    times[name].append(wall)
+                    print(f"round {r + 1}  {name:<4} {wall:7.1f} s", flush=True)
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(base)], cwd=ROOT)
+    mb, mt = statistics.median(times["base"]), statistics.median(times["this"])
+    print(
+        f"median: base ({a.base}) {mb:.1f} s, this tree {mt:.1f} s, ratio base/this {mb / mt:.2f}"
+    )
+
+
+if __name__ == "__main__":
+    main()
