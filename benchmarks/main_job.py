@@ -24,7 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run_once(tree: Path, home: Path) -> float:
+def run_once(tree: Path, home: Path) -> tuple[float, str]:
+    """The run's wall time and its report's summary line ("report: R rows, E errors")."""
     env = {**os.environ, "HARNESS_HOME": str(home), "PYTHONPATH": str(tree)}
     shared = ROOT.parent / "shared" / "data"  # what main_job.sh finds from this tree, for both
     if "HARNESS_DATA_DIR" not in env and shared.is_dir():
@@ -38,7 +39,8 @@ def run_once(tree: Path, home: Path) -> float:
     wall = time.perf_counter() - t
     if p.returncode != 0 or not re.search(r"main job: \d+ s wall", p.stderr):
         sys.exit(f"main job in {tree} failed (rc {p.returncode}):\n{p.stderr[-3000:]}")
-    return wall
+    summary = re.search(r"^report: .*$", p.stdout, re.M)
+    return wall, summary.group(0) if summary else "(no report summary line)"
 
 
 def main() -> None:
@@ -48,19 +50,21 @@ def main() -> None:
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="main-job-bench-") as tmp:
         base = Path(tmp) / "base"
-        subprocess.run(
+        p = subprocess.run(
             ["git", "worktree", "add", "--detach", str(base), a.base],
             cwd=ROOT,
-            check=True,
             capture_output=True,
+            text=True,
         )
+        if p.returncode != 0:
+            sys.exit(f"cannot check out {a.base}: {p.stderr.strip()}")
         try:
             times: dict[str, list[float]] = {"base": [], "this": []}
             for r in range(a.rounds):
                 for name, tree in (("base", base), ("this", ROOT)):
-                    wall = run_once(tree, Path(tmp) / f"home-{name}-{r}")
+                    wall, summary = run_once(tree, Path(tmp) / f"home-{name}-{r}")
                     times[name].append(wall)
-                    print(f"round {r + 1}  {name:<4} {wall:7.1f} s", flush=True)
+                    print(f"round {r + 1}  {name:<4} {wall:7.1f} s  {summary}", flush=True)
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(base)], cwd=ROOT)
     mb, mt = statistics.median(times["base"]), statistics.median(times["this"])

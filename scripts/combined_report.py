@@ -30,7 +30,10 @@ def main(run_ids: list[str]) -> int:
         floor = store.floor_run(rid)
         if floor is not None:
             summaries += episode_summaries(store, floor)
-    Console().print(render_report(build_report(summaries)))
+    report = build_report(summaries)
+    Console().print(render_report(report))
+    errors = sum(sum(r.errors.values()) for r in report.rows)
+    print(f"report: {len(report.rows)} rows, {errors} errors")
     judged = [
         s.details["judge_wall_s"]
         for ep in summaries

@@ -2,9 +2,10 @@
 
 libgomp's threads spin at every barrier before they sleep (300,000 iterations by default). When
 other processes share the cores, as the harness's own runs do on a laptop, a spinning thread
-burns the time slice its partner needs: on this project's 2-core CI machine, next to one busy
-process, 40 forced-choice judge prompts took 41-46 s by default and 24-30 s with
-GOMP_SPINCOUNT=1000; alone, 14-16 s either way (benchmarks/omp_spin.py)."""
+burns the time slice its partner needs. On this project's 2-core machine, next to one busy
+process, 40 forced-choice judge prompts took 38.2 s by default and 25.5 s with
+GOMP_SPINCOUNT=1000 (64 generations of 16 tokens: 18.6 s and 10.4 s); alone, the same either way
+(ratios 0.98 and 1.03). Medians of 2, `python benchmarks/omp_spin.py`."""
 
 from __future__ import annotations
 

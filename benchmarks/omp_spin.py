@@ -1,0 +1,109 @@
+"""The model server's engine with libgomp's default spin-wait against GOMP_SPINCOUNT=1000 (what
+`python -m function_store.backbone` and `harness backbone serve` set), alone and next to one busy
+process, as the server is beside the harness's own runs in the main job.
+
+Each case is a fresh process (libgomp reads its settings once, when torch loads) that runs the
+engine on 40 forced-choice judge prompts (the unit tests of 4 find-gen string targets with their
+ground-truth descriptions) and on 64 greedy generations of 16 tokens. The two settings alternate,
+ROUNDS times each; printed: every wall time and the ratio of the medians (default / 1000).
+
+    python benchmarks/omp_spin.py [--rounds 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+WORKLOAD = r"""
+import json, sys, time
+from evaluator.unit_tests import OPTIONS, PREFILL, SYSTEM_PROMPT, fill, load_template
+from function_store.backbone.engine import Engine, GenRequest
+from function_store.backbone.model import load
+from function_store.catalog import Catalog
+
+tok, lm = load()
+eng = Engine(tok, lm)
+template, _ = load_template("strings")
+targets = Catalog().list(dataset="find-gen", family="strings")[:4]
+judge = [
+    GenRequest(
+        messages=[
+            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "user", "content": fill(template, t.hidden.description, u)},
+            {"role": "assistant", "content": PREFILL},
+        ],
+        forced_choice=OPTIONS,
+    )
+    for t in targets
+    for u in t.unit_tests
+]
+words = ["Paris", "dog", "London", "apple", "Einstein", "river", "car", "Tokyo"] * 8
+gen = [
+    GenRequest(
+        messages=[{"role": "user", "content": f"In one word: where is {w}?"}], max_tokens=16
+    )
+    for w in words
+]
+eng.generate(gen[:4])  # warm-up
+out = {}
+for name, reqs in (("judge", judge), ("generate", gen)):
+    t = time.perf_counter()
+    eng.generate(reqs)
+    out[name] = time.perf_counter() - t
+print(json.dumps(out))
+"""
+
+BUSY = "import time\nt = time.time()\nwhile time.time() - t < 100000: pass\n"
+
+
+def run_case(spin: str | None) -> dict[str, float]:
+    env = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
+    env["PYTHONPATH"] = str(ROOT)
+    if spin is not None:
+        env["GOMP_SPINCOUNT"] = spin
+    p = subprocess.run(
+        [sys.executable, "-c", WORKLOAD], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    if p.returncode != 0:
+        sys.exit(f"workload failed:\n{p.stderr[-2000:]}")
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--rounds", type=int, default=2)
+    a = ap.parse_args()
+    settings = {"default": None, "spin 1000": "1000"}
+    for beside in ("alone", "beside one busy process"):
+        busy = subprocess.Popen([sys.executable, "-c", BUSY]) if beside != "alone" else None
+        try:
+            times: dict[str, dict[str, list[float]]] = {s: {} for s in settings}
+            for r in range(a.rounds):
+                for name, spin in settings.items():
+                    res = run_case(spin)
+                    for k, v in res.items():
+                        times[name].setdefault(k, []).append(v)
+                    shown = "  ".join(f"{k} {v:6.2f} s" for k, v in res.items())
+                    print(f"{beside:<24} round {r + 1}  {name:<9}  {shown}", flush=True)
+        finally:
+            if busy is not None:
+                busy.kill()
+                busy.wait()
+        for k in times["default"]:
+            d = statistics.median(times["default"][k])
+            s = statistics.median(times["spin 1000"][k])
+            print(
+                f"{beside}: {k}: median default {d:.2f} s, spin 1000 {s:.2f} s, ratio {d / s:.2f}"
+            )
+
+
+if __name__ == "__main__":
+    main()
