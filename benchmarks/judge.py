@@ -67,12 +67,18 @@ async def _timed(label: str, coro, n: int) -> tuple[float, list[int]]:  # type: 
     return n / dt, choices
 
 
-async def run(url: str, n: int, generate: bool) -> None:
-    model = httpx.get(url + "/models", timeout=10).json()["data"][0]["id"]
+def ceiling_prompts(n: int) -> tuple[list[str], list[int]]:
+    """The unit-test prompts of the first `n` find-gen string targets with their ground-truth
+    descriptions (the judge ceiling's prompts), and each test's correct index."""
     template, _ = load_template("strings")
     targets = Catalog().list(dataset="find-gen", family="strings")[:n]
     prompts = [fill(template, t.hidden.description, u) for t in targets for u in t.unit_tests]
-    correct = [u.correct for t in targets for u in t.unit_tests]
+    return prompts, [u.correct for t in targets for u in t.unit_tests]
+
+
+async def run(url: str, n: int, generate: bool) -> None:
+    model = httpx.get(url + "/models", timeout=10).json()["data"][0]["id"]
+    prompts, correct = ceiling_prompts(n)
     batched = OpenAICompatibleJudge(url, model, mode="forced-choice", timeout_s=3600)
     single = OpenAICompatibleJudge(url, model, mode="forced-choice", batch=False, timeout_s=3600)
     gen = OpenAICompatibleJudge(url, model, mode="generate", timeout_s=3600, max_tokens=32)

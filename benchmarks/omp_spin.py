@@ -3,9 +3,10 @@
 process, as the server is beside the harness's own runs in the main job.
 
 Each case is a fresh process (libgomp reads its settings once, when torch loads) that runs the
-engine on 40 forced-choice judge prompts (the unit tests of 4 find-gen string targets with their
-ground-truth descriptions) and on 64 greedy generations of 16 tokens. The two settings alternate,
-ROUNDS times each; printed: every wall time and the ratio of the medians (default / 1000).
+engine on 40 forced-choice judge prompts (the judge ceiling's prompts of 4 find-gen string
+targets, as benchmarks/judge.py builds them) and on 64 greedy generations of 16 tokens. The two
+settings alternate, ROUNDS times each; printed: every wall time and the ratio of the medians
+(default / 1000).
 
     python benchmarks/omp_spin.py [--rounds 2]
 """
@@ -18,50 +19,48 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-
-WORKLOAD = r"""
-import json, sys, time
-from evaluator.unit_tests import OPTIONS, PREFILL, SYSTEM_PROMPT, fill, load_template
-from function_store.backbone.engine import Engine, GenRequest
-from function_store.backbone.model import load
-from function_store.catalog import Catalog
-
-tok, lm = load()
-eng = Engine(tok, lm)
-template, _ = load_template("strings")
-targets = Catalog().list(dataset="find-gen", family="strings")[:4]
-judge = [
-    GenRequest(
-        messages=[
-            {"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": fill(template, t.hidden.description, u)},
-            {"role": "assistant", "content": PREFILL},
-        ],
-        forced_choice=OPTIONS,
-    )
-    for t in targets
-    for u in t.unit_tests
-]
-words = ["Paris", "dog", "London", "apple", "Einstein", "river", "car", "Tokyo"] * 8
-gen = [
-    GenRequest(
-        messages=[{"role": "user", "content": f"In one word: where is {w}?"}], max_tokens=16
-    )
-    for w in words
-]
-eng.generate(gen[:4])  # warm-up
-out = {}
-for name, reqs in (("judge", judge), ("generate", gen)):
-    t = time.perf_counter()
-    eng.generate(reqs)
-    out[name] = time.perf_counter() - t
-print(json.dumps(out))
-"""
-
 BUSY = "import time\nt = time.time()\nwhile time.time() - t < 100000: pass\n"
+
+
+def workload() -> dict[str, float]:
+    """Runs in the child: load the model, time both workloads."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from judge import ceiling_prompts
+
+    from evaluator.unit_tests import OPTIONS, PREFILL, SYSTEM_PROMPT
+    from function_store.backbone.engine import Engine, GenRequest
+    from function_store.backbone.model import load
+
+    eng = Engine(*load())
+    judge = [
+        GenRequest(
+            messages=[
+                {"role": "system", "content": SYSTEM_PROMPT},
+                {"role": "user", "content": p},
+                {"role": "assistant", "content": PREFILL},
+            ],
+            forced_choice=OPTIONS,
+        )
+        for p in ceiling_prompts(4)[0]
+    ]
+    words = ["Paris", "dog", "London", "apple", "Einstein", "river", "car", "Tokyo"] * 8
+    gen = [
+        GenRequest(
+            messages=[{"role": "user", "content": f"In one word: where is {w}?"}], max_tokens=16
+        )
+        for w in words
+    ]
+    eng.generate(gen[:4])  # warm-up
+    out = {}
+    for name, reqs in (("judge", judge), ("generate", gen)):
+        t = time.perf_counter()
+        eng.generate(reqs)
+        out[name] = time.perf_counter() - t
+    return out
 
 
 def run_case(spin: str | None) -> dict[str, float]:
@@ -70,7 +69,7 @@ def run_case(spin: str | None) -> dict[str, float]:
     if spin is not None:
         env["GOMP_SPINCOUNT"] = spin
     p = subprocess.run(
-        [sys.executable, "-c", WORKLOAD], cwd=ROOT, env=env, capture_output=True, text=True
+        [sys.executable, __file__, "--workload"], cwd=ROOT, env=env, capture_output=True, text=True
     )
     if p.returncode != 0:
         sys.exit(f"workload failed:\n{p.stderr[-2000:]}")
@@ -80,7 +79,11 @@ def run_case(spin: str | None) -> dict[str, float]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--workload", action="store_true", help=argparse.SUPPRESS)  # the child
     a = ap.parse_args()
+    if a.workload:
+        print(json.dumps(workload()))
+        return
     settings = {"default": None, "spin 1000": "1000"}
     for beside in ("alone", "beside one busy process"):
         busy = subprocess.Popen([sys.executable, "-c", BUSY]) if beside != "alone" else None
