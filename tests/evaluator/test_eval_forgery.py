@@ -25,7 +25,7 @@ pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewra
 
 IDS = ["0", "1", "2", "3", "good-a", "hostile", "good-b", "wrong"]
 FORGER = textwrap.dedent(f"""
-    import glob, json, os
+    import glob, json, os, stat, time
 
     IDS = {IDS!r}
     WRONG = -12345.0
@@ -47,40 +47,60 @@ FORGER = textwrap.dedent(f"""
         return ("\\n".join(lines) + "\\n").encode("utf-8", "surrogateescape")
 
 
-    def _write(path, data, flood=0):
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
-        except OSError:
-            return 0
-        wrote = 0
-        try:
-            os.write(fd, data)
-            wrote = 1
-            if flood:
-                os.set_blocking(fd, True)
-                junk = b"x" * 65535 + b"\\n"
-                for _ in range(flood // len(junk)):
-                    os.write(fd, junk)
-                os.write(fd, data)  # the forged records again, after the flood
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
-        return wrote
-
-
-    def attack(n):
-        data = _records(n)
+    def _open_all(data):
+        # every descriptor of another process we can open for writing: pipes are kept (to
+        # flood later), anything else gets the records once
         me = str(os.getpid())
-        hit = 0
-        for path in ("/proc/1/fd/1", "/proc/1/fd/2"):
-            hit += _write(path, data, flood=48 * 2**20)
-        paths = [f"/proc/{{os.getppid()}}/fd/{{k}}" for k in range(256)]
-        paths += glob.glob("/proc/[0-9]*/fd/*")
-        for path in paths:
-            if path.split("/")[2] != me:  # not our own result pipe: we stay a plain wrong answer
-                hit += _write(path, data)
-        return hit
+        paths = ["/proc/1/fd/1", "/proc/1/fd/2"]
+        paths += [f"/proc/{{os.getppid()}}/fd/{{k}}" for k in range(256)]
+        paths += sorted(glob.glob("/proc/[0-9]*/fd/*"))
+        pipes = []
+        for path in dict.fromkeys(paths):
+            if path.split("/")[2] == me:  # not our own pipe: we stay a plain wrong answer
+                continue
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:
+                continue
+            if stat.S_ISFIFO(os.fstat(fd).st_mode) and len(pipes) < 40:
+                pipes.append(fd)
+                continue
+            try:
+                os.write(fd, data)
+            except OSError:
+                pass
+            os.close(fd)
+        return pipes
+
+
+    def _put(fd, data, deadline):
+        while data and time.monotonic() < deadline:
+            try:
+                data = data[os.write(fd, data):]
+            except BlockingIOError:
+                time.sleep(0.001)
+            except OSError:
+                return
+
+
+    SEEN = []
+
+
+    def attack(n, delay):
+        data = _records(n)
+        time.sleep(min(delay, 0.3))  # with a delay: let the others start first
+        SEEN.append(len(glob.glob("/proc/[0-9]*")))
+        pipes = _open_all(data)
+        for fd in pipes:
+            _put(fd, data, time.monotonic() + 0.5)
+        time.sleep(delay)  # the others finish meanwhile: our records come after theirs
+        deadline = time.monotonic() + 4
+        junk = (b"x" * 65535 + b"\\n") * 16
+        for fd in pipes:  # past any cap on what is read from a pipe, then the records again
+            for _ in range(24 * 2**20 // len(junk)):
+                _put(fd, junk, deadline)
+            _put(fd, data, deadline)
+        return len(pipes)
 
 
     _done = []
@@ -88,7 +108,7 @@ FORGER = textwrap.dedent(f"""
 
     def f(x):
         if not _done:
-            _done.append(attack(N_INPUTS))
+            _done.append(attack(N_INPUTS, DELAY))
         return WRONG
 """)
 PLAIN_WRONG = "def f(x):\n    return -12345.0\n"
@@ -97,8 +117,8 @@ SETTINGS = ExecSettings(sandbox="bwrap", chunk_size=50)
 LIMITS = CodeLimits(cpu_s=2, wall_s=10, memory_mb=256)
 
 
-def _forger(n_inputs: int) -> str:
-    return FORGER.replace("N_INPUTS", str(n_inputs))
+def _forger(n_inputs: int, delay: float = 0.0) -> str:
+    return FORGER.replace("N_INPUTS", str(n_inputs)).replace("DELAY", repr(delay))
 
 
 def _job(i: str, code: str) -> CodeJob:
@@ -163,3 +183,44 @@ def test_a_forger_alone_scores_as_a_plain_wrong_answer() -> None:
     (hostile,) = _code_scores([Item(lin, _answer(_forger(2)))])
     (wrong,) = _code_scores([Item(lin, _answer(PLAIN_WRONG))])
     assert hostile == wrong, (hostile, wrong)
+
+
+def test_answers_running_at_once_cannot_touch_each_others_results() -> None:
+    """parallel_per_sandbox > 1: the forger runs beside its siblings (they sleep while it scans
+    /proc) and cannot reach their result pipes or the worker's."""
+    slow = "import time\ndef f(x):\n    time.sleep(1.0)\n    return 2 * x\n"
+    code = _forger(2, delay=2.5).replace("return WRONG\n", "return float(SEEN[0])\n")
+    jobs = [_job("good-a", slow), _job("hostile", code), _job("good-b", slow)]
+    settings = ExecSettings(sandbox="bwrap", chunk_size=50, parallel_per_sandbox=3)
+    res = {r.id: r for r in run_code_jobs(jobs, limits=LIMITS, settings=settings)}
+    for good in ("good-a", "good-b"):
+        assert res[good].status == "ok", res[good]
+        assert res[good].results == [{"v": [3.0, 0.0]}, {"v": [5.0, 0.0]}], res[good]
+    assert res["hostile"].status == "ok", res["hostile"]
+    # it saw its siblings: bwrap's init, the worker, itself and both of them
+    assert res["hostile"].results[0]["v"][0] >= 5, res["hostile"]
+
+
+def test_answer_code_holds_no_descriptor_but_its_own() -> None:
+    """The result channel is closed in every child, whatever its number: here above 1024 (the
+    orchestrator's busy descriptor table), past the range a fixed close loop would cover."""
+    import os
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 2048:
+        pytest.skip(f"RLIMIT_NOFILE hard limit {hard} < 2048: cannot push the channel above 1024")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (2048, hard))
+    filler = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        code = "import os\ndef f(x):\n    return ' '.join(sorted(os.listdir('/proc/self/fd')))\n"
+        job = CodeJob(id="fds", code=code, func_name="f", kind="string", inputs=["a"])
+        (res,) = run_code_jobs([job], limits=LIMITS, settings=SETTINGS)
+    finally:
+        for fd in filler:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert res.status == "ok", res
+    fds = [int(n) for n in res.results[0]["v"].split()]
+    # stdin, stdout, stderr, its own record pipe, and the directory listing itself
+    assert len(fds) == 5 and max(fds) < 1024, fds
