@@ -212,3 +212,16 @@ async def test_a_target_service_gives_target_code_no_operator_secret(bwrap, tmp_
     text = bytes.fromhex(out.output).decode()
     _probe_ran(text)
     assert leaked(text) == [], text[:3000]
+
+
+def test_the_find_release_check_gives_a_script_no_operator_secret(tmp_path) -> None:
+    """The release check runs a FIND folder's scripts through the bwrap backend's `run`."""
+    from function_store.find_import import _sandboxed_outputs
+
+    script = tmp_path / "function_code.py"
+    script.write_text(_snoop_script())
+    (out,) = _sandboxed_outputs(script, ["1"])
+    assert out, out
+    text = bytes.fromhex(out).decode()
+    _probe_ran(text)
+    assert leaked(text) == [], text[:3000]
