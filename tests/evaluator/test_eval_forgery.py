@@ -224,3 +224,39 @@ def test_answer_code_holds_no_descriptor_but_its_own() -> None:
     fds = [int(n) for n in res.results[0]["v"].split()]
     # stdin, stdout, stderr, its own record pipe, and the directory listing itself
     assert len(fds) == 5 and max(fds) < 1024, fds
+
+
+def test_the_docker_backend_carries_results_the_forger_cannot_reach() -> None:
+    """Docker's result channel is the container's stdout, held by the worker alone (PID 1 there,
+    undumpable): the forger opens nothing, and every result stands."""
+    import json
+
+    from evaluator.sandbox_exec import WORKER_NAME, worker_source
+    from harness.sandbox.base import Limits
+    from harness.sandbox.docker_engine import docker_sandbox_or_skip
+
+    sb = docker_sandbox_or_skip()
+    counting = _forger(2).replace("return WRONG\n", "return float(_done[0])\n")
+    jobs = [_job("good-a", GOOD), _job("hostile", _forger(2)), _job("counting", counting)]
+    batch = {
+        "limits": {**LIMITS.model_dump(), "parallel": 1},
+        "answers": [j.model_dump() for j in jobs],
+    }
+    res = sb.run(
+        ["python3", f"/sandbox/{WORKER_NAME}"],
+        files={WORKER_NAME: worker_source()},
+        stdin=json.dumps(batch).encode(),
+        limits=Limits(timeout_s=120, memory_mb=1024, max_output_bytes=20_000_000),
+        result_channel=True,
+    )
+    assert res.returncode == 0, res
+    got = {}
+    for line in (res.result or b"").splitlines():
+        rec = json.loads(line)
+        if "id" in rec:
+            got[rec["id"]] = (rec.get("status"), rec.get("results"))
+    assert got == {
+        "good-a": ("ok", [{"v": [3.0, 0.0]}, {"v": [5.0, 0.0]}]),
+        "hostile": ("ok", [{"v": [-12345.0, 0.0]}] * 2),
+        "counting": ("ok", [{"v": [0.0, 0.0]}] * 2),  # no pipe of another process opened
+    }, got
