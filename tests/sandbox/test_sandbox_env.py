@@ -225,3 +225,21 @@ def test_the_find_release_check_gives_a_script_no_operator_secret(tmp_path) -> N
     text = bytes.fromhex(out).decode()
     _probe_ran(text)
     assert leaked(text) == [], text[:3000]
+
+
+@pytest.mark.parametrize("backend", ["inprocess", "subprocess-unsafe"])
+def test_development_backends_hand_answer_code_no_operator_secret(backend: str) -> None:
+    """No isolation there (code can read its parent's /proc entries: development only), but the
+    process itself is not handed the operator's environment."""
+    code = "import os\ndef f(x):\n    return repr(dict(os.environ)) + open('/proc/self/environ').read()\n"
+    with pytest.warns(UserWarning) if backend == "subprocess-unsafe" else _nothing():
+        (res,) = run_code_jobs(_jobs(code), limits=LIMITS, settings=ExecSettings(sandbox=backend))
+    assert res.status == "ok", res
+    assert "PATH" in res.results[0]["v"]
+    assert leaked(res.model_dump_json()) == [], res.results[0]["v"]
+
+
+def _nothing():  # type: ignore[no-untyped-def]
+    import contextlib
+
+    return contextlib.nullcontext()
