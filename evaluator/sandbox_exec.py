@@ -4,13 +4,16 @@ One sandbox start per chunk of answers (not per answer): the chunk goes to `sand
 stdin, which forks one guarded child per answer (see its docstring). Chunks run concurrently.
 A sandbox that fails to start or dies leaves its unfinished answers as `infrastructure` errors;
 an answer that misbehaves (loops, allocates, forks, prints) is a failure of that answer only.
+
+Results come back on the sandbox's result channel only (`Sandbox.run(result_channel=True)`), which
+agent code cannot reach; the sandbox's stdout and stderr, which it can write, are never parsed:
+stderr's tail appears in a failure's text as a diagnostic, after the category was decided.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import warnings
 from collections.abc import Sequence
@@ -145,14 +148,14 @@ def _run_batch(
     total_s = 10 + per * len(jobs) / max(1, settings.parallel_per_sandbox)
     max_out = limits.result_bytes * len(jobs) + 65_536
     try:
-        stdout, err = _launch(payload, settings, total_s, limits, max_out)
+        records, err = _launch(payload, settings, total_s, limits, max_out)
     except Exception as e:  # the sandbox itself could not run
         err = f"sandbox failed: {type(e).__name__}: {e}"
-        stdout = b""
+        records = b""
     ids = {j.id for j in jobs}
     got: dict[str, CodeResult] = {}
     started: set[str] = set()
-    for line in stdout.splitlines():
+    for line in records.splitlines():
         try:
             rec = json.loads(line)
             if set(rec) == {"start"}:
@@ -169,26 +172,19 @@ def _run_batch(
 def _launch(
     payload: bytes, settings: ExecSettings, total_s: float, limits: CodeLimits, max_out: int
 ) -> tuple[bytes, str | None]:
+    """(the worker's records, from its result channel; failure or None)."""
     argv = [settings.python, f"/sandbox/{WORKER_NAME}"]
-    if settings.sandbox == "subprocess-unsafe":
+    backend = settings.sandbox
+    if backend == "subprocess-unsafe":
         warnings.warn(
             "running agent code WITHOUT a sandbox (subprocess-unsafe): development only",
             stacklevel=3,
         )
-        import tempfile
-
-        with tempfile.TemporaryDirectory() as d:
-            path = os.path.join(d, WORKER_NAME)
-            with open(path, "wb") as f:
-                f.write(worker_source())
-            p = subprocess.run(
-                [settings.python, path], input=payload, capture_output=True, timeout=total_s
-            )
-        return p.stdout, _describe_failure(p.returncode, p.stderr, False, None)
+        backend = "inprocess"  # a plain subprocess, with a minimal environment all the same
 
     from harness.sandbox.base import Limits, get_sandbox
 
-    sb = get_sandbox(settings.sandbox)
+    sb = get_sandbox(backend)
     # the sandbox-wide memory cap must hold the worker plus the children running at once
     mem = 768 + limits.memory_mb * settings.parallel_per_sandbox
     res = sb.run(
@@ -202,8 +198,10 @@ def _launch(
             max_procs=settings.parallel_per_sandbox + 16,
             max_output_bytes=max_out,
         ),
+        result_channel=True,
     )
-    return res.stdout, _describe_failure(res.returncode, res.stderr, res.timed_out, res.error)
+    failure = _describe_failure(res.returncode, res.stderr, res.timed_out, res.error)
+    return res.result or b"", failure
 
 
 def _describe_failure(
@@ -211,6 +209,7 @@ def _describe_failure(
 ) -> str | None:
     if rc == 0 and not timed_out and not error:
         return None
+    # the sandbox's stderr is writable by agent code: a labelled diagnostic, never a category
     tail = stderr[-500:].decode(errors="replace").strip()
     what = error or ("sandbox timed out" if timed_out else f"sandbox exited with status {rc}")
-    return f"{what}: {tail}" if tail else what
+    return f"{what}; the sandbox's stderr ends: {tail}" if tail else what

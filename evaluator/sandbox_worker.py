@@ -7,10 +7,18 @@ stdin: one JSON object
     {"limits": {"cpu_s", "wall_s", "memory_mb", "output_bytes", "result_bytes", "parallel"},
      "answers": [{"id", "code", "func_name", "kind": "numeric"|"string",
                   "call": "direct"|"find-compat", "inputs": [...]}]}
-stdout: JSON lines: {"start": id} when an answer's child starts, then one record per answer,
-in completion order
+results, on the descriptor named by $SANDBOX_RESULT_FD (never stdout): JSON lines, {"start": id}
+when an answer's child starts, then one record per answer, in completion order
     {"id", "status": "ok"|"error", "reason", "results": [{"v": ...} | {"err": "..."}],
      "printed_bytes", "guard": "..."}
+
+Nothing agent code can reach may carry those records. The sandbox's stdout and stderr can't: the
+sandbox's init holds them, and any process inside can open them through /proc/1/fd (they are
+untrusted text to the orchestrator). The result descriptor is held by this worker alone (bwrap's
+init closes descriptors above 2): the worker makes itself undumpable before it reads its input, so
+no process of its uid without CAP_SYS_PTRACE can open /proc/<worker>/fd/*, and children close the
+descriptor before agent code runs. Children inherit undumpability, so siblings (parallel > 1)
+cannot open each other's result pipes either.
 
 Each answer runs in its own forked child, which before touching agent code: starts a new session,
 drops capabilities, installs a seccomp filter (no fork/clone/exec, no sockets, no ptrace, no
@@ -35,6 +43,19 @@ import struct
 import sys
 import tempfile
 import time
+
+RESULT_FD_ENV = "SANDBOX_RESULT_FD"  # harness.sandbox.env.RESULT_FD_ENV (no project imports here)
+
+
+def undumpable() -> None:
+    """PR_SET_DUMPABLE 0, or exit: without it, agent code could write this worker's records."""
+    if ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE = 4
+        sys.stderr.write(f"scoring worker: prctl(PR_SET_DUMPABLE) failed: {ctypes.get_errno()}\n")
+        sys.exit(2)
+
+
+if __name__ == "__main__":  # before anything else runs (not when a test imports this file)
+    undumpable()
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # no helper threads: children may not clone
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -253,12 +274,7 @@ def child_main(ans: dict, lim: dict, wfd: int, capture_path: str) -> None:
         os.dup2(devnull, 0)
         os.dup2(cap, 1)
         os.dup2(cap, 2)
-        for fd in range(3, 1024):
-            if fd != wfd:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
+        _close_all_but(wfd)
         as_now = _vm_size()
         mem = as_now + int(lim["memory_mb"]) * 2**20
         hard = resource.getrlimit(resource.RLIMIT_AS)[1]
@@ -286,6 +302,32 @@ def child_main(ans: dict, lim: dict, wfd: int, capture_path: str) -> None:
         except BaseException:
             code = 3
     os._exit(code)
+
+
+def _close_all_but(wfd: int) -> None:
+    """Close every descriptor above 2 except this child's own pipe: the worker's result channel
+    above all, whatever its number (it comes from the orchestrator, and may be above 1024)."""
+    try:
+        fds = [int(n) for n in os.listdir("/proc/self/fd")]
+    except OSError:
+        fds = list(range(3, 65536))
+    for fd in fds:
+        if fd > 2 and fd != wfd:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+    for fd in fds:  # fail closed: the child must not start with the result channel open
+        if fd > 2 and fd != wfd and _is_open(fd):
+            raise RuntimeError(f"descriptor {fd} could not be closed")
+
+
+def _is_open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+        return True
+    except OSError:
+        return False
 
 
 def _vm_size() -> int:
@@ -473,10 +515,6 @@ def run_batch(batch: dict, out) -> None:
         "parallel": 1,
     }
     lim.update(batch.get("limits") or {})
-    try:  # the parent itself: not dumpable, so children cannot read or write its memory
-        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
-    except Exception:
-        pass
     tmpdir = tempfile.mkdtemp(prefix="agent-out-")
     queue = list(batch.get("answers") or [])
     queue.reverse()
@@ -531,11 +569,23 @@ def preload_scipy(answers: list) -> None:
             pass
 
 
+def result_channel():  # type: ignore[no-untyped-def]
+    """The orchestrator's result descriptor, as a text stream; exits when there is none (the
+    records never go to stdout, which any process in the sandbox can write)."""
+    fd = os.environ.pop(RESULT_FD_ENV, "")
+    try:
+        return os.fdopen(int(fd), "w", encoding="utf-8")
+    except (ValueError, OSError) as e:
+        sys.stderr.write(f"scoring worker: no result channel (${RESULT_FD_ENV}={fd!r}): {e}\n")
+        sys.exit(2)
+
+
 def main() -> None:
+    out = result_channel()
     batch = json.loads(sys.stdin.buffer.read() or b"{}")
     answers = batch.get("answers") if isinstance(batch, dict) else None
     preload_scipy(answers if isinstance(answers, list) else [])
-    run_batch(batch, sys.stdout)
+    run_batch(batch, out)
 
 
 if __name__ == "__main__":

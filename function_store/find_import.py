@@ -83,6 +83,22 @@ def script_argv(path: Path, inputs: Sequence[str], python: str | None = None) ->
     return [python or default_python(), Path(path).name, *inputs]
 
 
+def script_env() -> dict[str, str]:
+    """A FIND script's whole environment: a PATH, locale, one-thread BLAS. Never this process's
+    (which, outside a sandbox, holds the operator's keys): a script is third-party target code."""
+    py_dir = os.path.dirname(os.path.realpath(default_python()))
+    return {
+        "PATH": f"{py_dir}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": tempfile.gettempdir(),
+        "LANG": "C.UTF-8",
+        "PYTHONIOENCODING": "utf-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+    }
+
+
 def parse_pairs(stdout: str, inputs: Sequence[str]) -> list[str] | None:
     """Split FIND's output line into one output per input, or None if it does not parse.
 
@@ -160,7 +176,7 @@ class ScriptRunner:
             return [CallOutput(input=s, error=msg) for s in inputs]
 
         argv = script_argv(self.path, inputs, self.python)
-        env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+        env = script_env()
         try:
             proc = subprocess.run(
                 argv,

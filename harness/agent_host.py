@@ -50,6 +50,7 @@ from harness.policy import profile_for
 from harness.providers import ProfileError, ProviderProfile
 from harness.sandbox.base import Limits
 from harness.sandbox.bwrap import BwrapSandbox, _python_roots, options_via_fd
+from harness.sandbox.env import launcher_env
 
 log = logging.getLogger(__name__)
 
@@ -290,6 +291,7 @@ class AgentHosts:
                 preexec_fn=cg.preexec if cg else None,  # noqa: PLW1509 - only writes to an fd
                 limit=MAX_LINE + 1,
                 pass_fds=(args_fd,),
+                env=launcher_env(),  # bwrap's init lives on in the sandbox: none of our secrets
             )
         except OSError as e:
             if relay:

@@ -24,6 +24,7 @@ class RunResult:
     timed_out: bool = False
     output_truncated: bool = False
     error: str | None = None  # why it failed to run or was killed (e.g. "memory limit")
+    result: bytes | None = None  # what it wrote on its result channel (run(result_channel=True))
 
 
 @dataclass
@@ -50,8 +51,16 @@ class Sandbox(ABC):
         files: dict[str, bytes] | None = None,
         stdin: bytes | None = None,
         limits: Limits | None = None,
+        result_channel: bool = False,
     ) -> RunResult:
-        """Run argv (never through a shell) with `files` readable inside at /sandbox/<name>."""
+        """Run argv (never through a shell) with `files` readable inside at /sandbox/<name>.
+
+        The environment inside is the backend's minimal one (harness.sandbox.env), never the
+        caller's. `result_channel`: the program gets a write descriptor, named by
+        $SANDBOX_RESULT_FD, that nothing else in the sandbox holds (not its init, not its stdout
+        or stderr, which stay untrusted text); what it writes there is `RunResult.result`
+        (capped at `limits.max_output_bytes`). A program that keeps it from its own children
+        and makes itself undumpable (the scoring worker) has a channel they cannot write."""
 
     @abstractmethod
     def start_service(

@@ -7,6 +7,12 @@ size-capped), `files` read-only at /sandbox/<name>, and a cleared environment. L
 size, open files, no core dumps) always, applied inside by util-linux `prlimit`. The tree dies with
 its parent (`--die-with-parent`, plus a pid namespace whose init takes everything with it).
 
+bwrap itself starts with a minimal environment (harness.sandbox.env): its init stays PID 1 inside,
+where any sandboxed process can read /proc/1/environ, and holds the sandbox's stdin, stdout and
+stderr, which any sandboxed process can open through /proc/1/fd. So those are untrusted text; a
+result that must not be forged travels on a pipe passed as a descriptor above 2, which bwrap's
+init closes (`run(result_channel=True)`).
+
 Services talk to the orchestrator over a Unix socket only: the socket lives in a host directory
 bind-mounted read-write at /run/sandbox, and the orchestrator speaks HTTP over it. The sandbox
 has no route anywhere else (the chosen alternative to a loopback exception, which bwrap cannot
@@ -32,6 +38,7 @@ from urllib.parse import quote
 
 from harness.sandbox.base import Limits, RunResult, Sandbox, SandboxError, ServiceHandle
 from harness.sandbox.cgroups import CgroupLimits
+from harness.sandbox.env import RESULT_FD_ENV, launcher_env, sandbox_env
 from harness.sandbox.workdir import instance_dir
 
 log = logging.getLogger(__name__)
@@ -40,11 +47,6 @@ SANDBOX_UID = 65534  # nobody
 _INNER_DIR = "/sandbox"
 _SERVICE_DIR = "/run/sandbox"
 _SERVICE_SOCKET = f"{_SERVICE_DIR}/service.sock"
-_THREAD_ENV = {  # BLAS/OpenMP pools would otherwise start one thread per host core
-    "OPENBLAS_NUM_THREADS": "1",
-    "OMP_NUM_THREADS": "1",
-    "MKL_NUM_THREADS": "1",
-}
 
 
 def check_file_name(name: str) -> str:
@@ -171,16 +173,7 @@ class BwrapSandbox(Sandbox):
             cmd += ["--ro-bind", files_dir, _INNER_DIR]
         cmd += list(extra or [])
         cmd += ["--chdir", "/tmp", "--clearenv"]
-        full_env = {
-            "PATH": f"{os.path.dirname(os.path.realpath(sys.executable))}:/usr/local/bin:/usr/bin:/bin",
-            "HOME": "/tmp",
-            "LANG": "C.UTF-8",
-            "PYTHONDONTWRITEBYTECODE": "1",
-            **_THREAD_ENV,
-            **self.env,
-            **env,
-        }
-        for k, v in full_env.items():
+        for k, v in sandbox_env(self.env, env).items():
             cmd += ["--setenv", k, v]
         rl = [
             f"--as={limits.memory_mb * 1024 * 1024}",
@@ -227,12 +220,13 @@ class BwrapSandbox(Sandbox):
         files: dict[str, bytes] | None = None,
         stdin: bytes | None = None,
         limits: Limits | None = None,
+        result_channel: bool = False,
     ) -> RunResult:
         limits = limits or Limits()
         files_dir = self._write_files(files)
         cg = self._cgroup(limits)
         try:
-            return self._run(argv, files_dir, stdin, limits, cg)
+            return self._run(argv, files_dir, stdin, limits, cg, result_channel)
         finally:
             if cg:
                 cg.remove()
@@ -245,8 +239,12 @@ class BwrapSandbox(Sandbox):
         stdin: bytes | None,
         limits: Limits,
         cg: CgroupLimits | None,
+        result_channel: bool = False,
     ) -> RunResult:
-        cmd, args_fd = options_via_fd(self._argv(argv, limits, files_dir, {}))
+        # the result pipe's write end goes to the command alone: bwrap's init closes fds > 2
+        channel = os.pipe() if result_channel else None
+        env = {RESULT_FD_ENV: str(channel[1])} if channel else {}
+        cmd, args_fd = options_via_fd(self._argv(argv, limits, files_dir, env))
         if cg:
             cg.open_join_fds()
         try:
@@ -258,16 +256,24 @@ class BwrapSandbox(Sandbox):
                 start_new_session=True,
                 preexec_fn=cg.preexec if cg else None,  # noqa: PLW1509 - only writes to an fd
                 close_fds=True,
-                pass_fds=(args_fd,),
+                pass_fds=(args_fd, channel[1]) if channel else (args_fd,),
+                env=launcher_env(),
             )
         except OSError as e:
+            if channel:
+                os.close(channel[0])
             return RunResult(None, b"", b"", error=f"sandbox failed to start: {e}")
         finally:
             os.close(args_fd)
+            if channel:
+                os.close(channel[1])
             if cg:
                 cg.close_fds()
         out = _Capped(proc.stdout, limits.max_output_bytes)
         err = _Capped(proc.stderr, limits.max_output_bytes)
+        res = None
+        if channel:  # the reader owns the read end (closed when it is dropped)
+            res = _Capped(open(channel[0], "rb"), limits.max_output_bytes)  # noqa: SIM115
         if stdin is not None:
             threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True).start()
         timed_out = False
@@ -280,7 +286,8 @@ class BwrapSandbox(Sandbox):
         if cg:
             cg.kill_all()  # stragglers that daemonised inside the group
         stdout, stderr = out.join(), err.join()
-        truncated = out.truncated or err.truncated
+        result = res.join() if res else None
+        truncated = out.truncated or err.truncated or bool(res and res.truncated)
         error = _diagnose(rc, timed_out, stderr, cg, limits)
         if error is None and truncated:
             error = f"output limit: more than {limits.max_output_bytes} bytes (truncated)"
@@ -291,6 +298,7 @@ class BwrapSandbox(Sandbox):
             timed_out=timed_out,
             output_truncated=truncated,
             error=error,
+            result=result,
         )
 
     # ---------------------------------------------------------------- services
@@ -344,6 +352,7 @@ class BwrapSandbox(Sandbox):
                     preexec_fn=cg.preexec if cg else None,  # noqa: PLW1509
                     close_fds=True,
                     pass_fds=(args_fd,),
+                    env=launcher_env(),
                 )
                 .result()
             )
@@ -458,6 +467,8 @@ def _kill_tree(proc: subprocess.Popen, cg: CgroupLimits | None) -> None:
 def _diagnose(
     rc: int, timed_out: bool, stderr: bytes, cg: CgroupLimits | None, limits: Limits
 ) -> str | None:
+    """Why a run failed, or None. Sandboxed code can write the sandbox's stderr (through
+    /proc/1/fd/2): its text is consulted only for a run that did fail, as a hint."""
     sig = rc - 128 if rc > 128 else (-rc if rc < 0 else 0)
     if timed_out:
         return f"timeout: killed after {limits.timeout_s:g} s"
@@ -465,11 +476,12 @@ def _diagnose(
         return f"memory limit: exceeded {limits.memory_mb} MB"
     if sig == signal.SIGXCPU or (sig == signal.SIGKILL and limits.cpu_s):
         return "cpu time limit exceeded"
-    if b"MemoryError" in stderr[-4000:] or b"Cannot allocate memory" in stderr[-4000:]:
+    tail = stderr[-4000:]
+    if rc != 0 and (b"MemoryError" in tail or b"Cannot allocate memory" in tail):
         return f"memory limit: exceeded {limits.memory_mb} MB"
     if cg and cg.pids_exhausted():
         return f"process limit: more than {limits.max_procs} processes"
-    if stderr.startswith(b"bwrap: "):
+    if rc != 0 and stderr.startswith(b"bwrap: "):
         return "sandbox failed to start: " + stderr.decode("utf-8", "replace").strip()[:500]
     if sig:
         return f"killed by signal {signal.Signals(sig).name if sig < 65 else sig}"

@@ -32,6 +32,7 @@ class RunIn(BaseModel):
     files: dict[str, str] = {}  # name -> base64
     stdin: str | None = None  # base64
     limits: LimitsIn = LimitsIn()
+    result_channel: bool = False
 
 
 class RunOut(BaseModel):
@@ -41,6 +42,7 @@ class RunOut(BaseModel):
     timed_out: bool
     output_truncated: bool
     error: str | None
+    result: str | None = None  # base64: what the program wrote on its result channel
 
 
 class StartIn(BaseModel):
@@ -89,10 +91,14 @@ def create_app(socket_root: str):  # type: ignore[no-untyped-def]
                 files=_unb64(req.files),
                 stdin=stdin,
                 limits=Limits(**req.limits.model_dump()),
+                result_channel=req.result_channel,
             )
         except ValueError as e:  # a file name that is not a plain relative path
             raise HTTPException(400, str(e)) from e
-        return RunOut(**{**asdict(r), "stdout": _b64(r.stdout), "stderr": _b64(r.stderr)})
+        result = _b64(r.result) if r.result is not None else None
+        return RunOut(
+            **{**asdict(r), "stdout": _b64(r.stdout), "stderr": _b64(r.stderr), "result": result}
+        )
 
     @app.post("/services", response_model=StartOut)
     async def start(req: StartIn) -> StartOut:
@@ -121,6 +127,11 @@ def create_app(socket_root: str):  # type: ignore[no-untyped-def]
 def serve(socket: str) -> None:
     import uvicorn
 
+    from harness.sandbox.env import make_undumpable
+
+    # this process's children run untrusted code as the same uid: keep them out of its
+    # descriptors (other runs' result channels, the api's connections) and its environment
+    make_undumpable()
     if os.path.exists(socket):
         os.unlink(socket)
     root = os.path.dirname(socket)
@@ -159,13 +170,16 @@ class RemoteSandbox(Sandbox):
     def _limits(limits: Limits) -> LimitsIn:
         return LimitsIn(**asdict(limits))
 
-    def run(self, argv, *, files=None, stdin=None, limits=None) -> RunResult:  # type: ignore[no-untyped-def]
+    def run(  # type: ignore[no-untyped-def]
+        self, argv, *, files=None, stdin=None, limits=None, result_channel=False
+    ) -> RunResult:
         limits = limits or Limits()
         body = RunIn(
             argv=argv,
             files={k: _b64(v) for k, v in (files or {}).items()},
             stdin=_b64(stdin) if stdin is not None else None,
             limits=self._limits(limits),
+            result_channel=result_channel,
         )
         out = RunOut(**self._post("/run", body, limits.timeout_s))
         return RunResult(
@@ -175,6 +189,7 @@ class RemoteSandbox(Sandbox):
             out.timed_out,
             out.output_truncated,
             out.error,
+            base64.b64decode(out.result) if out.result is not None else None,
         )
 
     def start_service(  # type: ignore[no-untyped-def]

@@ -15,6 +15,12 @@ owner-only for uid 65534. Networking:
   orchestrator reaches the service at its address there (for scale-out across hosts). Isolation
   then relies on dockerd's iptables rules for internal networks.
 * a neural-module service additionally joins `backbone_network` (internal) to reach the backbone.
+
+A container's environment is the image's plus what the caller lists: Docker never passes the
+orchestrator's. `run(result_channel=True)`: the program is the container's PID 1 (no `--init`)
+and its stdout is the channel ($SANDBOX_RESULT_FD=1); nothing else in the container holds it, and
+a program that makes itself undumpable (the scoring worker) keeps its children from opening
+/proc/1/fd/1. Its `RunResult.stdout` is then empty.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import uuid
 
 from harness.sandbox.base import Limits, RunResult, Sandbox, SandboxError, ServiceHandle
 from harness.sandbox.bwrap import check_file_name
+from harness.sandbox.env import RESULT_FD_ENV
 
 log = logging.getLogger(__name__)
 
@@ -143,10 +150,13 @@ class DockerSandbox(Sandbox):
         files: dict[str, bytes] | None = None,
         stdin: bytes | None = None,
         limits: Limits | None = None,
+        result_channel: bool = False,
     ) -> RunResult:
         limits = limits or Limits()
+        env = {RESULT_FD_ENV: "1"} if result_channel else {}
         c, vol = self._create(
             argv, files, limits, network_mode="none", stdin_open=stdin is not None,
+            environment=env,
         )  # fmt: skip
         try:
             if stdin is not None:
@@ -180,6 +190,8 @@ class DockerSandbox(Sandbox):
                 error = f"memory limit: exceeded {limits.memory_mb} MB"
             elif truncated:
                 error = f"output limit: more than {cap} bytes (truncated)"
+            if result_channel:
+                return RunResult(rc, b"", err[:cap], timed_out, truncated, error, out[:cap])
             return RunResult(rc, out[:cap], err[:cap], timed_out, truncated, error)
         finally:
             self._remove(c, vol)

@@ -3,6 +3,8 @@
 `run` executes argv as a plain subprocess (no shell, same limits on time and output, but no
 isolation). `start_service` for the target service runs the app on a thread of this process,
 listening on a Unix socket in a temp directory; other services run as plain subprocesses.
+Subprocesses start with the minimal environment of harness.sandbox.env, as in a real sandbox
+(no isolation is no reason to hand them the operator's keys).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from urllib.parse import quote
 
 from harness.sandbox.base import Limits, RunResult, Sandbox, SandboxError, ServiceHandle
 from harness.sandbox.bwrap import _Capped, _wait_healthy, write_files
+from harness.sandbox.env import RESULT_FD_ENV, sandbox_env
 
 log = logging.getLogger(__name__)
 _WARNING = "InProcessSandbox: %s runs UNSANDBOXED (unit tests only, never for real agents)"
@@ -32,24 +35,37 @@ class InProcessSandbox(Sandbox):
     def _files_dir(self, files: dict[str, bytes] | None) -> str:
         return write_files(files, "sbx-inproc-")
 
-    def run(self, argv, *, files=None, stdin=None, limits=None) -> RunResult:
+    def run(  # type: ignore[no-untyped-def]
+        self, argv, *, files=None, stdin=None, limits=None, result_channel=False
+    ) -> RunResult:
         log.warning(_WARNING, "a command")
         limits = limits or Limits()
         d = self._files_dir(files)
+        rfd, wfd = os.pipe() if result_channel else (-1, -1)
         try:
             argv = [a.replace("/sandbox/", d + "/") for a in argv]
-            proc = subprocess.Popen(
-                argv,
-                cwd=d,
-                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-            )
+            channel_env = {RESULT_FD_ENV: str(wfd)} if result_channel else {}
+            try:
+                proc = subprocess.Popen(
+                    argv,
+                    cwd=d,
+                    env=sandbox_env(channel_env, home=d),
+                    stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    start_new_session=True,
+                    pass_fds=(wfd,) if result_channel else (),
+                )
+            finally:
+                if result_channel:
+                    os.close(wfd)
             out, err = (
                 _Capped(proc.stdout, limits.max_output_bytes),
                 _Capped(proc.stderr, limits.max_output_bytes),
             )
+            res = None
+            if result_channel:  # the reader owns the read end from here on
+                res, rfd = _Capped(open(rfd, "rb"), limits.max_output_bytes), -1  # noqa: SIM115
             if stdin is not None:
                 proc.stdin.write(stdin)
                 proc.stdin.close()
@@ -59,14 +75,17 @@ class InProcessSandbox(Sandbox):
                 os.killpg(proc.pid, 9)
                 rc, timed_out = proc.wait(), True
             so, se = out.join(), err.join()
-            trunc = out.truncated or err.truncated
+            result = res.join() if res else None
+            trunc = out.truncated or err.truncated or bool(res and res.truncated)
             error = (
                 f"timeout: killed after {limits.timeout_s:g} s"
                 if timed_out
                 else ("output limit (truncated)" if trunc else None)
             )
-            return RunResult(None if timed_out else rc, so, se, timed_out, trunc, error)
+            return RunResult(None if timed_out else rc, so, se, timed_out, trunc, error, result)
         finally:
+            if rfd >= 0:
+                os.close(rfd)
             shutil.rmtree(d, ignore_errors=True)
 
     def start_service(
@@ -102,10 +121,15 @@ class InProcessSandbox(Sandbox):
                 time.sleep(0.01)
             stopper = (server, thread)
         else:
-            env = {**os.environ, **env, "HARNESS_SERVICE_UDS": sock}
+            import function_store  # its checkout is the one the service imports
+
+            root = os.path.dirname(os.path.dirname(os.path.realpath(function_store.__file__)))
+            listed = {"PYTHONPATH": root, **env, "HARNESS_SERVICE_UDS": sock}
             if forward_url:
-                env["HARNESS_BACKBONE_URL"] = forward_url
-            proc = subprocess.Popen(argv, cwd=d, env=env, start_new_session=True)
+                listed["HARNESS_BACKBONE_URL"] = forward_url
+            proc = subprocess.Popen(
+                argv, cwd=d, env=sandbox_env(listed, home=d), start_new_session=True
+            )
             _wait_healthy(sock, proc, limits.timeout_s)
             stopper = proc
         url = "http+unix://" + quote(sock, safe="")

@@ -3,7 +3,10 @@
 Used only by `harness sandbox daemon` inside the compose stack's `targets` and `sandbox`
 containers, which are the wall (no network, read-only root, no capabilities, uid 65534, memory,
 CPU and pids limits; see docs/compose.md). Here each command still gets its own files directory,
-a new session, rlimits (address space, CPU seconds), a wall-clock limit and capped output.
+a new session, rlimits (address space, CPU seconds), a wall-clock limit, capped output, the
+minimal environment of harness.sandbox.env and, when asked, a result channel (a pipe passed as a
+descriptor above 2, as under bwrap). The daemon makes itself undumpable (`daemon.serve`): its
+children, of the same uid, cannot open its descriptors or read its environment through /proc.
 Services listen on a Unix socket under `socket_root`, a volume the api container shares.
 """
 
@@ -28,6 +31,7 @@ from harness.sandbox.bwrap import (
     _wait_healthy,
     write_files,
 )
+from harness.sandbox.env import RESULT_FD_ENV, sandbox_env
 
 INSIDE = "/sandbox/"  # where callers expect their files (argv and env are rewritten to the dir)
 
@@ -61,23 +65,35 @@ class LocalSandbox(Sandbox):
     def _files_dir(self, files: dict[str, bytes] | None) -> str:
         return write_files(files, "sbx-local-")
 
-    def run(self, argv, *, files=None, stdin=None, limits=None) -> RunResult:  # type: ignore[no-untyped-def]
+    def run(  # type: ignore[no-untyped-def]
+        self, argv, *, files=None, stdin=None, limits=None, result_channel=False
+    ) -> RunResult:
         limits = limits or Limits()
         d = self._files_dir(files)
+        rfd, wfd = os.pipe() if result_channel else (-1, -1)
         try:
             argv = [a.replace(INSIDE, d + "/") for a in _python(argv)]
-            proc = subprocess.Popen(
-                argv,
-                cwd=d,
-                env={"PATH": "/usr/bin:/bin", "HOME": d, "PYTHONDONTWRITEBYTECODE": "1"},
-                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-                preexec_fn=_rlimits(limits),
-            )
+            channel_env = {RESULT_FD_ENV: str(wfd)} if result_channel else {}
+            try:
+                proc = subprocess.Popen(
+                    argv,
+                    cwd=d,
+                    env=sandbox_env(channel_env, home=d),
+                    stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    start_new_session=True,
+                    preexec_fn=_rlimits(limits),
+                    pass_fds=(wfd,) if result_channel else (),
+                )
+            finally:
+                if result_channel:
+                    os.close(wfd)
             out = _Capped(proc.stdout, limits.max_output_bytes)
             err = _Capped(proc.stderr, limits.max_output_bytes)
+            res = None
+            if result_channel:  # the reader owns the read end from here on
+                res, rfd = _Capped(open(rfd, "rb"), limits.max_output_bytes), -1  # noqa: SIM115
             if stdin is not None:  # fed from a thread: a child that never reads it still times out
                 threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True).start()
             try:
@@ -86,12 +102,15 @@ class LocalSandbox(Sandbox):
                 _kill_tree(proc, None)
                 rc, timed_out = proc.wait(), True
             so, se = out.join(), err.join()
-            trunc = out.truncated or err.truncated
+            result = res.join() if res else None
+            trunc = out.truncated or err.truncated or bool(res and res.truncated)
             error = _diagnose(rc, timed_out, se, None, limits)
             if error is None and trunc:
                 error = "output limit (truncated)"
-            return RunResult(None if timed_out else rc, so, se, timed_out, trunc, error)
+            return RunResult(None if timed_out else rc, so, se, timed_out, trunc, error, result)
         finally:
+            if rfd >= 0:
+                os.close(rfd)
             shutil.rmtree(d, ignore_errors=True)
 
     def start_service(  # type: ignore[no-untyped-def]
@@ -103,7 +122,7 @@ class LocalSandbox(Sandbox):
         d = self._files_dir(files)
         sock_dir = tempfile.mkdtemp(prefix="svc-", dir=self.socket_root)
         sock = os.path.join(sock_dir, "service.sock")
-        environ = {"PATH": "/usr/bin:/bin", "HOME": d, "PYTHONDONTWRITEBYTECODE": "1"}
+        environ = sandbox_env(home=d)
         for k, v in (env or {}).items():
             environ[k] = v.replace(INSIDE.rstrip("/"), d) if v.startswith(INSIDE.rstrip("/")) else v
         environ["HARNESS_SERVICE_UDS"] = sock
