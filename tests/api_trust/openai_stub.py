@@ -41,7 +41,14 @@ class OpenAIStub:
                     body = json.loads(raw)
                 except ValueError:
                     body = raw.decode("utf-8", "replace")
-                outer.requests.append({"method": "POST", "path": self.path, "body": body})
+                outer.requests.append(
+                    {
+                        "method": "POST",
+                        "path": self.path,
+                        "body": body,
+                        "authorization": self.headers.get("authorization"),
+                    }
+                )
                 self._send(
                     {
                         "id": "chatcmpl-1",
