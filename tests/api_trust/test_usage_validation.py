@@ -10,12 +10,17 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from openai_stub import OpenAIStub
 
+from harness.agent_host_net import SOCKET_NAME, UsageMeter, open_route
+from harness.providers import ProviderProfile
 from harness.scheduler import CatalogCache, Scheduler, create_run, make_target_client
 from harness.settings import Settings
 from harness.store import make_engine
@@ -109,3 +114,77 @@ async def test_token_budget_counts_what_the_provider_reported(
     assistant = [m for m in store.messages(ep.id) if m.role == "assistant"]
     assert [(m.prompt_tokens, m.completion_tokens) for m in assistant] == [(1000, 500)] * 2
     assert len(stub.posts()) == 2
+
+
+class _StreamingEndpoint:
+    """A loopback endpoint that answers every POST with a server-sent event stream (OpenAI chunks
+    with a final usage chunk, or Anthropic events with cumulative output tokens)."""
+
+    def __init__(self, events: list[dict[str, Any]]) -> None:
+        payload = b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events)
+        self.payload = payload + b"data: [DONE]\n\n"
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802
+                self.rfile.read(int(self.headers.get("content-length") or 0))
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.end_headers()
+                for i in range(0, len(outer.payload), 7):  # small pieces: events split anywhere
+                    self.wfile.write(outer.payload[i : i + 7])
+                    self.wfile.flush()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize(
+    ("kind", "events", "expected"),
+    [
+        (
+            "openai",
+            [
+                {"choices": [{"delta": {"content": "Hel"}}], "usage": None},
+                {"choices": [{"delta": {"content": "lo"}}], "usage": None},
+                {"choices": [], "usage": {"prompt_tokens": 700, "completion_tokens": 42}},
+            ],
+            (700, 42),
+        ),
+        (
+            "anthropic",
+            [
+                {"type": "message_start", "message": {"usage": {"input_tokens": 300}}},
+                {"type": "content_block_delta", "delta": {"text": "Hi"}},
+                {"type": "message_delta", "usage": {"output_tokens": 5}},
+                {"type": "message_delta", "usage": {"output_tokens": 17}},
+            ],
+            (300, 17),
+        ),
+    ],
+)
+def test_the_forwarder_counts_usage_in_streamed_replies(
+    tmp_path: Path, kind: str, events: list[dict[str, Any]], expected: tuple[int, int]
+) -> None:
+    endpoint = _StreamingEndpoint(events)
+    path = "/v1/chat/completions" if kind == "openai" else "/v1/messages"
+    profile = ProviderProfile(name="s", kind=kind, base_url=endpoint.url + "/v1")  # type: ignore[arg-type]
+    meter = UsageMeter()
+    _, relay = open_route(profile, str(tmp_path), "/run/agent", meter)
+    try:
+        with httpx.Client(transport=httpx.HTTPTransport(uds=str(tmp_path / SOCKET_NAME))) as c:
+            r = c.post("http://agent" + path, json={"stream": True})
+    finally:
+        relay.stop()
+        endpoint.close()
+    assert r.status_code == 200 and r.content == endpoint.payload  # passed on unchanged
+    seen = meter.reading()
+    assert (seen.prompt_tokens, seen.completion_tokens, seen.replies) == (*expected, 1)
