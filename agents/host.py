@@ -135,7 +135,9 @@ def serve(inp: BinaryIO, out: BinaryIO) -> None:
             resp = host.handle(req)
         data = encode(resp)
         if len(data) > MAX_LINE:
-            note = f"reply of {len(data):,} bytes is over the protocol's {MAX_LINE:,}-byte line limit"
+            note = (
+                f"reply of {len(data):,} bytes is over the protocol's {MAX_LINE:,}-byte line limit"
+            )
             data = encode(Failure(message=note, category="agent"))
         out.write(data)
         out.flush()
