@@ -57,7 +57,7 @@ from agents.host_protocol import (
 )
 from agents.host_protocol import Step as StepRequest
 from function_store.service import forward
-from harness.agent_host_net import UsageMeter
+from harness.agent_host_net import Seen, UsageMeter
 from harness.policy import profile_for
 from harness.providers import ProfileError, ProviderProfile
 from harness.sandbox.base import Limits
@@ -457,7 +457,7 @@ class AgentHostClient(Agent):
             f"agent host died {self.max_restarts + 1} times on one step: {died}", category="agent"
         )
 
-    def _usage(self, claimed: Usage, before: Any) -> Usage:
+    def _usage(self, claimed: Usage, before: Seen) -> Usage:
         """The step's tokens as the provider reported them to the forwarder (every call of the
         step, retries included) when it reported any; else the agent's validated claim. The
         cost stays the agent's (the harness knows no prices)."""

@@ -9,7 +9,13 @@ network route to that profile's endpoint only.
 Profiles named there replace the built-in ones of the same name:
 
     {"vllm-local": {"kind": "openai", "base_url": "http://127.0.0.1:8001/v1"},
-     "openai": {"kind": "openai", "api_key_env": "OPENAI_API_KEY", "models": ["gpt-4o"]}}
+     "openai": {"kind": "openai", "api_key_env": "OPENAI_API_KEY", "models": ["gpt-4o"],
+                "max_tokens": 4096, "max_n": 1}}
+
+A profile governs what one request may ask for: `models`, `max_tokens` (max_tokens /
+max_completion_tokens), `max_n` (n / best_of; default 1). Pre-flight holds a run's options to it
+(harness.policy), and the orchestrator's forwarder holds every request an agent sends
+(harness.agent_host_net).
 """
 
 from __future__ import annotations
