@@ -5,7 +5,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+# Bounds on what one agent message may claim. 2**22 tokens is above any model's context; 501
+# messages of it (the most rounds a run may allow) still fit the store's 32-bit counters.
+MAX_MESSAGE_TOKENS = 2**22
+MAX_MESSAGE_COST_USD = 1e6
 
 
 class Message(BaseModel):
@@ -14,12 +19,16 @@ class Message(BaseModel):
 
 
 class Usage(BaseModel):
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
+    """What one agent message cost. Validated wherever an agent's claim enters the harness
+    (`check_usage`): non-negative, bounded, finite."""
+
+    prompt_tokens: int = Field(0, ge=0, le=MAX_MESSAGE_TOKENS)
+    completion_tokens: int = Field(0, ge=0, le=MAX_MESSAGE_TOKENS)
+    cost_usd: float = Field(0.0, ge=0, le=MAX_MESSAGE_COST_USD, allow_inf_nan=False)
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(
+        # a total, not one message's claim: the per-message bounds do not apply
+        return Usage.model_construct(
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
             cost_usd=self.cost_usd + other.cost_usd,
@@ -39,6 +48,26 @@ class AgentError(RuntimeError):
         super().__init__(message)
         self.category = category
         self.retryable = retryable
+
+
+def check_usage(usage: object) -> Usage:
+    """`usage` as a valid Usage, revalidated (an agent may have built or altered it without
+    validation); AgentError (category agent) saying what is wrong otherwise."""
+    try:
+        data = usage.model_dump() if isinstance(usage, BaseModel) else usage
+        return Usage.model_validate(data)
+    except (ValidationError, TypeError, ValueError) as e:
+        raise AgentError(
+            f"agent reported invalid usage: {_problems(e)}", category="agent"
+        ) from None
+
+
+def _problems(e: Exception) -> str:
+    if isinstance(e, ValidationError):  # the fields and rules, not the (possibly huge) input
+        return "; ".join(
+            f"{'.'.join(map(str, x['loc'])) or 'usage'}: {x['msg']}" for x in e.errors()
+        )
+    return f"{type(e).__name__}"[:200]
 
 
 class AgentOptions(BaseModel):

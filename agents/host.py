@@ -18,8 +18,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import ValidationError
 
-from agents.base import Agent, AgentError, Message
+from agents.base import Agent, AgentError, Message, check_usage
 from agents.host_protocol import (
+    DEFAULT_MAX_MESSAGE_CHARS,
     MAX_LINE,
     REQUEST,
     Close,
@@ -31,6 +32,7 @@ from agents.host_protocol import (
     Reply,
     Step,
     encode,
+    too_long,
 )
 from agents.registry import _check_agent_class, _import_path
 
@@ -54,12 +56,9 @@ def _listen(net: Network) -> int:
 def _route(net: Network, options: dict[str, Any]) -> dict[str, Any]:
     """Point the SDK at the in-sandbox listener; returns the options to build the agent with."""
     port = _listen(net)
-    if net.mode == "connect":  # https: the SDK's httpx tunnels through our CONNECT proxy
-        for var in ("HTTPS_PROXY", "https_proxy"):
-            os.environ[var] = f"http://127.0.0.1:{port}"
-        return options
     u = urlsplit(net.url)
-    local = urlunsplit((u.scheme, f"127.0.0.1:{port}", u.path, u.query, u.fragment))
+    # plain http to the orchestrator's forwarder, which speaks http(s) to the endpoint itself
+    local = urlunsplit(("http", f"127.0.0.1:{port}", u.path, u.query, u.fragment))
     os.environ[net.url_env] = local
     if options.get("base_url") and str(options["base_url"]).rstrip("/") == net.url.rstrip("/"):
         options = {**options, "base_url": local}
@@ -71,6 +70,7 @@ class _Host:
         self.loop = asyncio.new_event_loop()
         self.agent: Agent | None = None
         self.conv: list[Message] = []
+        self.max_chars = DEFAULT_MAX_MESSAGE_CHARS
 
     def handle(self, req: Init | Step | Close) -> Ready | Reply | Failure | Closed:
         try:
@@ -87,6 +87,7 @@ class _Host:
     def _init(self, req: Init) -> Ready:
         if self.agent is not None:
             raise RuntimeError("agent host: init sent twice")
+        self.max_chars = req.max_message_chars
         options = _route(req.network, dict(req.options)) if req.network else dict(req.options)
         cls = _check_agent_class(_import_path(req.agent), req.agent)
         self.agent = cls(**options)
@@ -101,7 +102,16 @@ class _Host:
         reply = self.loop.run_until_complete(self.agent.step(list(self.conv)))
         if not isinstance(getattr(reply, "content", None), str):
             return Failure(message=f"agent returned {reply!r:.200}", category="agent")
-        return Reply(content=reply.content, usage=reply.usage, model=reply.model)
+        # Said here, before a huge message is encoded; the orchestrator checks again (it does not
+        # trust this process, which runs the agent's code).
+        if len(reply.content) > self.max_chars:
+            return Failure(
+                message=too_long(f"{len(reply.content):,} characters", self.max_chars),
+                category="agent",
+            )
+        usage = check_usage(reply.usage)  # AgentError -> a Failure, category agent
+        model = reply.model if isinstance(reply.model, str) or reply.model is None else None
+        return Reply(content=reply.content, usage=usage, model=model)
 
     def _close(self) -> Closed:
         if self.agent is not None:
@@ -125,7 +135,10 @@ def serve(inp: BinaryIO, out: BinaryIO) -> None:
             resp = host.handle(req)
         data = encode(resp)
         if len(data) > MAX_LINE:
-            data = encode(Failure(message=f"reply longer than {MAX_LINE} bytes", category="agent"))
+            note = (
+                f"reply of {len(data):,} bytes is over the protocol's {MAX_LINE:,}-byte line limit"
+            )
+            data = encode(Failure(message=note, category="agent"))
         out.write(data)
         out.flush()
         if isinstance(req, Close):

@@ -2,7 +2,7 @@
 
 The orchestrator writes requests to the host's stdin (`Init` once, then `Step`s, then `Close`)
 and reads one response per request from its stdout (`Ready` / `Reply` / `Closed`, or `Failure`).
-Lines are bounded (`MAX_LINE`). A `Step` carries only what changed: the host keeps the
+Lines are bounded (`MAX_LINE`; a reply line by `reply_line_limit` of the message cap). A `Step` carries only what changed: the host keeps the
 conversation it was last sent, keeps its first `keep` messages and appends `messages` (a context
 reset sends keep=1, a fresh host gets everything).
 """
@@ -18,6 +18,24 @@ from agents.base import Message, Usage
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 MAX_LINE = 64 * 1024 * 1024  # one message, either way; a longer line is a protocol error
+# An agent message's text, in characters (HARNESS_AGENT_MAX_MESSAGE_CHARS; operator).
+DEFAULT_MAX_MESSAGE_CHARS = 256 * 1024
+MAX_NOTE_CHARS = 4000  # a failure's message (stored as the episode's error)
+MAX_MODEL_CHARS = 200  # a reply's model id
+
+
+def reply_line_limit(max_chars: int) -> int:
+    """The longest Reply line a message of `max_chars` characters can take: JSON writes a control
+    character as \\u00XX (6 bytes, the most any character takes), plus room for the other fields."""
+    return 6 * max_chars + 64 * 1024
+
+
+def too_long(size: str, max_chars: int) -> str:
+    """The agent error for a message of `size` (e.g. "41,943,040 characters")."""
+    return (
+        f"agent message is {size}; the limit is {max_chars:,} characters "
+        "(HARNESS_AGENT_MAX_MESSAGE_CHARS)"
+    )
 
 
 class _Msg(BaseModel):
@@ -31,14 +49,12 @@ def valid_unicode(text: str) -> str:
 
 
 class Network(_Msg):
-    """The one route a provider agent has: a Unix socket the orchestrator forwards.
-
-    `mode` "forward": every connection goes to the profile's http endpoint; the host listens on
-    its private loopback and points `url_env` (e.g. OPENAI_BASE_URL) there. "connect": an
-    allowlisting CONNECT proxy for an https endpoint; the host sets HTTPS_PROXY to its listener."""
+    """The one route a provider agent has: a Unix socket behind which the orchestrator's HTTP
+    forwarder (harness.agent_host_net) relays requests to the profile's http(s) endpoint. The host
+    listens on its private loopback and points `url_env` (e.g. OPENAI_BASE_URL) there, plain http."""
 
     uds: str
-    mode: Literal["forward", "connect"]
+    mode: Literal["forward"] = "forward"
     url: str  # the profile's base URL, as the agent would use it
     url_env: str  # the variable the SDK reads it from
 
@@ -48,6 +64,7 @@ class Init(_Msg):
     agent: str  # `module:Class`, already resolved by the orchestrator
     options: dict[str, Any] = Field(default_factory=dict)
     network: Network | None = None
+    max_message_chars: int = Field(DEFAULT_MAX_MESSAGE_CHARS, ge=1)
 
 
 class Step(_Msg):
@@ -72,10 +89,15 @@ class Reply(_Msg):
     usage: Usage = Field(default_factory=Usage)
     model: str | None = None
 
-    @field_validator("content", "model")
+    @field_validator("content")
     @classmethod
-    def _valid_unicode(cls, v: str | None) -> str | None:
-        return None if v is None else valid_unicode(v)
+    def _valid_unicode(cls, v: str) -> str:
+        return valid_unicode(v)
+
+    @field_validator("model")
+    @classmethod
+    def _short_model(cls, v: str | None) -> str | None:
+        return None if v is None else valid_unicode(v[:MAX_MODEL_CHARS])
 
 
 class Failure(_Msg):
@@ -89,6 +111,8 @@ class Failure(_Msg):
     @field_validator("message")
     @classmethod
     def _valid_unicode(cls, v: str) -> str:
+        if len(v) > MAX_NOTE_CHARS:  # an agent's exception text is stored: keep it short
+            v = v[:MAX_NOTE_CHARS] + f" [... {len(v) - MAX_NOTE_CHARS:,} more characters]"
         return valid_unicode(v)
 
 

@@ -19,7 +19,9 @@ _classify = sdk_classifier(openai)
 
 class OpenAIOptions(ProviderOptions):
     extra_body: dict[str, Any] | None = Field(
-        None, description="passed through in the request body (e.g. vLLM sampling options)"
+        None,
+        description="passed through in the request body (e.g. vLLM sampling options); the keys "
+        "a provider profile governs (model, n, max_tokens, stream, tools, ...) are refused",
     )
 
 
@@ -37,7 +39,8 @@ class OpenAIAgent(Agent):
     base_url [OPENAI_BASE_URL], temperature [OPENAI_TEMPERATURE] (unset: the server's default),
     max_tokens, timeout (s, default 120), max_retries (default 5), backoff_base (s, default 1),
     backoff_max (s, default 60), prices (USD per million tokens, see agents.retry.make_usage),
-    extra_body (dict passed through, e.g. vLLM sampling options).
+    extra_body (dict passed through, e.g. vLLM sampling options; not the keys a provider profile
+    governs, agents.options.PROFILE_GOVERNED_KEYS).
     """
 
     name = "openai"

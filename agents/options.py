@@ -14,6 +14,31 @@ from pydantic import Field, model_validator
 from agents.base import AgentOptions
 from agents.retry import Price
 
+# Request-body keys a provider profile governs (the model, how many and how long completions are,
+# and the request's shape). `extra_body` is merged over the request the SDK builds, so one of
+# these there would override the run's model or the profile's limits: refused in pre-flight
+# (harness.policy.check_extra_body) and, again, by the orchestrator's forwarder.
+PROFILE_GOVERNED_KEYS = frozenset(
+    {
+        "model",
+        "messages",
+        "system",
+        "prompt",
+        "n",
+        "best_of",
+        "max_tokens",
+        "max_completion_tokens",
+        "max_new_tokens",
+        "stream",
+        "stream_options",
+        "tools",
+        "tool_choice",
+        "functions",
+        "function_call",
+        "parallel_tool_calls",
+    }
+)
+
 _OPERATOR_ONLY = {
     "base_url": "an endpoint",
     "api_key": "a key",

@@ -15,6 +15,12 @@ route to the profile's endpoint; any other agent gets no secrets and no network 
 A host that dies mid-step (killed, crashed) is replaced and the same step is asked again: nothing
 was stored for it, so nothing is duplicated. A cancelled step (the wall-time budget) kills the
 host, whose state is then unknown.
+
+Nothing the host says is trusted (it runs the agent's code): its reply line is read with a bound
+(`reply_line_limit` of `max_message_chars`, HARNESS_AGENT_MAX_MESSAGE_CHARS) and validated; a
+longer message, a malformed reply or invalid usage ends the step with an *agent* error. The
+tokens a step used are the ones the provider reported through the forwarder when it saw any
+(harness.agent_host_net), else the agent's (validated) claim.
 """
 
 from __future__ import annotations
@@ -31,10 +37,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import ValidationError
+
 import agents
-from agents.base import Agent, AgentError, AgentReply, Message
+from agents.base import MAX_MESSAGE_TOKENS, Agent, AgentError, AgentReply, Message, Usage
 from agents.host import FORWARD_PY
 from agents.host_protocol import (
+    DEFAULT_MAX_MESSAGE_CHARS,
     MAX_LINE,
     RESPONSE,
     Close,
@@ -43,9 +52,12 @@ from agents.host_protocol import (
     Ready,
     Reply,
     encode,
+    reply_line_limit,
+    too_long,
 )
 from agents.host_protocol import Step as StepRequest
 from function_store.service import forward
+from harness.agent_host_net import Seen, UsageMeter
 from harness.policy import profile_for
 from harness.providers import ProfileError, ProviderProfile
 from harness.sandbox.base import Limits
@@ -66,7 +78,42 @@ _BLOCKED_INIT = (
 
 
 class HostDied(Exception):
-    """The host process ended (or broke the protocol) while a request was outstanding."""
+    """The host process ended while a request was outstanding."""
+
+
+class LineTooLong(Exception):
+    """The host wrote a line over the limit; `size`: its bytes (at least, when not `complete`)."""
+
+    def __init__(self, size: int, complete: bool) -> None:
+        super().__init__(f"{size} bytes")
+        self.size, self.complete = size, complete
+
+
+async def read_line(stream: asyncio.StreamReader, limit: int) -> bytes:
+    """One line (b"" or no newline at EOF). A line over `limit` bytes (the stream's own limit
+    must be `limit`) is read on without being kept, to say its size up to MAX_LINE bytes, and
+    raises LineTooLong."""
+    try:
+        return await stream.readuntil(b"\n")
+    except asyncio.IncompleteReadError as e:
+        return e.partial
+    except asyncio.LimitOverrunError:
+        pass
+    seen, complete = 0, False
+    while seen <= MAX_LINE:
+        chunk = await stream.read(1 << 16)
+        if not chunk:
+            break
+        if (i := chunk.find(b"\n")) >= 0:
+            seen, complete = seen + i, True
+            break
+        seen += len(chunk)
+    raise LineTooLong(seen, complete)
+
+
+def _invalid(e: ValidationError) -> str:
+    # the fields and rules, never the input (it may be a 40 MB string)
+    return "; ".join(f"{'.'.join(map(str, x['loc']))}: {x['msg']}" for x in e.errors()[:5])
 
 
 @dataclass
@@ -158,23 +205,36 @@ class _Process:
     """One running host: the bwrap process, its cgroup, its route and its log."""
 
     def __init__(self, proc: asyncio.subprocess.Process, cg: Any, relay: Any, dirs: list[str],
-                 log_file: Any) -> None:  # fmt: skip
+                 log_file: Any, max_chars: int) -> None:  # fmt: skip
         self.proc, self.cg, self.relay, self.dirs, self.log_file = proc, cg, relay, dirs, log_file
+        self.max_chars = max_chars
 
     async def request(self, msg: Any) -> Any:
+        """The host's answer to `msg`. HostDied when the host is gone; AgentError (category
+        agent) when its line is too long or not a valid response."""
         assert self.proc.stdin is not None and self.proc.stdout is not None
         try:
             self.proc.stdin.write(encode(msg))
             await self.proc.stdin.drain()
-            line = await self.proc.stdout.readline()
-        except (OSError, ValueError, asyncio.LimitOverrunError, asyncio.IncompleteReadError) as e:
+            line = await read_line(self.proc.stdout, reply_line_limit(self.max_chars))
+        except LineTooLong as e:
+            size = f"{e.size:,}{'' if e.complete else '+'} bytes of JSON"
+            raise AgentError(too_long(size, self.max_chars), category="agent") from None
+        except (OSError, ValueError, asyncio.IncompleteReadError) as e:
             raise HostDied(f"{type(e).__name__}: {e}") from e
         if not line.endswith(b"\n"):
             raise HostDied("the host exited" + self.exit_note())
         try:
-            return RESPONSE.validate_json(line)
-        except ValueError as e:
-            raise HostDied(f"the host broke the protocol: {e}") from e
+            resp = RESPONSE.validate_json(line)
+        except ValidationError as e:  # only the agent's code runs in the host
+            raise AgentError(
+                f"agent host sent an invalid reply: {_invalid(e)}", category="agent"
+            ) from None
+        if isinstance(resp, Reply) and len(resp.content) > self.max_chars:
+            raise AgentError(
+                too_long(f"{len(resp.content):,} characters", self.max_chars), category="agent"
+            )
+        return resp
 
     def exit_note(self) -> str:
         rc = self.proc.returncode
@@ -215,7 +275,14 @@ class _Process:
 class AgentHosts:
     """Starts sandboxed agent hosts (bubblewrap). One per orchestrator process."""
 
-    def __init__(self, *, memory_mb: int = 2048, start_timeout_s: float = 60.0) -> None:
+    def __init__(
+        self,
+        *,
+        memory_mb: int = 2048,
+        start_timeout_s: float = 60.0,
+        max_message_chars: int = DEFAULT_MAX_MESSAGE_CHARS,
+    ) -> None:
+        self.max_message_chars = max_message_chars
         self.sandbox = BwrapSandbox()
         self.limits = Limits(timeout_s=start_timeout_s, memory_mb=memory_mb, max_procs=64)
         self._blocker = tempfile.mkdtemp(prefix="agent-host-blocked-")
@@ -250,7 +317,8 @@ class AgentHosts:
                     args += ["--ro-bind", blocker, place]
         return args
 
-    async def start(self, plan: HostPlan) -> _Process:
+    async def start(self, plan: HostPlan, meter: UsageMeter | None = None) -> _Process:
+        """A running host for `plan`; a provider route counts the provider's usage into `meter`."""
         agents_dir = os.path.dirname(os.path.realpath(agents.__file__))
         mounts = ["--ro-bind", agents_dir, f"{_AGENTS_ROOT}/agents"]
         forward_py = os.path.realpath(forward.__file__)
@@ -267,7 +335,7 @@ class AgentHosts:
             dirs.append(sock_dir)
             from harness.agent_host_net import open_route
 
-            network, relay = open_route(plan.profile, sock_dir, _NET_DIR)
+            network, relay = open_route(plan.profile, sock_dir, _NET_DIR, meter or UsageMeter())
             mounts += ["--bind", sock_dir, _NET_DIR, "--ro-bind", forward_py, FORWARD_PY]
         cmd, args_fd = options_via_fd(
             self.sandbox.command(
@@ -289,7 +357,7 @@ class AgentHosts:
                 stderr=log_file,
                 start_new_session=True,
                 preexec_fn=cg.preexec if cg else None,  # noqa: PLW1509 - only writes to an fd
-                limit=MAX_LINE + 1,
+                limit=reply_line_limit(self.max_message_chars),
                 pass_fds=(args_fd,),
                 env=launcher_env(),  # bwrap's init lives on in the sandbox: none of our secrets
             )
@@ -301,12 +369,15 @@ class AgentHosts:
             os.close(args_fd)
             if cg:
                 cg.close_fds()
-        host = _Process(proc, cg, relay, dirs, log_file)
+        host = _Process(proc, cg, relay, dirs, log_file, self.max_message_chars)
+        init = Init(
+            agent=plan.agent,
+            options=plan.options,
+            network=network,
+            max_message_chars=self.max_message_chars,
+        )
         try:
-            resp = await asyncio.wait_for(
-                host.request(Init(agent=plan.agent, options=plan.options, network=network)),
-                self.limits.timeout_s,
-            )
+            resp = await asyncio.wait_for(host.request(init), self.limits.timeout_s)
         except (HostDied, TimeoutError) as e:
             note = host.exit_note() if isinstance(e, TimeoutError) else str(e)
             await host.close(graceful=False)
@@ -335,6 +406,7 @@ class AgentHostClient(Agent):
         self.name, self.provider = plan.name, plan.provider  # type: ignore[misc]
         self._host: _Process | None = None
         self._sent: list[Message] = []  # what the current host holds
+        self.meter = UsageMeter()  # what the provider reported through this agent's routes
 
     @property
     def pid(self) -> int | None:
@@ -355,10 +427,11 @@ class AgentHostClient(Agent):
     async def start(self) -> None:
         """Start the host now (otherwise the first step does)."""
         if self._host is None:
-            self._host = await self.hosts.start(self.plan)
+            self._host = await self.hosts.start(self.plan, self.meter)
 
     async def step(self, conversation: list[Message]) -> AgentReply:
         died = ""
+        before = self.meter.reading()
         for attempt in range(self.max_restarts + 1):
             await self.start()
             assert self._host is not None
@@ -370,12 +443,13 @@ class AgentHostClient(Agent):
                 log.warning("agent host of %s died mid-step (try %d): %s", self.name, attempt, e)
                 await self._discard()
                 continue
-            except BaseException:  # cancelled (wall-time budget): the host's state is unknown
-                await self._discard()
+            except BaseException:  # cancelled (wall-time budget), or the host misbehaved: its
+                await self._discard()  # state is unknown
                 raise
             self._sent = list(conversation)
             if isinstance(resp, Reply):
-                return AgentReply(content=resp.content, usage=resp.usage, model=resp.model)
+                usage = self._usage(resp.usage, before)
+                return AgentReply(content=resp.content, usage=usage, model=resp.model)
             if isinstance(resp, Failure):
                 raise AgentError(resp.message, category=resp.category, retryable=resp.retryable)
             await self._discard()
@@ -384,6 +458,29 @@ class AgentHostClient(Agent):
         raise AgentError(
             f"agent host died {self.max_restarts + 1} times on one step: {died}", category="agent"
         )
+
+    def _usage(self, claimed: Usage, before: Seen) -> Usage:
+        """The step's tokens as the provider reported them to the forwarder (every call of the
+        step, retries included) when it reported any; else the agent's validated claim. The
+        cost stays the agent's (the harness knows no prices)."""
+        seen = self.meter.since(before)
+        if not seen.replies:
+            return claimed
+        usage = Usage(
+            prompt_tokens=min(seen.prompt_tokens, MAX_MESSAGE_TOKENS),
+            completion_tokens=min(seen.completion_tokens, MAX_MESSAGE_TOKENS),
+            cost_usd=claimed.cost_usd,
+        )
+        if (usage.prompt_tokens, usage.completion_tokens) != (
+            claimed.prompt_tokens,
+            claimed.completion_tokens,
+        ):
+            log.info(
+                "agent %s claimed %d+%d tokens; the provider reported %d+%d (counted)",
+                self.name, claimed.prompt_tokens, claimed.completion_tokens,
+                usage.prompt_tokens, usage.completion_tokens,
+            )  # fmt: skip
+        return usage
 
     async def aclose(self) -> None:
         host, self._host = self._host, None

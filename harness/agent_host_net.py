@@ -1,97 +1,306 @@
 """The one network route a provider agent's host gets: its provider profile's endpoint.
 
 The sandbox has no network. The orchestrator binds a directory holding one Unix socket into it;
-behind that socket sits either a `UnixToTcpForwarder` (http endpoints: every connection goes to
-the profile's host:port) or a `ConnectProxy` (https endpoints: the SDK tunnels TLS through an
-HTTP CONNECT that must name exactly the profile's host:port). Inside, the host listens on its
-private loopback and points the SDK there (`agents.host._route`).
+behind that socket sits a `ProviderForwarder`, an HTTP forwarder that sends each request on to
+the profile's http(s) endpoint (the orchestrator speaks TLS; inside, the SDK speaks plain http to
+its private loopback listener, `agents.host._route`). Because the forwarder reads every request
+and reply, it
+
+- refuses (HTTP 400, the key named) a request body the profile does not allow: a model it does
+  not offer, more completions (`n`, `best_of`) than its `max_n`, more tokens than its
+  `max_tokens` (`ProviderProfile.check_request`), a body that is not a plain JSON object, a path
+  outside the profile's base URL;
+- counts the tokens the provider reports in each reply's `usage` (`UsageMeter`); the episode's
+  token budget counts these rather than what the agent claims (docs/agents.md, "Usage").
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
+import logging
 import os
-import socket
+import socketserver
 import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler
+from typing import Any
+from urllib.parse import urlsplit
 
-from agents.host_protocol import Network
-from function_store.service.forward import UnixToTcpForwarder, _bridge
-from harness.providers import _ENV, ProviderProfile
+import httpx
+
+from agents.base import MAX_MESSAGE_TOKENS
+from agents.host_protocol import MAX_LINE, Network
+from harness.providers import _ENV, ProfileError, ProviderProfile
+
+log = logging.getLogger(__name__)
 
 SOCKET_NAME = "provider.sock"
-_MAX_HEADER = 8192
+MAX_BODY = MAX_LINE  # a request or a (non-streamed) reply body, bytes
+_HOP = {
+    "connection",
+    "keep-alive",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "proxy-connection",
+    "te",
+    "trailer",
+    "trailers",
+    "transfer-encoding",
+    "upgrade",
+    "host",
+    "content-length",
+    "accept-encoding",
+    "content-encoding",
+}
+# usage fields of OpenAI-style and Anthropic replies (and of their streamed events)
+_PROMPT = (
+    "prompt_tokens",
+    "input_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)
+_COMPLETION = ("completion_tokens", "output_tokens")
 
 
-class ConnectProxy:
-    """An HTTP CONNECT proxy on a Unix socket that tunnels to one host:port and refuses the rest."""
+@dataclass(frozen=True)
+class Seen:
+    """Usage the provider reported between two readings of a meter."""
 
-    def __init__(self, path: str, host: str, port: int) -> None:
-        self.allowed = f"{host}:{port}".lower()
-        self.target = (host, port)
-        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._listener.bind(path)
-        os.chmod(path, 0o666)
-        self._listener.listen(64)
+    prompt_tokens: int
+    completion_tokens: int
+    replies: int  # replies that carried a usage object
+
+
+class UsageMeter:
+    """Running totals of the usage the provider reported in replies through one forwarder
+    (thread-safe: the forwarder serves each connection on its own thread)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._total = Seen(0, 0, 0)
+
+    def add(self, prompt_tokens: int, completion_tokens: int) -> None:
+        with self._lock:
+            t = self._total
+            self._total = Seen(
+                t.prompt_tokens + prompt_tokens,
+                t.completion_tokens + completion_tokens,
+                t.replies + 1,
+            )
+
+    def reading(self) -> Seen:
+        with self._lock:
+            return self._total
+
+    def since(self, before: Seen) -> Seen:
+        now = self.reading()
+        return Seen(
+            now.prompt_tokens - before.prompt_tokens,
+            now.completion_tokens - before.completion_tokens,
+            now.replies - before.replies,
+        )
+
+
+def _tokens(value: object) -> int:
+    # the provider's own figure, but bounded all the same (a broken server is not a crash)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return 0
+    return min(value, MAX_MESSAGE_TOKENS)
+
+
+class _ReplyUsage:
+    """The usage of one reply, from its JSON body or its stream's events. Streamed counts may be
+    cumulative (Anthropic's message_delta), so each field keeps its largest value."""
+
+    def __init__(self) -> None:
+        self.prompt = self.completion = 0
+        self.found = False
+
+    def feed(self, obj: object) -> None:
+        if not isinstance(obj, dict):
+            return
+        msg = obj.get("message")
+        for holder in (obj.get("usage"), msg.get("usage") if isinstance(msg, dict) else None):
+            if isinstance(holder, dict):
+                self.found = True
+                self.prompt = max(self.prompt, sum(_tokens(holder.get(k)) for k in _PROMPT))
+                self.completion = max(
+                    self.completion, sum(_tokens(holder.get(k)) for k in _COMPLETION)
+                )
+
+    def feed_sse_line(self, line: bytes) -> None:
+        if line.startswith(b"data:"):
+            with contextlib.suppress(ValueError):
+                self.feed(json.loads(line[5:]))
+
+
+class _UnixHTTPServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+
+
+class ProviderForwarder:
+    """An HTTP server on a Unix socket that forwards each request to `profile`'s endpoint, after
+    checking it against the profile, and counts the usage in the replies into `meter`."""
+
+    def __init__(self, path: str, profile: ProviderProfile, meter: UsageMeter) -> None:
+        self.profile, self.meter = profile, meter
+        u = urlsplit(profile.url)
+        self.origin = f"{u.scheme}://{u.netloc}"
+        self.base_path = u.path.rstrip("/")
+        # no overall timeout: the agent's own request timeout governs how long a reply may take
+        self.client = httpx.Client(timeout=httpx.Timeout(None, connect=30.0), trust_env=False)
+        self.server = _UnixHTTPServer(path, _handler(self))
+        os.chmod(path, 0o666)  # uid 65534 inside connects here
+        self._started = False
 
     def start(self) -> None:
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                conn, _ = self._listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
-
-    def _serve(self, conn: socket.socket) -> None:
-        head = b""
-        with contextlib.suppress(OSError):
-            conn.settimeout(30)
-            while b"\r\n\r\n" not in head and len(head) < _MAX_HEADER:
-                chunk = conn.recv(_MAX_HEADER)
-                if not chunk:
-                    break
-                head += chunk
-        words = head.split(b"\r\n", 1)[0].decode("latin-1").split()
-        if len(words) != 3 or words[0] != "CONNECT" or words[1].lower() != self.allowed:
-            with contextlib.suppress(OSError):
-                conn.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n")
-            conn.close()
-            return
-        try:
-            upstream = socket.create_connection(self.target, timeout=30)
-        except OSError:
-            with contextlib.suppress(OSError):
-                conn.sendall(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
-            conn.close()
-            return
-        conn.settimeout(None)
-        upstream.settimeout(None)
-        rest = head.split(b"\r\n\r\n", 1)[1]
-        with contextlib.suppress(OSError):
-            conn.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
-            if rest:
-                upstream.sendall(rest)
-        _bridge(conn, upstream)
+        self._started = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def stop(self) -> None:
-        with contextlib.suppress(OSError):
-            self._listener.close()
+        if self._started:
+            self.server.shutdown()
+        self.server.server_close()
+        self.client.close()
+
+    def refusal(self, method: str, path: str, headers: Any, body: bytes) -> str | None:
+        """Why a request may not go to the endpoint; None when it may."""
+        p = urlsplit(path).path
+        inside = p == self.base_path or p.startswith(self.base_path + "/")
+        if not path.startswith("/") or path.startswith("//") or ".." in p or "%2e" in p.lower():
+            inside = False
+        if not inside:
+            return f"path {p[:200]!r} is outside the provider profile's URL"
+        enc = headers.get("content-encoding", "identity").lower()
+        if enc != "identity":
+            return f"content-encoding {enc!r} is not accepted (send the body as plain JSON)"
+        if method in ("GET", "HEAD", "DELETE", "OPTIONS") and not body:
+            return None
+        try:
+            data = json.loads(body)
+        except ValueError:
+            return "the request body is not JSON"
+        if not isinstance(data, dict):
+            return "the request body is not a JSON object"
+        try:
+            self.profile.check_request(data)
+        except ProfileError as e:
+            return str(e)
+        return None
+
+
+def _handler(fwd: ProviderForwarder) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_request(self) -> None:
+            if "transfer-encoding" in self.headers:
+                return self._error(411, "send a Content-Length, not a chunked body")
+            try:
+                n = int(self.headers.get("content-length") or 0)
+            except ValueError:
+                return self._error(400, "bad Content-Length")
+            if n < 0 or n > MAX_BODY:
+                return self._error(413, f"request body over {MAX_BODY} bytes")
+            body = self.rfile.read(n) if n else b""
+            why = fwd.refusal(self.command, self.path, self.headers, body)
+            if why is not None:
+                log.warning("agent request refused by the provider forwarder: %s", why)
+                return self._error(400, f"refused by the harness: {why}")
+            headers = [(k, v) for k, v in self.headers.items() if k.lower() not in _HOP]
+            headers.append(("accept-encoding", "identity"))  # so that usage can be read
+            req = fwd.client.build_request(
+                self.command, fwd.origin + self.path, headers=headers, content=body
+            )
+            try:
+                resp = fwd.client.send(req, stream=True)
+            except httpx.HTTPError as e:
+                return self._error(502, f"the provider endpoint failed: {type(e).__name__}")
+            try:
+                self._relay(resp)
+            finally:
+                resp.close()
+
+        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = do_request  # noqa: N815
+
+        def _relay(self, resp: httpx.Response) -> None:
+            usage = _ReplyUsage()
+            streamed = "text/event-stream" in resp.headers.get("content-type", "")
+            self.send_response(resp.status_code)
+            for k, v in resp.headers.multi_items():
+                if k.lower() not in _HOP:
+                    self.send_header(k, v)
+            if streamed:
+                self.send_header("transfer-encoding", "chunked")
+                self.end_headers()
+                with contextlib.suppress(OSError, httpx.HTTPError):
+                    for line in _lines(resp.iter_raw()):
+                        usage.feed_sse_line(line)
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
+                    self.wfile.write(b"0\r\n\r\n")
+            else:
+                parts, size = [], 0
+                with contextlib.suppress(httpx.HTTPError):
+                    for chunk in resp.iter_raw():
+                        parts.append(chunk)
+                        size += len(chunk)
+                        if size > MAX_BODY:
+                            break
+                data = b"".join(parts)
+                with contextlib.suppress(ValueError):
+                    usage.feed(json.loads(data))
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                with contextlib.suppress(OSError):
+                    self.wfile.write(data)
+            if usage.found:
+                fwd.meter.add(usage.prompt, usage.completion)
+
+        def _error(self, status: int, message: str) -> None:
+            # both SDKs read error.message (OpenAI) / error.type + message (Anthropic)
+            err = {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+            data = json.dumps(err).encode()
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.send_header("connection", "close")
+            self.end_headers()
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                self.wfile.write(data)
+
+        def address_string(self) -> str:
+            return "agent-host"
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            pass
+
+    return Handler
+
+
+def _lines(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    """Chunks cut after each newline (SSE events are read line by line); a line longer than
+    MAX_BODY is passed on in pieces."""
+    buf = b""
+    for chunk in chunks:
+        buf += chunk
+        while (i := buf.find(b"\n")) >= 0 or len(buf) > MAX_BODY:
+            cut = i + 1 if i >= 0 else len(buf)
+            yield buf[:cut]
+            buf = buf[cut:]
+    if buf:
+        yield buf
 
 
 def open_route(
-    profile: ProviderProfile, sock_dir: str, inside_dir: str
-) -> tuple[Network, UnixToTcpForwarder | ConnectProxy]:
+    profile: ProviderProfile, sock_dir: str, inside_dir: str, meter: UsageMeter
+) -> tuple[Network, ProviderForwarder]:
     """Start the host-side end of the route for `profile` in `sock_dir` (bound at `inside_dir`)."""
-    scheme, host, port = profile.endpoint()
     path = os.path.join(sock_dir, SOCKET_NAME)
-    relay: UnixToTcpForwarder | ConnectProxy
-    if scheme == "https":
-        relay, mode = ConnectProxy(path, host, port), "connect"
-    else:
-        relay, mode = UnixToTcpForwarder(path, profile.url), "forward"
+    relay = ProviderForwarder(path, profile, meter)
     relay.start()
     url_env = _ENV[profile.kind][1]  # the variable agent_env() puts the URL in
-    net = Network(uds=f"{inside_dir}/{SOCKET_NAME}", mode=mode, url=profile.url, url_env=url_env)
+    net = Network(uds=f"{inside_dir}/{SOCKET_NAME}", url=profile.url, url_env=url_env)
     return net, relay

@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from agents.base import Agent, AgentError
+from agents.base import Agent, AgentError, check_usage
 from agents.base import Message as AgentMessage
 from agents.host_protocol import valid_unicode
 from evaluator.api import EpisodeStats, ScoreResult, target_call
@@ -325,7 +325,10 @@ class EpisodeRunner:
         # agents' replies are cleaned the same way by the host protocol)
         content = valid_unicode(reply.content)
         model = valid_unicode(reply.model) if reply.model else reply.model
-        u = reply.usage
+        try:  # an in-process agent's claim; a hosted agent's was checked at the host boundary
+            u = check_usage(reply.usage)
+        except AgentError as e:
+            raise EpisodeEnd("error", "agent_error", category="agent", error=str(e)) from None
         st.rounds += 1
         st.prompt_tokens += u.prompt_tokens
         st.completion_tokens += u.completion_tokens

@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from agents.options import PROFILE_GOVERNED_KEYS
 from harness.providers import ProfileError, ProviderProfile, get_profile
 from harness.settings import Settings
 
@@ -88,6 +89,8 @@ def profile_for(
     model not offered)."""
     provider = getattr(agent_cls, "provider", "")
     name = options.get("profile")
+    if provider in PROVIDER_KINDS:
+        check_extra_body(options.get("extra_body"))
     if "base_url" in options:
         if name is not None:
             raise ProfileError("give either a provider profile or base_url, not both")
@@ -108,7 +111,22 @@ def profile_for(
             f"provider is {provider!r}"
         )
     profile.check_model(options.get("model"))
+    profile.check_max_tokens(options.get("max_tokens"))
     return profile
+
+
+def check_extra_body(extra: object) -> None:
+    """ProfileError naming the first key of `extra_body` that the provider profile governs
+    (the model, n, token limits, streaming, tools: agents.options.PROFILE_GOVERNED_KEYS)."""
+    if not isinstance(extra, dict):
+        return
+    for key in extra:
+        if key in PROFILE_GOVERNED_KEYS:
+            raise ProfileError(
+                f"agent_options.extra_body.{key} is refused: the provider profile governs it "
+                "(name the model with agent_options.model and the length with "
+                "agent_options.max_tokens, within the profile's limits)"
+            )
 
 
 def agent_kwargs(options: dict[str, Any], profile: ProviderProfile | None) -> dict[str, Any]:

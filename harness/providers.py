@@ -9,7 +9,13 @@ network route to that profile's endpoint only.
 Profiles named there replace the built-in ones of the same name:
 
     {"vllm-local": {"kind": "openai", "base_url": "http://127.0.0.1:8001/v1"},
-     "openai": {"kind": "openai", "api_key_env": "OPENAI_API_KEY", "models": ["gpt-4o"]}}
+     "openai": {"kind": "openai", "api_key_env": "OPENAI_API_KEY", "models": ["gpt-4o"],
+                "max_tokens": 4096, "max_n": 1}}
+
+A profile governs what one request may ask for: `models`, `max_tokens` (max_tokens /
+max_completion_tokens), `max_n` (n / best_of; default 1). Pre-flight holds a run's options to it
+(harness.policy), and the orchestrator's forwarder holds every request an agent sends
+(harness.agent_host_net).
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -48,6 +54,10 @@ class ProviderProfile(BaseModel):
         None, description="orchestrator environment variable holding the key; None: no key"
     )
     models: list[str] | None = Field(None, description="model ids a run may ask for; None: any")
+    max_tokens: int | None = Field(
+        None, ge=1, description="the most a request may ask for (max_tokens, max_completion_tokens)"
+    )
+    max_n: int = Field(1, ge=1, le=128, description="completions per request (n, best_of)")
 
     @field_validator("base_url")
     @classmethod
@@ -96,6 +106,35 @@ class ProviderProfile(BaseModel):
                 f"provider profile {self.name!r} offers models {', '.join(self.models)}; "
                 f"not {model!r}"
             )
+
+    def check_max_tokens(self, value: object, key: str = "max_tokens") -> None:
+        if self.max_tokens is not None and value is not None and _int_over(value, self.max_tokens):
+            raise ProfileError(
+                f"{key}={value!r} is over provider profile {self.name!r}'s limit of "
+                f"{self.max_tokens}"
+            )
+
+    def check_request(self, body: dict[str, Any]) -> None:
+        """ProfileError naming the key when a request body the agent sends breaks this profile:
+        a model it does not offer, more completions or tokens than it allows. The forwarder
+        applies it to every request (defence in depth behind pre-flight)."""
+        model = body.get("model")
+        if model is not None and not isinstance(model, str):
+            raise ProfileError(f"model {model!r} is not a model id")
+        self.check_model(model)
+        for key in ("n", "best_of"):
+            if body.get(key) is not None and _int_over(body[key], self.max_n):
+                raise ProfileError(
+                    f"{key}={body[key]!r} is over provider profile {self.name!r}'s limit of "
+                    f"{self.max_n} (max_n)"
+                )
+        for key in ("max_tokens", "max_completion_tokens", "max_new_tokens"):
+            self.check_max_tokens(body.get(key), key)
+
+
+def _int_over(value: object, limit: int) -> bool:
+    """True unless `value` is an integer <= limit (a non-integer is over any limit)."""
+    return isinstance(value, bool) or not isinstance(value, int) or value > limit
 
 
 def default_profiles() -> dict[str, ProviderProfile]:

@@ -469,7 +469,10 @@ class Scheduler:
         if self._agent_hosts is None:
             from harness.agent_host import AgentHosts
 
-            self._agent_hosts = AgentHosts(memory_mb=self.settings.agent_memory_mb)
+            self._agent_hosts = AgentHosts(
+                memory_mb=self.settings.agent_memory_mb,
+                max_message_chars=self.settings.agent_max_message_chars,
+            )
         return self._agent_hosts
 
     async def _make_agent(self, rs: _RunState, ep: Episode) -> Agent:

@@ -66,6 +66,9 @@ class Settings(BaseSettings):
     # by the REST API).
     agent_isolation: AgentIsolation = "bwrap"
     agent_memory_mb: int = Field(2048, ge=256)  # address-space limit of one agent host
+    # The longest agent message, in characters (operator only): a longer one ends the episode
+    # with an agent error and is not stored (docs/agents.md).
+    agent_max_message_chars: int = Field(256 * 1024, ge=1024, le=8_000_000)
     # REST limits (operator only): request body bytes (413 beyond), open event streams in total
     # and per client address (429 beyond; behind a proxy every client has the proxy's address)
     api_max_body_bytes: int = Field(1_000_000, ge=1024)

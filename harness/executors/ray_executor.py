@@ -119,7 +119,10 @@ class _WorkerState:
         if self.hosts is None:
             from harness.agent_host import AgentHosts
 
-            self.hosts = AgentHosts(memory_mb=settings.agent_memory_mb)
+            self.hosts = AgentHosts(
+                memory_mb=settings.agent_memory_mb,
+                max_message_chars=settings.agent_max_message_chars,
+            )
             atexit.register(self.hosts.close)  # its temp dir, when Ray ends this worker
         return self.hosts
 

@@ -1,6 +1,6 @@
 """What a host can reach: a provider agent reaches its profile's endpoint (a real stand-in OpenAI
 server on loopback) and nothing else; a local agent reaches nothing, including a listening
-server on the orchestrator's loopback; the https route (CONNECT proxy) tunnels to one host:port."""
+server on the orchestrator's loopback. (The forwarder's checks: tests/api_trust/test_extra_body.py.)"""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ import pytest
 from agents import AgentError, Message
 from agents.registry import resolve_agent
 from harness.agent_host import AgentHosts
-from harness.agent_host_net import ConnectProxy
 from tests.agents.conftest import provider_server, server  # noqa: F401 - fixtures
 
 CONV = [Message(role="system", content="S"), Message(role="user", content="hello")]
@@ -123,39 +122,3 @@ async def test_local_agent_reaches_nothing(listener, tmp_path: Path) -> None:
         hosts.close()
         us.close()
     assert found["connect"] == [] and seen == []
-
-
-def test_connect_proxy_tunnels_to_one_host_port_only(tmp_path: Path, listener) -> None:
-    port, _ = listener
-    upstream = socket.socket()
-    upstream.bind(("127.0.0.1", 0))
-    upstream.listen(1)
-    up_port = upstream.getsockname()[1]
-
-    def echo() -> None:
-        c, _ = upstream.accept()
-        c.sendall(c.recv(100).upper())
-        c.close()
-
-    threading.Thread(target=echo, daemon=True).start()
-    proxy = ConnectProxy(str(tmp_path / "p.sock"), "127.0.0.1", up_port)
-    proxy.start()
-
-    def ask(target: str, payload: bytes = b"") -> bytes:
-        c = socket.socket(socket.AF_UNIX)
-        c.connect(str(tmp_path / "p.sock"))
-        c.sendall(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode() + payload)
-        data = b""
-        while chunk := c.recv(1000):
-            data += chunk
-        c.close()
-        return data
-
-    try:
-        assert ask(f"127.0.0.1:{port}").startswith(b"HTTP/1.1 403")
-        assert ask(f"api.example.com:{up_port}").startswith(b"HTTP/1.1 403")
-        ok = ask(f"127.0.0.1:{up_port}", b"tls bytes")
-        assert ok == b"HTTP/1.1 200 Connection established\r\n\r\nTLS BYTES"
-    finally:
-        proxy.stop()
-        upstream.close()
