@@ -9,8 +9,9 @@ What the sandbox holds (see docs/agents.md, "What an agent can and cannot reach"
 the Python prefix read-only, the `agents` package, the agent's own top-level module or package,
 files its `file_options` name, a private /tmp; `harness`, `function_store` and `evaluator` are
 replaced by a package that raises ImportError wherever the Python path could find them. The
-environment is cleared; a provider agent gets its profile's variables (key, base URL) and one
-route to the profile's endpoint; any other agent gets no secrets and no network at all.
+environment is cleared; a provider agent gets its profile's base URL, a placeholder key and one
+route to the profile's endpoint, whose forwarder adds the real key on the orchestrator's side; any
+other agent gets no secrets and no network at all.
 
 A host that dies mid-step (killed, crashed) is replaced and the same step is asked again: nothing
 was stored for it, so nothing is duplicated. A cancelled step (the wall-time budget) kills the

@@ -10,6 +10,8 @@ and reply, it
   not offer, more completions (`n`, `best_of`) than its `max_n`, more tokens than its
   `max_tokens` (`ProviderProfile.check_request`), a body that is not a plain JSON object, a path
   outside the profile's base URL;
+- sends the profile's key (`ProviderProfile.auth_headers`) in place of the agent's credential
+  headers: the host holds only a placeholder (`HELD_KEY`), so agent code cannot read the key;
 - counts the tokens the provider reports in each reply's `usage` (`UsageMeter`); the episode's
   token budget counts these rather than what the agent claims (docs/agents.md, "Usage").
 """
@@ -32,7 +34,7 @@ import httpx
 
 from agents.base import MAX_MESSAGE_TOKENS
 from agents.host_protocol import MAX_LINE, Network
-from harness.providers import _ENV, ProfileError, ProviderProfile
+from harness.providers import _ENV, CREDENTIAL_HEADERS, ProfileError, ProviderProfile
 
 log = logging.getLogger(__name__)
 
@@ -146,6 +148,7 @@ class ProviderForwarder:
 
     def __init__(self, path: str, profile: ProviderProfile, meter: UsageMeter) -> None:
         self.profile, self.meter = profile, meter
+        self.auth = profile.auth_headers()
         u = urlsplit(profile.url)
         self.origin = f"{u.scheme}://{u.netloc}"
         self.base_path = u.path.rstrip("/")
@@ -209,7 +212,12 @@ def _handler(fwd: ProviderForwarder) -> type[BaseHTTPRequestHandler]:
             if why is not None:
                 log.warning("agent request refused by the provider forwarder: %s", why)
                 return self._error(400, f"refused by the harness: {why}")
-            headers = [(k, v) for k, v in self.headers.items() if k.lower() not in _HOP]
+            headers = [
+                (k, v)
+                for k, v in self.headers.items()
+                if k.lower() not in _HOP and k.lower() not in CREDENTIAL_HEADERS
+            ]
+            headers += fwd.auth.items()  # the operator's key, which the sandbox never holds
             headers.append(("accept-encoding", "identity"))  # so that usage can be read
             req = fwd.client.build_request(
                 self.command, fwd.origin + self.path, headers=headers, content=body

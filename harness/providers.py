@@ -35,6 +35,10 @@ _ENV = {
     "openai": ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
     "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
 }
+# What a sandboxed agent sees as its key; the forwarder swaps in the operator's key.
+HELD_KEY = "held-by-the-harness"
+# request headers that carry a credential; the forwarder drops the agent's and sends the profile's
+CREDENTIAL_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "proxy-authorization"})
 _DEFAULT_URL = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
 
 
@@ -92,13 +96,21 @@ class ProviderProfile(BaseModel):
         return key
 
     def agent_env(self, environ: dict[str, str] | None = None) -> dict[str, str]:
-        """The environment variables an agent host for this profile gets (nothing else secret)."""
+        """The environment variables a sandboxed agent host for this profile gets: the URL and a
+        placeholder key. The real key never enters the sandbox: the provider forwarder puts it on
+        each request (`auth_headers`). The profile's key is still checked here, so that a
+        missing one fails before the host starts."""
         key_var, url_var = _ENV[self.kind]
-        env = {url_var: self.url}
-        key = self.api_key(environ)
-        # Local servers (vLLM, FastChat, `harness backbone serve`) accept any key.
-        env[key_var] = key if key is not None else "EMPTY"
-        return env
+        self.api_key(environ)
+        return {url_var: self.url, key_var: HELD_KEY}
+
+    def auth_headers(self, environ: dict[str, str] | None = None) -> dict[str, str]:
+        """The credential headers the forwarder sends to the endpoint, in place of whatever the
+        agent sent. Local servers (vLLM, `harness backbone serve`) accept any key: "EMPTY"."""
+        key = self.api_key(environ) or "EMPTY"
+        if self.kind == "anthropic":
+            return {"x-api-key": key}
+        return {"authorization": f"Bearer {key}"}
 
     def check_model(self, model: str | None) -> None:
         if model is not None and self.models is not None and model not in self.models:

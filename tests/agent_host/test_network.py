@@ -14,6 +14,7 @@ import pytest
 from agents import AgentError, Message
 from agents.registry import resolve_agent
 from harness.agent_host import AgentHosts
+from harness.providers import HELD_KEY
 from tests.agents.conftest import provider_server, server  # noqa: F401 - fixtures
 
 CONV = [Message(role="system", content="S"), Message(role="user", content="hello")]
@@ -85,7 +86,7 @@ async def test_openai_agent_reaches_its_profile_endpoint_only(server, profile, l
             )  # fmt: skip
         assert seen == [] and server.script.requests == []
 
-        # a cheater under the openai provider: the profile's key and route, nothing else
+        # a cheater under the openai provider: the profile's route, nothing else
         cheat = client(
             hosts,
             "host_test_agents:CheaterOpenAIAgent",
@@ -98,7 +99,8 @@ async def test_openai_agent_reaches_its_profile_endpoint_only(server, profile, l
         hosts.close()
     assert found["connect"] == [] and seen == []
     env = found["env"]
-    assert env["OPENAI_API_KEY"] == "sk-profile-key"
+    assert env["OPENAI_API_KEY"] == HELD_KEY  # the profile's key went only to the endpoint
+    assert "sk-profile-key" not in json.dumps(found)
     assert env["OPENAI_BASE_URL"].startswith("http://127.0.0.1:")  # the in-sandbox listener
     assert not {"TEST_PROFILE_KEY", "HARNESS_PROVIDER_PROFILES", "ANTHROPIC_API_KEY"} & set(env)
 

@@ -28,6 +28,7 @@ from evaluator.scoring import EvalSettings, Item, score_numeric_batch
 from function_store.models import HiddenTruth, PublicMeta, Target, make_canary
 from function_store.service.client import TargetServiceClient
 from harness.agent_host import AgentHosts
+from harness.providers import HELD_KEY
 from harness.sandbox.pool import ServicePool
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
@@ -148,7 +149,7 @@ async def test_an_agent_host_gives_a_local_agent_no_operator_secret() -> None:
     assert leaked(reply.content) == [], reply.content[:3000]
 
 
-async def test_a_provider_agent_gets_its_profiles_key_and_no_other_secret(
+async def test_a_provider_agent_holds_no_key_not_even_its_profiles(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv(
@@ -171,9 +172,10 @@ async def test_a_provider_agent_gets_its_profiles_key_and_no_other_secret(
         await agent.aclose()
         hosts.close()
     _probe_ran(reply.content)
-    # the one secret the operator listed for this agent reaches it, as OPENAI_API_KEY
-    assert "os.environ: OPENAI_API_KEY=sk-canary-profile-key-3f70" in reply.content
-    assert leaked(reply.content) == ["canary-profile-key"], reply.content[:3000]
+    # its profile's key stays with the orchestrator (the forwarder sends it to the endpoint:
+    # tests/agent_host/test_network.py); the SDK inside sees a placeholder
+    assert f"os.environ: OPENAI_API_KEY={HELD_KEY}" in reply.content
+    assert leaked(reply.content) == [], reply.content[:3000]
 
 
 # ---- target code in a target service ------------------------------------------------------------
