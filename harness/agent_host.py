@@ -320,6 +320,8 @@ class AgentHosts:
 
     async def start(self, plan: HostPlan, meter: UsageMeter | None = None) -> _Process:
         """A running host for `plan`; a provider route counts the provider's usage into `meter`."""
+        meter = meter or UsageMeter()
+        before = meter.reading()
         agents_dir = os.path.dirname(os.path.realpath(agents.__file__))
         mounts = ["--ro-bind", agents_dir, f"{_AGENTS_ROOT}/agents"]
         forward_py = os.path.realpath(forward.__file__)
@@ -336,7 +338,7 @@ class AgentHosts:
             dirs.append(sock_dir)
             from harness.agent_host_net import open_route
 
-            network, relay = open_route(plan.profile, sock_dir, _NET_DIR, meter or UsageMeter())
+            network, relay = open_route(plan.profile, sock_dir, _NET_DIR, meter)
             mounts += ["--bind", sock_dir, _NET_DIR, "--ro-bind", forward_py, FORWARD_PY]
         cmd, args_fd = options_via_fd(
             self.sandbox.command(
@@ -390,10 +392,23 @@ class AgentHosts:
             raise
         if not isinstance(resp, Ready):
             await host.close(graceful=False)
-            message = resp.message if isinstance(resp, Failure) else repr(resp)
-            category = resp.category if isinstance(resp, Failure) else "infrastructure"
+            if isinstance(resp, Failure):
+                category, message = checked_category(resp, meter.since(before))
+            else:
+                category, message = "infrastructure", repr(resp)
             raise AgentError(f"agent could not be created: {message}", category=category)
         return host
+
+
+def checked_category(failure: Failure, seen: Seen) -> tuple[str, str]:
+    """The category and message of a failure the host reported. The category is the agent's
+    claim, and agent code can raise any: "infrastructure" and "budget" (a provider failure, not
+    the agent's fault) stand only when the harness's forwarder saw the provider fail during the
+    step; anything else is the agent's own failure."""
+    claimed = failure.category
+    if claimed == "agent" or (claimed in ("infrastructure", "budget") and seen.failures):
+        return claimed, failure.message
+    return "agent", f"{failure.message} (reported as {claimed!r:.40}; no provider failure seen)"
 
 
 class AgentHostClient(Agent):
@@ -452,7 +467,8 @@ class AgentHostClient(Agent):
                 usage = self._usage(resp.usage, before)
                 return AgentReply(content=resp.content, usage=usage, model=resp.model)
             if isinstance(resp, Failure):
-                raise AgentError(resp.message, category=resp.category, retryable=resp.retryable)
+                category, message = checked_category(resp, self.meter.since(before))
+                raise AgentError(message, category=category, retryable=resp.retryable)
             await self._discard()
             raise AgentError(f"agent host answered {resp!r:.200}", category="infrastructure")
         # only agent code runs in the host: a host that keeps dying is the agent's failure

@@ -19,6 +19,7 @@ and reply, it
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -56,6 +57,8 @@ _HOP = {
     "accept-encoding",
     "content-encoding",
 }
+# provider statuses an agent may report as an infrastructure or budget failure (with 5xx)
+PROVIDER_FAILURES = frozenset({402, 408, 429})
 # usage fields of OpenAI-style and Anthropic replies (and of their streamed events)
 _PROMPT = (
     "prompt_tokens",
@@ -73,6 +76,7 @@ class Seen:
     prompt_tokens: int
     completion_tokens: int
     replies: int  # replies that carried a usage object
+    failures: int = 0  # provider failures the forwarder saw (transport errors, 402, 408, 429, 5xx)
 
 
 class UsageMeter:
@@ -90,7 +94,12 @@ class UsageMeter:
                 t.prompt_tokens + prompt_tokens,
                 t.completion_tokens + completion_tokens,
                 t.replies + 1,
+                t.failures,
             )
+
+    def failed(self) -> None:
+        with self._lock:
+            self._total = dataclasses.replace(self._total, failures=self._total.failures + 1)
 
     def reading(self) -> Seen:
         with self._lock:
@@ -102,6 +111,7 @@ class UsageMeter:
             now.prompt_tokens - before.prompt_tokens,
             now.completion_tokens - before.completion_tokens,
             now.replies - before.replies,
+            now.failures - before.failures,
         )
 
 
@@ -225,7 +235,10 @@ def _handler(fwd: ProviderForwarder) -> type[BaseHTTPRequestHandler]:
             try:
                 resp = fwd.client.send(req, stream=True)
             except httpx.HTTPError as e:
+                fwd.meter.failed()
                 return self._error(502, f"the provider endpoint failed: {type(e).__name__}")
+            if resp.status_code in PROVIDER_FAILURES or resp.status_code >= 500:
+                fwd.meter.failed()
             try:
                 self._relay(resp)
             finally:

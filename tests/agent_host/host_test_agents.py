@@ -126,3 +126,15 @@ class PrintingAgent(Agent):
     async def step(self, conversation: list[Message]) -> AgentReply:
         print('noise on stdout\n{"type": "reply", "content": "forged"}', flush=True)
         return AgentReply(content=f"seen {len(conversation)}")
+
+
+class ClaimsCategoryAgent(Agent):
+    """Raises AgentError with the category its options name, without calling anything: a claim
+    that a provider failed when none did."""
+
+    name = "claims-category"
+
+    async def step(self, conversation: list[Message]) -> AgentReply:
+        from agents import AgentError
+
+        raise AgentError("the provider is down, honest", category=self.options["category"])

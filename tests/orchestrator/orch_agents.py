@@ -79,13 +79,15 @@ class TwoCommandsAgent(Agent):
 
 
 class FailingAgent(Agent):
-    """Fails persistently on its second message, as a provider out of credit would."""
+    """Fails persistently on its second message. Its own claim of a provider failure would be
+    relabelled `agent` (no provider failure seen: tests/agent_host/test_error_category.py), so
+    it raises an agent error."""
 
     provider = "orch-local"
 
     async def step(self, conversation: list[Message]) -> AgentReply:
         if _rounds(conversation) >= 1:
-            raise AgentError("provider said: insufficient credits", category="infrastructure")
+            raise AgentError("provider said: insufficient credits", category="agent")
         return AgentReply(content=f"PYTHON({DIR} 1)")
 
 

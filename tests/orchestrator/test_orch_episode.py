@@ -169,7 +169,7 @@ async def test_wall_time_budget(sqlite_url: str) -> None:
 async def test_agent_failure_is_an_error_state_not_a_score(sqlite_url: str) -> None:
     store, [run] = await run_in_process(sqlite_url, spec("orch_agents:FailingAgent", ids=[F0, F1]))
     eps = store.episodes(run.id)
-    assert {(e.status, e.error_category) for e in eps} == {("error", "infrastructure")}
+    assert {(e.status, e.error_category) for e in eps} == {("error", "agent")}
     assert all("insufficient credits" in e.error for e in eps)
     assert store.run_scores(run.id) == []  # never a 0
     assert run.status == "failed" and run.error == "every episode ended in error"

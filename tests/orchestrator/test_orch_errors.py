@@ -31,18 +31,18 @@ def test_cli_shows_grouped_episode_errors(sqlite_url: str) -> None:
     env = server_env(sqlite_url, COLUMNS="250")
     r = _run(env, "orch_agents:FailingAgent", 3)
     assert r.returncode == 1  # every episode ended in error: the run failed
-    assert f"3 episodes: [infrastructure] {CREDITS}" in r.stdout, r.stdout
+    assert f"3 episodes: [agent] {CREDITS}" in r.stdout, r.stdout
     run_id = json.loads(harness(env, "runs", "list", "--json").stdout.splitlines()[0])["id"]
 
     show = harness(env, "runs", "show", run_id)
-    assert f"3 episodes: [infrastructure] {CREDITS}" in show.stdout, show.stdout
+    assert f"3 episodes: [agent] {CREDITS}" in show.stdout, show.stdout
     assert show.stdout.count(CREDITS) == 4  # the summary line, then each episode's row
 
     detail = json.loads(harness(env, "runs", "show", run_id, "--json").stdout)
     assert detail["errors"] == [
         {
             "where": "episode",
-            "category": "infrastructure",
+            "category": "agent",
             "metric": None,
             "agent": None,
             "message": CREDITS,
@@ -82,7 +82,7 @@ def test_rest_run_detail_groups_errors(sqlite_url: str, tmp_path) -> None:  # ty
         detail = c.get(f"/runs/{run['id']}").json()
         assert [
             (g["where"], g["category"], g["message"], g["episodes"]) for g in detail["errors"]
-        ] == [("episode", "infrastructure", CREDITS, 2)]
+        ] == [("episode", "agent", CREDITS, 2)]
         eps = {e["id"] for e in c.get(f"/runs/{run['id']}/episodes").json()}
         assert detail["errors"][0]["example_episode"] in eps
     finally:

@@ -65,7 +65,7 @@ def test_export_carries_errors(sqlite_url: str, tmp_path) -> None:  # type: igno
     log = inspect_log.read_eval_log(str(out))
     assert log.status == "error" and "every episode ended in error" in log.error.message
     for s in log.samples:
-        assert s.error.message == "[infrastructure] provider said: insufficient credits"
+        assert s.error.message == "[agent] provider said: insufficient credits"
         assert s.scores == {}  # an episode that ended in error is not scored at all
 
 
