@@ -20,6 +20,7 @@ from starlette.background import BackgroundTask
 
 from harness.api import schemas as S
 from harness.api.limits import BodyLimit, StreamSlots
+from harness.api.nul_guard import RejectNul
 from harness.policy import ApiPolicy, RequestInvalid
 from harness.preflight import PreflightError, preflight
 from harness.scheduler import (
@@ -94,6 +95,7 @@ def create_app(settings: Settings | None = None, *, run_scheduler: bool = True) 
 
     policy = ApiPolicy.from_settings(settings)
     app.add_middleware(BodyLimit, max_bytes=settings.api_max_body_bytes)
+    app.add_middleware(RejectNul)
     streams = StreamSlots(settings.sse_max_streams, settings.sse_max_per_client)
 
     @app.exception_handler(RequestValidationError)
