@@ -320,6 +320,7 @@ SAFE_DETAILS = {
     "stopped_at",
     "partial_scores",
     "gt_energy_zero",
+    "agent_grid",  # the agent code's outputs on the scoring grid (the plot's line)
 }
 
 

@@ -7,6 +7,8 @@ passes the API's own validation, policy and token check.
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode
@@ -31,6 +33,9 @@ MAX_COMPARE = 500  # common targets listed on the compare page
 
 router = APIRouter(include_in_schema=False)
 svg_cache = plots.SvgCache()
+# one episode plot drawn at a time: parallel views of a new episode wait for the first drawing and
+# then read the cache, instead of each spending a CPU second in matplotlib
+_plot_lock = threading.Lock()
 summaries = views.SummaryCache()
 
 
@@ -278,30 +283,34 @@ def run_page(
     )
 
 
-async def _episode_plot(
+def _episode_plot(
     request: Request, detail: S.EpisodeDetail, run: Run, show_truth: bool
 ) -> dict[str, Any]:
-    """The numeric plot's SVG and notes (cached once the episode has finished)."""
+    """The numeric plot's SVG and notes (cached once the episode has finished), from the store:
+    no code runs."""
     svc = _svc(request)
     points = plots.sampled_points(detail.calls)
     finished = detail.status not in ("queued", "running")
-    key = ("numeric", detail.id, show_truth) if finished else None
-    if key is not None and (hit := svg_cache.get(key)) is not None:
-        return {"svg": hit, "points": len(points), "notes": []}
-    data: dict[str, Any] = {"notes": []}
-    if finished:
-        answer = views.split_answer(detail.final_answer, detail.scores)
-        target = views.load_target(svc.catalogs, run, detail.target_id) if show_truth else None
-        data = await views.numeric_plot_data(svc.client, detail, answer, target)
-    svg = plots.numeric_svg(
-        points,
-        agent=data.get("agent"),
-        truth=data.get("truth"),
-        corrupted=data.get("corrupted"),
-        title=detail.target_id,
-    )
-    if key is not None and not data["notes"]:
-        svg_cache.put(key, svg)
+    key = ("numeric", detail.id, show_truth, detail.scored) if finished else None
+    with _plot_lock:
+        if key is not None and (hit := svg_cache.get(key)) is not None:
+            notes = svg_cache.get((*key, "notes")) or ""
+            return {"svg": hit, "points": len(points), "notes": notes.split("\n") if notes else []}
+        data: dict[str, Any] = {"notes": []}
+        if finished:
+            answer = views.split_answer(detail.final_answer, detail.scores)
+            target = views.load_target(svc.catalogs, run, detail.target_id) if show_truth else None
+            data = views.numeric_plot_data(detail, answer, target)
+        svg = plots.numeric_svg(
+            points,
+            agent=data.get("agent"),
+            truth=data.get("truth"),
+            corrupted=data.get("corrupted"),
+            title=detail.target_id,
+        )
+        if key is not None:
+            svg_cache.put(key, svg)
+            svg_cache.put((*key, "notes"), "\n".join(data["notes"]))
     return {"svg": svg, "points": len(points), "notes": data["notes"]}
 
 
@@ -316,7 +325,9 @@ async def episode_page(request: Request, episode_id: str) -> HTMLResponse:
     show_truth = views.may_see_truth(ep.status, auth.is_authorised(request))
     target = views.load_target(svc.catalogs, run, ep.target_id) if show_truth else None
     answer = views.split_answer(detail.final_answer, detail.scores)
-    plot = await _episode_plot(request, detail, run, show_truth) if ep.family == "numeric" else None
+    plot = None
+    if ep.family == "numeric":
+        plot = await asyncio.to_thread(_episode_plot, request, detail, run, show_truth)
     unit_tests = None
     if target is not None and ep.family != "numeric":
         unit_tests = await views.unit_test_rows(detail, answer, target)
@@ -348,7 +359,9 @@ async def episode_plot_svg(request: Request, episode_id: str) -> Response:
         raise HTTPException(404, "no numeric episode with that id")
     detail = S.episode_detail(svc.store, ep)
     show_truth = views.may_see_truth(ep.status, auth.is_authorised(request))
-    plot = await _episode_plot(request, detail, svc.store.get_run(ep.run_id), show_truth)
+    # matplotlib takes a moment: off the event loop
+    run = svc.store.get_run(ep.run_id)
+    plot = await asyncio.to_thread(_episode_plot, request, detail, run, show_truth)
     return Response(plot["svg"], media_type="image/svg+xml")
 
 

@@ -1,5 +1,6 @@
 """What the pages show, built from the API's own views (harness.api.schemas) and the evaluator's
-functions (report, answer parser, NMSE grid, sandboxed code runs): scores are never re-derived.
+functions (report, answer parser, what scoring stored): scores are never re-derived, and the
+numeric plot never runs code (it draws the grids the scorer stored).
 
 Ground truth (hidden description, code, parameters, corrupted interval, expected unit-test
 outputs, judge verdicts) is only built when `show_truth` is true: the episode has finished and
@@ -98,40 +99,39 @@ def _run_agent_code(answer: Any, inputs: list[str], kind: str, call: str) -> Any
     return run_code_jobs([job], limits=EvalSettings().limits())[0]
 
 
-async def numeric_plot_data(
-    client: Any, detail: S.EpisodeDetail, answer: Any, target: Any
-) -> dict[str, Any]:
-    """Agent code (and, with `target`, ground truth) on FIND's 256-point grid; notes say what
-    could not be drawn and why."""
+def numeric_plot_data(detail: S.EpisodeDetail, answer: Any, target: Any) -> dict[str, Any]:
+    """What scoring computed on FIND's 256-point grid, read from the `nmse` score's details (the
+    agent code's outputs and, with `target` (the viewer may see ground truth), the ground truth)
+    and the corrupted interval; notes say what cannot be drawn and why. Never runs code: a page
+    view must cost no sandbox run (issue 27)."""
     from evaluator.domain import true_interval
-    from evaluator.numeric import GRID, grid_inputs, ground_truth_from_outputs
 
     out: dict[str, Any] = {"notes": []}
-    if answer is not None and answer.code.strip() and answer.func_name:
-        res = await asyncio.to_thread(
-            _run_agent_code, answer, grid_inputs(), "numeric", "find-compat"
-        )
-        xs, ys = [], []
-        for x, r in zip(GRID, res.results, strict=False):
-            if "v" in r and all(isinstance(v, int | float) for v in r["v"]):
-                xs.append(x)
-                ys.append(float(r["v"][0]))
-        if res.reason:
-            out["notes"].append(f"agent's code: {res.reason}")
-        if xs:
-            out["agent"] = (xs, ys)
-    elif answer is not None:
+    nmse = next((s for s in detail.scores if s.metric == "nmse"), None)
+    details = nmse.details if nmse is not None else {}
+    grid = details.get("agent_grid")
+    if answer is None:
+        pass
+    elif not (answer.code.strip() and answer.func_name):
         out["notes"].append("the final answer has no function to plot")
+    elif isinstance(grid, dict) and grid.get("x"):
+        out["agent"] = (list(grid["x"]), list(grid["y"]))
+    elif nmse is None:
+        out["notes"].append("the episode has no code score: nothing computed to plot")
+    elif nmse.status == "error":
+        out["notes"].append(f"agent's code: not scored ({nmse.error})")
+    elif grid is None:
+        out["notes"].append("agent's code: its outputs were not stored (scored before they were)")
+    else:
+        out["notes"].append(f"agent's code: {details.get('failure') or 'no numeric output'}")
     if target is not None:
-        try:
-            gt = ground_truth_from_outputs(await client.call(target.id, grid_inputs()))
-        except Exception as e:  # the target could not be served: say so, draw the rest
-            out["notes"].append(f"ground truth unavailable: {type(e).__name__}: {e}")
-        else:
-            if gt.error or gt.exception_at is not None:
-                out["notes"].append(f"ground truth: {gt.error or f'raised at x={gt.exception_at}'}")
-            else:
-                out["truth"] = (gt.xs, [v.real for v in gt.values])
+        truth = details.get("truth_grid")
+        if isinstance(truth, dict) and truth.get("x"):
+            out["truth"] = (list(truth["x"]), list(truth["y"]))
+        elif nmse is not None:
+            out["notes"].append(
+                "ground truth: " + (nmse.error or details.get("failure") or "not stored")
+            )
         out["corrupted"] = true_interval(target.hidden.corruption)
     return out
 

@@ -25,7 +25,7 @@ _slept = []
 def f(x):
     if not _slept:
         _slept.append(1)
-        time.sleep(4)
+        time.sleep(8)
     return 2 * x
 ```"""
 
@@ -43,7 +43,7 @@ class NulAgent(Agent):
 
 
 class SleepyAnswerAgent(Agent):
-    """Answers at once with code that sleeps 4 s on its first call and then doubles x."""
+    """Answers at once with code that sleeps 8 s on its first call and then doubles x."""
 
     name = "sleepy-answer"
 
