@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -94,6 +95,9 @@ def create_app(settings: Settings | None = None, *, run_scheduler: bool = True) 
     )
 
     policy = ApiPolicy.from_settings(settings)
+    # Building a find-gen catalog for a seed not loaded yet costs seconds of CPU: one at a time,
+    # and (with tokens configured) only for callers with a token (issue 27).
+    seed_builds = threading.BoundedSemaphore(1)
     app.add_middleware(BodyLimit, max_bytes=settings.api_max_body_bytes)
     app.add_middleware(RejectNul)
     streams = StreamSlots(settings.sse_max_streams, settings.sse_max_per_client)
@@ -315,26 +319,55 @@ def create_app(settings: Settings | None = None, *, run_scheduler: bool = True) 
         except S.ReportUnavailable as e:
             raise HTTPException(501, str(e)) from e
 
-    @app.get("/targets", response_model=list[S.PublicTargetOut], responses=ERRORS)
+    @app.get(
+        "/targets",
+        response_model=list[S.PublicTargetOut],
+        responses={
+            **ERRORS,
+            503: {"model": S.ErrorOut, "description": "another new seed is being built"},
+        },
+    )
     def list_targets(
         dataset: str = Query(..., description="find-v1 | find-gen | find-import | ..."),
         family: str | None = None,
         variant: str | None = None,
-        gen_seed: int = Query(0, ge=0, lt=2**32, description="find-gen generator seed"),
+        gen_seed: int = Query(
+            0,
+            ge=0,
+            lt=2**32,
+            description="find-gen generator seed; one the server has not loaded yet needs a "
+            "token (when tokens are configured), and is built one at a time",
+        ),
         limit: int = Query(100, ge=1, le=10_000),
         offset: int = Query(0, ge=0, le=MAX_OFFSET),
         svc: Services = Depends(services),
+        ok: bool = Depends(authorised),
     ) -> list[S.PublicTargetOut]:
         """Public views only: never ground truth."""
         from function_store.catalog import UnknownDataset
         from function_store.datasets import DataUnavailable
 
+        known = gen_seed == settings.gen_seed or gen_seed in svc.catalogs.seeds()
+        if not known and not ok:
+            raise HTTPException(
+                401,
+                f"gen_seed {gen_seed} is not loaded on this server; a new seed needs a bearer "
+                f"token (loaded: {sorted({settings.gen_seed, *svc.catalogs.seeds()})})",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+        if not known and not seed_builds.acquire(blocking=False):
+            raise HTTPException(
+                503, "another new gen_seed is being built; retry", headers={"Retry-After": "5"}
+            )
         try:
             targets = svc.catalogs.get(gen_seed).list(
                 dataset=dataset, family=family, variant=variant
             )
         except (UnknownDataset, DataUnavailable, ValueError) as e:
             raise HTTPException(400, str(e)) from e
+        finally:
+            if not known:
+                seed_builds.release()
         return [t.public_view() for t in targets[offset : offset + limit]]
 
     @app.get("/agents", response_model=list[S.AgentOut])
