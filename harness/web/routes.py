@@ -49,7 +49,9 @@ def _page(request: Request, name: str, status_code: int = 200, **ctx: Any) -> HT
         "tokens_configured": bool(auth.configured_tokens(request)),
         "csrf": auth.csrf_value(request),
     }
-    return templates.TemplateResponse(request, name, ctx, status_code=status_code)
+    response = templates.TemplateResponse(request, name, ctx, status_code=status_code)
+    auth.set_cookies(response, request)
+    return response
 
 
 def _not_found(request: Request, what: str) -> HTMLResponse:
@@ -180,13 +182,7 @@ async def start_run(request: Request) -> Response:
         k: fields.get(k, "") for k in ("max_rounds", "max_target_calls", "max_tokens", "max_wall_s")
     }
     if not auth.csrf_ok(request, fields.get("csrf")):
-        return _page(
-            request,
-            "error.html",
-            403,
-            title="Form expired",
-            message="reload the page and submit the form again",
-        )
+        return _form_expired(request)
     headers = {}
     if (token := auth.session_token(request)) is not None:
         headers["Authorization"] = f"Bearer {token}"
@@ -428,18 +424,36 @@ async def login(request: Request) -> Response:
     raw = await request.body()
     if len(raw) > MAX_FORM_BYTES:
         raise HTTPException(413, "form too large")
-    token = (parse_qs(raw.decode("utf-8", "replace")).get("token") or [""])[0].strip()
+    form = parse_qs(raw.decode("utf-8", "replace"))
+    if not auth.csrf_ok(request, (form.get("csrf") or [""])[0]):
+        return _form_expired(request)
+    token = (form.get("token") or [""])[0].strip()
     if not auth.valid_token(request, token):
         return _page(
             request, "login.html", 401, error="that token is not one of this server's tokens"
         )
     resp = RedirectResponse("/", status_code=303)
-    resp.set_cookie(auth.COOKIE, token, httponly=True, samesite="strict", path="/")
+    auth.log_in(resp, request, token)
     return resp
 
 
 @router.post("/ui/logout")
-def logout() -> Response:
+async def logout(request: Request) -> Response:
+    raw = await request.body()
+    if len(raw) > MAX_FORM_BYTES:
+        raise HTTPException(413, "form too large")
+    if not auth.csrf_ok(request, (parse_qs(raw.decode("utf-8", "replace")).get("csrf") or [""])[0]):
+        return _form_expired(request)
     resp = RedirectResponse("/", status_code=303)
-    resp.delete_cookie(auth.COOKIE, path="/")
+    auth.log_out(resp, request)
     return resp
+
+
+def _form_expired(request: Request) -> HTMLResponse:
+    return _page(
+        request,
+        "error.html",
+        403,
+        title="Form expired",
+        message="reload the page and submit the form again",
+    )
