@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
-from fastapi import Depends, FastAPI, Header, HTTPException, Query, Request
+from fastapi import Depends, FastAPI, Header, HTTPException, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from sqlalchemy import text
@@ -203,20 +203,62 @@ def create_app(settings: Settings | None = None, *, run_scheduler: bool = True) 
         run_id: str, status: str | None = None, svc: Services = Depends(services)
     ) -> list[S.EpisodeOut]:
         get_run_or_404(svc, run_id)
-        eps = svc.store.episodes(run_id, status=[status] if status else None)
+        eps = svc.store.episodes(run_id, status=[status] if status else None, with_answer=False)
         return [S.episode_out(e) for e in eps]
 
     @app.get("/episodes/{episode_id}", response_model=S.EpisodeDetail, responses=NOT_FOUND)
     def get_episode(
         episode_id: str, svc: Services = Depends(services), show_truth: bool = Depends(authorised)
     ) -> S.EpisodeDetail:
-        """The full transcript: messages, target calls (inputs, outputs, errors) and scores. With
-        API tokens configured, score details that carry ground truth (true intervals, expected
-        outputs, the judge's tests) need a token."""
-        ep = svc.store.get_episode(episode_id)
+        """The transcript: messages, target calls (inputs, outputs, errors) and scores. Messages
+        and the final answer are cut to PREVIEW_CHARS characters; a cut one says so and links to
+        its full text (`content_url`, `final_answer_url`). With API tokens configured, score
+        details that carry ground truth (true intervals, expected outputs, the judge's tests)
+        need a token."""
+        ep = svc.store.get_episode(episode_id, with_answer=False)
         if ep is None:
             raise HTTPException(404, f"no episode with id {episode_id!r}")
-        return S.episode_detail(svc.store, ep, show_truth=show_truth)
+        return S.episode_detail(svc.store, ep, show_truth=show_truth, preview=True)
+
+    def full_text(
+        svc: Services, episode_id: str, step: int | None, offset: int, limit: int | None
+    ) -> StreamingResponse:
+        chunks = svc.store.text_chunks(episode_id, step, start=offset, length=limit)
+        if chunks is None:
+            what = "final answer" if step is None else f"message at step {step}"
+            raise HTTPException(404, f"episode {episode_id!r} has no {what}")
+        return StreamingResponse(
+            (part.encode() for part in chunks), media_type="text/plain; charset=utf-8"
+        )
+
+    text_responses = {
+        **NOT_FOUND,
+        200: {"description": "the text (text/plain), streamed", "content": {"text/plain": {}}},
+    }
+    offset_q = Query(0, ge=0, le=MAX_OFFSET, description="first character (0-based)")
+    limit_q = Query(None, ge=1, le=MAX_OFFSET, description="characters (default: to the end)")
+
+    @app.get("/episodes/{episode_id}/messages/{step}/content", responses=text_responses)
+    def message_content(
+        episode_id: str,
+        step: int = Path(..., ge=0, le=MAX_OFFSET),
+        offset: int = offset_q,
+        limit: int | None = limit_q,
+        svc: Services = Depends(services),
+    ) -> StreamingResponse:
+        """A message's full text (or the part from `offset`, `limit` characters long), streamed
+        from the store a megabyte at a time."""
+        return full_text(svc, episode_id, step, offset, limit)
+
+    @app.get("/episodes/{episode_id}/final_answer", responses=text_responses)
+    def final_answer(
+        episode_id: str,
+        offset: int = offset_q,
+        limit: int | None = limit_q,
+        svc: Services = Depends(services),
+    ) -> StreamingResponse:
+        """The episode's full final answer (or a part of it), streamed."""
+        return full_text(svc, episode_id, None, offset, limit)
 
     @app.get(
         "/runs/{run_id}/events",

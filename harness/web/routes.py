@@ -313,11 +313,11 @@ def _episode_plot(
 @router.get("/ui/episodes/{episode_id}", response_class=HTMLResponse)
 async def episode_page(request: Request, episode_id: str) -> HTMLResponse:
     svc = _svc(request)
-    ep = svc.store.get_episode(episode_id)
+    ep = svc.store.get_episode(episode_id, with_answer=False)
     if ep is None:
         return _not_found(request, f"no episode with id {episode_id}")
     run = svc.store.get_run(ep.run_id)
-    detail = S.episode_detail(svc.store, ep)
+    detail = S.episode_detail(svc.store, ep, preview=True)  # long texts cut, with links
     show_truth = views.may_see_truth(ep.status, auth.is_authorised(request))
     target = views.load_target(svc.catalogs, run, ep.target_id) if show_truth else None
     answer = views.split_answer(detail.final_answer, detail.scores)
@@ -350,10 +350,10 @@ async def episode_page(request: Request, episode_id: str) -> HTMLResponse:
 @router.get("/ui/episodes/{episode_id}/plot.svg")
 async def episode_plot_svg(request: Request, episode_id: str) -> Response:
     svc = _svc(request)
-    ep = svc.store.get_episode(episode_id)
+    ep = svc.store.get_episode(episode_id, with_answer=False)
     if ep is None or ep.family != "numeric":
         raise HTTPException(404, "no numeric episode with that id")
-    detail = S.episode_detail(svc.store, ep)
+    detail = S.episode_detail(svc.store, ep, preview=True)
     show_truth = views.may_see_truth(ep.status, auth.is_authorised(request))
     # matplotlib takes a moment: off the event loop
     run = svc.store.get_run(ep.run_id)
@@ -373,8 +373,8 @@ def compare(
     rows: list[dict[str, Any]] = []
     wins = {"a": 0, "b": 0, "tie": 0}
     if ra is not None and rb is not None:
-        ea = {e.target_id: e for e in store.episodes(ra.id)}
-        eb = {e.target_id: e for e in store.episodes(rb.id)}
+        ea = {e.target_id: e for e in store.episodes(ra.id, with_answer=False)}
+        eb = {e.target_id: e for e in store.episodes(rb.id, with_answer=False)}
         common = [t for t in ea if t in eb][:MAX_COMPARE]
         ids = [ea[t].id for t in common] + [eb[t].id for t in common]
         scores: dict[tuple[str, str], Any] = {
