@@ -326,7 +326,7 @@ async def episode_page(request: Request, episode_id: str) -> HTMLResponse:
         plot = await asyncio.to_thread(_episode_plot, request, detail, run, show_truth)
     unit_tests = None
     if target is not None and ep.family != "numeric":
-        unit_tests = await views.unit_test_rows(detail, answer, target)
+        unit_tests = views.unit_test_rows(detail, answer, target)
     return _page(
         request,
         "episode.html",

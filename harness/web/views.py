@@ -9,7 +9,6 @@ the viewer is authorised (harness.web.auth).
 
 from __future__ import annotations
 
-import asyncio
 import re
 import threading
 from dataclasses import dataclass
@@ -84,21 +83,6 @@ def load_target(catalogs: Any, run: Run, target_id: str) -> Any:
         return None
 
 
-def _run_agent_code(answer: Any, inputs: list[str], kind: str, call: str) -> Any:
-    from evaluator.sandbox_exec import CodeJob, run_code_jobs
-    from evaluator.scoring import EvalSettings
-
-    job = CodeJob(
-        id="web",
-        code=answer.code,
-        func_name=answer.func_name,
-        kind=kind,  # type: ignore[arg-type]
-        call=call,  # type: ignore[arg-type]
-        inputs=inputs,
-    )
-    return run_code_jobs([job], limits=EvalSettings().limits())[0]
-
-
 def numeric_plot_data(detail: S.EpisodeDetail, answer: Any, target: Any) -> dict[str, Any]:
     """What scoring computed on FIND's 256-point grid, read from the `nmse` score's details (the
     agent code's outputs and, with `target` (the viewer may see ground truth), the ground truth)
@@ -136,9 +120,10 @@ def numeric_plot_data(detail: S.EpisodeDetail, answer: Any, target: Any) -> dict
     return out
 
 
-async def unit_test_rows(detail: S.EpisodeDetail, answer: Any, target: Any) -> list[dict[str, Any]]:
-    """Strings: input, expected, the agent code's output, match (the score's own verdict).
-    Entities / relations: each triplet, the correct item and the judge's pick."""
+def unit_test_rows(detail: S.EpisodeDetail, answer: Any, target: Any) -> list[dict[str, Any]]:
+    """Strings: input, expected, the agent code's output and match, as the `string_exact` score
+    stored them (never by running the code again). Entities / relations: each triplet, the correct
+    item and the judge's pick."""
     if target.family == "strings":
         from evaluator.strings import correct_pairs
 
@@ -146,26 +131,23 @@ async def unit_test_rows(detail: S.EpisodeDetail, answer: Any, target: Any) -> l
             pairs = correct_pairs(target.unit_tests)
         except (ValueError, IndexError):
             return []
-        outputs: list[str] = ["(no code)"] * len(pairs)
-        if answer is not None and answer.code.strip() and answer.func_name:
-            res = await asyncio.to_thread(
-                _run_agent_code, answer, [i for i, _ in pairs], "string", "direct"
-            )
-            for k, r in enumerate(res.results[: len(pairs)]):
-                outputs[k] = str(r["v"]) if "v" in r else f"error: {r.get('err')}"
-            for k in range(len(res.results), len(pairs)):
-                outputs[k] = f"not run: {res.reason or 'no result'}"
         exact = next((s for s in detail.scores if s.metric == "string_exact"), None)
         items = (exact.details.get("items") if exact else None) or []
-        return [
-            {
-                "input": inp,
-                "expected": exp,
-                "output": outputs[k],
-                "match": items[k]["ok"] if k < len(items) else None,
-            }
-            for k, (inp, exp) in enumerate(pairs)
-        ]
+        rows = []
+        for k, (inp, exp) in enumerate(pairs):
+            item = items[k] if k < len(items) else {}
+            if "out" in item:
+                output = item["out"]
+            elif "err" in item:
+                output = f"error: {item['err']}"
+            elif answer is None or not (answer.code.strip() and answer.func_name):
+                output = "(no code)"
+            elif exact is not None and exact.status == "error":
+                output = f"not scored: {exact.error}"
+            else:
+                output = "(not stored)"
+            rows.append({"input": inp, "expected": exp, "output": output, "match": item.get("ok")})
+        return rows
     verdicts = next(
         (s.details.get("verdicts") for s in detail.scores if s.metric == "unit_test"), None
     )

@@ -30,6 +30,22 @@ def f(x):
 ```"""
 
 
+SLEEPY_STRINGS_ANSWER = """[DESCRIPTION]: upper-cases its input.
+[CODE]:
+```python
+import time
+
+_slept = []
+
+
+def f(s):
+    if not _slept:
+        _slept.append(1)
+        time.sleep(8)
+    return s.upper() + "!"
+```"""
+
+
 class NulAgent(Agent):
     """One command whose text holds NUL, then an answer with NUL in every part."""
 
@@ -49,3 +65,12 @@ class SleepyAnswerAgent(Agent):
 
     async def step(self, conversation: list[Message]) -> AgentReply:
         return AgentReply(content=SLEEPY_ANSWER)
+
+
+class SleepyStringsAgent(Agent):
+    """Answers at once with code that sleeps 8 s on its first call, then returns s.upper() + "!"."""
+
+    name = "sleepy-strings"
+
+    async def step(self, conversation: list[Message]) -> AgentReply:
+        return AgentReply(content=SLEEPY_STRINGS_ANSWER)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from markupsafe import escape
 from web_helpers import AUTH, TOKEN
 
 HERE = Path(__file__).resolve().parent
@@ -25,8 +26,22 @@ from trust_helpers import ROOT, HarnessServer  # noqa: E402
 GRID = [i + 0.5 for i in range(-128, 128)]  # FIND's scoring grid (spec §5.3)
 
 
+def _scored_episode(srv: HarnessServer, agent: str, family: str) -> dict:
+    api = httpx.Client(base_url=srv.url, timeout=60)
+    spec = {"agent": f"bounds_agents:{agent}", "dataset": "find-gen", "family": family,
+            "limit": 1, "seed": 0, "floor": False}  # fmt: skip
+    r = api.post("/runs", json=spec, headers=AUTH)
+    assert r.status_code == 201, r.text
+    deadline = time.monotonic() + 240
+    while api.get(f"/runs/{r.json()['id']}").json()["status"] != "completed":
+        assert time.monotonic() < deadline, srv.log()[-3000:]
+        time.sleep(0.3)
+    (ep,) = api.get(f"/runs/{r.json()['id']}/episodes").json()
+    return api.get(f"/episodes/{ep['id']}", headers=AUTH).json()
+
+
 @pytest.fixture(scope="module")
-def scored(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[HarnessServer, dict]]:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HarnessServer]:
     srv = HarnessServer(
         tmp_path_factory.mktemp("plot"),
         env={
@@ -38,20 +53,13 @@ def scored(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[HarnessSe
         },
     )
     srv.start(timeout=90)
-    try:
-        api = httpx.Client(base_url=srv.url, timeout=60)
-        spec = {"agent": "bounds_agents:SleepyAnswerAgent", "dataset": "find-gen",
-                "family": "numeric", "limit": 1, "seed": 0, "floor": False}  # fmt: skip
-        r = api.post("/runs", json=spec, headers=AUTH)
-        assert r.status_code == 201, r.text
-        deadline = time.monotonic() + 240
-        while api.get(f"/runs/{r.json()['id']}").json()["status"] != "completed":
-            assert time.monotonic() < deadline, srv.log()[-3000:]
-            time.sleep(0.3)
-        (ep,) = api.get(f"/runs/{r.json()['id']}/episodes").json()
-        yield srv, api.get(f"/episodes/{ep['id']}", headers=AUTH).json()
-    finally:
-        srv.stop()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="module")
+def scored(server: HarnessServer) -> tuple[HarnessServer, dict]:
+    return server, _scored_episode(server, "SleepyAnswerAgent", "numeric")
 
 
 def _polyline(svg: str, gid: str) -> list[tuple[float, float]]:
@@ -100,3 +108,30 @@ def test_plot_comes_from_the_stored_grid_without_running_code(scored) -> None:  
     page = httpx.get(f"{srv.url}/ui/episodes/{ep['id']}", timeout=60)
     assert page.status_code == 200 and 'id="agent-code"' in page.text
     assert "Traceback" not in srv.log()
+
+
+def test_strings_table_comes_from_the_stored_outputs(server: HarnessServer) -> None:
+    ep = _scored_episode(server, "SleepyStringsAgent", "strings")
+    exact = next(s for s in ep["scores"] if s["metric"] == "string_exact")
+    assert exact["status"] == "ok", exact
+    items = exact["details"]["items"]
+    assert items and all(i["out"] == i["input"].upper() + "!" for i in items)
+    with httpx.Client(base_url=server.url, follow_redirects=False, timeout=60) as c:
+        form = c.get("/ui/login").text
+        csrf = re.search(r'name="csrf" value="([^"]+)"', form)
+        assert csrf
+        assert c.post("/ui/login", data={"token": TOKEN, "csrf": csrf.group(1)}).status_code == 303
+
+        def fetch(_: int) -> tuple[float, str]:
+            t0 = time.monotonic()
+            r = c.get(f"/ui/episodes/{ep['id']}", timeout=120)
+            assert r.status_code == 200
+            return time.monotonic() - t0, r.text
+
+        with ThreadPoolExecutor(5) as pool:
+            got = list(pool.map(fetch, range(5)))
+    slowest = max(t for t, _ in got)
+    assert slowest < 5.0, f"a page took {slowest:.1f} s: the answer's code ran again?"
+    table = got[0][1].split('<table class="unit-tests">', 1)[1].split("</table>", 1)[0]
+    for i in items:  # every row shows the stored output (escaped as Jinja escapes it)
+        assert f"<code>{escape(i['out'])}</code>" in table
