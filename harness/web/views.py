@@ -113,9 +113,9 @@ def numeric_plot_data(detail: S.EpisodeDetail, answer: Any, target: Any) -> dict
         if isinstance(truth, dict) and truth.get("x"):
             out["truth"] = (list(truth["x"]), list(truth["y"]))
         elif nmse is not None:
-            out["notes"].append(
-                "ground truth: " + (nmse.error or details.get("failure") or "not stored")
-            )
+            failure = str(details.get("failure") or "")
+            why = nmse.error or (failure if failure.startswith("ground truth") else "")
+            out["notes"].append(f"ground truth: {why or 'not stored for this episode'}")
         out["corrupted"] = true_interval(target.hidden.corruption)
     return out
 
