@@ -233,7 +233,10 @@ def create_app(settings: Settings | None = None, *, run_scheduler: bool = True) 
 
     text_responses = {
         **NOT_FOUND,
-        200: {"description": "the text (text/plain), streamed", "content": {"text/plain": {}}},
+        200: {
+            "description": "the text, streamed",
+            "content": {"text/plain": {"schema": {"type": "string"}}},
+        },
     }
     offset_q = Query(0, ge=0, le=MAX_OFFSET, description="first character (0-based)")
     limit_q = Query(None, ge=1, le=MAX_OFFSET, description="characters (default: to the end)")
