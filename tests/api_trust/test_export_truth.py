@@ -5,9 +5,11 @@ the run exported as `.json` and `.eval`, and no canary may appear in either file
 
 from __future__ import annotations
 
+import asyncio
 import json
 import zipfile
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -135,10 +137,13 @@ def _store_scored_run(store: Store, target: Target, answer: str, scores: list) -
     [(numeric_target(), NUMERIC_ANSWER), (strings_target(), STRINGS_ANSWER)],
     ids=["numeric", "strings"],
 )
-async def test_inspect_export_has_no_ground_truth(tmp_path: Path, target: Target, answer: str):  # type: ignore[no-untyped-def]
+def test_inspect_export_has_no_ground_truth(tmp_path: Path, target: Target, answer: str) -> None:
     from harness.inspect_export import write_inspect_log
 
-    scores = await score_episode(target, answer, EpisodeStats())
+    # in a thread with its own event loop: a test run that also drove playwright's sync API
+    # leaves a loop running in this one
+    with ThreadPoolExecutor(1) as pool:
+        scores = pool.submit(asyncio.run, score_episode(target, answer, EpisodeStats())).result()
     code = [s for s in scores if s.metric in ("nmse", "code_success", "domain_iou", "string_exact")]
     assert code and all(s.status == "ok" for s in code), scores  # (no judge here: its error)
     stored = json.dumps([s.details for s in scores])
