@@ -13,6 +13,10 @@
   With `gt_exception="error"` it becomes an error state of category "target" instead.
 - Zero GT energy (e.g. the constant 0, or every point skipped) makes NMSE NaN/Inf, which FIND
   scores 0; we do the same and say so in the details.
+- The `nmse` score's details keep what scoring computed on the grid, so that pages plot it from
+  the store instead of running the answer's code again: `agent_grid` (the real part of the
+  agent's finite outputs, `{"x": [...], "y": [...]}`) and `truth_grid` (the ground truth's, which
+  is ground truth: shown only to authorised readers, never exported).
 """
 
 from __future__ import annotations
@@ -115,20 +119,23 @@ def score_from_agent_results(
             return _error(f"ground truth raised at x={gt.exception_at}", "target", d)
         d["gt_exception_at"] = gt.exception_at
         return _fail(f"ground truth raised at x={gt.exception_at} (FIND scores 0)", d)
+    grids = {"truth_grid": _grid(gt.xs, [v.real for v in gt.values])}
     if agent is None:
-        return _fail("no code to run", d)
+        return _with_grids(_fail("no code to run", d), grids)
     status = getattr(agent, "status", "error")
     if status == "infrastructure":
         return _error(f"sandbox: {agent.reason}", "sandbox", d)
     d.update(guard=agent.guard, printed_bytes=agent.printed_bytes)
+    grids["agent_grid"] = _agent_grid(gt.xs, agent.results)
     if agent.reason and status == "error":
-        return _fail(agent.reason, d)
+        return _with_grids(_fail(agent.reason, d), grids)
     if len(agent.results) != len(gt.xs):
-        return _fail(f"agent code returned {len(agent.results)} of {len(gt.xs)} values", d)
+        failed = _fail(f"agent code returned {len(agent.results)} of {len(gt.xs)} values", d)
+        return _with_grids(failed, grids)
     pred: list[complex] = []
     for x, r in zip(gt.xs, agent.results, strict=True):
         if "err" in r:
-            return _fail(f"at x={x}: {r['err']}", d)
+            return _with_grids(_fail(f"at x={x}: {r['err']}", d), grids)
         re_, im = r["v"]
         pred.append(complex(re_, im))
     value = nmse(gt.values, pred)
@@ -139,10 +146,33 @@ def score_from_agent_results(
         ScoreResult(
             metric="nmse",
             value=value if math.isfinite(value) else None,
-            details={**d, "nmse_raw": repr(value)},
+            details={**d, "nmse_raw": repr(value), **grids},
         ),
         ScoreResult(metric="code_success", value=1.0 if ok else 0.0, details=d),
     ]
+
+
+def _grid(xs: Sequence[float], ys: Sequence[float]) -> dict[str, list[float]]:
+    """Finite points only: JSON (and PostgreSQL's json type) has no NaN or Infinity."""
+    kept = [(x, y) for x, y in zip(xs, ys, strict=True) if math.isfinite(y)]
+    return {"x": [x for x, _ in kept], "y": [y for _, y in kept]}
+
+
+def _agent_grid(xs: Sequence[float], results: Sequence[dict]) -> dict[str, list[float]]:
+    """The real parts of the agent's numeric outputs, at the grid points they answer."""
+    pts = []
+    for x, r in zip(xs, results, strict=False):
+        v = r.get("v") if isinstance(r, dict) else None
+        if isinstance(v, list | tuple) and v and isinstance(v[0], int | float):
+            pts.append((x, float(v[0])))
+    return _grid([x for x, _ in pts], [y for _, y in pts])
+
+
+def _with_grids(results: list[ScoreResult], grids: dict) -> list[ScoreResult]:
+    for r in results:
+        if r.metric == "nmse":
+            r.details = {**r.details, **grids}
+    return results
 
 
 def _fail(reason: str, d: dict) -> list[ScoreResult]:

@@ -15,6 +15,8 @@ from __future__ import annotations
 from evaluator.api import ScoreResult
 from function_store.models import UnitTest
 
+OUT_CHARS = 1000  # an agent output kept in a score's items (its start)
+
 
 def correct_pairs(unit_tests: list[UnitTest]) -> list[tuple[str, str]]:
     """The (input, output) of the correct item of each triplet; `correct` is 1-based."""
@@ -54,7 +56,13 @@ def score_default(pairs: list[tuple[str, str]], agent: object, details: dict) ->
         if k < len(results):
             r = results[k]
             items.append(
-                {"input": inp, "ok": _match(exp, r), **({"err": r["err"]} if "err" in r else {})}
+                {
+                    "input": inp,
+                    "ok": _match(exp, r),
+                    # what the agent's code returned, for the pages (they never run code)
+                    **({"out": str(r["v"])[:OUT_CHARS]} if "v" in r else {}),
+                    **({"err": r["err"]} if "err" in r else {}),
+                }
             )
         else:
             items.append(

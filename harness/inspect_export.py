@@ -5,7 +5,9 @@ One sample per episode: the conversation as chat messages, each target call as a
 (function `PYTHON`, its inputs, the outputs the agent read), the final answer as the sample's
 output, every score (an errored scorer is a score whose value is "error", with the message as its
 explanation, never a number), the episode's own error, and token usage. Nothing hidden is
-exported: episodes and scores hold no ground truth.
+exported: score details go out only through the API's allow-list of keys that never carry ground
+truth (`harness.api.schemas.SAFE_DETAILS`; a scorer's true interval, expected outputs or judge
+tests stay in the store).
 
 `inspect-ai` is optional: `pip install inspect-ai` (it is in the `dev` and `inspect` extras).
 """
@@ -16,6 +18,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from harness.api.schemas import public_details
 from harness.store.models import Episode, Run
 from harness.store.repo import Store
 
@@ -128,13 +131,19 @@ def _scores(store: Store, ep: Episode, scorer: Any) -> dict[str, Any]:
             out[s.metric] = scorer.Score(
                 value="error",
                 explanation=f"[{s.error_category}] {s.error}",
-                metadata={"status": "error", "error_category": s.error_category, **s.details},
+                metadata={
+                    "status": "error",
+                    "error_category": s.error_category,
+                    **public_details(s.details),
+                },
             )
         else:
             failure = s.details.get("failure") if isinstance(s.details, dict) else None
             value = s.value if s.value is not None and math.isfinite(s.value) else "n/a"
             out[s.metric] = scorer.Score(
-                value=value, explanation=failure, metadata={"status": "ok", **s.details}
+                value=value,
+                explanation=failure,
+                metadata={"status": "ok", **public_details(s.details)},
             )
     return out
 

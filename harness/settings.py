@@ -74,6 +74,10 @@ class Settings(BaseSettings):
     api_max_body_bytes: int = Field(1_000_000, ge=1024)
     sse_max_streams: int = Field(64, ge=1)
     sse_max_per_client: int = Field(8, ge=1)
+    # Proxies whose X-Forwarded-Proto / -For `harness serve` believes (uvicorn's
+    # forwarded_allow_ips: comma-separated addresses or networks; operator only). Empty: none,
+    # the request's own scheme decides (e.g. whether the web login cookie is Secure).
+    trusted_proxies: str = ""
     # Where episodes run (operator only; docs/scale-out.md): "local", this process's event loop;
     # "ray", Ray tasks on the cluster at `ray_address` ("auto", "ray://host:10001", or "local"
     # to start one in this process), with a PostgreSQL store.

@@ -8,11 +8,12 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
-from fastapi import Depends, FastAPI, Header, HTTPException, Query, Request
+from fastapi import Depends, FastAPI, Header, HTTPException, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from sqlalchemy import text
@@ -20,6 +21,7 @@ from starlette.background import BackgroundTask
 
 from harness.api import schemas as S
 from harness.api.limits import BodyLimit, StreamSlots
+from harness.api.nul_guard import RejectNul
 from harness.policy import ApiPolicy, RequestInvalid
 from harness.preflight import PreflightError, preflight
 from harness.scheduler import (
@@ -93,7 +95,11 @@ def create_app(settings: Settings | None = None, *, run_scheduler: bool = True) 
     )
 
     policy = ApiPolicy.from_settings(settings)
+    # Building a find-gen catalog for a seed not loaded yet costs seconds of CPU: one at a time,
+    # and (with tokens configured) only for callers with a token (issue 27).
+    seed_builds = threading.BoundedSemaphore(1)
     app.add_middleware(BodyLimit, max_bytes=settings.api_max_body_bytes)
+    app.add_middleware(RejectNul)
     streams = StreamSlots(settings.sse_max_streams, settings.sse_max_per_client)
 
     @app.exception_handler(RequestValidationError)
@@ -197,20 +203,65 @@ def create_app(settings: Settings | None = None, *, run_scheduler: bool = True) 
         run_id: str, status: str | None = None, svc: Services = Depends(services)
     ) -> list[S.EpisodeOut]:
         get_run_or_404(svc, run_id)
-        eps = svc.store.episodes(run_id, status=[status] if status else None)
+        eps = svc.store.episodes(run_id, status=[status] if status else None, with_answer=False)
         return [S.episode_out(e) for e in eps]
 
     @app.get("/episodes/{episode_id}", response_model=S.EpisodeDetail, responses=NOT_FOUND)
     def get_episode(
         episode_id: str, svc: Services = Depends(services), show_truth: bool = Depends(authorised)
     ) -> S.EpisodeDetail:
-        """The full transcript: messages, target calls (inputs, outputs, errors) and scores. With
-        API tokens configured, score details that carry ground truth (true intervals, expected
-        outputs, the judge's tests) need a token."""
-        ep = svc.store.get_episode(episode_id)
+        """The transcript: messages, target calls (inputs, outputs, errors) and scores. Messages
+        and the final answer are cut to PREVIEW_CHARS characters; a cut one says so and links to
+        its full text (`content_url`, `final_answer_url`). With API tokens configured, score
+        details that carry ground truth (true intervals, expected outputs, the judge's tests)
+        need a token."""
+        ep = svc.store.get_episode(episode_id, with_answer=False)
         if ep is None:
             raise HTTPException(404, f"no episode with id {episode_id!r}")
-        return S.episode_detail(svc.store, ep, show_truth=show_truth)
+        return S.episode_detail(svc.store, ep, show_truth=show_truth, preview=True)
+
+    def full_text(
+        svc: Services, episode_id: str, step: int | None, offset: int, limit: int | None
+    ) -> StreamingResponse:
+        chunks = svc.store.text_chunks(episode_id, step, start=offset, length=limit)
+        if chunks is None:
+            what = "final answer" if step is None else f"message at step {step}"
+            raise HTTPException(404, f"episode {episode_id!r} has no {what}")
+        return StreamingResponse(
+            (part.encode() for part in chunks), media_type="text/plain; charset=utf-8"
+        )
+
+    text_responses = {
+        **NOT_FOUND,
+        200: {
+            "description": "the text, streamed",
+            "content": {"text/plain": {"schema": {"type": "string"}}},
+        },
+    }
+    offset_q = Query(0, ge=0, le=MAX_OFFSET, description="first character (0-based)")
+    limit_q = Query(None, ge=1, le=MAX_OFFSET, description="characters (default: to the end)")
+
+    @app.get("/episodes/{episode_id}/messages/{step}/content", responses=text_responses)
+    def message_content(
+        episode_id: str,
+        step: int = Path(..., ge=0, le=MAX_OFFSET),
+        offset: int = offset_q,
+        limit: int | None = limit_q,
+        svc: Services = Depends(services),
+    ) -> StreamingResponse:
+        """A message's full text (or the part from `offset`, `limit` characters long), streamed
+        from the store a megabyte at a time."""
+        return full_text(svc, episode_id, step, offset, limit)
+
+    @app.get("/episodes/{episode_id}/final_answer", responses=text_responses)
+    def final_answer(
+        episode_id: str,
+        offset: int = offset_q,
+        limit: int | None = limit_q,
+        svc: Services = Depends(services),
+    ) -> StreamingResponse:
+        """The episode's full final answer (or a part of it), streamed."""
+        return full_text(svc, episode_id, None, offset, limit)
 
     @app.get(
         "/runs/{run_id}/events",
@@ -313,26 +364,55 @@ def create_app(settings: Settings | None = None, *, run_scheduler: bool = True) 
         except S.ReportUnavailable as e:
             raise HTTPException(501, str(e)) from e
 
-    @app.get("/targets", response_model=list[S.PublicTargetOut], responses=ERRORS)
+    @app.get(
+        "/targets",
+        response_model=list[S.PublicTargetOut],
+        responses={
+            **ERRORS,
+            503: {"model": S.ErrorOut, "description": "another new seed is being built"},
+        },
+    )
     def list_targets(
         dataset: str = Query(..., description="find-v1 | find-gen | find-import | ..."),
         family: str | None = None,
         variant: str | None = None,
-        gen_seed: int = Query(0, ge=0, lt=2**32, description="find-gen generator seed"),
+        gen_seed: int = Query(
+            0,
+            ge=0,
+            lt=2**32,
+            description="find-gen generator seed; one the server has not loaded yet needs a "
+            "token (when tokens are configured), and is built one at a time",
+        ),
         limit: int = Query(100, ge=1, le=10_000),
         offset: int = Query(0, ge=0, le=MAX_OFFSET),
         svc: Services = Depends(services),
+        ok: bool = Depends(authorised),
     ) -> list[S.PublicTargetOut]:
         """Public views only: never ground truth."""
         from function_store.catalog import UnknownDataset
         from function_store.datasets import DataUnavailable
 
+        known = gen_seed == settings.gen_seed or gen_seed in svc.catalogs.seeds()
+        if not known and not ok:
+            raise HTTPException(
+                401,
+                f"gen_seed {gen_seed} is not loaded on this server; a new seed needs a bearer "
+                f"token (loaded: {sorted({settings.gen_seed, *svc.catalogs.seeds()})})",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+        if not known and not seed_builds.acquire(blocking=False):
+            raise HTTPException(
+                503, "another new gen_seed is being built; retry", headers={"Retry-After": "5"}
+            )
         try:
             targets = svc.catalogs.get(gen_seed).list(
                 dataset=dataset, family=family, variant=variant
             )
         except (UnknownDataset, DataUnavailable, ValueError) as e:
             raise HTTPException(400, str(e)) from e
+        finally:
+            if not known:
+                seed_builds.release()
         return [t.public_view() for t in targets[offset : offset + limit]]
 
     @app.get("/agents", response_model=list[S.AgentOut])

@@ -136,10 +136,19 @@ class EpisodeOut(BaseModel):
     finished_at: datetime | None
 
 
+# Served messages and final answers are cut to this many characters (issue 27: an agent's 40 MB
+# messages, read whole on every page view, took the server past a gigabyte); the full text is at
+# the `*_url` route, streamed.
+PREVIEW_CHARS = 20_000
+
+
 class MessageOut(BaseModel):
     step: int
     role: str
-    content: str
+    content: str = Field(description=f"the text, cut to {PREVIEW_CHARS} characters on the API")
+    content_chars: int | None = Field(None, description="the full text's length in characters")
+    truncated: bool = False
+    content_url: str | None = Field(None, description="where the full text is, when truncated")
     resets_context: bool
     prompt_tokens: int
     completion_tokens: int
@@ -169,7 +178,10 @@ class ScoreOut(BaseModel):
 
 
 class EpisodeDetail(EpisodeOut):
-    final_answer: str | None
+    final_answer: str | None = Field(description=f"cut to {PREVIEW_CHARS} characters on the API")
+    final_answer_chars: int | None = None
+    final_answer_truncated: bool = False
+    final_answer_url: str | None = Field(None, description="the full answer, when truncated")
     messages: list[MessageOut]
     calls: list[TargetCallOut]
     scores: list[ScoreOut]
@@ -269,7 +281,7 @@ def metric_summaries(scores: list[Score]) -> list[MetricSummary]:
 
 
 def run_detail(store: Store, run: Run) -> RunDetail:
-    eps = store.episodes(run.id)
+    eps = store.episodes(run.id, with_answer=False)
     by_status: dict[str, int] = {}
     errors: dict[str, int] = {}
     usage = UsageOut()
@@ -320,6 +332,7 @@ SAFE_DETAILS = {
     "stopped_at",
     "partial_scores",
     "gt_energy_zero",
+    "agent_grid",  # the agent code's outputs on the scoring grid (the plot's line)
 }
 
 
@@ -327,14 +340,51 @@ def public_details(details: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in details.items() if k in SAFE_DETAILS}
 
 
-def episode_detail(store: Store, ep: Episode, *, show_truth: bool = True) -> EpisodeDetail:
+def message_url(episode_id: str, step: int) -> str:
+    return f"/episodes/{episode_id}/messages/{step}/content"
+
+
+def answer_url(episode_id: str) -> str:
+    return f"/episodes/{episode_id}/final_answer"
+
+
+def episode_detail(
+    store: Store, ep: Episode, *, show_truth: bool = True, preview: bool = False
+) -> EpisodeDetail:
+    """The transcript. With `preview` (the API and the pages), messages and the final answer are
+    read from the store cut to PREVIEW_CHARS characters, with links to the full texts; without
+    (the CLI's export), whole."""
     scores = [score_out(s) for s in store.scores([ep.id])]
     if not show_truth:
         scores = [s.model_copy(update={"details": public_details(s.details)}) for s in scores]
+    if preview:
+        head = store.episode_head(ep.id, PREVIEW_CHARS)
+        chars = head[1] if head is not None else 0
+        answer: dict[str, Any] = {
+            "final_answer": head[0].final_answer if head is not None else None,
+            "final_answer_chars": chars,
+            "final_answer_truncated": chars > PREVIEW_CHARS,
+            "final_answer_url": answer_url(ep.id) if chars > PREVIEW_CHARS else None,
+        }
+        messages = []
+        for m, n in store.message_heads(ep.id, PREVIEW_CHARS):
+            cut = n > PREVIEW_CHARS
+            messages.append(
+                message_out(m).model_copy(
+                    update={
+                        "content_chars": n,
+                        "truncated": cut,
+                        "content_url": message_url(ep.id, m.step) if cut else None,
+                    }
+                )
+            )
+    else:
+        answer = {"final_answer": ep.final_answer}
+        messages = [message_out(m) for m in store.messages(ep.id)]
     return EpisodeDetail(
         **episode_out(ep).model_dump(),
-        final_answer=ep.final_answer,
-        messages=[message_out(m) for m in store.messages(ep.id)],
+        **answer,
+        messages=messages,
         calls=[call_out(c) for c in store.target_calls(ep.id)],
         scores=scores,
     )
@@ -342,7 +392,7 @@ def episode_detail(store: Store, ep: Episode, *, show_truth: bool = True) -> Epi
 
 def episode_summaries(store: Store, run: Run) -> list[EpisodeSummary]:
     """What the evaluator's report is built from (evaluator.api.EpisodeSummary)."""
-    eps = store.episodes(run.id)
+    eps = store.episodes(run.id, with_answer=False)
     scores: dict[str, list[ScoreResult]] = {}
     for s in store.run_scores(run.id):
         scores.setdefault(s.episode_id, []).append(

@@ -49,7 +49,17 @@ def serve(
     from harness.store import make_engine
 
     make_engine(settings.url).dispose()  # a database that cannot be opened: say so before starting
-    uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level)
+    # forwarded headers only from the proxies the operator named (uvicorn's default trusts
+    # 127.0.0.1, which any local process can be)
+    proxies = settings.trusted_proxies.strip()
+    uvicorn.run(
+        create_app(settings),
+        host=host,
+        port=port,
+        log_level=log_level,
+        proxy_headers=bool(proxies),
+        forwarded_allow_ips=proxies or None,
+    )
 
 
 def _redact(url: str) -> str:

@@ -14,6 +14,8 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import OperationalError
 from sqlmodel import create_engine
 
+from harness.store import nul
+
 log = logging.getLogger(__name__)
 MIGRATIONS = Path(__file__).parent / "migrations"
 
@@ -51,6 +53,7 @@ def make_engine(url: str, *, upgrade: bool = True) -> Engine:
         event.listen(engine, "connect", _sqlite_pragmas)
     else:
         engine = create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=10)
+    nul.install(engine)  # agent text with NUL: stored with a visible mark, not a failed insert
     if upgrade:
         try:
             upgrade_schema(engine)

@@ -7,12 +7,15 @@ make any accidental repeat fail loudly instead of storing a step twice.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import contextlib
+import threading
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
 from sqlalchemy import bindparam, delete, func, insert, select, update
 from sqlalchemy.engine import Engine
+from sqlalchemy.orm import defer
 from sqlmodel import Session
 
 from harness.store.models import (
@@ -29,6 +32,11 @@ from harness.store.models import (
 from harness.store.specs import RunSpec
 
 _M = TypeVar("_M")
+# Reads of agent-written texts that may be huge (message previews, full-text chunks): SQLite loads
+# a whole value into this process's memory to cut it (40 MB for a 40 MB message, freed after), so
+# on SQLite they run one at a time, however many pages are viewed at once. (PostgreSQL cuts them
+# in its own processes.)
+_SQLITE_TEXT_READS = threading.Lock()
 
 # Table objects for the hot path: Core statements on tables skip the ORM's bulk machinery.
 _MESSAGES = Message.__table__  # type: ignore[attr-defined]
@@ -59,6 +67,11 @@ _UPDATE_COUNTERS = (
 class Store:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
+
+    def _text_reads(self) -> contextlib.AbstractContextManager[Any]:
+        if self.engine.dialect.name == "sqlite":
+            return _SQLITE_TEXT_READS
+        return contextlib.nullcontext()
 
     def _all(self, q: Any) -> list[Any]:
         """The ORM rows of a select, detached from their session."""
@@ -143,14 +156,42 @@ class Store:
                     s.add(Episode(run_id=run_id, **row))
             s.commit()
 
-    def episodes(self, run_id: str, *, status: Sequence[str] | None = None) -> list[Episode]:
+    def episodes(
+        self, run_id: str, *, status: Sequence[str] | None = None, with_answer: bool = True
+    ) -> list[Episode]:
+        """The run's episodes; without `with_answer` their final answers are not read (an agent's
+        answer can be megabytes: lists and summaries never show it)."""
         q = select(Episode).where(Episode.run_id == run_id).order_by(Episode.idx)
         if status:
             q = q.where(Episode.status.in_(status))
+        if not with_answer:
+            q = q.options(defer(Episode.final_answer, raiseload=True))
         return self._all(q)
 
-    def get_episode(self, episode_id: str) -> Episode | None:
-        return self._get(Episode, episode_id)
+    def get_episode(self, episode_id: str, *, with_answer: bool = True) -> Episode | None:
+        if with_answer:
+            return self._get(Episode, episode_id)
+        q = select(Episode).where(Episode.id == episode_id)
+        rows = self._all(q.options(defer(Episode.final_answer, raiseload=True)))
+        return rows[0] if rows else None
+
+    def episode_head(self, episode_id: str, max_chars: int) -> tuple[Episode, int] | None:
+        """The episode with at most `max_chars` of its final answer (cut in SQL: a huge answer is
+        never read whole), and the answer's full length in characters."""
+        cols = [c for c in _EPISODES.c if c.name != "final_answer"]
+        answer = _EPISODES.c.final_answer
+        q = select(
+            *cols,
+            func.substr(answer, 1, max_chars).label("final_answer"),
+            func.coalesce(func.length(answer), 0).label("answer_chars"),
+        ).where(_EPISODES.c.id == episode_id)
+        with self._text_reads(), self.engine.connect() as c:
+            row = c.execute(q).mappings().first()
+        if row is None:
+            return None
+        values = dict(row)
+        chars = values.pop("answer_chars")
+        return Episode(**values), chars
 
     def episode_counts(self, run_id: str) -> dict[str, int]:
         q = (
@@ -214,6 +255,65 @@ class Store:
     def messages(self, episode_id: str) -> list[Message]:
         q = select(Message).where(Message.episode_id == episode_id).order_by(Message.step)
         return self._all(q)
+
+    def message_heads(self, episode_id: str, max_chars: int) -> list[tuple[Message, int]]:
+        """The episode's messages with at most `max_chars` of each content (cut in SQL), each with
+        its full length in characters."""
+        cols = [c for c in _MESSAGES.c if c.name != "content"]
+        content = _MESSAGES.c.content
+        q = (
+            select(
+                *cols,
+                func.substr(content, 1, max_chars).label("content"),
+                func.length(content).label("content_chars"),
+            )
+            .where(_MESSAGES.c.episode_id == episode_id)
+            .order_by(_MESSAGES.c.step)
+        )
+        with self._text_reads(), self.engine.connect() as c:
+            rows = [dict(r) for r in c.execute(q).mappings()]
+        return [
+            (Message(**{k: v for k, v in r.items() if k != "content_chars"}), r["content_chars"])
+            for r in rows
+        ]
+
+    def text_chunks(
+        self,
+        episode_id: str,
+        step: int | None,
+        *,
+        start: int = 0,
+        length: int | None = None,
+        chunk: int = 1_000_000,
+    ) -> Iterator[str] | None:
+        """A message's content (`step`) or, with `step` None, the final answer, from character
+        `start` on (`length` characters, or to the end), read `chunk` characters per query so that
+        a huge text never sits whole in this process. None when there is no such text."""
+        if step is None:
+            column, where = _EPISODES.c.final_answer, [_EPISODES.c.id == episode_id]
+        else:
+            column = _MESSAGES.c.content
+            where = [_MESSAGES.c.episode_id == episode_id, _MESSAGES.c.step == step]
+        with self.engine.connect() as c:
+            if not c.execute(select(func.count()).where(*where, column.is_not(None))).scalar():
+                return None
+
+        def read() -> Iterator[str]:
+            pos, left = start, length
+            while left is None or left > 0:
+                n = chunk if left is None else min(chunk, left)
+                with self._text_reads(), self.engine.connect() as c:
+                    part = c.execute(select(func.substr(column, pos + 1, n)).where(*where)).scalar()
+                if not part:
+                    return
+                yield part
+                pos += len(part)
+                if left is not None:
+                    left -= len(part)
+                if len(part) < n:
+                    return
+
+        return read()
 
     def target_calls(self, episode_id: str) -> list[TargetCall]:
         q = (

@@ -1,7 +1,7 @@
 """Server-side plots (matplotlib, SVG text to inline in a page) and a small cache for them.
 
 The numeric episode plot puts on one chart over the domain: the points the agent sampled (from its
-stored target calls), the agent's code evaluated on FIND's scoring grid (in the scoring sandbox),
+stored target calls), the agent's code evaluated on FIND's scoring grid (as the scorer stored it),
 and, only when the caller may see ground truth, the ground-truth function on the same grid and the
 corrupted interval. SVG element ids name the parts (`sampled-points`, `agent-code`,
 `ground-truth`, `corrupted-interval`) so a test or a script can find them.
@@ -16,6 +16,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from matplotlib import rc_context
 from matplotlib.figure import Figure
 
 MAX_POINTS = 4000  # sampled points drawn (evenly thinned beyond; the caption says how many)
@@ -23,7 +24,7 @@ MAX_POINTS = 4000  # sampled points drawn (evenly thinned beyond; the caption sa
 
 class SvgCache:
     """Least recently used SVG texts by key (finished episodes and runs only: they do not
-    change, and re-running agent code in the sandbox costs about a second)."""
+    change, and drawing one costs a CPU second)."""
 
     def __init__(self, size: int = 256) -> None:
         self.size = size
@@ -85,6 +86,18 @@ def numeric_svg(
     truth: tuple[list[float], list[float]] | None = None,
     corrupted: tuple[float, float] | None = None,
     title: str = "",
+) -> str:
+    # every stored point a vertex (matplotlib merges collinear ones): the SVG shows the data
+    with rc_context({"path.simplify": False}):
+        return _numeric_svg(points, agent, truth, corrupted, title)
+
+
+def _numeric_svg(
+    points: list[tuple[float, float]],
+    agent: tuple[list[float], list[float]] | None,
+    truth: tuple[list[float], list[float]] | None,
+    corrupted: tuple[float, float] | None,
+    title: str,
 ) -> str:
     fig = Figure(figsize=(7.5, 4.2))
     ax = fig.add_subplot()

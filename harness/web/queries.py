@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import and_, case, func, or_, select
+from sqlalchemy.orm import defer
 from sqlmodel import Session
 
 from harness.api.schemas import MetricSummary
@@ -141,7 +142,9 @@ def episodes_page(
     limit: int = EPISODES_PER_PAGE,
 ) -> EpisodesPage:
     """One page of a run's episodes in idx order, after `after` or before `before`."""
+    # no final answers: an agent's answer can be megabytes, and the list does not show it
     q = select(Episode).where(Episode.run_id == run_id)
+    q = q.options(defer(Episode.final_answer, raiseload=True))
     if status:
         q = q.where(Episode.status == status)
     backwards = before is not None and after is None

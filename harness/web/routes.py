@@ -7,6 +7,8 @@ passes the API's own validation, policy and token check.
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode
@@ -31,6 +33,9 @@ MAX_COMPARE = 500  # common targets listed on the compare page
 
 router = APIRouter(include_in_schema=False)
 svg_cache = plots.SvgCache()
+# one episode plot drawn at a time: parallel views of a new episode wait for the first drawing and
+# then read the cache, instead of each spending a CPU second in matplotlib
+_plot_lock = threading.Lock()
 summaries = views.SummaryCache()
 
 
@@ -44,7 +49,9 @@ def _page(request: Request, name: str, status_code: int = 200, **ctx: Any) -> HT
         "tokens_configured": bool(auth.configured_tokens(request)),
         "csrf": auth.csrf_value(request),
     }
-    return templates.TemplateResponse(request, name, ctx, status_code=status_code)
+    response = templates.TemplateResponse(request, name, ctx, status_code=status_code)
+    auth.set_cookies(response, request)
+    return response
 
 
 def _not_found(request: Request, what: str) -> HTMLResponse:
@@ -175,13 +182,7 @@ async def start_run(request: Request) -> Response:
         k: fields.get(k, "") for k in ("max_rounds", "max_target_calls", "max_tokens", "max_wall_s")
     }
     if not auth.csrf_ok(request, fields.get("csrf")):
-        return _page(
-            request,
-            "error.html",
-            403,
-            title="Form expired",
-            message="reload the page and submit the form again",
-        )
+        return _form_expired(request)
     headers = {}
     if (token := auth.session_token(request)) is not None:
         headers["Authorization"] = f"Bearer {token}"
@@ -278,48 +279,54 @@ def run_page(
     )
 
 
-async def _episode_plot(
+def _episode_plot(
     request: Request, detail: S.EpisodeDetail, run: Run, show_truth: bool
 ) -> dict[str, Any]:
-    """The numeric plot's SVG and notes (cached once the episode has finished)."""
+    """The numeric plot's SVG and notes (cached once the episode has finished), from the store:
+    no code runs."""
     svc = _svc(request)
     points = plots.sampled_points(detail.calls)
     finished = detail.status not in ("queued", "running")
-    key = ("numeric", detail.id, show_truth) if finished else None
-    if key is not None and (hit := svg_cache.get(key)) is not None:
-        return {"svg": hit, "points": len(points), "notes": []}
-    data: dict[str, Any] = {"notes": []}
-    if finished:
-        answer = views.split_answer(detail.final_answer, detail.scores)
-        target = views.load_target(svc.catalogs, run, detail.target_id) if show_truth else None
-        data = await views.numeric_plot_data(svc.client, detail, answer, target)
-    svg = plots.numeric_svg(
-        points,
-        agent=data.get("agent"),
-        truth=data.get("truth"),
-        corrupted=data.get("corrupted"),
-        title=detail.target_id,
-    )
-    if key is not None and not data["notes"]:
-        svg_cache.put(key, svg)
+    key = ("numeric", detail.id, show_truth, detail.scored) if finished else None
+    with _plot_lock:
+        if key is not None and (hit := svg_cache.get(key)) is not None:
+            notes = svg_cache.get((*key, "notes")) or ""
+            return {"svg": hit, "points": len(points), "notes": notes.split("\n") if notes else []}
+        data: dict[str, Any] = {"notes": []}
+        if finished:
+            answer = views.split_answer(detail.final_answer, detail.scores)
+            target = views.load_target(svc.catalogs, run, detail.target_id) if show_truth else None
+            data = views.numeric_plot_data(detail, answer, target)
+        svg = plots.numeric_svg(
+            points,
+            agent=data.get("agent"),
+            truth=data.get("truth"),
+            corrupted=data.get("corrupted"),
+            title=detail.target_id,
+        )
+        if key is not None:
+            svg_cache.put(key, svg)
+            svg_cache.put((*key, "notes"), "\n".join(data["notes"]))
     return {"svg": svg, "points": len(points), "notes": data["notes"]}
 
 
 @router.get("/ui/episodes/{episode_id}", response_class=HTMLResponse)
 async def episode_page(request: Request, episode_id: str) -> HTMLResponse:
     svc = _svc(request)
-    ep = svc.store.get_episode(episode_id)
+    ep = svc.store.get_episode(episode_id, with_answer=False)
     if ep is None:
         return _not_found(request, f"no episode with id {episode_id}")
     run = svc.store.get_run(ep.run_id)
-    detail = S.episode_detail(svc.store, ep)
+    detail = S.episode_detail(svc.store, ep, preview=True)  # long texts cut, with links
     show_truth = views.may_see_truth(ep.status, auth.is_authorised(request))
     target = views.load_target(svc.catalogs, run, ep.target_id) if show_truth else None
     answer = views.split_answer(detail.final_answer, detail.scores)
-    plot = await _episode_plot(request, detail, run, show_truth) if ep.family == "numeric" else None
+    plot = None
+    if ep.family == "numeric":
+        plot = await asyncio.to_thread(_episode_plot, request, detail, run, show_truth)
     unit_tests = None
     if target is not None and ep.family != "numeric":
-        unit_tests = await views.unit_test_rows(detail, answer, target)
+        unit_tests = views.unit_test_rows(detail, answer, target)
     return _page(
         request,
         "episode.html",
@@ -343,12 +350,14 @@ async def episode_page(request: Request, episode_id: str) -> HTMLResponse:
 @router.get("/ui/episodes/{episode_id}/plot.svg")
 async def episode_plot_svg(request: Request, episode_id: str) -> Response:
     svc = _svc(request)
-    ep = svc.store.get_episode(episode_id)
+    ep = svc.store.get_episode(episode_id, with_answer=False)
     if ep is None or ep.family != "numeric":
         raise HTTPException(404, "no numeric episode with that id")
-    detail = S.episode_detail(svc.store, ep)
+    detail = S.episode_detail(svc.store, ep, preview=True)
     show_truth = views.may_see_truth(ep.status, auth.is_authorised(request))
-    plot = await _episode_plot(request, detail, svc.store.get_run(ep.run_id), show_truth)
+    # matplotlib takes a moment: off the event loop
+    run = svc.store.get_run(ep.run_id)
+    plot = await asyncio.to_thread(_episode_plot, request, detail, run, show_truth)
     return Response(plot["svg"], media_type="image/svg+xml")
 
 
@@ -364,8 +373,8 @@ def compare(
     rows: list[dict[str, Any]] = []
     wins = {"a": 0, "b": 0, "tie": 0}
     if ra is not None and rb is not None:
-        ea = {e.target_id: e for e in store.episodes(ra.id)}
-        eb = {e.target_id: e for e in store.episodes(rb.id)}
+        ea = {e.target_id: e for e in store.episodes(ra.id, with_answer=False)}
+        eb = {e.target_id: e for e in store.episodes(rb.id, with_answer=False)}
         common = [t for t in ea if t in eb][:MAX_COMPARE]
         ids = [ea[t].id for t in common] + [eb[t].id for t in common]
         scores: dict[tuple[str, str], Any] = {
@@ -415,18 +424,36 @@ async def login(request: Request) -> Response:
     raw = await request.body()
     if len(raw) > MAX_FORM_BYTES:
         raise HTTPException(413, "form too large")
-    token = (parse_qs(raw.decode("utf-8", "replace")).get("token") or [""])[0].strip()
+    form = parse_qs(raw.decode("utf-8", "replace"))
+    if not auth.csrf_ok(request, (form.get("csrf") or [""])[0]):
+        return _form_expired(request)
+    token = (form.get("token") or [""])[0].strip()
     if not auth.valid_token(request, token):
         return _page(
             request, "login.html", 401, error="that token is not one of this server's tokens"
         )
     resp = RedirectResponse("/", status_code=303)
-    resp.set_cookie(auth.COOKIE, token, httponly=True, samesite="strict", path="/")
+    auth.log_in(resp, request, token)
     return resp
 
 
 @router.post("/ui/logout")
-def logout() -> Response:
+async def logout(request: Request) -> Response:
+    raw = await request.body()
+    if len(raw) > MAX_FORM_BYTES:
+        raise HTTPException(413, "form too large")
+    if not auth.csrf_ok(request, (parse_qs(raw.decode("utf-8", "replace")).get("csrf") or [""])[0]):
+        return _form_expired(request)
     resp = RedirectResponse("/", status_code=303)
-    resp.delete_cookie(auth.COOKIE, path="/")
+    auth.log_out(resp, request)
     return resp
+
+
+def _form_expired(request: Request) -> HTMLResponse:
+    return _page(
+        request,
+        "error.html",
+        403,
+        title="Form expired",
+        message="reload the page and submit the form again",
+    )

@@ -1,5 +1,6 @@
 """What the pages show, built from the API's own views (harness.api.schemas) and the evaluator's
-functions (report, answer parser, NMSE grid, sandboxed code runs): scores are never re-derived.
+functions (report, answer parser, what scoring stored): scores are never re-derived, and the
+numeric plot never runs code (it draws the grids the scorer stored).
 
 Ground truth (hidden description, code, parameters, corrupted interval, expected unit-test
 outputs, judge verdicts) is only built when `show_truth` is true: the episode has finished and
@@ -8,7 +9,6 @@ the viewer is authorised (harness.web.auth).
 
 from __future__ import annotations
 
-import asyncio
 import re
 import threading
 from dataclasses import dataclass
@@ -83,62 +83,47 @@ def load_target(catalogs: Any, run: Run, target_id: str) -> Any:
         return None
 
 
-def _run_agent_code(answer: Any, inputs: list[str], kind: str, call: str) -> Any:
-    from evaluator.sandbox_exec import CodeJob, run_code_jobs
-    from evaluator.scoring import EvalSettings
-
-    job = CodeJob(
-        id="web",
-        code=answer.code,
-        func_name=answer.func_name,
-        kind=kind,  # type: ignore[arg-type]
-        call=call,  # type: ignore[arg-type]
-        inputs=inputs,
-    )
-    return run_code_jobs([job], limits=EvalSettings().limits())[0]
-
-
-async def numeric_plot_data(
-    client: Any, detail: S.EpisodeDetail, answer: Any, target: Any
-) -> dict[str, Any]:
-    """Agent code (and, with `target`, ground truth) on FIND's 256-point grid; notes say what
-    could not be drawn and why."""
+def numeric_plot_data(detail: S.EpisodeDetail, answer: Any, target: Any) -> dict[str, Any]:
+    """What scoring computed on FIND's 256-point grid, read from the `nmse` score's details (the
+    agent code's outputs and, with `target` (the viewer may see ground truth), the ground truth)
+    and the corrupted interval; notes say what cannot be drawn and why. Never runs code: a page
+    view must cost no sandbox run (issue 27)."""
     from evaluator.domain import true_interval
-    from evaluator.numeric import GRID, grid_inputs, ground_truth_from_outputs
 
     out: dict[str, Any] = {"notes": []}
-    if answer is not None and answer.code.strip() and answer.func_name:
-        res = await asyncio.to_thread(
-            _run_agent_code, answer, grid_inputs(), "numeric", "find-compat"
-        )
-        xs, ys = [], []
-        for x, r in zip(GRID, res.results, strict=False):
-            if "v" in r and all(isinstance(v, int | float) for v in r["v"]):
-                xs.append(x)
-                ys.append(float(r["v"][0]))
-        if res.reason:
-            out["notes"].append(f"agent's code: {res.reason}")
-        if xs:
-            out["agent"] = (xs, ys)
-    elif answer is not None:
+    nmse = next((s for s in detail.scores if s.metric == "nmse"), None)
+    details = nmse.details if nmse is not None else {}
+    grid = details.get("agent_grid")
+    if answer is None:
+        pass
+    elif not (answer.code.strip() and answer.func_name):
         out["notes"].append("the final answer has no function to plot")
+    elif isinstance(grid, dict) and grid.get("x"):
+        out["agent"] = (list(grid["x"]), list(grid["y"]))
+    elif nmse is None:
+        out["notes"].append("the episode has no code score: nothing computed to plot")
+    elif nmse.status == "error":
+        out["notes"].append(f"agent's code: not scored ({nmse.error})")
+    elif grid is None:
+        out["notes"].append("agent's code: its outputs were not stored (scored before they were)")
+    else:
+        out["notes"].append(f"agent's code: {details.get('failure') or 'no numeric output'}")
     if target is not None:
-        try:
-            gt = ground_truth_from_outputs(await client.call(target.id, grid_inputs()))
-        except Exception as e:  # the target could not be served: say so, draw the rest
-            out["notes"].append(f"ground truth unavailable: {type(e).__name__}: {e}")
-        else:
-            if gt.error or gt.exception_at is not None:
-                out["notes"].append(f"ground truth: {gt.error or f'raised at x={gt.exception_at}'}")
-            else:
-                out["truth"] = (gt.xs, [v.real for v in gt.values])
+        truth = details.get("truth_grid")
+        if isinstance(truth, dict) and truth.get("x"):
+            out["truth"] = (list(truth["x"]), list(truth["y"]))
+        elif nmse is not None:
+            failure = str(details.get("failure") or "")
+            why = nmse.error or (failure if failure.startswith("ground truth") else "")
+            out["notes"].append(f"ground truth: {why or 'not stored for this episode'}")
         out["corrupted"] = true_interval(target.hidden.corruption)
     return out
 
 
-async def unit_test_rows(detail: S.EpisodeDetail, answer: Any, target: Any) -> list[dict[str, Any]]:
-    """Strings: input, expected, the agent code's output, match (the score's own verdict).
-    Entities / relations: each triplet, the correct item and the judge's pick."""
+def unit_test_rows(detail: S.EpisodeDetail, answer: Any, target: Any) -> list[dict[str, Any]]:
+    """Strings: input, expected, the agent code's output and match, as the `string_exact` score
+    stored them (never by running the code again). Entities / relations: each triplet, the correct
+    item and the judge's pick."""
     if target.family == "strings":
         from evaluator.strings import correct_pairs
 
@@ -146,26 +131,23 @@ async def unit_test_rows(detail: S.EpisodeDetail, answer: Any, target: Any) -> l
             pairs = correct_pairs(target.unit_tests)
         except (ValueError, IndexError):
             return []
-        outputs: list[str] = ["(no code)"] * len(pairs)
-        if answer is not None and answer.code.strip() and answer.func_name:
-            res = await asyncio.to_thread(
-                _run_agent_code, answer, [i for i, _ in pairs], "string", "direct"
-            )
-            for k, r in enumerate(res.results[: len(pairs)]):
-                outputs[k] = str(r["v"]) if "v" in r else f"error: {r.get('err')}"
-            for k in range(len(res.results), len(pairs)):
-                outputs[k] = f"not run: {res.reason or 'no result'}"
         exact = next((s for s in detail.scores if s.metric == "string_exact"), None)
         items = (exact.details.get("items") if exact else None) or []
-        return [
-            {
-                "input": inp,
-                "expected": exp,
-                "output": outputs[k],
-                "match": items[k]["ok"] if k < len(items) else None,
-            }
-            for k, (inp, exp) in enumerate(pairs)
-        ]
+        rows = []
+        for k, (inp, exp) in enumerate(pairs):
+            item = items[k] if k < len(items) else {}
+            if "out" in item:
+                output = item["out"]
+            elif "err" in item:
+                output = f"error: {item['err']}"
+            elif answer is None or not (answer.code.strip() and answer.func_name):
+                output = "(no code)"
+            elif exact is not None and exact.status == "error":
+                output = f"not scored: {exact.error}"
+            else:
+                output = "(not stored)"
+            rows.append({"input": inp, "expected": exp, "output": output, "match": item.get("ok")})
+        return rows
     verdicts = next(
         (s.details.get("verdicts") for s in detail.scores if s.metric == "unit_test"), None
     )
