@@ -1,0 +1,203 @@
+"""Hostile API callers against the canary server after the battery: every route of the app
+(enumerated from the FastAPI app object, so a new route is covered without an entry here),
+anonymously and as a logged-in token holder, with real and unknown ids, then with NUL bytes and
+lone surrogates in paths, queries and bodies, then schemathesis over the OpenAPI document. No
+response is a 5xx, and no body or header carries a canary.
+
+(Schemathesis with POST bodies as an authorised caller is tests/api_trust/test_api_fuzz.py's job;
+here mutating operations are fuzzed anonymously only, so that fuzzed runs do not start on the
+suite's shared server.)"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import httpx
+import pytest
+import schemathesis
+from battery import TERMINAL, AdvServer, Battery
+from canary import Canaries, assert_clean
+from hypothesis import HealthCheck, settings
+
+EXAMPLES = 10  # per operation and caller: bounded so that CI stays quick
+UNKNOWN = "no-such-id"
+# a NUL byte, a lone surrogate (its UTF-8-style bytes, which are not valid UTF-8), and both in
+# JSON string escapes
+HOSTILE_URL_VALUES = ("a%00b", "%ED%A0%80", "%00")
+HOSTILE_JSON = ('"a\\u0000b"', '"\\ud800"', '"\\udfff\\u0000"')
+
+
+def app_routes() -> list[tuple[str, str, list[str]]]:
+    """(method, path template, query parameter names) of every route the app serves."""
+    from fastapi.routing import APIRoute
+
+    from harness.api.app import create_app
+
+    out = []
+    for r in create_app(run_scheduler=False).routes:
+        methods = sorted(set(getattr(r, "methods", None) or ()) - {"HEAD", "OPTIONS"})
+        query = [p.name for p in r.dependant.query_params] if isinstance(r, APIRoute) else []
+        out += [(m, r.path, query) for m in methods]  # type: ignore[attr-defined]
+    return out
+
+
+ROUTES = app_routes()
+ROUTE_IDS = [f"{m} {p}" for m, p, _ in ROUTES]
+
+
+def check(canaries: Canaries, r: httpx.Response, what: str) -> None:
+    assert r.status_code < 500, f"{what} -> {r.status_code}: {r.text[:500]}"
+    assert_clean(canaries, f"{what} ({r.status_code}) headers", repr(r.headers.multi_items()))
+    assert_clean(canaries, f"{what} ({r.status_code}) body", r.content)
+
+
+def login(server: AdvServer, canaries: Canaries) -> httpx.Response:
+    """POST /ui/login with the token, sending back any hidden form field of the login page
+    (a CSRF token); returns the response (its Set-Cookie is the session)."""
+    form = server.api.get("/ui/login")
+    fields = dict(re.findall(r'<input[^>]*type="hidden"[^>]*name="([^"]+)"[^>]*value="([^"]*)"',
+                             form.text))  # fmt: skip
+    return server.api.post(
+        "/ui/login",
+        data={**fields, "token": canaries.token},
+        cookies=form.cookies,
+        follow_redirects=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def callers(adv_server: AdvServer, canaries: Canaries) -> dict[str, dict[str, Any]]:
+    """Request arguments of each kind of caller: anonymous, and a token holder (bearer header
+    and the web session's cookie)."""
+    r = login(adv_server, canaries)
+    check(canaries, r, "POST /ui/login with the token")
+    return {
+        "anonymous": {},
+        "token": {"headers": adv_server.auth, "cookies": dict(r.cookies)},
+    }
+
+
+def test_login_hands_out_no_secret(adv_server: AdvServer, canaries: Canaries) -> None:
+    r = login(adv_server, canaries)
+    assert r.status_code in (302, 303), r.text[:500]
+    check(canaries, r, "POST /ui/login with the token (issue 27 item 15: not the raw token)")
+
+
+def _fillings(path: str, method: str, battery: Battery) -> list[str]:
+    """The path with every parameter set to each real id of the battery, and to an unknown one.
+    Mutating requests only name runs that have ended (a hanging run's test owns its fate)."""
+    runs = battery.run_ids()
+    if method != "GET":
+        runs = [r for r in runs if battery.done.get(r, {}).get("status") in TERMINAL]
+    values = {
+        "run_id": [*runs, UNKNOWN],
+        "episode_id": [*battery.episode_ids(), UNKNOWN],
+    }
+    names = re.findall(r"{(\w+)(?::\w+)?}", path)
+    if not names:
+        return [path]
+    out = []
+    for name in names:
+        for v in values.get(name, ["x", UNKNOWN]):
+            out.append(re.sub(r"{" + name + r"(?::\w+)?}", v, path))
+    return [re.sub(r"{\w+(?::\w+)?}", UNKNOWN, p) for p in out]
+
+
+_QUERY = {"/targets": {"dataset": "find-v1", "limit": 5}, "/runs/{run_id}/events": {}}
+
+
+def _query(path: str, run_id: str | None, battery: Battery) -> dict[str, Any]:
+    q = dict(_QUERY.get(path, {}))
+    if path.endswith("/events") and run_id not in battery.done:
+        q["stream"] = "false"  # a run that has not ended streams for as long as it runs
+    return q
+
+
+@pytest.mark.parametrize(("method", "path", "query"), ROUTES, ids=ROUTE_IDS)
+def test_every_route_every_caller(
+    method: str,
+    path: str,
+    query: list[str],
+    battery: Battery,
+    callers: dict[str, dict[str, Any]],
+    canaries: Canaries,
+) -> None:
+    api = battery.server.api
+    for url in _fillings(path, method, battery):
+        m = re.search(r"/runs/([^/]+)", url)
+        params = _query(path, m.group(1) if m else None, battery)
+        for who, kw in callers.items():
+            body = {"json": {}} if method in ("POST", "PUT", "PATCH") else {}
+            r = api.request(method, url, params=params, follow_redirects=False, **body, **kw)
+            check(canaries, r, f"{who} {method} {url}")
+
+
+@pytest.mark.parametrize(("method", "path", "query"), ROUTES, ids=ROUTE_IDS)
+def test_nul_and_lone_surrogates(
+    method: str,
+    path: str,
+    query: list[str],
+    battery: Battery,
+    callers: dict[str, dict[str, Any]],
+    canaries: Canaries,
+) -> None:
+    """In every path parameter, every query parameter and (for bodies) every JSON string of a
+    run request; issue 27 items 7 (NUL on PostgreSQL) and 11 (lone surrogates)."""
+    base = battery.server.url
+    urls = []
+    for v in HOSTILE_URL_VALUES:
+        if "{" in path:
+            urls.append(re.sub(r"{\w+(?::\w+)?}", v, path))
+        for name in query or ["q"]:
+            urls.append(re.sub(r"{\w+(?::\w+)?}", UNKNOWN, path) + f"?{name}={v}&stream=false")
+    for who, kw in callers.items():
+        with httpx.Client(base_url=base, timeout=120, cookies=kw.get("cookies")) as c:
+            for url in urls:
+                # a pre-encoded URL: httpx sends it as it is
+                r = c.request(method, httpx.URL(base + url), headers=kw.get("headers"))
+                check(canaries, r, f"{who} {method} {url}")
+            if method != "POST":
+                continue
+            for s in HOSTILE_JSON:
+                for body in (
+                    f'{{"agent": {s}, "dataset": "find-v1", "ids": ["{UNKNOWN}"]}}',
+                    f'{{"agent": "scripted-numeric", "dataset": {s}, "ids": [{s}]}}',
+                    f'{{"agent": "scripted-numeric", "dataset": "find-v1", "ids": [{s}],'
+                    f' "family": {s}, "floor": false}}',
+                ):
+                    u = re.sub(r"{\w+(?::\w+)?}", UNKNOWN, path)
+                    r = c.post(u, content=body.encode(), headers={
+                        **(kw.get("headers") or {}), "content-type": "application/json"})  # fmt: skip
+                    check(canaries, r, f"{who} POST {u} {body}")
+                    r = c.post(u, content=b"token=" + body.encode() + b"\x00\xed\xa0\x80",
+                               headers={**(kw.get("headers") or {}),
+                                        "content-type": "application/x-www-form-urlencoded"})  # fmt: skip
+                    check(canaries, r, f"{who} POST form {u} {body}")
+
+
+@pytest.fixture(scope="module")
+def adv_schema(adv_server: AdvServer):  # type: ignore[no-untyped-def]
+    return schemathesis.openapi.from_url(adv_server.url + "/openapi.json")
+
+
+schema = schemathesis.pytest.from_fixture("adv_schema")
+
+
+@schema.parametrize()
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=list(HealthCheck),
+)
+def test_schemathesis(case, adv_server: AdvServer, canaries: Canaries, battery: Battery) -> None:  # type: ignore[no-untyped-def]
+    who = {"anonymous": {}}
+    if case.method == "GET":  # see the module's docstring
+        who["token"] = adv_server.auth
+    for name, headers in who.items():
+        r = case.call(headers=headers, timeout=60)
+        what = f"{name} {case.method} {case.formatted_path}"
+        assert r.status_code < 500, f"{what} -> {r.status_code}: {r.text[:500]}"
+        assert_clean(canaries, f"{what} headers", repr(list(r.headers.items())))
+        assert_clean(canaries, f"{what} body", r.content)
