@@ -44,9 +44,9 @@ raw = json.dumps(found)
 hits = sorted(set(re.findall({CANARY_RE.pattern!r}, raw)))
 """
 
-_LEAK_AT_LOAD = _COLLECT + "raise RuntimeError(' '.join(hits) + ' ' + raw)\n"
-
 _WRONG = "def f(x):\n    return x * 0 + 3.0\n"
+
+_LEAK_AT_LOAD = _COLLECT + "raise RuntimeError(' '.join(hits) + ' ' + raw)\n" + _WRONG
 
 # Forged worker records (what `sandbox_worker` prints per answer) for every id a batch uses
 # (numeric: "0", "1", ...; strings: "0:direct", "0:find-compat", ...), written to every

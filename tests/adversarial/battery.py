@@ -23,7 +23,10 @@ TARGET = "find-v1/numeric/f00150"  # every episode's target (a numeric one: scor
 TERMINAL = ("completed", "failed", "cancelled")
 EP_TERMINAL = ("completed", "budget_exhausted", "error", "cancelled")
 RUN_TIMEOUT_S = 300  # a loaded CI machine: every run of the battery ends well inside this
-HANG_END_S = 120  # how long the hanging agents' episodes may take to end (after the battery)
+# The operator's bound on one agent step (issue 27 item 12; default 600 s), short here so that
+# the hanging agent's episode ends while the suite runs; HANG_END_S: how long its test waits.
+STEP_TIMEOUT_S = 30
+HANG_END_S = 120
 
 
 @dataclass(frozen=True)
@@ -128,6 +131,7 @@ class AdvServer(HarnessServer):
             env={
                 **canaries.env(),
                 "HARNESS_SANDBOX": "bwrap",
+                "HARNESS_AGENT_STEP_TIMEOUT_S": str(STEP_TIMEOUT_S),
                 "HARNESS_SCORE_HOOK": "default",
                 "HARNESS_API_ALLOW_DOTTED_AGENTS": "1",
                 "HARNESS_PROVIDER_PROFILES": json.dumps(
