@@ -11,6 +11,7 @@ suite's shared server.)"""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -28,22 +29,50 @@ HOSTILE_URL_VALUES = ("a%00b", "%ED%A0%80", "%00")
 HOSTILE_JSON = ('"a\\u0000b"', '"\\ud800"', '"\\udfff\\u0000"')
 
 
-def app_routes() -> list[tuple[str, str, list[str]]]:
-    """(method, path template, query parameter names) of every route the app serves."""
+def _walk(routes: list[Any], prefix: str = "") -> list[tuple[str, str, list[str]]]:
+    """Routes, recursing into included routers (FastAPI >= 0.165 keeps an included router as one
+    `_IncludedRouter` entry) and mounts."""
     from fastapi.routing import APIRoute
 
-    from harness.api.app import create_app
-
     out = []
-    for r in create_app(run_scheduler=False).routes:
+    for r in routes:
+        inner = getattr(r, "original_router", None)
+        if inner is not None:
+            ctx = getattr(r, "include_context", None)
+            out += _walk(inner.routes, prefix + (getattr(ctx, "prefix", "") or ""))
+            continue
+        if getattr(r, "methods", None) is None and getattr(r, "routes", None):
+            out += _walk(r.routes, prefix + getattr(r, "path", ""))
+            continue
         methods = sorted(set(getattr(r, "methods", None) or ()) - {"HEAD", "OPTIONS"})
         query = [p.name for p in r.dependant.query_params] if isinstance(r, APIRoute) else []
-        out += [(m, r.path, query) for m in methods]  # type: ignore[attr-defined]
+        out += [(m, prefix + r.path, query) for m in methods]
     return out
+
+
+def app_routes() -> list[tuple[str, str, list[str]]]:
+    """(method, path template, query parameter names) of every route the app serves."""
+    from harness.api.app import create_app
+
+    return _walk(create_app(run_scheduler=False).routes)
 
 
 ROUTES = app_routes()
 ROUTE_IDS = [f"{m} {p}" for m, p, _ in ROUTES]
+
+
+def test_every_documented_route_is_enumerated() -> None:
+    """The enumeration above misses nothing the OpenAPI document lists (so a new route is in the
+    battery without an entry), and it reaches the web UI's routes."""
+    from harness.api.app import create_app
+
+    documented = {
+        (m.upper(), p)
+        for p, ops in create_app(run_scheduler=False).openapi()["paths"].items()
+        for m in ops
+    }
+    assert documented <= {(m, p) for m, p, _ in ROUTES}
+    assert ("GET", "/ui/episodes/{episode_id}") in {(m, p) for m, p, _ in ROUTES}
 
 
 def check(canaries: Canaries, r: httpx.Response, what: str) -> None:
@@ -83,24 +112,30 @@ def test_login_hands_out_no_secret(adv_server: AdvServer, canaries: Canaries) ->
     check(canaries, r, "POST /ui/login with the token (issue 27 item 15: not the raw token)")
 
 
-def _fillings(path: str, method: str, battery: Battery) -> list[str]:
-    """The path with every parameter set to each real id of the battery, and to an unknown one.
-    Mutating requests only name runs that have ended (a hanging run's test owns its fate)."""
+def _fillings(path: str, method: str, battery: Battery) -> list[tuple[str, bool]]:
+    """(the path with its parameters set, whether every one is a real id of the battery): each
+    parameter is set to each real id in turn, and to an unknown one. Mutating requests only name
+    runs that have ended (a hanging run's test owns its fate)."""
     runs = battery.run_ids()
     if method != "GET":
         runs = [r for r in runs if battery.done.get(r, {}).get("status") in TERMINAL]
-    values = {
-        "run_id": [*runs, UNKNOWN],
-        "episode_id": [*battery.episode_ids(), UNKNOWN],
+    import harness.web
+
+    static = Path(harness.web.__file__).parent / "static"
+    real = {
+        "run_id": runs,
+        "episode_id": battery.episode_ids(),
+        "name": sorted(p.name for p in static.iterdir()),
     }
     names = re.findall(r"{(\w+)(?::\w+)?}", path)
     if not names:
-        return [path]
+        return [(path, True)]
     out = []
     for name in names:
-        for v in values.get(name, ["x", UNKNOWN]):
-            out.append(re.sub(r"{" + name + r"(?::\w+)?}", v, path))
-    return [re.sub(r"{\w+(?::\w+)?}", UNKNOWN, p) for p in out]
+        for v in [*real.get(name, []), UNKNOWN]:
+            url = re.sub(r"{" + name + r"(?::\w+)?}", v, path)
+            out.append((re.sub(r"{\w+(?::\w+)?}", UNKNOWN, url), v != UNKNOWN and len(names) == 1))
+    return out
 
 
 _QUERY = {"/targets": {"dataset": "find-v1", "limit": 5}, "/runs/{run_id}/events": {}}
@@ -108,6 +143,8 @@ _QUERY = {"/targets": {"dataset": "find-v1", "limit": 5}, "/runs/{run_id}/events
 
 def _query(path: str, run_id: str | None, battery: Battery) -> dict[str, Any]:
     q = dict(_QUERY.get(path, {}))
+    if path == "/ui/compare":
+        q["a"], q["b"] = battery.run_ids()[:2]
     if path.endswith("/events") and run_id not in battery.done:
         q["stream"] = "false"  # a run that has not ended streams for as long as it runs
     return q
@@ -123,13 +160,15 @@ def test_every_route_every_caller(
     canaries: Canaries,
 ) -> None:
     api = battery.server.api
-    for url in _fillings(path, method, battery):
+    for url, real in _fillings(path, method, battery):
         m = re.search(r"/runs/([^/]+)", url)
         params = _query(path, m.group(1) if m else None, battery)
         for who, kw in callers.items():
             body = {"json": {}} if method in ("POST", "PUT", "PATCH") else {}
             r = api.request(method, url, params=params, follow_redirects=False, **body, **kw)
             check(canaries, r, f"{who} {method} {url}")
+            if method == "GET" and real:  # the check above read the real thing
+                assert r.status_code == 200, f"{who} {method} {url} -> {r.status_code}"
 
 
 @pytest.mark.parametrize(("method", "path", "query"), ROUTES, ids=ROUTE_IDS)
