@@ -37,18 +37,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
                 item.add_marker(skip)
 
 
-@pytest.fixture(scope="session")
-def canaries() -> Iterator[Canaries]:
-    """Unique values, also in this test process's environment: the sandboxes it starts itself
-    (batch scoring) and the CLI commands it runs in-process see them as the server does."""
-    c = Canaries.make()
-    with pytest.MonkeyPatch.context() as mp:
-        for k, v in c.env().items():
-            mp.setenv(k, v)
-        yield c
+@pytest.fixture(scope="package")
+def canaries() -> Canaries:
+    """Unique values for this run of the suite. (Package scope, with this folder a package: the
+    server and its database end with the suite, not with the whole test session.)"""
+    return Canaries.make()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def adv_db(canaries: Canaries) -> Iterator[str]:
     """A database on a real PostgreSQL server, owned by a role whose password is a canary."""
     why = pg_missing()
@@ -65,7 +61,7 @@ def adv_db(canaries: Canaries) -> Iterator[str]:
         yield f"postgresql+psycopg://adv:{pw}@{host}/adv"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def adv_server(
     canaries: Canaries, adv_db: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[AdvServer]:
@@ -78,7 +74,7 @@ def adv_server(
     shutil.rmtree(srv.tmpdir, ignore_errors=True)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def battery(adv_server: AdvServer, adv_db: str) -> Battery:
     """Every hostile agent and answer, one run each, started together; waits for all but the
     ones that may never end on their own (their tests wait)."""

@@ -58,7 +58,11 @@ def _batch(codes: list[str]) -> tuple[list[tuple[Any, ...]], str]:
 
 
 @pytest.mark.parametrize("name", FORGERS)
-def test_forgery_in_a_batch_changes_no_score(name: str, canaries: Canaries) -> None:
+def test_forgery_in_a_batch_changes_no_score(
+    name: str, canaries: Canaries, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for k, v in canaries.env().items():  # this process starts the batch's sandbox
+        monkeypatch.setenv(k, v)
     a = ANSWERS[name]
     assert a.like is not None
     correct = ANSWERS[CORRECT].code
