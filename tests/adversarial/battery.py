@@ -41,7 +41,7 @@ class Hostile:
     budgets: dict[str, Any] = field(default_factory=dict)
     check: Callable[[dict[str, Any]], None] | None = None
     wait: bool = True
-    cancel: bool = False  # cancel the run with `harness runs cancel` once its episode runs
+    cancel: bool = False  # `harness runs cancel` as soon as its episode runs (in the fixture)
     issue_item: str = ""
 
 
@@ -81,8 +81,11 @@ def _usage_no_infrastructure(detail: dict[str, Any]) -> None:
 
 
 def _ended(detail: dict[str, Any]) -> None:
-    ep = detail
-    assert ep["status"] in EP_TERMINAL, f"episode still {ep['status']}"
+    assert detail["status"] in EP_TERMINAL, f"episode still {detail['status']}"
+
+
+def _cancelled(detail: dict[str, Any]) -> None:
+    assert detail["status"] == "cancelled", f"episode {detail['status']} ({detail['end_reason']})"
 
 
 HOSTILE_AGENTS: dict[str, Hostile] = {
@@ -111,7 +114,7 @@ HOSTILE_AGENTS: dict[str, Hostile] = {
     ),
     "hang": Hostile("adv_agents:HangingAgent", check=_ended, wait=False, issue_item="12"),
     "hang-cancelled": Hostile(
-        "adv_agents:HangingAgent", check=_ended, wait=False, cancel=True, issue_item="12"
+        "adv_agents:HangingAgent", check=_cancelled, wait=False, cancel=True, issue_item="12"
     ),
 }
 # Hostile answer code (answers.ANSWERS) runs as one more episode each, submitted by AnswerAgent.
@@ -174,6 +177,25 @@ class AdvServer(HarnessServer):
                         out[rid] = d
             time.sleep(0.5)
         return out
+
+    def wait_episode(self, run_id: str, pred: Callable[[dict[str, Any]], bool], timeout: float):  # type: ignore[no-untyped-def]
+        """The run's episode once `pred` holds for it, or when `timeout` has passed."""
+        deadline = time.monotonic() + timeout
+        while True:
+            eps = self.api.get(f"/runs/{run_id}/episodes").json()
+            detail = self.episode(run_id) if eps else None
+            if (detail and pred(detail)) or time.monotonic() > deadline:
+                return detail
+            time.sleep(0.3)
+
+    def cancel_with_cli(self, run_id: str) -> None:
+        """`harness runs cancel RUN`, as the operator runs it next to the server."""
+        from typer.testing import CliRunner
+
+        from harness.cli import app
+
+        got = CliRunner().invoke(app, ["runs", "cancel", run_id], env=cli_env(self))
+        assert got.exit_code == 0, got.output
 
     def episode(self, run_id: str) -> dict[str, Any]:
         """The run's one episode as a token holder reads it (GET /episodes/{id})."""

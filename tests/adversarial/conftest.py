@@ -20,6 +20,7 @@ for p in (HERE, TESTS, TESTS / "api_trust", TESTS / "evaluator"):
 from battery import (  # noqa: E402
     HOSTILE_AGENTS,
     RUN_TIMEOUT_S,
+    STEP_TIMEOUT_S,
     AdvServer,
     Battery,
     battery_specs,
@@ -86,5 +87,10 @@ def battery(adv_server: AdvServer, adv_db: str) -> Battery:
         for name, rid in runs.items()
         if not name.startswith("agent:") or HOSTILE_AGENTS[name[6:]].wait
     ]
+    for name, h in HOSTILE_AGENTS.items():
+        if h.cancel:  # while its step hangs, well before the operator's step timeout
+            rid = runs[f"agent:{name}"]
+            adv_server.wait_episode(rid, lambda d: d["status"] == "running", STEP_TIMEOUT_S / 2)
+            adv_server.cancel_with_cli(rid)
     # a run that does not end in time fails its own test (Battery.done lacks it)
     return Battery(adv_server, runs, adv_server.wait_runs(waited, RUN_TIMEOUT_S))
