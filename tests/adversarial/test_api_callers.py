@@ -112,30 +112,38 @@ def test_login_hands_out_no_secret(adv_server: AdvServer, canaries: Canaries) ->
     check(canaries, r, "POST /ui/login with the token (issue 27 item 15: not the raw token)")
 
 
+# Values to try for path parameters that name no id of the battery (guesses: a 404 is fine).
+GUESSES = {"step": ["0", "1", "2"]}
+_PARAM = r"{(\w+)(?::\w+)?}"
+
+
 def _fillings(path: str, method: str, battery: Battery) -> list[tuple[str, bool]]:
-    """(the path with its parameters set, whether every one is a real id of the battery): each
-    parameter is set to each real id in turn, and to an unknown one. Mutating requests only name
-    runs that have ended (a hanging run's test owns its fate)."""
+    """(the path with its parameters set, whether all are real ids of the battery). Each
+    parameter in turn takes each of its real values, its guesses and an unknown id, the others
+    their first real value. Mutating requests only name runs that have ended (a hanging run's
+    test owns its fate)."""
+    import harness.web
+
     runs = battery.run_ids()
     if method != "GET":
         runs = [r for r in runs if battery.done.get(r, {}).get("status") in TERMINAL]
-    import harness.web
-
     static = Path(harness.web.__file__).parent / "static"
     real = {
         "run_id": runs,
         "episode_id": battery.episode_ids(),
         "name": sorted(p.name for p in static.iterdir()),
     }
-    names = re.findall(r"{(\w+)(?::\w+)?}", path)
+    names = re.findall(_PARAM, path)
     if not names:
         return [(path, True)]
+    first = {n: ([*real.get(n, []), *GUESSES.get(n, []), UNKNOWN])[0] for n in names}
     out = []
     for name in names:
-        for v in [*real.get(name, []), UNKNOWN]:
-            url = re.sub(r"{" + name + r"(?::\w+)?}", v, path)
-            out.append((re.sub(r"{\w+(?::\w+)?}", UNKNOWN, url), v != UNKNOWN and len(names) == 1))
-    return out
+        for v in [*real.get(name, []), *GUESSES.get(name, []), UNKNOWN]:
+            values = {**first, name: v}
+            url = re.sub(_PARAM, lambda m: values[m.group(1)], path)  # noqa: B023
+            out.append((url, all(values[n] in real.get(n, []) for n in names)))
+    return list(dict.fromkeys(out))
 
 
 _QUERY = {"/targets": {"dataset": "find-v1", "limit": 5}, "/runs/{run_id}/events": {}}
@@ -186,9 +194,9 @@ def test_nul_and_lone_surrogates(
     urls = []
     for v in HOSTILE_URL_VALUES:
         if "{" in path:
-            urls.append(re.sub(r"{\w+(?::\w+)?}", v, path))
+            urls.append(re.sub(_PARAM, v, path))
         for name in query or ["q"]:
-            urls.append(re.sub(r"{\w+(?::\w+)?}", UNKNOWN, path) + f"?{name}={v}&stream=false")
+            urls.append(re.sub(_PARAM, UNKNOWN, path) + f"?{name}={v}&stream=false")
     for who, kw in callers.items():
         with httpx.Client(base_url=base, timeout=120, cookies=kw.get("cookies")) as c:
             for url in urls:
@@ -204,7 +212,7 @@ def test_nul_and_lone_surrogates(
                     f'{{"agent": "scripted-numeric", "dataset": "find-v1", "ids": [{s}],'
                     f' "family": {s}, "floor": false}}',
                 ):
-                    u = re.sub(r"{\w+(?::\w+)?}", UNKNOWN, path)
+                    u = re.sub(_PARAM, UNKNOWN, path)
                     r = c.post(u, content=body.encode(), headers={
                         **(kw.get("headers") or {}), "content-type": "application/json"})  # fmt: skip
                     check(canaries, r, f"{who} POST {u} {body}")
