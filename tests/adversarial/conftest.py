@@ -87,10 +87,13 @@ def battery(adv_server: AdvServer, adv_db: str) -> Battery:
         for name, rid in runs.items()
         if not name.startswith("agent:") or HOSTILE_AGENTS[name[6:]].wait
     ]
+    cancelled_at = {}
     for name, h in HOSTILE_AGENTS.items():
         if h.cancel:  # while its step hangs, well before the operator's step timeout
             rid = runs[f"agent:{name}"]
-            adv_server.wait_episode(rid, lambda d: d["status"] == "running", STEP_TIMEOUT_S / 2)
+            d = adv_server.wait_episode(rid, lambda d: d["status"] == "running", STEP_TIMEOUT_S / 2)
+            cancelled_at[name] = d["status"] if d else "not started"
             adv_server.cancel_with_cli(rid)
     # a run that does not end in time fails its own test (Battery.done lacks it)
-    return Battery(adv_server, runs, adv_server.wait_runs(waited, RUN_TIMEOUT_S))
+    done = adv_server.wait_runs(waited, RUN_TIMEOUT_S)
+    return Battery(adv_server, runs, done, cancelled_at)

@@ -20,6 +20,8 @@ def test_hostile_agent(name: str, battery: Battery, canaries: Canaries) -> None:
         assert run_id in battery.done, f"run of {name} did not end (issue 27 item {h.issue_item})"
     else:
         battery.server.wait_episode(run_id, lambda d: d["status"] in EP_TERMINAL, HANG_END_S)
+    if h.cancel:  # else the cancel tested nothing about a running step
+        assert battery.cancelled_at[name] == "running", battery.cancelled_at
     detail = battery.episode(entry)
     assert_clean(canaries, f"GET /episodes/{detail['id']} of agent {name}", json.dumps(detail))
     if h.check is not None:
