@@ -168,6 +168,7 @@ def test_every_route_every_caller(
     canaries: Canaries,
 ) -> None:
     api = battery.server.api
+    served, tried = 0, 0  # GET requests naming real ids, and those answered 200
     for url, real in _fillings(path, method, battery):
         m = re.search(r"/runs/([^/]+)", url)
         params = _query(path, m.group(1) if m else None, battery)
@@ -175,8 +176,11 @@ def test_every_route_every_caller(
             body = {"json": {}} if method in ("POST", "PUT", "PATCH") else {}
             r = api.request(method, url, params=params, follow_redirects=False, **body, **kw)
             check(canaries, r, f"{who} {method} {url}")
-            if method == "GET" and real:  # the check above read the real thing
-                assert r.status_code == 200, f"{who} {method} {url} -> {r.status_code}"
+            if method == "GET" and real:
+                tried += 1
+                served += r.status_code == 200
+    # the checks above read real content (not only 404s): some real id was served
+    assert served or not tried, f"{method} {path}: none of {tried} requests for real ids got 200"
 
 
 @pytest.mark.parametrize(("method", "path", "query"), ROUTES, ids=ROUTE_IDS)
