@@ -7,6 +7,7 @@ A uniquely named module (every test folder's conftest is importable as `conftest
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -126,8 +127,6 @@ class AdvServer(HarnessServer):
     target services, agent hosts and scoring, and this folder importable (dotted agents)."""
 
     def __init__(self, home: Path, canaries: Canaries, db_url: str) -> None:
-        import os
-
         root = HERE.parents[1]
         super().__init__(
             home,

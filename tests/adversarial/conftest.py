@@ -67,8 +67,7 @@ def adv_server(
     canaries: Canaries, adv_db: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[AdvServer]:
     home = tmp_path_factory.mktemp("adv") / f"home-{canaries.values['HARNESS_HOME']}"
-    srv = AdvServer(home, canaries, adv_db)
-    srv.env["HARNESS_HOME"] = str(home)
+    srv = AdvServer(home, canaries, adv_db)  # HARNESS_HOME: `home`, named after its canary
     srv.start()
     yield srv
     srv.stop()
