@@ -10,7 +10,9 @@ length stays under a token budget (longest texts first, so rows of similar lengt
 
 from __future__ import annotations
 
+import contextvars
 import logging
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,11 +33,32 @@ class Limits(BaseModel):
 
     max_texts: int = Field(1024, ge=1)  # texts, prompts or examples per request
     max_text_tokens: int = Field(1024, ge=1)  # tokens per text (also capped by the model)
+    # tokens of all texts of one request together (bases, sources, mean texts; prompts plus
+    # their new tokens): the bound on one request's work, whatever its shape
+    max_request_tokens: int = Field(16384, ge=1)
+    max_queue_tokens: int = Field(65536, ge=1)  # request tokens waiting or running, all callers
     max_positions: int = Field(1024, ge=1)  # positions per text and site
     max_sites: int = Field(64, ge=1)
     max_new_tokens: int = Field(64, ge=1)
     batch_tokens: int = Field(16384, ge=64)  # rows × padded length of one forward pass
     batch_rows: int = Field(128, ge=1)
+
+
+class Cancelled(Exception):
+    """Nobody waits for this request's answer any more; its remaining micro-batches are skipped."""
+
+
+# Set by the server's batcher around an engine call (asyncio.to_thread copies it into the
+# worker thread); the engine checks it between micro-batches.
+CANCEL: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar(
+    "intervention_cancel", default=None
+)
+
+
+def check_cancelled() -> None:
+    ev = CANCEL.get()
+    if ev is not None and ev.is_set():
+        raise Cancelled()
 
 
 @dataclass
@@ -144,6 +167,35 @@ class Engine:
             out.append(Tok(list(ids), [tuple(o) for o in offs], text))
         return out
 
+    def request_tokens(self, kind: str, req: BaseModel) -> int:
+        """The tokens one request makes the model process (what `max_request_tokens` bounds and
+        the queue counts); BadRequest past the bound or for a text over the per-text limits.
+        Tokenizing is cheap next to a forward pass, so it is done again by the engine call."""
+        if isinstance(req, S.ActivationsRequest):
+            total = sum(len(t.ids) for t in self.tokenize(req.texts))
+        elif isinstance(req, S.InterchangeRequest):
+            n_src = max(len(e.sources) for e in req.examples)
+            lists = [[e.base for e in req.examples]] + [  # as `interchange` runs them
+                [e.sources[k] if k < len(e.sources) else e.base for e in req.examples]
+                for k in range(n_src)
+            ]
+            total = sum(len(t.ids) for texts in lists for t in self.tokenize(texts, "examples"))
+            if req.mean_texts:
+                total += sum(len(t.ids) for t in self.tokenize(req.mean_texts, "mean_texts"))
+            total += len(req.examples) * (req.max_new_tokens - 1)
+        elif isinstance(req, S.GenerateRequest):
+            toks = self.tokenize(req.prompts, "prompts")
+            total = sum(len(t.ids) for t in toks) + len(toks) * req.max_new_tokens
+        else:
+            raise TypeError(f"no work count for {type(req).__name__}")
+        if total > self.limits.max_request_tokens:
+            raise BadRequest(
+                f"{kind}: the request holds {total} tokens of work (texts, sources, mean texts "
+                f"and new tokens together); at most {self.limits.max_request_tokens} per request: "
+                "split it into smaller requests"
+            )
+        return total
+
     def token_strings(self, ids: list[int]) -> list[str]:
         return [self.tok.decode([i]) for i in ids]
 
@@ -247,6 +299,7 @@ class Engine:
         out: list[list[Any]] = [[None] * len(toks) for _ in layers]
         lim = self.limits
         for chunk in chunks([len(t.ids) for t in toks], lim.batch_tokens, lim.batch_rows):
+            check_cancelled()
             batch, pads = self._batch([toks[i] for i in chunk])
             locs = _rect([[pads[j] + p for p in positions[i]] for j, i in enumerate(chunk)])
             (_, acts), _ = pm(batch, unit_locations={"base": [locs] * len(layers)})
@@ -320,6 +373,7 @@ class Engine:
         costs = [len(b.ids) + sum(len(src[i].ids) for src in sources) for i, b in enumerate(bases)]
         results: list[Any] = [None] * len(bases)
         for chunk in chunks(costs, self.limits.batch_tokens, self.limits.batch_rows):
+            check_cancelled()
             outs = self._interchange_chunk(
                 req, chunk, bases, sources, base_pos, src_pos, means, read_positions
             )
@@ -525,6 +579,7 @@ class Engine:
         results: list[Any] = [None] * len(toks)
         costs = [len(t.ids) + req.max_new_tokens for t in toks]
         for chunk in chunks(costs, self.limits.batch_tokens, self.limits.batch_rows):
+            check_cancelled()
             batch, _ = self._batch([toks[i] for i in chunk], with_positions=False)
             out = self.m.lm.generate(**batch, **self._gen_kwargs(req.max_new_tokens))
             conts = self._continuations(out, batch["input_ids"].shape[1], req.top_k)
