@@ -40,7 +40,9 @@ class Limits(BaseModel):
     max_positions: int = Field(1024, ge=1)  # positions per text and site
     max_sites: int = Field(64, ge=1)
     max_new_tokens: int = Field(64, ge=1)
-    batch_tokens: int = Field(16384, ge=64)  # rows × padded length of one forward pass
+    # rows × padded length of one forward pass; None: 16384 on a GPU, 1024 on a CPU (a CPU gains
+    # little from bigger passes, and an abandoned request stops only between passes)
+    batch_tokens: int | None = Field(None, ge=64)
     batch_rows: int = Field(128, ge=1)
 
 
@@ -145,6 +147,9 @@ class Engine:
         self.tok = model.tokenizer
         self.limits = limits or Limits()
         self.max_tokens = min(self.limits.max_text_tokens, model.max_positions)
+        self.batch_tokens = self.limits.batch_tokens or (
+            16384 if model.device.type == "cuda" else 1024
+        )
         self.featurizers = featurizers or FeaturizerRegistry(
             {c: model.width(c) for c in COMPONENTS}
         )
@@ -298,7 +303,7 @@ class Engine:
         idx = torch.tensor(neurons, device=self.m.device) if neurons is not None else None
         out: list[list[Any]] = [[None] * len(toks) for _ in layers]
         lim = self.limits
-        for chunk in chunks([len(t.ids) for t in toks], lim.batch_tokens, lim.batch_rows):
+        for chunk in chunks([len(t.ids) for t in toks], self.batch_tokens, lim.batch_rows):
             check_cancelled()
             batch, pads = self._batch([toks[i] for i in chunk])
             locs = _rect([[pads[j] + p for p in positions[i]] for j, i in enumerate(chunk)])
@@ -372,7 +377,7 @@ class Engine:
         means = self._means(req)
         costs = [len(b.ids) + sum(len(src[i].ids) for src in sources) for i, b in enumerate(bases)]
         results: list[Any] = [None] * len(bases)
-        for chunk in chunks(costs, self.limits.batch_tokens, self.limits.batch_rows):
+        for chunk in chunks(costs, self.batch_tokens, self.limits.batch_rows):
             check_cancelled()
             outs = self._interchange_chunk(
                 req, chunk, bases, sources, base_pos, src_pos, means, read_positions
@@ -578,7 +583,7 @@ class Engine:
         toks = self.tokenize(req.prompts, "prompts")
         results: list[Any] = [None] * len(toks)
         costs = [len(t.ids) + req.max_new_tokens for t in toks]
-        for chunk in chunks(costs, self.limits.batch_tokens, self.limits.batch_rows):
+        for chunk in chunks(costs, self.batch_tokens, self.limits.batch_rows):
             check_cancelled()
             batch, _ = self._batch([toks[i] for i in chunk], with_positions=False)
             out = self.m.lm.generate(**batch, **self._gen_kwargs(req.max_new_tokens))

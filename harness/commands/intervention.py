@@ -25,7 +25,9 @@ def serve(
     port: int = typer.Option(8010, help="port"),
     max_texts: int = typer.Option(1024, min=1, help="most texts/examples per request"),
     max_text_tokens: int = typer.Option(1024, min=1, help="most tokens per text"),
-    batch_tokens: int = typer.Option(16384, min=64, help="rows × padded length per forward pass"),
+    batch_tokens: int = typer.Option(
+        None, min=64, help="rows × padded length per forward pass (default: 16384 GPU, 1024 CPU)"
+    ),
     max_request_tokens: int = typer.Option(
         16384,
         min=1,
