@@ -104,12 +104,16 @@ def walk(url: str, examples: dict[tuple[str, str], Any], fill: dict[str, str]) -
             for name, content in probes:
                 hostile_path = name.startswith("path")
                 target = path.format(**dict.fromkeys(fill, "%ED%A0%80")) if hostile_path else real
-                r = http.request(
-                    method,
-                    target + ("?q=%ED%A0%80" if body is None else ""),
-                    content=content,
-                    headers={"content-type": "application/json"},
-                )
+                try:
+                    r = http.request(
+                        method,
+                        target + ("?q=%ED%A0%80" if body is None else ""),
+                        content=content,
+                        headers={"content-type": "application/json"},
+                    )
+                except httpx.TransportError as e:  # the server failed while answering
+                    bad.append(f"{method} {path} [{name}]: {type(e).__name__}: {e}")
+                    continue
                 if r.status_code >= 500:
                     bad.append(f"{method} {path} [{name}]: {r.status_code} {r.text[:150]}")
                 elif r.status_code >= 400:

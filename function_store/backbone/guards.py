@@ -13,7 +13,7 @@ import asyncio
 import json
 import math
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 from fastapi import Request
@@ -82,6 +82,19 @@ class StrictJSONRoute(APIRoute):
             return await handler(_StrictJSONRequest(request.scope, request.receive))
 
         return strict
+
+
+def describe_errors(errors: Sequence[Any]) -> str:
+    """A validation error's message: where and what, never the input itself (it may be what
+    cannot be encoded)."""
+    out = []
+    for e in list(errors)[:5]:
+        if e.get("type") == "json_invalid":
+            out.append(f"invalid JSON: {(e.get('ctx') or {}).get('error', 'cannot be parsed')}")
+            continue
+        where = ".".join(str(x) for x in e.get("loc", ()) if x != "body")
+        out.append(f"{where}: {e.get('msg')}" if where else str(e.get("msg")))
+    return "; ".join(out) or "invalid request"
 
 
 async def _disconnected(request: Request) -> None:

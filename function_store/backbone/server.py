@@ -31,7 +31,12 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from function_store.backbone.engine import BadRequest, Engine, GenRequest, GenResult
-from function_store.backbone.guards import ClientGone, StrictJSONRoute, cancel_on_disconnect
+from function_store.backbone.guards import (
+    ClientGone,
+    StrictJSONRoute,
+    cancel_on_disconnect,
+    describe_errors,
+)
 from function_store.backbone.schemas import (
     BatchChatCompletion,
     BatchChatCompletionRequest,
@@ -232,11 +237,8 @@ def create_app(
         errors = exc.errors()
         first = errors[0] if errors else {}
         loc = [str(x) for x in first.get("loc", ()) if x != "body"]
-        msg = "; ".join(
-            f"{'.'.join(str(x) for x in e.get('loc', ()) if x != 'body')}: {e.get('msg')}"
-            for e in errors[:5]
-        )  # never echoes the input back: it may hold what cannot be encoded
-        return _error(400, msg or "invalid request", "invalid_request_error", param=".".join(loc))
+        param = ".".join(loc) if first.get("type") != "json_invalid" and loc else None
+        return _error(400, describe_errors(errors), "invalid_request_error", param=param)
 
     @app.exception_handler(QueueFull)
     async def _full(_, exc: QueueFull) -> JSONResponse:

@@ -33,7 +33,12 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from function_store.backbone.engine import BadRequest
-from function_store.backbone.guards import ClientGone, StrictJSONRoute, cancel_on_disconnect
+from function_store.backbone.guards import (
+    ClientGone,
+    StrictJSONRoute,
+    cancel_on_disconnect,
+    describe_errors,
+)
 from function_store.intervention import schemas as S
 from function_store.intervention.engine import CANCEL, Cancelled, Engine
 from function_store.intervention.featurizers import FeaturizerError
@@ -233,11 +238,7 @@ def create_app(engine: Engine) -> FastAPI:
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_, exc: RequestValidationError) -> JSONResponse:
-        msgs = [
-            f"{'.'.join(str(x) for x in e.get('loc', ()) if x != 'body')}: {e.get('msg')}"
-            for e in exc.errors()[:5]
-        ]
-        return _error(400, "; ".join(msgs), "invalid_request_error")
+        return _error(400, describe_errors(exc.errors()), "invalid_request_error")
 
     @app.exception_handler(Overloaded)
     async def _oom(_, exc: Overloaded) -> JSONResponse:
