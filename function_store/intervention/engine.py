@@ -11,6 +11,7 @@ length stays under a token budget (longest texts first, so rows of similar lengt
 from __future__ import annotations
 
 import contextvars
+import functools
 import logging
 import threading
 from collections.abc import Sequence
@@ -61,6 +62,23 @@ def check_cancelled() -> None:
     ev = CANCEL.get()
     if ev is not None and ev.is_set():
         raise Cancelled()
+
+
+def _check_cancel_before(block: Any) -> None:
+    """Check for cancellation before each transformer block runs, so an abandoned request stops
+    within one layer, not after a micro-batch (minutes on a busy CPU). The block's `forward` is
+    wrapped, not hooked: pyvene removes every hook of the model before each call."""
+    if getattr(block, "_cancel_checked", False):
+        return
+    inner = block.forward
+
+    @functools.wraps(inner)
+    def forward(*args: Any, **kwargs: Any) -> Any:
+        check_cancelled()
+        return inner(*args, **kwargs)
+
+    block.forward = forward
+    block._cancel_checked = True
 
 
 @dataclass
@@ -153,6 +171,29 @@ class Engine:
         self.featurizers = featurizers or FeaturizerRegistry(
             {c: model.width(c) for c in COMPONENTS}
         )
+        for block in self._blocks():
+            _check_cancel_before(block)
+
+    def _blocks(self) -> list[Any]:
+        lm = self.m.lm
+        blocks = lm.transformer.h if self.m.family == "gpt2" else lm.model.layers
+        return list(blocks)
+
+    def reset_hooks(self) -> None:
+        """Remove every forward hook from the model: a pass that raised inside pyvene (cancelled,
+        out of memory) skips pyvene's own removal of its hooks, and a left-over hook would
+        intervene in the next request."""
+        for mod in self.m.lm.modules():
+            for name in (
+                "_forward_hooks",
+                "_forward_pre_hooks",
+                "_forward_hooks_with_kwargs",
+                "_forward_hooks_always_called",
+                "_forward_pre_hooks_with_kwargs",
+            ):
+                hooks = getattr(mod, name, None)
+                if hooks:
+                    hooks.clear()
 
     # --- inputs ------------------------------------------------------------------------------
     def tokenize(self, texts: list[str], what: str = "texts") -> list[Tok]:

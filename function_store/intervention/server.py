@@ -176,7 +176,7 @@ class Batcher(QueueWorker[tuple[str, BaseModel]]):
             fut.add_done_callback(_one_done)
         token = CANCEL.set(stop)
         try:
-            resp = await asyncio.to_thread(_run_engine, self._fn(kind), req)
+            resp = await asyncio.to_thread(_run_engine, self.engine, self._fn(kind), req)
         except Cancelled:
             return  # every caller has gone; nothing to answer
         except Exception as e:
@@ -198,15 +198,19 @@ class Batcher(QueueWorker[tuple[str, BaseModel]]):
                 fut.set_result(part)
 
 
-def _run_engine(fn: Callable[[Any], Any], req: Any) -> Any:
+def _run_engine(engine: Engine, fn: Callable[[Any], Any], req: Any) -> Any:
     try:
         return fn(req)
     except torch.OutOfMemoryError as e:
+        engine.reset_hooks()
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
         raise Overloaded(
             f"out of memory on the model's device; send fewer or shorter texts ({e})"
         ) from e
+    except BaseException:
+        engine.reset_hooks()  # a pass that raised mid-forward may have left pyvene's hooks
+        raise
 
 
 def _error(status: int, message: str, kind: str) -> JSONResponse:
