@@ -196,7 +196,8 @@ class Engine:
                     hooks.clear()
 
     # --- inputs ------------------------------------------------------------------------------
-    def tokenize(self, texts: list[str], what: str = "texts") -> list[Tok]:
+    def tokenize(self, texts: list[str], what: str = "texts", start: int = 0) -> list[Tok]:
+        """`start`: the index of texts[0] in the request's list (for error messages)."""
         if len(texts) > self.limits.max_texts:
             raise BadRequest(f"{len(texts)} {what}; at most {self.limits.max_texts} per request")
         enc = self.tok(texts, return_offsets_mapping=True, add_special_tokens=True)
@@ -205,10 +206,10 @@ class Engine:
             zip(texts, enc["input_ids"], enc["offset_mapping"], strict=True)
         ):
             if not ids:
-                raise BadRequest(f"{what}[{i}] has no tokens")
+                raise BadRequest(f"{what}[{start + i}] has no tokens")
             if len(ids) > self.max_tokens:
                 raise BadRequest(
-                    f"{what}[{i}] has {len(ids)} tokens; at most {self.max_tokens} per text"
+                    f"{what}[{start + i}] has {len(ids)} tokens; at most {self.max_tokens} per text"
                 )
             out.append(Tok(list(ids), [tuple(o) for o in offs], text))
         return out
@@ -216,30 +217,40 @@ class Engine:
     def request_tokens(self, kind: str, req: BaseModel) -> int:
         """The tokens one request makes the model process (what `max_request_tokens` bounds and
         the queue counts); BadRequest past the bound or for a text over the per-text limits.
-        Tokenizing is cheap next to a forward pass, so it is done again by the engine call."""
+        Texts are tokenized 64 at a time and counting stops at the bound, so refusing a huge
+        request costs about as much as tokenizing the bound. (The engine call tokenizes again:
+        cheap next to a forward pass.)"""
+        cap = self.limits.max_request_tokens
+        # (texts, what, extra tokens per text): as the engine call runs them
+        parts: list[tuple[list[str], str, int]]
         if isinstance(req, S.ActivationsRequest):
-            total = sum(len(t.ids) for t in self.tokenize(req.texts))
+            parts = [(req.texts, "texts", 0)]
         elif isinstance(req, S.InterchangeRequest):
             n_src = max(len(e.sources) for e in req.examples)
-            lists = [[e.base for e in req.examples]] + [  # as `interchange` runs them
-                [e.sources[k] if k < len(e.sources) else e.base for e in req.examples]
+            parts = [([e.base for e in req.examples], "examples", req.max_new_tokens - 1)]
+            parts += [
+                ([e.sources[k] if k < len(e.sources) else e.base for e in req.examples], "texts", 0)
                 for k in range(n_src)
             ]
-            total = sum(len(t.ids) for texts in lists for t in self.tokenize(texts, "examples"))
-            if req.mean_texts:
-                total += sum(len(t.ids) for t in self.tokenize(req.mean_texts, "mean_texts"))
-            total += len(req.examples) * (req.max_new_tokens - 1)
+            parts += [(req.mean_texts, "mean_texts", 0)] if req.mean_texts else []
         elif isinstance(req, S.GenerateRequest):
-            toks = self.tokenize(req.prompts, "prompts")
-            total = sum(len(t.ids) for t in toks) + len(toks) * req.max_new_tokens
+            parts = [(req.prompts, "prompts", req.max_new_tokens)]
         else:
             raise TypeError(f"no work count for {type(req).__name__}")
-        if total > self.limits.max_request_tokens:
-            raise BadRequest(
-                f"{kind}: the request holds {total} tokens of work (texts, sources, mean texts "
-                f"and new tokens together); at most {self.limits.max_request_tokens} per request: "
-                "split it into smaller requests"
-            )
+        total = 0
+        for texts, what, extra in parts:
+            if len(texts) > self.limits.max_texts:
+                raise BadRequest(
+                    f"{len(texts)} {what}; at most {self.limits.max_texts} per request"
+                )
+            for i in range(0, len(texts), 64):
+                total += sum(len(t.ids) + extra for t in self.tokenize(texts[i : i + 64], what, i))
+                if total > cap:
+                    raise BadRequest(
+                        f"{kind}: the request holds more than {cap} tokens of work (texts, sources, "
+                        f"mean texts and new tokens together; {total} counted so far); at most "
+                        f"{cap} per request: split it into smaller requests"
+                    )
         return total
 
     def token_strings(self, ids: list[int]) -> list[str]:
