@@ -67,7 +67,9 @@ def request_json(
             last = f"HTTP {r.status_code}: {r.text[:200]}"
             continue
         if r.status_code >= 400:
-            raise error(f"{service} refused the request: HTTP {r.status_code}: {r.text[:300]}")
+            refused = error(f"{service} refused the request: HTTP {r.status_code}: {r.text[:300]}")
+            refused.status, refused.body = r.status_code, r.text[:2000]  # for callers that sort
+            raise refused
         try:
             return r.json()
         except ValueError:

@@ -12,7 +12,7 @@ from function_store.backbone.omp_spin import limit_omp_spin
 limit_omp_spin()  # before the imports below load torch
 
 from function_store.backbone.model import DEFAULT_MODEL  # noqa: E402
-from function_store.backbone.server import serve  # noqa: E402
+from function_store.backbone.server import DEFAULT_MAX_QUEUE, serve  # noqa: E402
 
 
 def main() -> None:
@@ -23,6 +23,8 @@ def main() -> None:
     ap.add_argument("--served-name", default=None)
     ap.add_argument("--cache-dir", type=Path, default=None)
     ap.add_argument("--max-batch", type=int, default=64)
+    ap.add_argument("--max-model-len", type=int, default=None)
+    ap.add_argument("--max-queue", type=int, default=DEFAULT_MAX_QUEUE)
     a = ap.parse_args()
     logging.basicConfig(level=logging.INFO)
     serve(
@@ -32,6 +34,8 @@ def main() -> None:
         served_name=a.served_name,
         cache_dir=a.cache_dir,
         max_batch=a.max_batch,
+        max_model_len=a.max_model_len,
+        max_queue=a.max_queue,
     )
 
 

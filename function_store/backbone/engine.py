@@ -19,7 +19,7 @@ client that needs P("0") and P("1") at some step then never has to ask again.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +39,12 @@ class GenRequest:
     extra_logprobs: list[str] | None = None
     stop: list[str] | None = None
     include_stop_str_in_output: bool = False  # vLLM's extension, same meaning
+    # set when nobody waits for the answer any more (the client went away): not computed, or
+    # dropped from its batch at the next decode step
+    cancel: threading.Event | None = field(default=None, repr=False, compare=False)
+
+    def cancelled(self) -> bool:
+        return self.cancel is not None and self.cancel.is_set()
 
 
 @dataclass
@@ -58,10 +64,23 @@ class GenResult:
 
 
 PACK_TOKENS = 1024  # most suffix tokens packed into one prefill pass (see Engine._chunks)
+PREFILL_CHUNK = 512  # a prefix longer than twice this is prefilled in pieces of this many tokens
+
+
+class _Dropped(Exception):
+    """Every request of a batch was cancelled during its prefill."""
 
 
 class BadRequest(ValueError):
-    """The request cannot be served (e.g. an unknown token id in logit_bias)."""
+    """The request cannot be served (e.g. an unknown token id in logit_bias). `param` and `code`
+    fill the OpenAI error object's fields of those names."""
+
+    def __init__(self, message: str, *, param: str | None = None, code: str | None = None) -> None:
+        super().__init__(message)
+        self.param, self.code = param, code
+
+
+CANCELLED = "cancelled"  # finish_reason of a request dropped because its client went away
 
 
 class Engine:
@@ -73,6 +92,8 @@ class Engine:
         if small_row_matmul:  # faster decode steps on CPU (see small_matmul)
             use_small_row_matmul(model)
         self.max_batch = max_batch
+        # prompt + completion tokens one request may use: the model's own context, or less
+        self.context_len = int(getattr(model.config, "max_position_embeddings", 0) or 2048)
         self.vocab_size = int(model.get_output_embeddings().weight.shape[0])
         eos = model.generation_config.eos_token_id
         if eos is None:
@@ -105,11 +126,35 @@ class Engine:
         return self.tok.decode([token_id])
 
     # --- generation ------------------------------------------------------------------------
+    def check_length(self, prompt_tokens: int, max_tokens: int, param: str = "messages") -> None:
+        """BadRequest (OpenAI's `context_length_exceeded`) unless the prompt and the completion
+        fit the context; checked before any forward pass."""
+        if prompt_tokens + max_tokens > self.context_len:
+            raise BadRequest(
+                f"This model's maximum context length is {self.context_len} tokens. However, you "
+                f"requested {prompt_tokens + max_tokens} tokens ({prompt_tokens} in the messages, "
+                f"{max_tokens} in the completion). Please reduce the length of the messages or "
+                "completion.",
+                param=param,
+                code="context_length_exceeded",
+            )
+
     def generate(self, requests: Sequence[GenRequest]) -> list[GenResult]:
-        out: list[GenResult] = []
-        for chunk in self._chunks(list(requests)):
+        reqs = list(requests)
+        out: list[GenResult] = [GenResult("", CANCELLED, 0)] * len(reqs)
+        index = {id(r): i for i, r in enumerate(reqs)}
+        live = [r for r in reqs if not r.cancelled()]
+        for chunk in self._chunks(live):
+            chunk = [r for r in chunk if not r.cancelled()]  # the client left meanwhile
+            if not chunk:
+                continue
             with self._lock, torch.inference_mode():
-                out.extend(self._generate_batch(chunk))
+                try:
+                    results = self._generate_batch(chunk)
+                except _Dropped:  # every client of this chunk left during its prefill
+                    continue
+                for r, res in zip(chunk, results, strict=True):
+                    out[index[id(r)]] = res
         return out
 
     def _chunks(self, reqs: list[GenRequest]) -> list[list[GenRequest]]:
@@ -147,13 +192,17 @@ class Engine:
         self.stats["requests"] += len(reqs)
         n = len(reqs)
         # Shared prefix; every row keeps at least one token of its own to produce its logits.
-        plen = _common_prefix_len(prompts) if n > 1 else 0
+        # (A lone prompt is all prefix but its last token: the same one pass, and a long one is
+        # then prefilled in pieces, see _prefill.)
+        plen = _common_prefix_len(prompts) if n > 1 else len(prompts[0])
         plen = min(plen, min(len(p) for p in prompts) - 1)
         if plen > 0:
             self.stats["prefix_tokens_saved"] += plen * (n - 1)
         suffixes = [p[plen:] for p in prompts]
         lens = [len(s) for s in suffixes]
-        logits, packed = self._prefill(prompts[0][:plen], suffixes)
+        logits, packed = self._prefill(
+            prompts[0][:plen], suffixes, lambda: all(r.cancelled() for r in reqs)
+        )
         cache = mask = next_pos = None  # padded batch layout, built only if some row decodes on
         rows = list(range(n))  # batch row -> request index (finished rows leave the batch)
 
@@ -208,6 +257,9 @@ class Engine:
                 elif len(gen[b]) >= limits[b]:
                     done[b] = True
             step += 1
+            for b in rows:
+                if not done[b] and reqs[b].cancelled():
+                    done[b], finish[b] = True, CANCELLED
             alive = [i for i, b in enumerate(rows) if not done[b]]
             if not alive:
                 break
@@ -248,16 +300,21 @@ class Engine:
             results.append(GenResult(text, finish[b], len(prompts[b]), infos[b]))
         return results
 
-    def _prefill(self, prefix: list[int], suffixes: list[list[int]]) -> tuple[torch.Tensor, Any]:
-        """One forward pass over ONE row: the shared prefix once, then every suffix packed after
-        it (no padding). A 4-D block mask lets each suffix see the prefix and its own earlier
-        tokens only, and each suffix's positions restart at len(prefix). Returns the next-token
-        logits of each suffix [n, vocab] and the packed cache (prefix, then the suffixes)."""
+    def _prefill(
+        self, prefix: list[int], suffixes: list[list[int]], dropped: Callable[[], bool]
+    ) -> tuple[torch.Tensor, Any]:
+        """The shared prefix once, then every suffix packed after it (no padding), in ONE row. A
+        4-D block mask lets each suffix see the prefix and its own earlier tokens only, and each
+        suffix's positions restart at len(prefix). A long prefix is run first in PREFILL_CHUNK
+        pieces on a growing cache, so `dropped()` (every client gone) is checked between
+        pieces: an abandoned long prompt stops within one piece, not after the whole prompt.
+        Returns the next-token logits of each suffix [n, vocab] and the packed cache (prefix,
+        then the suffixes)."""
         plen = len(prefix)
         lens = [len(s) for s in suffixes]
         total = plen + sum(lens)
-        ids = torch.tensor([prefix + [t for s in suffixes for t in s]])
-        pos = torch.tensor([list(range(plen)) + [plen + j for ln in lens for j in range(ln)]])
+        ids = prefix + [t for s in suffixes for t in s]
+        pos = list(range(plen)) + [plen + j for ln in lens for j in range(ln)]
         allowed = torch.zeros((1, 1, total, total), dtype=torch.bool)
         allowed[0, 0, :plen, :plen] = torch.tril(torch.ones((plen, plen), dtype=torch.bool))
         ends = []
@@ -269,12 +326,34 @@ class Engine:
             )
             off += ln
             ends.append(off - 1)
+        cache = None
+        done = 0  # prefix tokens already in the cache
+        if plen > 2 * PREFILL_CHUNK:
+            from transformers import DynamicCache
+
+            cache = DynamicCache(config=self.model.config)
+            while plen - done > PREFILL_CHUNK:
+                if dropped():
+                    raise _Dropped()
+                end = done + PREFILL_CHUNK
+                self.model(
+                    input_ids=torch.tensor([ids[done:end]]),
+                    attention_mask=allowed[:, :, done:end, :end],
+                    position_ids=torch.tensor([pos[done:end]]),
+                    past_key_values=cache,
+                    use_cache=True,
+                    logits_to_keep=1,
+                )
+                done = end
+            if dropped():
+                raise _Dropped()
         res = self.model(
-            input_ids=ids,
-            attention_mask=allowed,
-            position_ids=pos,
+            input_ids=torch.tensor([ids[done:]]),
+            attention_mask=allowed[:, :, done:, :],
+            position_ids=torch.tensor([pos[done:]]),
+            past_key_values=cache,
             use_cache=True,
-            logits_to_keep=torch.tensor(ends),
+            logits_to_keep=torch.tensor([e - done for e in ends]),
         )
         return res.logits[0], res.past_key_values
 

@@ -12,7 +12,7 @@ Extensions (ignored by, or harmless to, other OpenAI-compatible servers):
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
@@ -28,7 +28,7 @@ class SamplingParams(BaseModel):
     model: str | None = None
     max_tokens: int | None = Field(None, ge=1, le=4096)
     max_completion_tokens: int | None = Field(None, ge=1, le=4096)
-    temperature: float | None = Field(None, ge=0)  # only greedy decoding is served
+    temperature: float | None = Field(None, ge=0, allow_inf_nan=False)  # only greedy is served
     logprobs: bool = False
     top_logprobs: int | None = Field(None, ge=0, le=20)
     logit_bias: dict[str, float] | None = None
@@ -44,7 +44,10 @@ class ChatCompletionRequest(SamplingParams):
 
 
 class BatchChatCompletionRequest(SamplingParams):
-    messages_list: list[list[ChatMessage]] = Field(min_length=1, max_length=1024)
+    # every item is one conversation: an empty one has no prompt to complete
+    messages_list: list[Annotated[list[ChatMessage], Field(min_length=1)]] = Field(
+        min_length=1, max_length=1024
+    )
 
 
 class TopLogprob(BaseModel):

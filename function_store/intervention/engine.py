@@ -10,7 +10,10 @@ length stays under a token budget (longest texts first, so rows of similar lengt
 
 from __future__ import annotations
 
+import contextvars
+import functools
 import logging
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,11 +34,51 @@ class Limits(BaseModel):
 
     max_texts: int = Field(1024, ge=1)  # texts, prompts or examples per request
     max_text_tokens: int = Field(1024, ge=1)  # tokens per text (also capped by the model)
+    # tokens of all texts of one request together (bases, sources, mean texts; prompts plus
+    # their new tokens): the bound on one request's work, whatever its shape
+    max_request_tokens: int = Field(16384, ge=1)
+    max_queue_tokens: int = Field(65536, ge=1)  # request tokens waiting or running, all callers
     max_positions: int = Field(1024, ge=1)  # positions per text and site
     max_sites: int = Field(64, ge=1)
     max_new_tokens: int = Field(64, ge=1)
-    batch_tokens: int = Field(16384, ge=64)  # rows × padded length of one forward pass
+    # rows × padded length of one forward pass; None: 16384 on a GPU, 1024 on a CPU (a CPU gains
+    # little from bigger passes, and an abandoned request stops only between passes)
+    batch_tokens: int | None = Field(None, ge=64)
     batch_rows: int = Field(128, ge=1)
+
+
+class Cancelled(Exception):
+    """Nobody waits for this request's answer any more; its remaining micro-batches are skipped."""
+
+
+# Set by the server's batcher around an engine call (asyncio.to_thread copies it into the
+# worker thread); the engine checks it between micro-batches.
+CANCEL: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar(
+    "intervention_cancel", default=None
+)
+
+
+def check_cancelled() -> None:
+    ev = CANCEL.get()
+    if ev is not None and ev.is_set():
+        raise Cancelled()
+
+
+def _check_cancel_before(block: Any) -> None:
+    """Check for cancellation before each transformer block runs, so an abandoned request stops
+    within one layer, not after a micro-batch (minutes on a busy CPU). The block's `forward` is
+    wrapped, not hooked: pyvene removes every hook of the model before each call."""
+    if getattr(block, "_cancel_checked", False):
+        return
+    inner = block.forward
+
+    @functools.wraps(inner)
+    def forward(*args: Any, **kwargs: Any) -> Any:
+        check_cancelled()
+        return inner(*args, **kwargs)
+
+    block.forward = forward
+    block._cancel_checked = True
 
 
 @dataclass
@@ -122,12 +165,39 @@ class Engine:
         self.tok = model.tokenizer
         self.limits = limits or Limits()
         self.max_tokens = min(self.limits.max_text_tokens, model.max_positions)
+        self.batch_tokens = self.limits.batch_tokens or (
+            16384 if model.device.type == "cuda" else 1024
+        )
         self.featurizers = featurizers or FeaturizerRegistry(
             {c: model.width(c) for c in COMPONENTS}
         )
+        for block in self._blocks():
+            _check_cancel_before(block)
+
+    def _blocks(self) -> list[Any]:
+        lm = self.m.lm
+        blocks = lm.transformer.h if self.m.family == "gpt2" else lm.model.layers
+        return list(blocks)
+
+    def reset_hooks(self) -> None:
+        """Remove every forward hook from the model: a pass that raised inside pyvene (cancelled,
+        out of memory) skips pyvene's own removal of its hooks, and a left-over hook would
+        intervene in the next request."""
+        for mod in self.m.lm.modules():
+            for name in (
+                "_forward_hooks",
+                "_forward_pre_hooks",
+                "_forward_hooks_with_kwargs",
+                "_forward_hooks_always_called",
+                "_forward_pre_hooks_with_kwargs",
+            ):
+                hooks = getattr(mod, name, None)
+                if hooks:
+                    hooks.clear()
 
     # --- inputs ------------------------------------------------------------------------------
-    def tokenize(self, texts: list[str], what: str = "texts") -> list[Tok]:
+    def tokenize(self, texts: list[str], what: str = "texts", start: int = 0) -> list[Tok]:
+        """`start`: the index of texts[0] in the request's list (for error messages)."""
         if len(texts) > self.limits.max_texts:
             raise BadRequest(f"{len(texts)} {what}; at most {self.limits.max_texts} per request")
         enc = self.tok(texts, return_offsets_mapping=True, add_special_tokens=True)
@@ -136,13 +206,52 @@ class Engine:
             zip(texts, enc["input_ids"], enc["offset_mapping"], strict=True)
         ):
             if not ids:
-                raise BadRequest(f"{what}[{i}] has no tokens")
+                raise BadRequest(f"{what}[{start + i}] has no tokens")
             if len(ids) > self.max_tokens:
                 raise BadRequest(
-                    f"{what}[{i}] has {len(ids)} tokens; at most {self.max_tokens} per text"
+                    f"{what}[{start + i}] has {len(ids)} tokens; at most {self.max_tokens} per text"
                 )
             out.append(Tok(list(ids), [tuple(o) for o in offs], text))
         return out
+
+    def request_tokens(self, kind: str, req: BaseModel) -> int:
+        """The tokens one request makes the model process (what `max_request_tokens` bounds and
+        the queue counts); BadRequest past the bound or for a text over the per-text limits.
+        Texts are tokenized 64 at a time and counting stops at the bound, so refusing a huge
+        request costs about as much as tokenizing the bound. (The engine call tokenizes again:
+        cheap next to a forward pass.)"""
+        cap = self.limits.max_request_tokens
+        # (texts, what, extra tokens per text): as the engine call runs them
+        parts: list[tuple[list[str], str, int]]
+        if isinstance(req, S.ActivationsRequest):
+            parts = [(req.texts, "texts", 0)]
+        elif isinstance(req, S.InterchangeRequest):
+            n_src = max(len(e.sources) for e in req.examples)
+            parts = [([e.base for e in req.examples], "examples", req.max_new_tokens - 1)]
+            parts += [
+                ([e.sources[k] if k < len(e.sources) else e.base for e in req.examples], "texts", 0)
+                for k in range(n_src)
+            ]
+            parts += [(req.mean_texts, "mean_texts", 0)] if req.mean_texts else []
+        elif isinstance(req, S.GenerateRequest):
+            parts = [(req.prompts, "prompts", req.max_new_tokens)]
+        else:
+            raise TypeError(f"no work count for {type(req).__name__}")
+        total = 0
+        for texts, what, extra in parts:
+            if len(texts) > self.limits.max_texts:
+                raise BadRequest(
+                    f"{len(texts)} {what}; at most {self.limits.max_texts} per request"
+                )
+            for i in range(0, len(texts), 64):
+                total += sum(len(t.ids) + extra for t in self.tokenize(texts[i : i + 64], what, i))
+                if total > cap:
+                    raise BadRequest(
+                        f"{kind}: the request holds more than {cap} tokens of work (texts, sources, "
+                        f"mean texts and new tokens together; {total} counted so far); at most "
+                        f"{cap} per request: split it into smaller requests"
+                    )
+        return total
 
     def token_strings(self, ids: list[int]) -> list[str]:
         return [self.tok.decode([i]) for i in ids]
@@ -246,7 +355,8 @@ class Engine:
         idx = torch.tensor(neurons, device=self.m.device) if neurons is not None else None
         out: list[list[Any]] = [[None] * len(toks) for _ in layers]
         lim = self.limits
-        for chunk in chunks([len(t.ids) for t in toks], lim.batch_tokens, lim.batch_rows):
+        for chunk in chunks([len(t.ids) for t in toks], self.batch_tokens, lim.batch_rows):
+            check_cancelled()
             batch, pads = self._batch([toks[i] for i in chunk])
             locs = _rect([[pads[j] + p for p in positions[i]] for j, i in enumerate(chunk)])
             (_, acts), _ = pm(batch, unit_locations={"base": [locs] * len(layers)})
@@ -319,7 +429,8 @@ class Engine:
         means = self._means(req)
         costs = [len(b.ids) + sum(len(src[i].ids) for src in sources) for i, b in enumerate(bases)]
         results: list[Any] = [None] * len(bases)
-        for chunk in chunks(costs, self.limits.batch_tokens, self.limits.batch_rows):
+        for chunk in chunks(costs, self.batch_tokens, self.limits.batch_rows):
+            check_cancelled()
             outs = self._interchange_chunk(
                 req, chunk, bases, sources, base_pos, src_pos, means, read_positions
             )
@@ -524,7 +635,8 @@ class Engine:
         toks = self.tokenize(req.prompts, "prompts")
         results: list[Any] = [None] * len(toks)
         costs = [len(t.ids) + req.max_new_tokens for t in toks]
-        for chunk in chunks(costs, self.limits.batch_tokens, self.limits.batch_rows):
+        for chunk in chunks(costs, self.batch_tokens, self.limits.batch_rows):
+            check_cancelled()
             batch, _ = self._batch([toks[i] for i in chunk], with_positions=False)
             out = self.m.lm.generate(**batch, **self._gen_kwargs(req.max_new_tokens))
             conts = self._continuations(out, batch["input_ids"].shape[1], req.top_k)

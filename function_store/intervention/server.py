@@ -9,6 +9,12 @@ queued requests of the same kind and the same settings (component, layers, sites
 into one engine call, as the backbone server groups chat requests. Bad input is a 400 with a
 message; running out of GPU memory is a 503 (the caches are emptied and serving goes on); any
 other failure is a 500 for that request only.
+
+Work is bounded before it reaches the model: a request's tokens (texts, sources, mean texts, new
+tokens) are counted by the tokenizer against `max_request_tokens` (400 past it), and at most
+`max_queue_tokens` of them wait or run (503 with Retry-After past it). A request whose client
+disconnects is dropped from the queue, or stopped at its next micro-batch (a merged group stops
+when none of its callers is left). Malformed JSON (NaN, lone surrogates) is a 400 on every route.
 """
 
 from __future__ import annotations
@@ -16,20 +22,27 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import torch
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from function_store.backbone.engine import BadRequest
+from function_store.backbone.guards import (
+    ClientGone,
+    StrictJSONRoute,
+    cancel_on_disconnect,
+    describe_errors,
+)
 from function_store.intervention import schemas as S
-from function_store.intervention.engine import Engine
+from function_store.intervention.engine import CANCEL, Cancelled, Engine
 from function_store.intervention.featurizers import FeaturizerError
-from function_store.queue_worker import QueueWorker
+from function_store.queue_worker import QueueFull, QueueWorker
 
 log = logging.getLogger(__name__)
 
@@ -107,13 +120,15 @@ def _split(kind: str, resp: Any, sizes: list[int]) -> list[Any]:
 class Batcher(QueueWorker[tuple[str, BaseModel]]):
     """Runs engine calls on one worker thread, merging queued requests where it can."""
 
-    def __init__(self, engine: Engine, max_items: int = 1024) -> None:
-        super().__init__()
+    def __init__(
+        self, engine: Engine, max_items: int = 1024, max_queue_tokens: int | None = None
+    ) -> None:
+        super().__init__(max_queue_tokens)
         self.engine = engine
         self.max_items = max_items
 
-    async def submit(self, kind: str, req: BaseModel) -> Any:
-        return await self._enqueue((kind, req))
+    async def submit(self, kind: str, req: BaseModel, tokens: int = 1) -> Any:
+        return await self._enqueue((kind, req), tokens, "tokens of work")
 
     def _fn(self, kind: str) -> Callable[[Any], Any]:
         return {
@@ -129,6 +144,9 @@ class Batcher(QueueWorker[tuple[str, BaseModel]]):
                 pending.append(await self._queue.get())
             while not self._queue.empty():
                 pending.append(self._queue.get_nowait())
+            pending = self.live(pending)  # requests whose client went away are dropped
+            if not pending:
+                continue
             kind = pending[0][0][0]
             group = [p for p in pending if p[0][0] == kind][: self.max_items]
             pending = [p for p in pending if all(p is not g for g in group)]
@@ -137,14 +155,30 @@ class Batcher(QueueWorker[tuple[str, BaseModel]]):
     async def _serve(
         self, kind: str, group: list[tuple[tuple[str, BaseModel], asyncio.Future]]
     ) -> None:
+        group = self.live(group)
+        if not group:
+            return
         merged = _merge(kind, [g[0][1] for g in group]) if len(group) > 1 else None
         if merged is None and len(group) > 1:
             for g in group:
                 await self._serve(kind, [g])
             return
         req, sizes = merged if merged else (group[0][0][1], [0])
+        stop = threading.Event()  # set once none of the group's callers waits any more
+        left = [len(group)]
+
+        def _one_done(_: asyncio.Future) -> None:
+            left[0] -= 1
+            if left[0] == 0:
+                stop.set()
+
+        for _, fut in group:
+            fut.add_done_callback(_one_done)
+        token = CANCEL.set(stop)
         try:
-            resp = await asyncio.to_thread(_run_engine, self._fn(kind), req)
+            resp = await asyncio.to_thread(_run_engine, self.engine, self._fn(kind), req)
+        except Cancelled:
+            return  # every caller has gone; nothing to answer
         except Exception as e:
             if len(group) > 1 and not isinstance(e, Overloaded):
                 for g in group:  # one bad request must not fail its neighbours: retry alone
@@ -154,21 +188,29 @@ class Batcher(QueueWorker[tuple[str, BaseModel]]):
                 if not fut.done():
                     fut.set_exception(e)
             return
+        finally:
+            CANCEL.reset(token)
+            for _, fut in group:
+                fut.remove_done_callback(_one_done)
         parts = _split(kind, resp, sizes) if merged else [resp]
         for (_, fut), part in zip(group, parts, strict=True):
             if not fut.done():
                 fut.set_result(part)
 
 
-def _run_engine(fn: Callable[[Any], Any], req: Any) -> Any:
+def _run_engine(engine: Engine, fn: Callable[[Any], Any], req: Any) -> Any:
     try:
         return fn(req)
     except torch.OutOfMemoryError as e:
+        engine.reset_hooks()
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
         raise Overloaded(
             f"out of memory on the model's device; send fewer or shorter texts ({e})"
         ) from e
+    except BaseException:
+        engine.reset_hooks()  # a pass that raised mid-forward may have left pyvene's hooks
+        raise
 
 
 def _error(status: int, message: str, kind: str) -> JSONResponse:
@@ -176,7 +218,8 @@ def _error(status: int, message: str, kind: str) -> JSONResponse:
 
 
 def create_app(engine: Engine) -> FastAPI:
-    batcher = Batcher(engine, max_items=engine.limits.max_texts)
+    lim = engine.limits
+    batcher = Batcher(engine, max_items=lim.max_texts, max_queue_tokens=lim.max_queue_tokens)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -185,6 +228,7 @@ def create_app(engine: Engine) -> FastAPI:
         await batcher.stop()
 
     app = FastAPI(title="interp-harness intervention service", lifespan=lifespan)
+    app.router.route_class = StrictJSONRoute  # NaN / lone surrogates: a 400, on every route
     app.state.engine = engine
     app.state.batcher = batcher
 
@@ -198,20 +242,31 @@ def create_app(engine: Engine) -> FastAPI:
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_, exc: RequestValidationError) -> JSONResponse:
-        msgs = [
-            f"{'.'.join(str(x) for x in e.get('loc', ()) if x != 'body')}: {e.get('msg')}"
-            for e in exc.errors()[:5]
-        ]
-        return _error(400, "; ".join(msgs), "invalid_request_error")
+        return _error(400, describe_errors(exc.errors()), "invalid_request_error")
 
     @app.exception_handler(Overloaded)
     async def _oom(_, exc: Overloaded) -> JSONResponse:
         return _error(503, str(exc), "overloaded")
 
+    @app.exception_handler(QueueFull)
+    async def _full(_, exc: QueueFull) -> JSONResponse:
+        r = _error(503, str(exc), "server_overloaded")
+        r.headers["Retry-After"] = str(exc.retry_after_s)
+        return r
+
+    @app.exception_handler(ClientGone)
+    async def _gone(_, exc: ClientGone) -> JSONResponse:
+        return _error(499, "client closed the request", "client_closed_request")
+
     @app.exception_handler(Exception)
     async def _internal(_, exc: Exception) -> JSONResponse:
         log.exception("request failed")
         return _error(500, f"{type(exc).__name__}: {exc}", "internal_error")
+
+    async def _submit(request: Request, kind: str, req: BaseModel) -> Any:
+        tokens = engine.request_tokens(kind, req)  # 400 past the per-request bound
+        batcher.admit(tokens, "tokens of work")  # 503 at once when the queue is full
+        return await cancel_on_disconnect(request, batcher.submit(kind, req, tokens))
 
     @app.get("/health")
     async def health() -> dict[str, Any]:
@@ -233,16 +288,16 @@ def create_app(engine: Engine) -> FastAPI:
         return engine.tokenize_response(req)
 
     @app.post("/v1/activations", response_model=S.ActivationsResponse)
-    async def activations(req: S.ActivationsRequest) -> S.ActivationsResponse:
-        return await batcher.submit("activations", req)
+    async def activations(req: S.ActivationsRequest, request: Request) -> S.ActivationsResponse:
+        return await _submit(request, "activations", req)
 
     @app.post("/v1/interchange", response_model=S.InterchangeResponse)
-    async def interchange(req: S.InterchangeRequest) -> S.InterchangeResponse:
-        return await batcher.submit("interchange", req)
+    async def interchange(req: S.InterchangeRequest, request: Request) -> S.InterchangeResponse:
+        return await _submit(request, "interchange", req)
 
     @app.post("/v1/generate", response_model=S.GenerateResponse)
-    async def generate(req: S.GenerateRequest) -> S.GenerateResponse:
-        return await batcher.submit("generate", req)
+    async def generate(req: S.GenerateRequest, request: Request) -> S.GenerateResponse:
+        return await _submit(request, "generate", req)
 
     @app.get("/v1/featurizers", response_model=S.FeaturizerList)
     async def list_featurizers() -> S.FeaturizerList:

@@ -37,6 +37,20 @@ class BackboneError(RuntimeError):
     category = "infrastructure"
 
 
+class InputTooLong(BackboneError):
+    """The backbone refused a prompt as longer than its context (OpenAI's and vLLM's 400): the
+    input's fault, which the agent can correct, not the backbone's."""
+
+    category = "agent"
+
+
+def _too_long(e: BackboneError) -> bool:
+    body = getattr(e, "body", "") or ""
+    return getattr(e, "status", None) == 400 and (
+        "context_length_exceeded" in body or "maximum context length" in body
+    )
+
+
 class BackboneSettings(BaseModel):
     url: str  # base URL of the OpenAI-compatible API, e.g. http://127.0.0.1:8000/v1
     model: str | None = None  # None: the first id of GET /v1/models
@@ -54,6 +68,9 @@ class BackboneSettings(BaseModel):
     entity_max_tokens: int = Field(8, ge=1)  # replies are read up to the first 0/1 token
     relation_max_tokens: int = Field(48, ge=1)
     top_logprobs: int = Field(20, ge=2, le=20)
+    # longest input (word) a neural target sends to the backbone: FIND's inputs are words, and a
+    # long one costs the shared CPU backbone seconds to minutes (prompt length)
+    max_input_chars: int = Field(500, ge=1)
 
     @classmethod
     def from_env(cls) -> BackboneSettings | None:
@@ -68,6 +85,7 @@ class BackboneSettings(BaseModel):
             "forced_choice": "HARNESS_BACKBONE_FORCED_CHOICE",
             "batch": "HARNESS_BACKBONE_BATCH",
             "relation_max_tokens": "HARNESS_BACKBONE_RELATION_MAX_TOKENS",
+            "max_input_chars": "HARNESS_BACKBONE_MAX_INPUT_CHARS",
         }
         return cls(url=url, **{k: os.environ[v] for k, v in env.items() if os.environ.get(v)})
 
@@ -124,7 +142,12 @@ class BackboneClient:
         s = self.settings
         last = ""
         for _ in range(s.retries + 1):  # malformed-but-200 replies are retried too
-            data = self._request("POST", s.api_base + path, body)
+            try:
+                data = self._request("POST", s.api_base + path, body)
+            except BackboneError as e:
+                if _too_long(e):
+                    raise InputTooLong(str(e)) from e
+                raise
             try:
                 reply = model.model_validate(data)
             except ValidationError as e:

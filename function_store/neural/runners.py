@@ -4,6 +4,12 @@ The backbone comes from `RuntimeContext.backbone` (a `BackboneClient`, `Backbone
 or from `HARNESS_BACKBONE_URL`; with neither, building the runner raises `NoBackboneConfigured`.
 A backbone failure does not raise: every input of the call gets an error text the agent can read,
 with `error_category="infrastructure"` so the episode records it as such (never as a score).
+
+An input longer than `max_input_chars` is not sent: it gets an input error the agent can read
+and correct, and the call's other inputs are answered. A prompt the backbone still refuses as
+longer than its context (a backbone with a short context) is the same kind of input error for
+every input of that call. Either way the call answers at once instead of running past the call's
+time limit into a target error.
 """
 
 from __future__ import annotations
@@ -13,7 +19,12 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
 from function_store.models import CallOutput, Target
-from function_store.neural.client import BackboneClient, BackboneError, BackboneSettings
+from function_store.neural.client import (
+    BackboneClient,
+    BackboneError,
+    BackboneSettings,
+    InputTooLong,
+)
 from function_store.neural.prompts import messages
 from function_store.neural.scoring import format_score
 from function_store.runtime import NoBackboneConfigured, RuntimeContext, register_runner
@@ -58,12 +69,32 @@ class _NeuralRunner(ABC):
         words = list(inputs)
         if not words:
             return []
+        cap = self.client.settings.max_input_chars
+        out: list[CallOutput | None] = [
+            CallOutput(
+                input=w,
+                error=f"input too long: {len(w)} characters; this target reads at most {cap} "
+                "characters per input",
+            )
+            if len(w) > cap
+            else None
+            for w in words
+        ]
+        todo = [i for i, o in enumerate(out) if o is None]
         try:
-            outs = self._outputs([messages(self.system, self.template, w) for w in words])
+            outs = self._outputs([messages(self.system, self.template, words[i]) for i in todo])
+        except InputTooLong as e:  # the input's fault: the agent reads it and shortens
+            msg = f"input too long for the model's context: {e}"
+            outs = None
+            for i in todo:
+                out[i] = CallOutput(input=words[i], error=msg)
         except BackboneError as e:
             msg = f"backbone unavailable: {e}"
             return [CallOutput(input=w, error=msg, error_category=e.category) for w in words]
-        return [CallOutput(input=w, output=o) for w, o in zip(words, outs, strict=True)]
+        if outs is not None:
+            for i, o in zip(todo, outs, strict=True):
+                out[i] = CallOutput(input=words[i], output=o)
+        return [o for o in out if o is not None]
 
     @abstractmethod
     def _outputs(self, convs: list[list[dict[str, str]]]) -> list[str]: ...

@@ -29,6 +29,15 @@ def serve(
     ),
     cache_dir: Path = typer.Option(None, help="where converted GGUF models are cached"),
     max_batch: int = typer.Option(64, min=1, help="most prompts in one forward pass"),
+    max_model_len: int = typer.Option(
+        None,
+        min=16,
+        help="most prompt + completion tokens per request (default and ceiling: the model's "
+        "context); longer requests are refused with HTTP 400",
+    ),
+    max_queue: int = typer.Option(
+        4096, min=1, help="most prompts waiting or running; beyond it requests get HTTP 503"
+    ),
 ) -> None:
     """Serve /v1/chat/completions (+ /v1/models, /v1/batch/chat/completions, /tokenize) on CPU."""
     from harness.ports import port_problem
@@ -51,6 +60,8 @@ def serve(
             served_name=served_name,
             cache_dir=cache_dir,
             max_batch=max_batch,
+            max_model_len=max_model_len,
+            max_queue=max_queue,
         )
     except (ModelNotFound, OSError) as e:
         err.print(f"[red]cannot serve {model!r}: {e}[/red]")

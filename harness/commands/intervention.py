@@ -25,7 +25,18 @@ def serve(
     port: int = typer.Option(8010, help="port"),
     max_texts: int = typer.Option(1024, min=1, help="most texts/examples per request"),
     max_text_tokens: int = typer.Option(1024, min=1, help="most tokens per text"),
-    batch_tokens: int = typer.Option(16384, min=64, help="rows × padded length per forward pass"),
+    batch_tokens: int = typer.Option(
+        None, min=64, help="rows × padded length per forward pass (default: 16384 GPU, 1024 CPU)"
+    ),
+    max_request_tokens: int = typer.Option(
+        16384,
+        min=1,
+        help="most tokens of work in one request (texts, sources, mean texts and new tokens "
+        "together); larger requests are refused with HTTP 400",
+    ),
+    max_queue_tokens: int = typer.Option(
+        65536, min=1, help="most tokens of work waiting or running; beyond it HTTP 503"
+    ),
 ) -> None:
     """Serve /v1/activations, /v1/interchange, /v1/generate, /v1/featurizers, /v1/tokenize."""
     from harness.ports import port_problem
@@ -39,7 +50,13 @@ def serve(
     from function_store.intervention.server import serve as run
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    limits = Limits(max_texts=max_texts, max_text_tokens=max_text_tokens, batch_tokens=batch_tokens)
+    limits = Limits(
+        max_texts=max_texts,
+        max_text_tokens=max_text_tokens,
+        batch_tokens=batch_tokens,
+        max_request_tokens=max_request_tokens,
+        max_queue_tokens=max_queue_tokens,
+    )
     try:
         run(model, host=host, port=port, device=device, dtype=dtype, limits=limits)
     except (ModelNotFound, ModelNotSupported, OSError) as e:

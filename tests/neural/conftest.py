@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -23,10 +24,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def backbone_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+def serve_backbone(log: Path, *extra: str) -> Iterator[str]:
+    """A backbone server subprocess (`python -m function_store.backbone ... extra`) on a free
+    port; yields its URL once /health answers, and stops it afterwards."""
     port = free_port()
-    log = tmp_path_factory.mktemp("backbone") / "server.log"
     env = {
         **os.environ,
         "PYTHONPATH": str(ROOT),
@@ -34,7 +35,7 @@ def backbone_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     }
     with open(log, "wb") as fh:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "function_store.backbone", "--port", str(port)],
+            [sys.executable, "-m", "function_store.backbone", "--port", str(port), *extra],
             cwd=ROOT,
             env=env,
             stdout=fh,
@@ -65,6 +66,11 @@ def backbone_url(tmp_path_factory: pytest.TempPathFactory) -> str:
             proc.wait(10)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+@pytest.fixture(scope="session")
+def backbone_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    yield from serve_backbone(tmp_path_factory.mktemp("backbone") / "server.log")
 
 
 @pytest.fixture(scope="session")
