@@ -17,6 +17,7 @@ import socket
 from collections.abc import Iterator
 
 from agents.base import Agent, AgentOptions, AgentReply, Message, Usage
+from agents.options import ProviderOptions
 
 # Every canary the suite plants is CANARY_PREFIX + 20 hex digits (tests/adversarial/canary.py).
 CANARY_PREFIX = "cnry"
@@ -238,3 +239,35 @@ class AnswerAgent(Agent):
             content=f"[DESCRIPTION]: {o.get('description', '')}\n[DOMAIN]: all reals\n"
             f"[CODE]: ```python\n{o['code']}\n```"
         )
+
+
+class ProviderSnoopAgent(Agent):
+    """A provider agent (it gets its profile's route): reads its environment and every process's,
+    then calls its endpoint with whatever key it was given, and reports all of it."""
+
+    provider = "openai"
+    Options = ProviderOptions  # a profile and a model, as the openai agent takes them
+
+    async def step(self, conversation: list[Message]) -> AgentReply:
+        import urllib.request
+
+        found: dict[str, object] = {
+            "os.environ": dict(os.environ),
+            "environ": _per_pid("environ"),
+        }
+        req = urllib.request.Request(
+            os.environ["OPENAI_BASE_URL"].rstrip("/") + "/chat/completions",
+            data=json.dumps(
+                {"model": self.options.get("model"), "messages": [{"role": "user", "content": "x"}]}
+            ).encode(),
+            headers={
+                "content-type": "application/json",
+                "authorization": f"Bearer {os.environ.get('OPENAI_API_KEY')}",
+            },
+        )
+        try:
+            with urllib.request.urlopen(req, timeout=30) as r:  # noqa: S310 - the route only
+                found["reply"] = r.read(65_536).decode("utf-8", "replace")
+        except Exception as e:
+            found["reply"] = f"{type(e).__name__}: {e}"
+        return AgentReply(content=report(found))

@@ -81,6 +81,11 @@ def _usage_no_infrastructure(detail: dict[str, Any]) -> None:
     assert ep["status"] in EP_TERMINAL and ep["error_category"] != "infrastructure", ep
 
 
+def _endpoint_answered(detail: dict[str, Any]) -> None:
+    (msg,) = _assistant(detail)
+    assert "chat.completion" in msg, f"the agent's call through its route failed: {msg[-500:]}"
+
+
 def _ended(detail: dict[str, Any]) -> None:
     assert detail["status"] in EP_TERMINAL, f"episode still {detail['status']}"
 
@@ -89,6 +94,7 @@ def _cancelled(detail: dict[str, Any]) -> None:
     assert detail["status"] == "cancelled", f"episode {detail['status']} ({detail['end_reason']})"
 
 
+PROVIDER_MODEL = "adv-model"  # the one model of the operator's profile `adv-profile`
 HOSTILE_AGENTS: dict[str, Hostile] = {
     "env": Hostile("adv_agents:EnvAgent", issue_item="1"),
     "proc-environ": Hostile("adv_agents:ProcEnvironAgent", issue_item="1"),
@@ -113,6 +119,13 @@ HOSTILE_AGENTS: dict[str, Hostile] = {
         check=_usage_no_infrastructure,
         issue_item="8",
     ),
+    # the profile's key must reach its endpoint (test_agents.py) but never the agent
+    "provider-environ": Hostile(
+        "adv_agents:ProviderSnoopAgent",
+        options={"profile": "adv-profile", "model": PROVIDER_MODEL},
+        check=_endpoint_answered,
+        issue_item="1",
+    ),
     "hang": Hostile("adv_agents:HangingAgent", check=_ended, wait=False, issue_item="12"),
     "hang-cancelled": Hostile(
         "adv_agents:HangingAgent", check=_cancelled, wait=False, cancel=True, issue_item="12"
@@ -126,7 +139,7 @@ class AdvServer(HarnessServer):
     """`harness serve` with the canaries in its environment, a store at `db_url`, bubblewrap for
     target services, agent hosts and scoring, and this folder importable (dotted agents)."""
 
-    def __init__(self, home: Path, canaries: Canaries, db_url: str) -> None:
+    def __init__(self, home: Path, canaries: Canaries, db_url: str, provider_url: str) -> None:
         root = HERE.parents[1]
         super().__init__(
             home,
@@ -141,8 +154,9 @@ class AdvServer(HarnessServer):
                     {
                         "adv-profile": {
                             "kind": "openai",
-                            "base_url": "http://127.0.0.1:9/v1",
+                            "base_url": provider_url + "/v1",  # the suite's stub endpoint
                             "api_key_env": "ADV_PROFILE_KEY",
+                            "models": [PROVIDER_MODEL],
                         }
                     }
                 ),

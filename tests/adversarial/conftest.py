@@ -19,6 +19,7 @@ for p in (HERE, TESTS, TESTS / "api_trust", TESTS / "evaluator"):
 
 from battery import (  # noqa: E402
     HOSTILE_AGENTS,
+    PROVIDER_MODEL,
     RUN_TIMEOUT_S,
     STEP_TIMEOUT_S,
     AdvServer,
@@ -26,6 +27,7 @@ from battery import (  # noqa: E402
     battery_specs,
 )
 from canary import Canaries  # noqa: E402
+from openai_stub import OpenAIStub  # noqa: E402
 from pg_server import pg_missing, postgres  # noqa: E402
 from support import require  # noqa: E402
 
@@ -63,11 +65,24 @@ def adv_db(canaries: Canaries) -> Iterator[str]:
 
 
 @pytest.fixture(scope="package")
+def adv_provider() -> Iterator[OpenAIStub]:
+    """The endpoint of the operator's profile `adv-profile`: a loopback OpenAI-compatible stub
+    that records each request's Authorization header."""
+    stub = OpenAIStub(models=(PROVIDER_MODEL,))
+    yield stub
+    stub.close()
+
+
+@pytest.fixture(scope="package")
 def adv_server(
-    canaries: Canaries, adv_db: str, tmp_path_factory: pytest.TempPathFactory
+    canaries: Canaries,
+    adv_db: str,
+    adv_provider: OpenAIStub,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[AdvServer]:
     home = tmp_path_factory.mktemp("adv") / f"home-{canaries.values['HARNESS_HOME']}"
-    srv = AdvServer(home, canaries, adv_db)  # HARNESS_HOME: `home`, named after its canary
+    # HARNESS_HOME: `home`, named after its canary
+    srv = AdvServer(home, canaries, adv_db, adv_provider.url)
     srv.start()
     yield srv
     srv.stop()

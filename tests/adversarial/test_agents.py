@@ -9,6 +9,7 @@ import json
 import pytest
 from battery import EP_TERMINAL, HANG_END_S, HOSTILE_AGENTS, Battery
 from canary import Canaries, assert_clean
+from openai_stub import OpenAIStub
 
 
 @pytest.mark.parametrize("name", list(HOSTILE_AGENTS))
@@ -26,3 +27,15 @@ def test_hostile_agent(name: str, battery: Battery, canaries: Canaries) -> None:
     assert_clean(canaries, f"GET /episodes/{detail['id']} of agent {name}", json.dumps(detail))
     if h.check is not None:
         h.check(detail)
+
+
+def test_the_profiles_key_reaches_only_its_endpoint(
+    battery: Battery, canaries: Canaries, adv_provider: OpenAIStub
+) -> None:
+    """The provider agent above held a placeholder; the orchestrator's forwarder put the
+    profile's key on the request it relayed (and only there)."""
+    assert battery.run_ids()  # the battery ran
+    posts = [r for r in adv_provider.requests if r["method"] == "POST"]
+    assert posts, "the provider agent's request never reached the endpoint"
+    key = canaries.values["ADV_PROFILE_KEY"]
+    assert {r["authorization"] for r in posts} == {f"Bearer {key}"}
