@@ -331,11 +331,11 @@ class BwrapSandbox(Sandbox):
         listener.bind(host_sock)
         listener.listen(128)
         svc_env = {
+            **(env or {}),
             "HARNESS_SERVICE_FD": str(listener.fileno()),
             # no module from the writable working directory or a user site (HOME is /tmp)
             "PYTHONSAFEPATH": "1",
             "PYTHONNOUSERSITE": "1",
-            **(env or {}),
         }
         extra: list[str] = []
         forwarder = None

@@ -87,11 +87,11 @@ async def _outputs(url: str, tid: str, inputs: list[str]) -> list[str | None]:
         await client.aclose()
 
 
-async def _attack(bwrap, backbone: str, targets: list[Target], want: dict) -> str | None:
+async def _attack(sandbox, backbone: str | None, targets: list[Target], want: dict) -> str | None:
     """Start one service for `targets`, check `want` ({target: (inputs, outputs)}), let the
     hostile target run, check `want` again for a while; the hostile target's own report."""
-    handle = bwrap.start_service(
-        service_argv(bwrap),
+    handle = sandbox.start_service(
+        service_argv(sandbox),
         files=target_files(targets),
         env={"HARNESS_SERVICE_TARGETS_DIR": "/sandbox", "HARNESS_SERVICE_CALL_TIMEOUT_S": "40"},
         limits=Limits(timeout_s=60.0, memory_mb=2048),
@@ -110,7 +110,7 @@ async def _attack(bwrap, backbone: str, targets: list[Target], want: dict) -> st
             rounds += 1
         return reached
     finally:
-        bwrap.stop(handle)
+        sandbox.stop(handle)
 
 
 async def test_hostile_script_cannot_answer_for_a_sibling_or_reach_the_service(
@@ -127,4 +127,16 @@ async def test_hostile_script_cannot_intercept_the_backbone(bwrap, tmp_path, bac
     hostile = _target(tmp_path, HOSTILE, "numeric", HOSTILE_SCRIPT)
     entity = _target(tmp_path, ENTITY, "entities", ENTITY_SCRIPT, placeholders=True)
     reached = await _attack(bwrap, backbone, [hostile, entity], {ENTITY: (["cat"], [GENUINE])})
+    assert reached == "nothing"
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+async def test_docker_hostile_script_cannot_replace_the_socket_or_answer_for_a_sibling(tmp_path):
+    from harness.sandbox.docker_engine import docker_sandbox_or_skip
+
+    docker_sb = docker_sandbox_or_skip()
+    hostile = _target(tmp_path, HOSTILE, "numeric", HOSTILE_SCRIPT)
+    sibling = _target(tmp_path, NUMERIC, "numeric", numeric_script("2*x + 1"))
+    reached = await _attack(docker_sb, None, [hostile, sibling], {NUMERIC: (["7"], ["15.0"])})
     assert reached == "nothing"
