@@ -41,7 +41,7 @@ def forge_http(conn, kind):
             body += conn.recv(65536)
         path = head.split(b" ")[1].decode()
         if kind == "backbone":
-            out = FORGED.encode()
+            out = b"forged-by-backbone-sock"
         elif path == "/healthz":
             out = json.dumps({"status": "ok", "targets": 3, "ready": True}).encode()
         else:
