@@ -140,6 +140,8 @@ def _last_line(text: str) -> str:
 class ScriptRunner:
     """Runs one FIND `function_code.py` per call, with all inputs of the call, like FIND."""
 
+    exclusive = True  # third-party code: runs alone in its service (service.isolation)
+
     def __init__(
         self,
         path: Path,
@@ -224,6 +226,8 @@ def script_runner(target: Target, ctx: RuntimeContext) -> ScriptRunner:
     timeout = float(
         spec.get("timeout_s") or os.environ.get("HARNESS_SCRIPT_TIMEOUT") or DEFAULT_TIMEOUT_S
     )
+    if "call_timeout_s" in ctx.extra:  # in a service: a script ends just after its call's limit
+        timeout = min(timeout, float(ctx.extra["call_timeout_s"]) + 1.0)
     return ScriptRunner(Path(spec["path"]), timeout, substitutions=subs)
 
 
