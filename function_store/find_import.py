@@ -22,11 +22,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
-import weakref
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
@@ -46,6 +44,7 @@ from function_store.models import (
 )
 from function_store.neural.prompts import relation_template
 from function_store.runtime import NoBackboneConfigured, RuntimeContext, register_runner
+from function_store.service.isolation import script_gate
 
 CATEGORY_FAMILY: dict[str, Family] = {
     "numeric": "numeric",
@@ -93,6 +92,7 @@ def script_env() -> dict[str, str]:
         "LANG": "C.UTF-8",
         "PYTHONIOENCODING": "utf-8",
         "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONNOUSERSITE": "1",  # no user site-packages: HOME may be a writable /tmp
         "OPENBLAS_NUM_THREADS": "1",
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
@@ -140,6 +140,8 @@ def _last_line(text: str) -> str:
 class ScriptRunner:
     """Runs one FIND `function_code.py` per call, with all inputs of the call, like FIND."""
 
+    exclusive = True  # third-party code: runs alone in its service (service.isolation)
+
     def __init__(
         self,
         path: Path,
@@ -150,42 +152,52 @@ class ScriptRunner:
         self.path = Path(path)
         self.timeout_s = timeout_s
         self.python = python
+        # FIND's placeholders filled in: kept here, written to a fresh folder for each call (a
+        # copy made once would sit in /tmp, where another target's script could rewrite it)
+        self.source: str | None = None
         if substitutions:
-            self.path = self._materialise(substitutions)
+            text = self.path.read_text(encoding="utf-8")
+            for key, value in substitutions.items():
+                text = text.replace(key, value)
+            self.source = text
 
-    def _materialise(self, subs: dict[str, str]) -> Path:
-        """A private copy of the function folder with FIND's placeholders filled in (the user's
-        folder is never modified)."""
-        tmp = Path(tempfile.mkdtemp(prefix="find-import-"))
-        weakref.finalize(self, shutil.rmtree, tmp, ignore_errors=True)
+    def _materialise(self, into: Path) -> Path:
+        """The function folder's files in `into`, the script with its placeholders filled in
+        (the user's folder is never modified)."""
         for f in self.path.parent.iterdir():
-            if f.is_file():
-                shutil.copy2(f, tmp / f.name)
-        text = (tmp / self.path.name).read_text(encoding="utf-8")
-        for key, value in subs.items():
-            text = text.replace(key, value)
-        (tmp / self.path.name).write_text(text, encoding="utf-8")
-        return tmp / self.path.name
+            if f.is_file() and f.name != self.path.name:
+                (into / f.name).write_bytes(f.read_bytes())
+        (into / self.path.name).write_text(self.source or "", encoding="utf-8")
+        return into / self.path.name
 
     def call(self, inputs: Sequence[str]) -> list[CallOutput]:
         inputs = list(inputs)
         if not inputs:
             return []
+        # one script at a time, nothing of an earlier one alive (function_store.service.isolation)
+        with script_gate(), tempfile.TemporaryDirectory(prefix="find-call-") as scratch:
+            return self._call(inputs, Path(scratch))
 
+    def _call(self, inputs: list[str], scratch: Path) -> list[CallOutput]:
         def fail(msg: str) -> list[CallOutput]:
             return [CallOutput(input=s, error=msg) for s in inputs]
 
-        argv = script_argv(self.path, inputs, self.python)
-        env = script_env()
+        try:
+            path = self._materialise(scratch) if self.source is not None else self.path
+        except OSError as e:
+            return fail(f"could not prepare the function script: {e}")
+        argv = script_argv(path, inputs, self.python)
+        env = {**script_env(), "HOME": str(scratch)}  # a fresh HOME: nothing planted is read
         try:
             proc = subprocess.run(
                 argv,
-                cwd=self.path.parent,
+                cwd=path.parent,
                 capture_output=True,
                 timeout=self.timeout_s,
                 stdin=subprocess.DEVNULL,
                 env=env,
                 check=False,
+                close_fds=True,  # no descriptor of the service reaches target code
             )
         except subprocess.TimeoutExpired:
             return fail(f"timed out after {self.timeout_s:g}s")
@@ -214,6 +226,8 @@ def script_runner(target: Target, ctx: RuntimeContext) -> ScriptRunner:
     timeout = float(
         spec.get("timeout_s") or os.environ.get("HARNESS_SCRIPT_TIMEOUT") or DEFAULT_TIMEOUT_S
     )
+    if "call_timeout_s" in ctx.extra:  # in a service: a script ends just after its call's limit
+        timeout = min(timeout, float(ctx.extra["call_timeout_s"]) + 1.0)
     return ScriptRunner(Path(spec["path"]), timeout, substitutions=subs)
 
 

@@ -10,6 +10,7 @@ give clear 4xx/5xx errors with a category.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 from contextlib import asynccontextmanager
@@ -76,6 +77,12 @@ class TargetService:
         self.settings = settings
         self.targets = targets
         self.ctx = _backbone_context(settings)
+        # a target script never outlives its call's time limit (it holds the one-at-a-time gate)
+        self.ctx.extra["call_timeout_s"] = settings.call_timeout_s
+        # runners whose code must run alone (`exclusive`: imported scripts, see
+        # function_store.service.isolation) queue here, in arrival order, before their call's
+        # time limit starts: waiting for another target's script is not this target's slowness
+        self._exclusive = asyncio.Lock()
         self._runners: dict[str, Runner] = {}
         self._unavailable: dict[str, str] = {}
         self._build_lock = threading.Lock()
@@ -136,11 +143,13 @@ class TargetService:
         self.check_inputs(inputs)
         runner = self._runners.get(target_id) or await asyncio.to_thread(self.runner, target_id)
         s = self.settings
+        queue = self._exclusive if getattr(runner, "exclusive", False) else contextlib.nullcontext()
         try:
-            # A runner that overruns keeps its worker thread; the call still answers on time.
-            outputs = await asyncio.wait_for(
-                asyncio.to_thread(runner.call, inputs), s.call_timeout_s
-            )
+            async with queue:
+                # A runner that overruns keeps its worker thread; the call still answers on time.
+                outputs = await asyncio.wait_for(
+                    asyncio.to_thread(runner.call, inputs), s.call_timeout_s
+                )
         except TimeoutError:
             raise CallFailed(
                 504, f"the call took longer than the {s.call_timeout_s:g} s time limit", "target"

@@ -9,12 +9,13 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
 class ServiceSettings(BaseSettings):
-    """`HARNESS_SERVICE_*` variables. The sandbox sets UDS (bwrap) or PORT (docker)."""
+    """`HARNESS_SERVICE_*` variables. The sandbox sets FD (bwrap), UDS or PORT (docker)."""
 
     model_config = SettingsConfigDict(env_prefix="HARNESS_SERVICE_", populate_by_name=True)
 
     targets_dir: Path = Path("/sandbox")  # *.json files, one Target each (hidden part included)
-    uds: str | None = None  # listen on this Unix socket ...
+    fd: int | None = Field(None, ge=3)  # serve on this inherited listening socket (bwrap) ...
+    uds: str | None = None  # ... or listen on this Unix socket ...
     host: str = "0.0.0.0"  # ... or on host:port
     port: int = 8080
     call_timeout_s: float = Field(10.0, gt=0)  # per call (all inputs of one command)

@@ -13,12 +13,15 @@ stderr, which any sandboxed process can open through /proc/1/fd. So those are un
 result that must not be forged travels on a pipe passed as a descriptor above 2, which bwrap's
 init closes (`run(result_channel=True)`).
 
-Services talk to the orchestrator over a Unix socket only: the socket lives in a host directory
-bind-mounted read-write at /run/sandbox, and the orchestrator speaks HTTP over it. The sandbox
-has no route anywhere else (the chosen alternative to a loopback exception, which bwrap cannot
-express: a network namespace either shares the host's stack or has none). A service that must
-reach one more endpoint (the LM backbone of neural-module targets) gets a second socket that a
-host-side forwarder connects to that single host:port; see `function_store.service.forward`.
+Services talk to the orchestrator over a Unix socket only: the orchestrator binds it in a host
+directory that no sandbox sees and passes the listening descriptor in (HARNESS_SERVICE_FD); it
+speaks HTTP over it. Target code in the service's sandbox (same uid) can thus not unlink, replace
+or accept on it (the service makes itself undumpable; see function_store.service.isolation). The
+sandbox has no route anywhere else (the chosen alternative to a loopback exception, which bwrap
+cannot express: a network namespace either shares the host's stack or has none). A service that
+must reach one more endpoint (the LM backbone of neural-module targets) gets a second socket,
+bound read-only at /run/sandbox, that a host-side forwarder connects to that single host:port;
+see `function_store.service.forward`.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import logging
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -319,17 +323,33 @@ class BwrapSandbox(Sandbox):
 
         limits = limits or Limits(timeout_s=20.0, memory_mb=2048)
         files_dir = self._write_files(files)
+        # The orchestrator's socket is bound here, in a directory no sandbox sees, and only its
+        # listening descriptor goes in: code inside cannot unlink, replace or chmod it.
         sock_dir = tempfile.mkdtemp(prefix="sbx-svc-", dir=instance_dir())
-        os.chmod(sock_dir, 0o777)  # uid 65534 inside creates the socket here
         host_sock = os.path.join(sock_dir, "service.sock")
-        svc_env = {"HARNESS_SERVICE_UDS": _SERVICE_SOCKET, **(env or {})}
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(host_sock)
+        listener.listen(128)
+        svc_env = {
+            **(env or {}),
+            "HARNESS_SERVICE_FD": str(listener.fileno()),
+            # no module from the writable working directory or a user site (HOME is /tmp)
+            "PYTHONSAFEPATH": "1",
+            "PYTHONNOUSERSITE": "1",
+        }
+        extra: list[str] = []
         forwarder = None
         if forward_url:
-            forwarder = UnixToTcpForwarder(os.path.join(sock_dir, "backbone.sock"), forward_url)
+            # The backbone's socket: in its own directory, bound read-only (a Unix socket on a
+            # read-only mount can be connected to, not unlinked or replaced).
+            bb_dir = os.path.join(sock_dir, "backbone")
+            os.mkdir(bb_dir, 0o755)
+            forwarder = UnixToTcpForwarder(os.path.join(bb_dir, "backbone.sock"), forward_url)
             forwarder.start()
             svc_env["HARNESS_BACKBONE_UDS"] = f"{_SERVICE_DIR}/backbone.sock"
             svc_env["HARNESS_BACKBONE_URL"] = forward_url
-        extra = ["--bind", sock_dir, _SERVICE_DIR, *_service_code_binds(svc_env)]
+            extra += ["--ro-bind", bb_dir, _SERVICE_DIR]
+        extra += _service_code_binds(svc_env)
         cg = self._cgroup(limits, cpu_quota=None)
         cmd, args_fd = options_via_fd(
             self._argv(argv, limits, files_dir, svc_env, extra=extra, cpu_rlimit=False)
@@ -351,13 +371,15 @@ class BwrapSandbox(Sandbox):
                     start_new_session=True,
                     preexec_fn=cg.preexec if cg else None,  # noqa: PLW1509
                     close_fds=True,
-                    pass_fds=(args_fd,),
+                    # bwrap's init closes descriptors above 2; the service keeps the listener
+                    pass_fds=(args_fd, listener.fileno()),
                     env=launcher_env(),
                 )
                 .result()
             )
         finally:
             os.close(args_fd)
+            listener.close()  # the service holds it now: if it dies, connecting fails at once
             if cg:
                 cg.close_fds()
         svc = _Service(proc, cg, files_dir, sock_dir, log_file, forwarder)

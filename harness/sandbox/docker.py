@@ -7,7 +7,11 @@ owner-only for uid 65534. Networking:
 * `run`: no network at all (`network_mode="none"`).
 * services, `channel="unix"` (default): no network at all either; the service listens on a Unix
   socket in a directory bind-mounted at /run/sandbox (on one host: a temp dir; under compose,
-  point `socket_root` at a volume the orchestrator shares). Verified here: an `internal` Docker
+  point `socket_root` at a volume the orchestrator shares). Docker cannot pass a descriptor in,
+  so the service creates the socket, and once it answers (before any target code can run) the
+  orchestrator makes the directory read-only (0555, owned by the orchestrator's uid, which must
+  not be 65534): target code cannot replace the socket. The service makes itself undumpable, so
+  target code cannot reach its listening descriptor either. Verified here: an `internal` Docker
   network still gets a default route via the host's bridge address when dockerd runs with
   `--iptables=false`, so the host's own listening services would be reachable; `none` has no
   route at all.
@@ -256,6 +260,11 @@ class DockerSandbox(Sandbox):
         except SandboxError:
             self.stop(handle)
             raise
+        if sock_dir:
+            # The service has made its socket; no target code has run yet (calls come after
+            # this returns). From now on uid 65534 inside cannot unlink, rename or add entries
+            # there: target code cannot put its own socket in the service's place.
+            os.chmod(sock_dir, 0o555)
         return handle
 
     def _wait_healthy(self, c, url: str, timeout_s: float) -> None:
@@ -280,6 +289,7 @@ class DockerSandbox(Sandbox):
         raise SandboxError(f"target container did not answer /healthz within {timeout_s:g} s")
 
     def stop(self, handle: ServiceHandle) -> None:
+        import os
         import shutil
 
         entry = self._containers.pop(handle.url, None)
@@ -287,6 +297,8 @@ class DockerSandbox(Sandbox):
             c, vol, sock_dir = entry
             self._remove(c, vol)
             if sock_dir:
+                with contextlib.suppress(OSError):
+                    os.chmod(sock_dir, 0o700)  # read-only since start-up
                 shutil.rmtree(sock_dir, ignore_errors=True)
 
     def service_log(self, handle: ServiceHandle) -> str:

@@ -9,9 +9,13 @@ launch passes an explicit environment built here, plus the variables its caller 
 
 from __future__ import annotations
 
-import ctypes
 import os
 import sys
+
+# one implementation, shared with the target service (which cannot import harness)
+from function_store.service.isolation import make_undumpable
+
+__all__ = ["RESULT_FD_ENV", "launcher_env", "make_undumpable", "sandbox_env"]
 
 # BLAS/OpenMP pools would otherwise start one thread per host core
 THREAD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -43,12 +47,3 @@ def sandbox_env(
     for extra in listed:
         env.update(extra or {})
     return env
-
-
-def make_undumpable() -> None:
-    """PR_SET_DUMPABLE 0 for this process: another process of the same uid without
-    CAP_SYS_PTRACE can no longer open its /proc/<pid>/fd/*, environ or mem. For a process whose
-    children run untrusted code (the compose sandbox daemon)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE = 4
-        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0) failed")
