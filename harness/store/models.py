@@ -37,6 +37,10 @@ class Run(SQLModel, table=True):
     target_ids: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     error: str | None = None
     finished_at: datetime | None = None
+    # The process executing the run holds a lease on it (Store.claim_run): its id, and when the
+    # lease ends unless renewed. NULL expiry: nobody holds it (any process may claim it).
+    owner: str | None = Field(default=None, max_length=128)
+    lease_expires_at: datetime | None = None
 
 
 class Episode(SQLModel, table=True):

@@ -8,10 +8,10 @@ make any accidental repeat fail loudly instead of storing a step twice.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from sqlalchemy import bindparam, delete, func, insert, select, update
+from sqlalchemy import and_, bindparam, delete, func, insert, or_, select, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
@@ -49,6 +49,7 @@ COUNTERS = (
     "cost_usd",
     "active_s",
 )
+ACTIVE = ("queued", "running")
 _UPDATE_COUNTERS = (
     update(_EPISODES)
     .where(_EPISODES.c.id == bindparam("episode_id_"))
@@ -75,13 +76,24 @@ class Store:
             return row
 
     # ---- runs -------------------------------------------------------------------------------
-    def create_run(self, spec: RunSpec, target_ids: Sequence[str]) -> Run:
+    def create_run(
+        self,
+        spec: RunSpec,
+        target_ids: Sequence[str],
+        *,
+        owner: str | None = None,
+        lease_s: float | None = None,
+    ) -> Run:
+        """Store a queued run; with `owner`, already claimed by it for `lease_s` seconds (so that
+        no other process sharing the store starts it before its creator does)."""
         run = Run(
             agent=spec.agent,
             dataset=spec.dataset,
             family=spec.family,
             spec=spec.model_dump(mode="json"),
             target_ids=list(target_ids),
+            owner=owner,
+            lease_expires_at=utcnow() + timedelta(seconds=lease_s) if owner and lease_s else None,
         )
         with Session(self.engine) as s:
             s.add(run)
@@ -113,24 +125,136 @@ class Store:
         return self._all(q)
 
     def set_run_status(
-        self, run_id: str, status: str, *, error: str | None = None, only_if_active: bool = True
+        self,
+        run_id: str,
+        status: str,
+        *,
+        error: str | None = None,
+        only_if_active: bool = True,
+        owner: str | None = None,
     ) -> bool:
-        """Move a run to `status`; with only_if_active, a run already terminal is left alone."""
+        """Move a run to `status`; with only_if_active, a run already terminal is left alone;
+        with `owner`, only while that process holds the run (a process that lost its lease
+        must not end a run another one now executes). A terminal status releases the lease."""
         now = utcnow()
         values: dict[str, Any] = {"status": status, "updated_at": now}
         if error is not None:
             values["error"] = error
         if status in RUN_TERMINAL:
             values["finished_at"] = now
+            values["lease_expires_at"] = None
         q = update(Run).where(Run.id == run_id).values(**values)
         if only_if_active:
             q = q.where(Run.status.not_in(RUN_TERMINAL))
+        if owner is not None:
+            q = q.where(Run.owner == owner)
         with self.engine.begin() as c:
             changed = c.execute(q).rowcount > 0
             if changed:
                 data = {"status": status} | ({"error": error} if error else {})
                 c.execute(insert(Event).values(run_id=run_id, kind="run_status", data=data))
         return changed
+
+    # ---- ownership (one executing process per run) -------------------------------------------
+    def claim_run(self, run_id: str, owner: str, lease_s: float) -> bool:
+        """Take the run for `owner` for `lease_s` seconds when it is active and nobody else holds
+        a live lease on it (never held, released, expired, or already `owner`'s). One
+        conditional UPDATE: of several processes trying at once, exactly one gets it."""
+        now = utcnow()
+        with self.engine.begin() as c:
+            before = c.execute(select(Run.owner).where(Run.id == run_id)).scalar_one_or_none()
+            got = (
+                c.execute(
+                    update(Run)
+                    .where(
+                        Run.id == run_id,
+                        Run.status.in_(ACTIVE),
+                        or_(
+                            Run.owner == owner,
+                            Run.lease_expires_at.is_(None),
+                            Run.lease_expires_at < now,
+                        ),
+                    )
+                    .values(owner=owner, lease_expires_at=now + timedelta(seconds=lease_s))
+                ).rowcount
+                > 0
+            )
+            if got and before != owner:
+                data = {"owner": owner, "previous": before}
+                c.execute(insert(Event).values(run_id=run_id, kind="run_owner", data=data))
+        return got
+
+    def renew_leases(self, run_ids: Iterable[str], owner: str, lease_s: float) -> set[str]:
+        """Extend `owner`'s leases on `run_ids`; returns the runs it still holds (the others
+        were taken over after their lease expired, or ended, e.g. cancelled elsewhere)."""
+        ids = list(run_ids)
+        if not ids:
+            return set()
+        until = utcnow() + timedelta(seconds=lease_s)
+        held = and_(Run.id.in_(ids), Run.owner == owner, Run.status.in_(ACTIVE))
+        with self.engine.begin() as c:
+            c.execute(update(Run).where(held).values(lease_expires_at=until))
+            return set(c.execute(select(Run.id).where(held)).scalars())
+
+    def release_runs(self, run_ids: Iterable[str], owner: str) -> None:
+        """Give up `owner`'s leases (a graceful stop): another process may claim them at once."""
+        ids = list(run_ids)
+        if ids:
+            with self.engine.begin() as c:
+                c.execute(
+                    update(Run)
+                    .where(Run.id.in_(ids), Run.owner == owner)
+                    .values(lease_expires_at=None)
+                )
+
+    def run_lease(self, run_id: str, owner: str) -> tuple[str, bool] | None:
+        """(status, whether `owner` holds a live lease on it now); None for an unknown run."""
+        now = utcnow()
+        q = select(Run.status, Run.owner, Run.lease_expires_at > now).where(Run.id == run_id)
+        with self.engine.connect() as c:
+            row = c.execute(q).one_or_none()
+        return None if row is None else (row[0], row[1] == owner and bool(row[2]))
+
+    def cancel_run(self, run_id: str) -> bool:
+        """Mark an active run cancelled, and its episodes that nobody runs (queued ones; running
+        ones too when no process holds a live lease on the run). Running episodes of a live
+        owner are ended by that owner, which sees the cancel in the store; `sweep_cancelled`
+        ends them if it dies first. False when the run had already ended."""
+        if not self.set_run_status(run_id, "cancelled"):
+            return False
+        self.sweep_cancelled([run_id])
+        return True
+
+    def sweep_cancelled(self, run_ids: Iterable[str] | None = None) -> int:
+        """End as cancelled the queued and running episodes of cancelled runs whose lease is
+        over (or was released): what a cancelled run's owner left, having died or never
+        started. Returns how many were ended."""
+        now = utcnow()
+        unowned = or_(Run.lease_expires_at.is_(None), Run.lease_expires_at < now)
+        runs = select(Run.id).where(Run.status == "cancelled", unowned)
+        if run_ids is not None:
+            runs = runs.where(Run.id.in_(list(run_ids)))
+        with self.engine.begin() as c:
+            rows = c.execute(
+                select(Episode.id, Episode.run_id, Episode.status).where(
+                    Episode.run_id.in_(runs), Episode.status.in_(ACTIVE)
+                )
+            ).all()
+            for ep_id, run_id, _ in rows:
+                # the episode may have ended meanwhile: only an active one is touched
+                n = c.execute(
+                    update(Episode)
+                    .where(Episode.id == ep_id, Episode.status.in_(ACTIVE))
+                    .values(status="cancelled", end_reason="cancelled", finished_at=now)
+                ).rowcount
+                if n:
+                    data = {"status": "cancelled", "end_reason": "cancelled"}
+                    c.execute(
+                        insert(Event).values(
+                            run_id=run_id, episode_id=ep_id, kind="episode_finished", data=data
+                        )
+                    )
+        return len(rows)
 
     # ---- episodes ---------------------------------------------------------------------------
     def ensure_episodes(self, run_id: str, rows: Iterable[dict[str, Any]]) -> None:
