@@ -30,6 +30,32 @@ from harness.store.specs import RunSpec
 
 _M = TypeVar("_M")
 
+UNSCORED_MESSAGE = (
+    "the episode ended but was never scored (no score was stored: its scoring did not run or "
+    "its result was lost); left out of the means, never counted as 0"
+)
+
+
+def missing_scores(ep: Episode, n_scores: int, run_status: str) -> dict[str, Any] | None:
+    """The error every summary shows in place of the scores of an episode that ended (completed
+    or out of budget) without any, once its run is over: such an episode is never silently
+    missing from the means. None when the episode has scores or is not meant to have any."""
+    if (
+        run_status in RUN_TERMINAL
+        and ep.status in ("completed", "budget_exhausted")
+        and not n_scores
+    ):
+        return {
+            "metric": "scoring",
+            "value": None,
+            "status": "error",
+            "error_category": "infrastructure",
+            "error": UNSCORED_MESSAGE,
+            "details": {},
+        }
+    return None
+
+
 # Table objects for the hot path: Core statements on tables skip the ORM's bulk machinery.
 _MESSAGES = Message.__table__  # type: ignore[attr-defined]
 _CALLS = TargetCall.__table__  # type: ignore[attr-defined]
