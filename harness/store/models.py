@@ -11,7 +11,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, Index, UniqueConstraint
+from sqlalchemy import JSON, Column, DateTime, Index, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 
@@ -40,7 +40,11 @@ class Run(SQLModel, table=True):
     # The process executing the run holds a lease on it (Store.claim_run): its id, and when the
     # lease ends unless renewed. NULL expiry: nobody holds it (any process may claim it).
     owner: str | None = Field(default=None, max_length=128)
-    lease_expires_at: datetime | None = None
+    # timezone-aware, so that PostgreSQL compares it with the UTC times bound as parameters
+    # (a naive column type makes psycopg cast them to a local timestamp, dropping the offset)
+    lease_expires_at: datetime | None = Field(
+        default=None, sa_column=Column(DateTime(timezone=True), nullable=True)
+    )
 
 
 class Episode(SQLModel, table=True):

@@ -161,13 +161,15 @@ class Store:
     ) -> bool:
         """Move a run to `status`; with only_if_active, a run already terminal is left alone;
         with `owner`, only while that process holds the run (a process that lost its lease
-        must not end a run another one now executes). A terminal status releases the lease."""
+        must not end a run another one now executes). Completing or failing releases the lease;
+        cancelling does not: the owner still ends its running episodes, then releases it."""
         now = utcnow()
         values: dict[str, Any] = {"status": status, "updated_at": now}
         if error is not None:
             values["error"] = error
         if status in RUN_TERMINAL:
             values["finished_at"] = now
+        if status in ("completed", "failed"):
             values["lease_expires_at"] = None
         q = update(Run).where(Run.id == run_id).values(**values)
         if only_if_active:

@@ -28,7 +28,17 @@ CLI = [sys.executable, "-m", "harness.cli"]
 
 
 def _start_run(env: dict[str, str], rec, n_calls: int = 200):  # type: ignore[no-untyped-def]
-    cmd = run_cmd(rec, *TWO, "--no-floor", "-o", f"n_calls={n_calls}", "-o", "delay=0.3")
+    cmd = run_cmd(
+        rec,
+        *TWO,
+        "--no-floor",
+        "--max-rounds",
+        "500",
+        "-o",
+        f"n_calls={n_calls}",
+        "-o",
+        "delay=0.3",
+    )
     return subprocess.Popen(
         cmd, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
