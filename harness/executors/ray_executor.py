@@ -134,7 +134,9 @@ _WORKER: dict[str, _WorkerState] = {}
 
 class RunWatch:
     """A worker's view of its run in the store, read at most every `every_s` seconds: whether
-    it was cancelled, and whether `owner` (the driver) still holds its lease."""
+    it was cancelled, and whether `owner` (the driver) still holds its lease. A lease counts as
+    held only while it has more than `every_s` left, so an answer stays true until the next
+    read: a worker whose driver died stops before the run can be taken over."""
 
     def __init__(self, store: Any, run_id: str, owner: str | None, every_s: float) -> None:
         self.store, self.run_id, self.owner, self.every_s = store, run_id, owner, every_s
@@ -144,7 +146,7 @@ class RunWatch:
     def _read(self) -> tuple[str, bool]:
         now = time.monotonic()
         if now - self._at >= self.every_s:
-            got = self.store.run_lease(self.run_id, self.owner or "")
+            got = self.store.run_lease(self.run_id, self.owner or "", self.every_s)
             self._state = ("missing", False) if got is None else got
             self._at = now
         return self._state

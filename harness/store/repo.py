@@ -235,10 +235,11 @@ class Store:
                     .values(lease_expires_at=None)
                 )
 
-    def run_lease(self, run_id: str, owner: str) -> tuple[str, bool] | None:
-        """(status, whether `owner` holds a live lease on it now); None for an unknown run."""
-        now = utcnow()
-        q = select(Run.status, Run.owner, Run.lease_expires_at > now).where(Run.id == run_id)
+    def run_lease(self, run_id: str, owner: str, margin_s: float = 0.0) -> tuple[str, bool] | None:
+        """(status, whether `owner` holds a lease on it that lasts at least `margin_s` more
+        seconds); None for an unknown run."""
+        until = utcnow() + timedelta(seconds=margin_s)
+        q = select(Run.status, Run.owner, Run.lease_expires_at > until).where(Run.id == run_id)
         with self.engine.connect() as c:
             row = c.execute(q).one_or_none()
         return None if row is None else (row[0], row[1] == owner and bool(row[2]))
