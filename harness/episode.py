@@ -335,9 +335,10 @@ class EpisodeRunner:
         left, bound = self._time_left(), self.step_timeout_s
         by_step = bound is not None and (left is None or bound < left)
         try:
-            reply = await asyncio.wait_for(
-                self.agent.step(conv), timeout=bound if by_step else left
-            )
+            # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow a cancellation (run
+            # cancelled, server stopping) that arrives as the step completes
+            async with asyncio.timeout(bound if by_step else left):
+                reply = await self.agent.step(conv)
         except TimeoutError:
             if by_step:  # the operator's bound on one step, not the run's wall-time budget
                 raise EpisodeEnd(
