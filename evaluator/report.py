@@ -161,7 +161,14 @@ def _row(
             errors[ep.error_category] += 1
             continue
         if sc is None:
-            if ep.status != "completed":
+            # no score for this row: the scorer failed as a whole, or the episode ended without
+            # any score (harness.store.repo.missing_scores): an error, never a silent gap
+            failed = next(
+                (s for s in ep.scores if s.metric == "scoring" and s.status == "error"), None
+            )
+            if failed is not None:
+                errors[failed.error_category or "infrastructure"] += 1
+            elif ep.status != "completed":
                 errors[ep.error_category or ep.status] += 1
             continue
         if sc.status == "error":

@@ -58,6 +58,13 @@ def default_score_hook() -> ScoreHook | None:
     return score_episode
 
 
+LOST = "lost"  # what run() returns when the process lost the run's lease: nothing was recorded
+
+
+class LeaseLost(Exception):
+    """This process no longer holds the episode's run (another may have taken it over)."""
+
+
 class EpisodeEnd(Exception):
     """Raised inside the loop to end the episode with a status and reason."""
 
@@ -107,17 +114,25 @@ class EpisodeRunner:
         score_hook: ScoreHook | None = None,
         *,
         should_stop: Callable[[], bool] | None = None,
+        owns: Callable[[], bool] | None = None,
+        step_timeout_s: float | None = None,
     ) -> None:
         self.store, self.ep, self.target, self.spec = store, episode, target, spec
         self.agent, self.client, self.score_hook = agent, client, score_hook
         self.should_stop = should_stop or (lambda: False)
+        # whether this process still holds the run (checked before every write of a step)
+        self.owns = owns or (lambda: True)
+        self.step_timeout_s = step_timeout_s  # the operator's bound on one agent step
         self.mode = spec.protocol.mode
         self.method = spec.protocol.method
 
     # ---- public -----------------------------------------------------------------------------
     async def run(self) -> str:
-        """Run to the end; returns the episode's final status. Scores completed episodes."""
+        """Run to the end; returns the episode's final status (LOST, with nothing more recorded,
+        once this process no longer holds the run). Scores completed episodes."""
         ep = self.ep
+        if not self.owns():
+            return LOST
         if ep.status in ("completed", "budget_exhausted"):
             await self._score_if_needed(ep.final_answer or "")
             return ep.status
@@ -130,21 +145,29 @@ class EpisodeRunner:
             end = await self._loop()
         except EpisodeEnd as e:
             end = e
+        except LeaseLost:
+            return LOST
         except asyncio.CancelledError:
             # Cancelled with its run: record it. A server shutting down leaves it "running" so
             # that the next start resumes it.
-            if self.should_stop():
+            if self.should_stop() and self.owns():
                 self._finish(EpisodeEnd("cancelled", "cancelled"))
             raise
         except Exception as e:  # a bug or a store failure: never a score
             log.exception("episode %s failed", ep.id)
             end = EpisodeEnd("error", "exception", category="infrastructure", error=_describe(e))
+        if not self.owns():
+            return LOST
         self._finish(end)
         if end.status in ("completed", "budget_exhausted"):
             await self._score_if_needed(end.answer or "")
         return end.status
 
     # ---- the loop ---------------------------------------------------------------------------
+    def _fence(self) -> None:
+        if not self.owns():
+            raise LeaseLost(self.ep.run_id)
+
     def _elapsed(self) -> float:
         return self._active0 + (time.monotonic() - self._t0)
 
@@ -213,6 +236,7 @@ class EpisodeRunner:
         st = self._load_state()
         budgets = self.spec.budgets
         while True:
+            self._fence()
             if self.should_stop():
                 raise EpisodeEnd("cancelled", "cancelled")
             if st.last_role != "assistant":
@@ -274,6 +298,7 @@ class EpisodeRunner:
                 else:
                     text = "\n".join(r.rstrip("\n") for r in replies)
             msg = {"step": step + 1, "role": "user", "content": text, "resets_context": resets}
+            self._fence()
             self.store.add_reply(
                 self.ep.id,
                 self.ep.run_id,
@@ -290,6 +315,7 @@ class EpisodeRunner:
                 st.conversation.append(user)
 
     def _store_calls(self, st: _State, calls: list[dict[str, Any]]) -> None:
+        self._fence()
         for c in calls:
             self.store.add_target_call(self.ep.id, _call_row(c))
         self.store.update_episode(self.ep.id, **self._counters(st))
@@ -306,9 +332,22 @@ class EpisodeRunner:
     async def _agent_turn(self, st: _State, step: int) -> None:
         conv = list(st.conversation)  # a copy: agents may keep or alter what they are given
         t = time.monotonic()
+        left, bound = self._time_left(), self.step_timeout_s
+        by_step = bound is not None and (left is None or bound < left)
         try:
-            reply = await asyncio.wait_for(self.agent.step(conv), timeout=self._time_left())
+            # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow a cancellation (run
+            # cancelled, server stopping) that arrives as the step completes
+            async with asyncio.timeout(bound if by_step else left):
+                reply = await self.agent.step(conv)
         except TimeoutError:
+            if by_step:  # the operator's bound on one step, not the run's wall-time budget
+                raise EpisodeEnd(
+                    "error",
+                    "agent_error",
+                    category="agent",
+                    error=f"agent step timed out: no reply within {bound:g} s "
+                    "(HARNESS_AGENT_STEP_TIMEOUT_S)",
+                ) from None
             raise EpisodeEnd("budget_exhausted", "wall_time", answer="") from None
         except AgentError as e:
             raise EpisodeEnd(
@@ -343,6 +382,7 @@ class EpisodeRunner:
             "latency_s": latency,
             "model": model,
         }
+        self._fence()
         self.store.add_agent_message(self.ep.id, msg, self._counters(st))
         st.last_step, st.last_role, st.last_content = step, "assistant", content
         st.conversation.append(AgentMessage(role="assistant", content=content))
@@ -411,7 +451,8 @@ class EpisodeRunner:
             ]
         finally:
             target_call.reset(token)
-        self.store.save_scores(ep.id, rows)
+        if self.owns():  # else the run's new owner scores it
+            self.store.save_scores(ep.id, rows)
 
 
 def _call_row(c: dict[str, Any]) -> dict[str, Any]:

@@ -18,9 +18,10 @@ import math
 from pathlib import Path
 from typing import Any
 
+from evaluator.api import ScoreResult
 from harness.api.schemas import public_details
 from harness.store.models import Episode, Run
-from harness.store.repo import Store
+from harness.store.repo import Store, missing_scores
 
 SCORER = "interp-harness"
 
@@ -47,7 +48,7 @@ def run_to_eval_log(store: Store, run: Run) -> Any:
     """The run as an `inspect_ai.log.EvalLog`."""
     log, model, scorer, _, _ = _inspect()
     episodes = store.episodes(run.id)
-    samples = [_sample(store, ep) for ep in episodes]
+    samples = [_sample(store, run, ep) for ep in episodes]
     models = sorted({m for s in samples for m in s.model_usage}) or [run.agent]
     status = {"completed": "success", "failed": "error", "cancelled": "cancelled"}.get(
         run.status, "started"
@@ -124,9 +125,12 @@ def _tool_events(store: Store, ep: Episode, event: Any, tool: Any) -> list[Any]:
     return events
 
 
-def _scores(store: Store, ep: Episode, scorer: Any) -> dict[str, Any]:
+def _scores(store: Store, run: Run, ep: Episode, scorer: Any) -> dict[str, Any]:
     out = {}
-    for s in store.scores([ep.id]):
+    rows: list[Any] = store.scores([ep.id])
+    if (missing := missing_scores(ep, len(rows), run.status)) is not None:
+        rows.append(ScoreResult.model_validate(missing))  # an error, never a silent gap
+    for s in rows:
         if s.status == "error":
             out[s.metric] = scorer.Score(
                 value="error",
@@ -148,7 +152,7 @@ def _scores(store: Store, ep: Episode, scorer: Any) -> dict[str, Any]:
     return out
 
 
-def _sample(store: Store, ep: Episode) -> Any:
+def _sample(store: Store, run: Run, ep: Episode) -> Any:
     log, model, scorer, event, tool = _inspect()
     messages, usage = _messages(store, ep, model)
     prompt = next((m.content for m in messages if m.role == "user"), "")
@@ -161,7 +165,7 @@ def _sample(store: Store, ep: Episode) -> Any:
         target="",  # the ground truth stays with the target service
         messages=messages,
         output=model.ModelOutput.from_content(model=last_model or "agent", content=answer),
-        scores=_scores(store, ep, scorer),
+        scores=_scores(store, run, ep, scorer),
         events=_tool_events(store, ep, event, tool),
         model_usage=usage,
         error=log.EvalError(

@@ -9,6 +9,12 @@ completed | budget_exhausted | error (with a category) | cancelled.
   a large run cannot starve a small one submitted after it.
 - Crash safety: all state lives in the store. On start the scheduler picks up every queued or
   running run; episodes left "running" by a killed process resume from their last stored step.
+- Ownership: several processes may share a store (`harness run`, `harness serve`, Ray drivers).
+  A run is executed by the one process holding its lease (`Store.claim_run`: owner id and expiry,
+  taken by one conditional UPDATE, renewed every third of HARNESS_RUN_LEASE_S). A process that
+  cannot renew stops its episodes of that run (without recording anything) before its lease can
+  run out, so that a process taking the run over after expiry never runs an episode at the same
+  time as the old owner; it then resumes them from their last stored step.
 - A run ends "failed" when it cannot start (agent or targets cannot be loaded) or when every
   episode ended in error; otherwise "completed".
 """
@@ -18,23 +24,28 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
+import os
 import random
+import socket
 import threading
+import time
+import uuid
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC
 from typing import TYPE_CHECKING, Any
 
 from agents.base import Agent
 from function_store.catalog import Catalog, CatalogOptions
 from function_store.models import Target
-from harness.episode import ScoreHook, default_score_hook
+from harness.episode import LOST, ScoreHook, default_score_hook
 from harness.executors import EpisodeJob, Executor, make_executor
 from harness.executors.local import execute_episode, make_agent
 from harness.policy import ApiPolicy, check_no_secrets, profile_for
 from harness.providers import ProviderProfile
 from harness.settings import Settings
-from harness.store.models import EPISODE_TERMINAL, RUN_TERMINAL, Episode, Run
+from harness.store.models import EPISODE_TERMINAL, RUN_TERMINAL, Episode, Run, utcnow
 from harness.store.repo import Store
 from harness.store.specs import RunSpec
 from harness.target_client import TargetClient
@@ -160,10 +171,18 @@ def resolve_checked_agent(spec: RunSpec, policy: ApiPolicy | None) -> type:
 
 
 def create_run(
-    store: Store, spec: RunSpec, catalogs: CatalogCache, *, policy: ApiPolicy | None = None
+    store: Store,
+    spec: RunSpec,
+    catalogs: CatalogCache,
+    *,
+    policy: ApiPolicy | None = None,
+    owner: str | None = None,
+    lease_s: float | None = None,
 ) -> Run:
     """Validate a run request and store it as queued. Raises SelectionError on bad input, and
     RequestInvalid when `policy` (the REST API's) refuses a field; `policy=None`: the operator.
+    With `owner`, the run (and its floor run) is stored already claimed by that scheduler for
+    `lease_s` seconds, so that no other process sharing the store starts it first.
 
     With `spec.floor` (the default), an agent other than `interpolation` and at least one numeric
     target, a second queued run is stored: the interpolation floor on exactly those numeric
@@ -179,11 +198,13 @@ def create_run(
     except ValueError as e:  # ProfileError included
         raise SelectionError(str(e)) from e
     targets = select_targets(spec, catalogs.get(spec.gen_seed))
-    run = store.create_run(spec, [t.id for t in targets])
+    run = store.create_run(spec, [t.id for t in targets], owner=owner, lease_s=lease_s)
     numeric = [t.id for t in targets if t.family == "numeric"]
     is_floor_agent = spec.agent == FLOOR_AGENT or getattr(agent_cls, "name", None) == FLOOR_AGENT
     if spec.floor and numeric and not is_floor_agent:
-        floor = store.create_run(floor_spec(spec, numeric, run.id), numeric)
+        floor = store.create_run(
+            floor_spec(spec, numeric, run.id), numeric, owner=owner, lease_s=lease_s
+        )
         store.add_event(run.id, "floor_run", {"run_id": floor.id})
     return run
 
@@ -265,6 +286,26 @@ def load_score_hook(name: str) -> ScoreHook | None:
 
 
 # ---- the scheduler --------------------------------------------------------------------------
+# A scheduler stops a run's episodes when this share of its lease has passed without a renewal:
+# the rest is the margin for clock skew between processes and for the episodes to stop.
+FENCE = 2 / 3
+
+
+def new_owner_id() -> str:
+    """A scheduler's id in the store: host, process and a random part (a pid can be reused)."""
+    return f"{socket.gethostname()[:64]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def _lease_free(run: Run, owner: str) -> bool:
+    """Whether `owner` may try to claim `run` (a read; the claim itself decides atomically)."""
+    if run.owner == owner or run.lease_expires_at is None:
+        return True
+    until = run.lease_expires_at
+    if until.tzinfo is None:  # SQLite hands datetimes back naive (they are stored in UTC)
+        until = until.replace(tzinfo=UTC)
+    return until < utcnow()
+
+
 @dataclass
 class _RunState:
     run_id: str
@@ -276,6 +317,7 @@ class _RunState:
     pending: deque[Episode] = field(default_factory=deque)
     active: dict[str, asyncio.Task[Any]] = field(default_factory=dict)
     cancelled: bool = False
+    lost: bool = False  # the lease is gone: its episodes stop here without recording anything
 
 
 class Scheduler:
@@ -289,6 +331,7 @@ class Scheduler:
         score_hook: ScoreHook | None = None,
         only_runs: set[str] | None = None,
         executor: Executor | None = None,
+        owner: str | None = None,
     ) -> None:
         self.store, self.client = store, client
         self.settings = settings or Settings()
@@ -304,7 +347,15 @@ class Scheduler:
         self._active = 0
         self._wake = asyncio.Event()
         self._main: asyncio.Task[None] | None = None
+        self._keeper: asyncio.Task[None] | None = None
         self._stopping = False
+        # ownership: this scheduler's id, and when each run's lease was last taken or renewed
+        # (monotonic clock, read before the UPDATE: the lease ends no earlier than that + lease)
+        self.owner = owner or new_owner_id()
+        self.lease_s = self.settings.run_lease_s
+        self._lease_ok: dict[str, float] = {}
+        self._preparing: set[str] = set()
+        self._dropped: list[_RunState] = []  # lost runs whose episode tasks are still ending
         self.on_episode_end: Callable[[str, str], None] | None = None
         self._agent_hosts: AgentHosts | None = None
         # None: episodes run in this event loop; else HARNESS_EXECUTOR's (docs/scale-out.md)
@@ -313,16 +364,24 @@ class Scheduler:
     # ---- lifecycle ----------------------------------------------------------------------------
     def start(self) -> None:
         self._main = asyncio.create_task(self._loop(), name="scheduler")
+        self._keeper = asyncio.create_task(self._keep_leases(), name="scheduler-leases")
 
     async def stop(self) -> None:
-        """Stop working; running episodes stay "running" in the store and resume next start."""
+        """Stop working; running episodes stay "running" in the store and resume next start.
+        The leases of the runs held are released: another process may take them over at once."""
         self._stopping = True
-        tasks = [t for rs in self._runs.values() for t in rs.active.values()]
+        states = list(self._runs.values()) + self._dropped
+        tasks = [t for rs in states for t in rs.active.values()]
         for t in tasks:
             t.cancel()
-        if self._main is not None:
-            self._main.cancel()
-        await asyncio.gather(*tasks, *([self._main] if self._main else []), return_exceptions=True)
+        loops = [t for t in (self._main, self._keeper) if t is not None]
+        for t in loops:
+            t.cancel()
+        await asyncio.gather(*tasks, *loops, return_exceptions=True)
+        try:
+            self.store.release_runs(list(self._runs) + list(self._preparing), self.owner)
+        except Exception:  # the leases then run out by themselves
+            log.exception("releasing the run leases failed")
         if self._agent_hosts is not None:
             self._agent_hosts.close()
             self._agent_hosts = None
@@ -345,20 +404,94 @@ class Scheduler:
                 pass
             self._wake.clear()
 
+    def holds(self, run_id: str) -> bool:
+        """Whether this scheduler is executing `run_id` (or still ending its episodes)."""
+        return (
+            run_id in self._runs
+            or run_id in self._preparing
+            or any(rs.run_id == run_id and rs.active for rs in self._dropped)
+        )
+
+    # ---- leases -----------------------------------------------------------------------------
+    def _owns(self, run_id: str) -> bool:
+        """This process may still write the run's episodes: its lease was renewed recently
+        enough that no other process can have taken the run over (checked before each step)."""
+        ok = self._lease_ok.get(run_id)
+        return ok is not None and time.monotonic() - ok < self.lease_s * FENCE
+
+    async def _keep_leases(self) -> None:
+        while not self._stopping:
+            await asyncio.sleep(self.lease_s / 3)
+            try:
+                self._renew()
+            except Exception:  # the fence stops the episodes if this keeps failing
+                log.exception("renewing run leases failed")
+
+    def _renew(self) -> None:
+        held = set(self._runs) | self._preparing
+        if not held:
+            return
+        t = time.monotonic()
+        kept = self.store.renew_leases(held, self.owner, self.lease_s)
+        for run_id in held:
+            if run_id in kept:
+                self._lease_ok[run_id] = t
+                continue
+            self._lease_ok.pop(run_id, None)
+            rs = self._runs.get(run_id)
+            if rs is None:
+                continue  # still preparing: _prepare sees the lease gone
+            run = self.store.get_run(run_id)
+            if run is not None and run.status == "cancelled":
+                self._cancel_in_memory(run_id)
+            elif not rs.cancelled:
+                self._drop(rs)
+
+    def _drop(self, rs: _RunState) -> None:
+        """The run's lease is lost (taken over after it expired, or the run ended elsewhere):
+        stop its episodes here without recording anything; the new owner resumes them."""
+        log.warning("run %s: lease lost; its episodes stop in this process", rs.run_id)
+        rs.lost = True
+        rs.pending.clear()
+        self._forget(rs)
+        for t in rs.active.values():
+            t.cancel()
+        if rs.active:
+            self._dropped.append(rs)
+
+    def _forget(self, rs: _RunState) -> None:
+        if self._runs.get(rs.run_id) is rs:
+            del self._runs[rs.run_id]
+            self._lease_ok.pop(rs.run_id, None)
+            if rs.run_id in self._order:
+                self._order.remove(rs.run_id)
+
     # ---- runs -------------------------------------------------------------------------------
     async def _refresh(self) -> None:
-        active = self.store.active_runs()
-        ids = {r.id for r in active}
-        # runs cancelled elsewhere (another process wrote the store)
-        for run_id in list(self._runs):
-            if run_id not in ids:
-                run = self.store.get_run(run_id)
-                if run is not None and run.status == "cancelled":
-                    self._cancel_in_memory(run_id)
-        for run in active:
-            if run.id in self._runs or (self.only_runs and run.id not in self.only_runs):
+        active = {r.id: r for r in self.store.active_runs()}
+        for run_id, rs in list(self._runs.items()):
+            run = active.get(run_id) or self.store.get_run(run_id)
+            if run is not None and run.status == "cancelled":  # cancelled by another process
+                self._cancel_in_memory(run_id)
+            elif run is None or run.status in RUN_TERMINAL or run.owner != self.owner:
+                if not rs.cancelled:
+                    self._drop(rs)
+        self._dropped = [rs for rs in self._dropped if rs.active]
+        # episodes of cancelled runs that nobody holds any more (their owner died meanwhile)
+        self.store.sweep_cancelled()
+        for run in active.values():
+            if self.holds(run.id) or (self.only_runs and run.id not in self.only_runs):
                 continue
-            await self._prepare(run)
+            if not _lease_free(run, self.owner):
+                continue  # another process executes it
+            t = time.monotonic()
+            if self.store.claim_run(run.id, self.owner, self.lease_s):
+                self._lease_ok[run.id] = t
+                self._preparing.add(run.id)
+                try:
+                    await self._prepare(run)
+                finally:
+                    self._preparing.discard(run.id)
 
     async def _prepare(self, run: Run) -> None:
         try:
@@ -372,7 +505,8 @@ class Scheduler:
             )
         except Exception as e:
             log.warning("run %s cannot start: %s", run.id, e)
-            self.store.set_run_status(run.id, "failed", error=f"{type(e).__name__}: {e}")
+            error = f"{type(e).__name__}: {e}"
+            self.store.set_run_status(run.id, "failed", error=error, owner=self.owner)
             return
         with_ex = spec.protocol.method != "interactive"
         self.store.ensure_episodes(
@@ -390,7 +524,7 @@ class Scheduler:
             ),
         )
         if run.status == "queued":
-            self.store.set_run_status(run.id, "running")
+            self.store.set_run_status(run.id, "running", owner=self.owner)
         rs = _RunState(
             run.id,
             spec,
@@ -403,9 +537,14 @@ class Scheduler:
             unscored = ep.status in ("completed", "budget_exhausted") and not ep.scored
             if ep.status not in EPISODE_TERMINAL or (unscored and self.score_hook is not None):
                 rs.pending.append(ep)
+        self._runs[run.id] = rs  # held (its lease renewed) while its targets warm up
         await self._prewarm(rs)
+        if self._runs.get(run.id) is not rs:  # lost or cancelled while warming up
+            return
+        if run.id not in self._lease_ok:
+            self._drop(rs)
+            return
         self._note_isolation(run.id)
-        self._runs[run.id] = rs
         self._order.append(run.id)
         self._maybe_finish(rs)
 
@@ -423,18 +562,17 @@ class Scheduler:
             log.warning("prewarming %d targets of run %s failed: %s", len(ids), rs.run_id, e)
 
     def _maybe_finish(self, rs: _RunState) -> None:
-        if rs.pending or rs.active:
+        if rs.pending or rs.active or rs.lost:
             return
-        self._runs.pop(rs.run_id, None)
-        if rs.run_id in self._order:
-            self._order.remove(rs.run_id)
+        self._forget(rs)
         if rs.cancelled:
+            self.store.release_runs([rs.run_id], self.owner)
             return
         counts = self.store.episode_counts(rs.run_id)
         total = sum(counts.values())
         status = "failed" if total and counts.get("error", 0) == total else "completed"
         error = "every episode ended in error" if status == "failed" else None
-        self.store.set_run_status(rs.run_id, status, error=error)
+        self.store.set_run_status(rs.run_id, status, error=error, owner=self.owner)
 
     # ---- dispatch -----------------------------------------------------------------------------
     def _limit(self, provider: str) -> int:
@@ -495,6 +633,7 @@ class Scheduler:
                     spec=rs.spec,
                     target=target,
                     settings=self.settings,
+                    owner=self.owner,
                 )
                 status = await self.executor.run(job, self.score_hook)
             else:
@@ -507,15 +646,19 @@ class Scheduler:
                     self.client,
                     self.score_hook,
                     should_stop=lambda: rs.cancelled,
+                    owns=lambda: not rs.lost and self._owns(rs.run_id),
+                    step_timeout_s=self.settings.agent_step_timeout_s,
                 )
         except asyncio.CancelledError:
             status = "cancelled"
             if self._stopping:
                 raise
-            if rs.cancelled:  # cancelled before its runner could record it
+            if rs.cancelled and not rs.lost:  # cancelled before its runner could record it
                 self._finish_if_open(ep, status="cancelled", end_reason="cancelled")
         except Exception as e:  # a bug outside the runner: an infrastructure error, never a score
             log.exception("episode %s crashed", ep.id)
+            if rs.lost:  # not ours to record any more
+                return
             self._finish_if_open(
                 ep,
                 status="error",
@@ -527,7 +670,9 @@ class Scheduler:
             self._active -= 1
             self._provider_active[rs.provider] -= 1
             rs.active.pop(ep.id, None)
-            if not self._stopping:
+            if status == LOST and not rs.lost:  # its runner saw the lease too old to go on
+                self._drop(rs)
+            if not self._stopping and not rs.lost:
                 if self.on_episode_end is not None:
                     self.on_episode_end(ep.id, status)
                 self._maybe_finish(rs)
@@ -542,27 +687,29 @@ class Scheduler:
 
     def cancel_run(self, run_id: str) -> bool:
         """Cancel a queued or running run (and its interpolation floor run, if it has one);
-        False when it had already ended."""
-        changed = self.store.set_run_status(run_id, "cancelled")
+        False when it had already ended. Episodes nobody runs end as cancelled at once; those
+        another process runs end there, when it sees the cancel in the store."""
+        changed = self.store.cancel_run(run_id)
         if changed:
             self._cancel_in_memory(run_id)
             floor = self.store.floor_run(run_id)
-            if floor is not None and self.store.set_run_status(floor.id, "cancelled"):
+            if floor is not None and self.store.cancel_run(floor.id):
                 self._cancel_in_memory(floor.id)
         return changed
 
     def _cancel_in_memory(self, run_id: str) -> None:
         rs = self._runs.get(run_id)
-        if rs is not None:
-            rs.cancelled = True
-            rs.pending.clear()
-            for t in rs.active.values():
-                t.cancel()
-        # episodes that never started (or whose task is gone) are cancelled in the store directly
+        if rs is None or rs.cancelled:
+            return  # not ours: its owner (or the sweep, once its lease is over) ends its episodes
+        rs.cancelled = True
+        rs.pending.clear()
+        for t in rs.active.values():
+            t.cancel()
+        # this run's episodes that are not running here (queued) are cancelled in the store
         for ep in self.store.episodes(run_id, status=("queued", "running")):
-            if rs is None or ep.id not in rs.active:
+            if ep.id not in rs.active:
                 self.store.finish_episode(ep.id, run_id, status="cancelled", end_reason="cancelled")
-        if rs is not None and not rs.active:
+        if not rs.active:
             self._maybe_finish(rs)
 
     # ---- helpers for in-process use (CLI, benchmarks) ---------------------------------------

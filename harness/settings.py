@@ -90,6 +90,14 @@ class Settings(BaseSettings):
     # Times Ray runs an episode again on another worker when its worker dies (each retry resumes
     # from the episode's last stored step); after that the episode ends in an infrastructure error.
     ray_max_retries: int = Field(3, ge=0, le=100)
+    # Run ownership (operator only): the process executing a run holds a lease on it in the store,
+    # renewed every third of this many seconds; a process that dies leaves the run to be taken
+    # over by another (a server, or a restarted one) once the lease has run out. Processes sharing
+    # a store across machines need synchronised clocks (NTP) within a fraction of this.
+    run_lease_s: float = Field(30.0, ge=0.5, le=3600)
+    # Longest one agent step may take (operator only): a step that has not answered by then ends
+    # the episode as an agent error ("step timed out"), whether or not the run has max_wall_s.
+    agent_step_timeout_s: float = Field(600.0, gt=0, le=7 * 24 * 3600)
 
     @field_validator("provider_limits")
     @classmethod

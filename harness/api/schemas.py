@@ -6,6 +6,7 @@ prints is what the API serves.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -16,7 +17,7 @@ from evaluator.errors import ErrorGroup, group_errors
 from function_store.models import CallOutput
 from function_store.models import PublicTarget as PublicTargetOut  # noqa: F401 (re-export)
 from harness.store.models import Episode, Event, Message, Run, Score, TargetCall
-from harness.store.repo import Store
+from harness.store.repo import Store, missing_scores
 from harness.store.specs import RunSpec
 
 
@@ -262,8 +263,8 @@ def event_out(e: Event) -> EventOut:
     return EventOut.model_validate(e, from_attributes=True)
 
 
-def metric_summaries(scores: list[Score]) -> list[MetricSummary]:
-    by: dict[str, list[Score]] = {}
+def metric_summaries(scores: Sequence[Score | ScoreResult]) -> list[MetricSummary]:
+    by: dict[str, list[Score | ScoreResult]] = {}
     for s in scores:
         by.setdefault(s.metric, []).append(s)
     out = []
@@ -282,6 +283,14 @@ def metric_summaries(scores: list[Score]) -> list[MetricSummary]:
 
 def run_detail(store: Store, run: Run) -> RunDetail:
     eps = store.episodes(run.id, with_answer=False)
+    scores = store.run_scores(run.id)
+    have = {s.episode_id for s in scores}
+    # ended episodes without any score are an error state here, never silently missing
+    unscored = [
+        ScoreResult.model_validate(m)
+        for e in eps
+        if (m := missing_scores(e, e.id in have, run.status)) is not None
+    ]
     by_status: dict[str, int] = {}
     errors: dict[str, int] = {}
     usage = UsageOut()
@@ -302,8 +311,8 @@ def run_detail(store: Store, run: Run) -> RunDetail:
         **run_out(run).model_dump(),
         progress=Progress(total=total, done=done, by_status=by_status),
         usage=usage,
-        metrics=metric_summaries(store.run_scores(run.id)),
-        errors_by_category=errors,
+        metrics=metric_summaries([*scores, *unscored]),
+        errors_by_category=errors | ({"unscored": len(unscored)} if unscored else {}),
         errors=group_errors(episode_summaries(store, run)),
         floor_run_id=floor.id if (floor := store.floor_run(run.id)) is not None else None,
     )
@@ -355,6 +364,9 @@ def episode_detail(
     read from the store cut to PREVIEW_CHARS characters, with links to the full texts; without
     (the CLI's export), whole."""
     scores = [score_out(s) for s in store.scores([ep.id])]
+    run = store.get_run(ep.run_id)
+    if run is not None and (missing := missing_scores(ep, len(scores), run.status)) is not None:
+        scores.append(ScoreOut.model_validate(missing))
     if not show_truth:
         scores = [s.model_copy(update={"details": public_details(s.details)}) for s in scores]
     if preview:
@@ -422,7 +434,8 @@ def episode_summaries(store: Store, run: Run) -> list[EpisodeSummary]:
                 rounds=e.rounds,
                 exemplar_init=e.exemplar_init,
             ),
-            scores=scores.get(e.id, []),
+            scores=scores.get(e.id)
+            or [ScoreResult.model_validate(m) for m in [missing_scores(e, 0, run.status)] if m],
         )
         for e in eps
     ]

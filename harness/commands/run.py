@@ -175,6 +175,7 @@ async def _run(  # type: ignore[no-untyped-def]
         create_run,
         load_score_hook,
         make_target_client,
+        new_owner_id,
     )
     from harness.settings import Settings, load_plugins
     from harness.store import RUN_TERMINAL, make_engine
@@ -200,10 +201,13 @@ async def _run(  # type: ignore[no-untyped-def]
         raise typer.Exit(2) from e
     store = Store(make_engine(settings.url))
     catalogs = CatalogCache()
+    # the run is stored already claimed by this process: a server sharing the store leaves it
+    # alone while this process renews its lease (and takes it over if this process dies)
+    owner = new_owner_id()
     try:
         if preflight:
             check_run(spec, settings, catalogs)
-        run = create_run(store, spec, catalogs)
+        run = create_run(store, spec, catalogs, owner=owner, lease_s=settings.run_lease_s)
         floor = store.floor_run(run.id)
         client = make_target_client(settings, catalogs) if remote is None else NoLocalTargets()
     except PreflightError as e:
@@ -223,6 +227,7 @@ async def _run(  # type: ignore[no-untyped-def]
         score_hook=load_score_hook(settings.score_hook),
         only_runs={run.id} | ({floor.id} if floor else set()),
         executor=remote,
+        owner=owner,
     )
     err.print(f"run [bold]{run.id}[/bold]: {len(run.target_ids)} targets, agent {spec.agent}")
     if floor is not None:
@@ -254,7 +259,10 @@ async def _run(  # type: ignore[no-untyped-def]
                     done = sum(n for s, n in counts.items() if s not in ("queued", "running"))
                     progress.update(task, completed=done)
                     current = store.get_run(r.id)
-                    ended &= current is None or current.status in RUN_TERMINAL
+                    # a cancelled run's episodes here are still being ended when its status is
+                    ended &= current is None or (
+                        current.status in RUN_TERMINAL and not sched.holds(r.id)
+                    )
                 if ended:
                     break
                 await asyncio.sleep(0.2)

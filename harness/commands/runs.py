@@ -84,17 +84,48 @@ def show(run_id: str, as_json: bool = typer.Option(False, "--json")) -> None:
 
 
 @runs_app.command("cancel")
-def cancel(run_id: str) -> None:
-    """Mark a run cancelled; a serving scheduler stops its episodes at its next poll."""
+def cancel(
+    run_id: str,
+    wait_s: float = typer.Option(
+        None,
+        "--wait-s",
+        min=0,
+        help="how long to wait for its episodes to end (default: the run lease, "
+        "HARNESS_RUN_LEASE_S, plus 5 s)",
+    ),
+) -> None:
+    """Cancel a run (and its floor run): its queued and running episodes end as cancelled.
+
+    Episodes the run's owner (a server, or the `harness run` that stored it) is running end
+    there when it sees the cancel in the store; this command waits for that. Those of an owner
+    that died meanwhile are ended here once its lease has run out."""
+    import time
+
+    from harness.settings import Settings
+
     store = _store()
     run = _run_or_exit(store, run_id)
-    if not store.set_run_status(run_id, "cancelled"):
+    if not store.cancel_run(run_id):
         err.print(f"[red]run {run_id} has already ended ({run.status})[/red]")
         raise typer.Exit(1)
     console.print(f"run {run_id} cancelled")
+    runs = [run_id]
     floor = store.floor_run(run_id)
-    if floor is not None and store.set_run_status(floor.id, "cancelled"):
+    if floor is not None and store.cancel_run(floor.id):
         console.print(f"its interpolation floor run {floor.id} cancelled")
+        runs.append(floor.id)
+    deadline = time.monotonic() + (Settings().run_lease_s + 5 if wait_s is None else wait_s)
+    while True:
+        store.sweep_cancelled(runs)
+        left = sum(len(store.episodes(r, status=("queued", "running"))) for r in runs)
+        if not left or time.monotonic() >= deadline:
+            break
+        time.sleep(0.2)
+    if left:
+        err.print(
+            f"[yellow]{left} episodes are still running in the run's owner; they end as "
+            "cancelled when it sees the cancel (or when its lease runs out)[/yellow]"
+        )
 
 
 def export(

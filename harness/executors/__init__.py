@@ -27,6 +27,8 @@ class EpisodeJob(BaseModel):
     spec: RunSpec
     target: Target
     settings: Settings
+    # the scheduler holding the run's lease: a worker stops writing once it no longer does
+    owner: str | None = None
 
 
 class Executor(Protocol):

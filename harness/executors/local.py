@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from agents.base import Agent
 from function_store.models import Target
-from harness.episode import EpisodeRunner, ScoreHook
+from harness.episode import LOST, EpisodeRunner, ScoreHook
 from harness.policy import agent_kwargs
 from harness.providers import ProviderProfile
 from harness.settings import Settings
@@ -53,11 +53,18 @@ async def execute_episode(
     client: TargetClient,
     score_hook: ScoreHook | None,
     should_stop: Callable[[], bool],
+    *,
+    owns: Callable[[], bool] | None = None,
+    step_timeout_s: float | None = None,
 ) -> str:
-    """Run (or resume) `ep` to its end and score it; returns its final status."""
+    """Run (or resume) `ep` to its end and score it; returns its final status (`LOST` when
+    `owns()` says this process no longer holds the run: nothing more is recorded then).
+    `step_timeout_s`: the operator's bound on one agent step."""
     try:
         agent = await new_agent()
     except Exception as e:
+        if owns is not None and not owns():
+            return LOST
         store.start_episode(ep.id, ep.run_id)
         store.finish_episode(
             ep.id,
@@ -69,7 +76,16 @@ async def execute_episode(
         )
         return "error"
     runner = EpisodeRunner(
-        store, ep, target, spec, agent, client, score_hook, should_stop=should_stop
+        store,
+        ep,
+        target,
+        spec,
+        agent,
+        client,
+        score_hook,
+        should_stop=should_stop,
+        owns=owns,
+        step_timeout_s=step_timeout_s,
     )
     try:
         return await runner.run()

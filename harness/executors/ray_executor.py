@@ -8,6 +8,10 @@
   sandboxed agent host (bwrap) started by the worker; target calls go to the node's target pool.
 - Target pool per node (`NodeTargets`, a Ray actor pinned to its node): the warm pool of sandboxed
   target services of that node (bwrap or Docker on the worker), shared by every episode there.
+- Ownership: the driver holds the run's lease in the store (harness/scheduler.py). A worker reads
+  the run's row before each step (`RunWatch`): it stops, recording nothing, once the driver no
+  longer holds the lease (the driver died and another process took the run over), and it ends
+  the episode as cancelled when the run was cancelled (by any process sharing the store).
 - Worker loss: Ray's task retries (HARNESS_RAY_MAX_RETRIES) are the one mechanism. A retried
   task re-reads the episode from the store and resumes at its last stored step (the episode loop
   persists each step before the next), so nothing is lost or stored twice.
@@ -20,6 +24,7 @@ import atexit
 import logging
 import os
 import threading
+import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -130,6 +135,32 @@ class _WorkerState:
 _WORKER: dict[str, _WorkerState] = {}
 
 
+class RunWatch:
+    """A worker's view of its run in the store, read at most every `every_s` seconds: whether
+    it was cancelled, and whether `owner` (the driver) still holds its lease. A lease counts as
+    held only while it has more than `every_s` left, so an answer stays true until the next
+    read: a worker whose driver died stops before the run can be taken over."""
+
+    def __init__(self, store: Any, run_id: str, owner: str | None, every_s: float) -> None:
+        self.store, self.run_id, self.owner, self.every_s = store, run_id, owner, every_s
+        self._at = -float("inf")
+        self._state: tuple[str, bool] = ("running", True)
+
+    def _read(self) -> tuple[str, bool]:
+        now = time.monotonic()
+        if now - self._at >= self.every_s:
+            got = self.store.run_lease(self.run_id, self.owner or "", self.every_s)
+            self._state = ("missing", False) if got is None else got
+            self._at = now
+        return self._state
+
+    def cancelled(self) -> bool:
+        return self._read()[0] == "cancelled"
+
+    def owns(self) -> bool:
+        return self.owner is None or self._read()[1]
+
+
 def _worker_state(settings: Settings) -> _WorkerState:
     if settings.url not in _WORKER:
         from harness.store import make_engine
@@ -159,6 +190,7 @@ async def _run_here(job: EpisodeJob, score_hook: ScoreHook | None, pool: str) ->
     options = job.spec.agent_options
     profile = profile_for(agent_cls, options)
     client = NodeTargetsClient(node_targets(settings, pool, node))
+    watch = RunWatch(w.store, job.run_id, job.owner, min(1.0, settings.run_lease_s / 10))
     return await execute_episode(
         w.store,
         ep,
@@ -169,7 +201,9 @@ async def _run_here(job: EpisodeJob, score_hook: ScoreHook | None, pool: str) ->
         ),
         client,
         score_hook,
-        should_stop=lambda: False,  # the driver cancels the task itself (ray.cancel)
+        should_stop=watch.cancelled,
+        owns=watch.owns,
+        step_timeout_s=settings.agent_step_timeout_s,
     )
 
 

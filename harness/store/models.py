@@ -11,7 +11,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, Index, UniqueConstraint
+from sqlalchemy import JSON, Column, DateTime, Index, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 
@@ -37,6 +37,14 @@ class Run(SQLModel, table=True):
     target_ids: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     error: str | None = None
     finished_at: datetime | None = None
+    # The process executing the run holds a lease on it (Store.claim_run): its id, and when the
+    # lease ends unless renewed. NULL expiry: nobody holds it (any process may claim it).
+    owner: str | None = Field(default=None, max_length=128)
+    # timezone-aware, so that PostgreSQL compares it with the UTC times bound as parameters
+    # (a naive column type makes psycopg cast them to a local timestamp, dropping the offset)
+    lease_expires_at: datetime | None = Field(
+        default=None, sa_column=Column(DateTime(timezone=True), nullable=True)
+    )
 
 
 class Episode(SQLModel, table=True):

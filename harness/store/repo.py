@@ -10,10 +10,10 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Iterable, Iterator, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from sqlalchemy import bindparam, delete, func, insert, select, update
+from sqlalchemy import and_, bindparam, delete, func, insert, or_, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import defer
 from sqlmodel import Session
@@ -38,6 +38,32 @@ _M = TypeVar("_M")
 # in its own processes.)
 _SQLITE_TEXT_READS = threading.Lock()
 
+UNSCORED_MESSAGE = (
+    "the episode ended but was never scored (no score was stored: its scoring did not run or "
+    "its result was lost); left out of the means, never counted as 0"
+)
+
+
+def missing_scores(ep: Episode, n_scores: int, run_status: str) -> dict[str, Any] | None:
+    """The error every summary shows in place of the scores of an episode that ended (completed
+    or out of budget) without any, once its run is over: such an episode is never silently
+    missing from the means. None when the episode has scores or is not meant to have any."""
+    if (
+        run_status in RUN_TERMINAL
+        and ep.status in ("completed", "budget_exhausted")
+        and not n_scores
+    ):
+        return {
+            "metric": "scoring",
+            "value": None,
+            "status": "error",
+            "error_category": "infrastructure",
+            "error": UNSCORED_MESSAGE,
+            "details": {},
+        }
+    return None
+
+
 # Table objects for the hot path: Core statements on tables skip the ORM's bulk machinery.
 _MESSAGES = Message.__table__  # type: ignore[attr-defined]
 _CALLS = TargetCall.__table__  # type: ignore[attr-defined]
@@ -57,6 +83,7 @@ COUNTERS = (
     "cost_usd",
     "active_s",
 )
+ACTIVE = ("queued", "running")
 _UPDATE_COUNTERS = (
     update(_EPISODES)
     .where(_EPISODES.c.id == bindparam("episode_id_"))
@@ -88,13 +115,24 @@ class Store:
             return row
 
     # ---- runs -------------------------------------------------------------------------------
-    def create_run(self, spec: RunSpec, target_ids: Sequence[str]) -> Run:
+    def create_run(
+        self,
+        spec: RunSpec,
+        target_ids: Sequence[str],
+        *,
+        owner: str | None = None,
+        lease_s: float | None = None,
+    ) -> Run:
+        """Store a queued run; with `owner`, already claimed by it for `lease_s` seconds (so that
+        no other process sharing the store starts it before its creator does)."""
         run = Run(
             agent=spec.agent,
             dataset=spec.dataset,
             family=spec.family,
             spec=spec.model_dump(mode="json"),
             target_ids=list(target_ids),
+            owner=owner,
+            lease_expires_at=utcnow() + timedelta(seconds=lease_s) if owner and lease_s else None,
         )
         with Session(self.engine) as s:
             s.add(run)
@@ -126,24 +164,139 @@ class Store:
         return self._all(q)
 
     def set_run_status(
-        self, run_id: str, status: str, *, error: str | None = None, only_if_active: bool = True
+        self,
+        run_id: str,
+        status: str,
+        *,
+        error: str | None = None,
+        only_if_active: bool = True,
+        owner: str | None = None,
     ) -> bool:
-        """Move a run to `status`; with only_if_active, a run already terminal is left alone."""
+        """Move a run to `status`; with only_if_active, a run already terminal is left alone;
+        with `owner`, only while that process holds the run (a process that lost its lease
+        must not end a run another one now executes). Completing or failing releases the lease;
+        cancelling does not: the owner still ends its running episodes, then releases it."""
         now = utcnow()
         values: dict[str, Any] = {"status": status, "updated_at": now}
         if error is not None:
             values["error"] = error
         if status in RUN_TERMINAL:
             values["finished_at"] = now
+        if status in ("completed", "failed"):
+            values["lease_expires_at"] = None
         q = update(Run).where(Run.id == run_id).values(**values)
         if only_if_active:
             q = q.where(Run.status.not_in(RUN_TERMINAL))
+        if owner is not None:
+            q = q.where(Run.owner == owner)
         with self.engine.begin() as c:
             changed = c.execute(q).rowcount > 0
             if changed:
                 data = {"status": status} | ({"error": error} if error else {})
                 c.execute(insert(Event).values(run_id=run_id, kind="run_status", data=data))
         return changed
+
+    # ---- ownership (one executing process per run) -------------------------------------------
+    def claim_run(self, run_id: str, owner: str, lease_s: float) -> bool:
+        """Take the run for `owner` for `lease_s` seconds when it is active and nobody else holds
+        a live lease on it (never held, released, expired, or already `owner`'s). One
+        conditional UPDATE: of several processes trying at once, exactly one gets it."""
+        now = utcnow()
+        with self.engine.begin() as c:
+            before = c.execute(select(Run.owner).where(Run.id == run_id)).scalar_one_or_none()
+            got = (
+                c.execute(
+                    update(Run)
+                    .where(
+                        Run.id == run_id,
+                        Run.status.in_(ACTIVE),
+                        or_(
+                            Run.owner == owner,
+                            Run.lease_expires_at.is_(None),
+                            Run.lease_expires_at < now,
+                        ),
+                    )
+                    .values(owner=owner, lease_expires_at=now + timedelta(seconds=lease_s))
+                ).rowcount
+                > 0
+            )
+            if got and before != owner:
+                data = {"owner": owner, "previous": before}
+                c.execute(insert(Event).values(run_id=run_id, kind="run_owner", data=data))
+        return got
+
+    def renew_leases(self, run_ids: Iterable[str], owner: str, lease_s: float) -> set[str]:
+        """Extend `owner`'s leases on `run_ids`; returns the runs it still holds (the others
+        were taken over after their lease expired, or ended, e.g. cancelled elsewhere)."""
+        ids = list(run_ids)
+        if not ids:
+            return set()
+        until = utcnow() + timedelta(seconds=lease_s)
+        held = and_(Run.id.in_(ids), Run.owner == owner, Run.status.in_(ACTIVE))
+        with self.engine.begin() as c:
+            c.execute(update(Run).where(held).values(lease_expires_at=until))
+            return set(c.execute(select(Run.id).where(held)).scalars())
+
+    def release_runs(self, run_ids: Iterable[str], owner: str) -> None:
+        """Give up `owner`'s leases (a graceful stop): another process may claim them at once."""
+        ids = list(run_ids)
+        if ids:
+            with self.engine.begin() as c:
+                c.execute(
+                    update(Run)
+                    .where(Run.id.in_(ids), Run.owner == owner)
+                    .values(lease_expires_at=None)
+                )
+
+    def run_lease(self, run_id: str, owner: str, margin_s: float = 0.0) -> tuple[str, bool] | None:
+        """(status, whether `owner` holds a lease on it that lasts at least `margin_s` more
+        seconds); None for an unknown run."""
+        until = utcnow() + timedelta(seconds=margin_s)
+        q = select(Run.status, Run.owner, Run.lease_expires_at > until).where(Run.id == run_id)
+        with self.engine.connect() as c:
+            row = c.execute(q).one_or_none()
+        return None if row is None else (row[0], row[1] == owner and bool(row[2]))
+
+    def cancel_run(self, run_id: str) -> bool:
+        """Mark an active run cancelled, and its episodes that nobody runs (queued ones; running
+        ones too when no process holds a live lease on the run). Running episodes of a live
+        owner are ended by that owner, which sees the cancel in the store; `sweep_cancelled`
+        ends them if it dies first. False when the run had already ended."""
+        if not self.set_run_status(run_id, "cancelled"):
+            return False
+        self.sweep_cancelled([run_id])
+        return True
+
+    def sweep_cancelled(self, run_ids: Iterable[str] | None = None) -> int:
+        """End as cancelled the queued and running episodes of cancelled runs whose lease is
+        over (or was released): what a cancelled run's owner left, having died or never
+        started. Returns how many were ended."""
+        now = utcnow()
+        unowned = or_(Run.lease_expires_at.is_(None), Run.lease_expires_at < now)
+        runs = select(Run.id).where(Run.status == "cancelled", unowned)
+        if run_ids is not None:
+            runs = runs.where(Run.id.in_(list(run_ids)))
+        with self.engine.begin() as c:
+            rows = c.execute(
+                select(Episode.id, Episode.run_id, Episode.status).where(
+                    Episode.run_id.in_(runs), Episode.status.in_(ACTIVE)
+                )
+            ).all()
+            for ep_id, run_id, _ in rows:
+                # the episode may have ended meanwhile: only an active one is touched
+                n = c.execute(
+                    update(Episode)
+                    .where(Episode.id == ep_id, Episode.status.in_(ACTIVE))
+                    .values(status="cancelled", end_reason="cancelled", finished_at=now)
+                ).rowcount
+                if n:
+                    data = {"status": "cancelled", "end_reason": "cancelled"}
+                    c.execute(
+                        insert(Event).values(
+                            run_id=run_id, episode_id=ep_id, kind="episode_finished", data=data
+                        )
+                    )
+        return len(rows)
 
     # ---- episodes ---------------------------------------------------------------------------
     def ensure_episodes(self, run_id: str, rows: Iterable[dict[str, Any]]) -> None:

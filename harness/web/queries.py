@@ -14,7 +14,7 @@ from sqlalchemy.orm import defer
 from sqlmodel import Session
 
 from harness.api.schemas import MetricSummary
-from harness.store.models import Episode, Event, Run, Score
+from harness.store.models import RUN_TERMINAL, Episode, Event, Run, Score
 from harness.store.repo import Store
 
 RUNS_PER_PAGE = 25
@@ -89,6 +89,19 @@ def runs_page(
             .group_by(Episode.run_id, Episode.error_category)
         ):
             page.errors.setdefault(run_id, {})[cat or "unknown"] = n
+        # ended episodes of finished runs without any score: an error state (as in RunDetail)
+        for run_id, n in conn.execute(
+            select(Episode.run_id, func.count())
+            .join(Run, Run.id == Episode.run_id)
+            .where(
+                Episode.run_id.in_(ids),
+                Run.status.in_(RUN_TERMINAL),
+                Episode.status.in_(("completed", "budget_exhausted")),
+                ~select(Score.id).where(Score.episode_id == Episode.id).exists(),
+            )
+            .group_by(Episode.run_id)
+        ):
+            page.errors.setdefault(run_id, {})["unscored"] = n
         for run_id, last in conn.execute(
             select(Event.run_id, func.max(Event.id))
             .where(Event.run_id.in_(ids))

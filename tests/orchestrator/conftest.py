@@ -45,8 +45,8 @@ def sqlite_url(tmp_path) -> str:  # type: ignore[no-untyped-def]
 def start_server(tmp_path) -> Iterator:  # type: ignore[no-untyped-def]
     servers: list[Server] = []
 
-    def start(db: str, **extra: str) -> Server:
-        s = Server(server_env(db, **extra), tmp_path / f"server{len(servers)}.log")
+    def start(db: str, *, cli: bool = False, **extra: str) -> Server:
+        s = Server(server_env(db, **extra), tmp_path / f"server{len(servers)}.log", cli=cli)
         servers.append(s)
         return s.start()
 

@@ -41,30 +41,25 @@ def server_env(db: str, **extra: str) -> dict[str, str]:
 
 
 class Server:
-    """`python -m uvicorn --factory harness.api:create_app` on a loopback port."""
+    """`python -m uvicorn --factory harness.api:create_app` on a loopback port; with `cli`,
+    `harness serve` (which runs uvicorn the same way) instead."""
 
-    def __init__(self, env: dict[str, str], log: Path) -> None:
-        self.env, self.log_path = env, log
+    def __init__(self, env: dict[str, str], log: Path, *, cli: bool = False) -> None:
+        self.env, self.log_path, self.cli = env, log, cli
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout: float = 60) -> Server:
         self.log = open(self.log_path, "ab")  # noqa: SIM115
+        where = ["--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning"]
+        app = (
+            ["harness.cli", "serve"]
+            if self.cli
+            else ["uvicorn", "--factory", "harness.api:create_app"]
+        )
         self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "uvicorn",
-                "--factory",
-                "harness.api:create_app",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(self.port),
-                "--log-level",
-                "warning",
-            ],
+            [sys.executable, "-m", *app, *where],
             env=self.env,
             cwd=str(ROOT),
             stdout=self.log,

@@ -1,0 +1,102 @@
+"""A Ray worker's side of run ownership, on a real PostgreSQL store: the worker runs an episode
+with the same code and the same store checks as a Ray task (`execute_episode` with a `RunWatch`,
+as `ray_executor._run_here` wires them), without a cluster.
+
+- Its driver stops renewing the run's lease (it died): the worker stops the episode, recording
+  nothing more, while the lease is still live, so the process that takes the run over after
+  expiry never shares the episode with it.
+- The run is cancelled in the store (by any process): the worker ends the episode as cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from datetime import UTC
+
+from agents.base import Agent, AgentReply, Message
+from harness.episode import LOST
+from harness.executors.local import execute_episode
+from harness.executors.ray_executor import RunWatch
+from harness.scheduler import CatalogCache
+from harness.store import make_engine
+from harness.store.repo import Store
+from harness.store.specs import RunSpec
+from harness.target_client import InProcessTargetClient
+
+TID = "find-v1/numeric/f00000"
+
+
+class Probe(Agent):
+    """One function call per step, forever (the round cap is far away)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    async def step(self, conversation: list[Message]) -> AgentReply:
+        self.calls += 1
+        await asyncio.sleep(0.05)
+        return AgentReply(content=f"COMMAND: PYTHON(./temp/function.py {self.calls})")
+
+
+async def _episode(store: Store, client: InProcessTargetClient, lease_s: float):  # type: ignore[no-untyped-def]
+    spec = RunSpec(agent="probe", dataset="find-v1", ids=[TID], budgets={"max_rounds": 500})
+    target = client.catalog.get(TID)
+    await client.call(TID, ["0"])  # the target's first call loads it (seconds): not on the lease
+    run = store.create_run(spec, [TID], owner="driver-a", lease_s=lease_s)
+    row = {"idx": 0, "target_id": TID, "dataset": "find-v1", "family": "numeric"}
+    store.ensure_episodes(run.id, [row | {"variant": target.variant}])
+    return run, spec, target, store.episodes(run.id)[0]
+
+
+async def _work(store, client, run, spec, target, ep, agent):  # type: ignore[no-untyped-def]
+    watch = RunWatch(store, run.id, "driver-a", every_s=0.2)
+
+    async def new_agent() -> Agent:
+        return agent
+
+    return await execute_episode(
+        store,
+        ep,
+        target,
+        spec,
+        new_agent,
+        client,
+        None,
+        should_stop=watch.cancelled,
+        owns=watch.owns,
+    )
+
+
+async def test_worker_stops_before_its_dead_drivers_lease_ends(pg_url: str) -> None:
+    store, client = Store(make_engine(pg_url)), InProcessTargetClient(CatalogCache().get(0))
+    run, spec, target, ep = await _episode(store, client, lease_s=3)
+    agent = Probe()
+    # driver-a never renews (it died as the episode began)
+    status = await asyncio.wait_for(_work(store, client, run, spec, target, ep, agent), 60)
+    assert status == LOST
+    expiry = store.get_run(run.id).lease_expires_at
+    msgs = store.messages(ep.id)
+    assert agent.calls >= 5 and len(msgs) >= 5  # it worked while the lease was live
+    assert max(m.created_at for m in msgs).astimezone(UTC) < expiry
+    assert store.get_episode(ep.id).status == "running"  # left for the next owner to resume
+    # after expiry another process takes the run over; the worker wrote nothing since
+    while not store.claim_run(run.id, "driver-b", 30):
+        await asyncio.sleep(0.1)
+    assert len(store.messages(ep.id)) == len(msgs)
+
+
+async def test_worker_ends_a_cancelled_runs_episode(pg_url: str) -> None:
+    store, client = Store(make_engine(pg_url)), InProcessTargetClient(CatalogCache().get(0))
+    run, spec, target, ep = await _episode(store, client, lease_s=600)
+    agent = Probe()
+    work = asyncio.create_task(_work(store, client, run, spec, target, ep, agent))
+    while agent.calls < 3:
+        await asyncio.sleep(0.05)
+    assert store.cancel_run(run.id)  # as `harness runs cancel` or another server does
+    t = time.monotonic()
+    assert await asyncio.wait_for(work, 30) == "cancelled"
+    assert time.monotonic() - t < 5
+    got = store.get_episode(ep.id)
+    assert (got.status, got.end_reason) == ("cancelled", "cancelled")
