@@ -9,6 +9,7 @@ Subprocesses start with the minimal environment of harness.sandbox.env, as in a 
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import shutil
@@ -19,8 +20,9 @@ from pathlib import Path
 from urllib.parse import quote
 
 from harness.sandbox.base import Limits, RunResult, Sandbox, SandboxError, ServiceHandle
-from harness.sandbox.bwrap import _Capped, _wait_healthy, write_files
-from harness.sandbox.env import RESULT_FD_ENV, sandbox_env
+from harness.sandbox.bwrap import _wait_healthy, write_files
+from harness.sandbox.env import sandbox_env
+from harness.sandbox.local import run_plain
 
 log = logging.getLogger(__name__)
 _WARNING = "InProcessSandbox: %s runs UNSANDBOXED (unit tests only, never for real agents)"
@@ -41,51 +43,16 @@ class InProcessSandbox(Sandbox):
         log.warning(_WARNING, "a command")
         limits = limits or Limits()
         d = self._files_dir(files)
-        rfd, wfd = os.pipe() if result_channel else (-1, -1)
         try:
             argv = [a.replace("/sandbox/", d + "/") for a in argv]
-            channel_env = {RESULT_FD_ENV: str(wfd)} if result_channel else {}
-            try:
-                proc = subprocess.Popen(
-                    argv,
-                    cwd=d,
-                    env=sandbox_env(channel_env, home=d),
-                    stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    start_new_session=True,
-                    pass_fds=(wfd,) if result_channel else (),
-                )
-            finally:
-                if result_channel:
-                    os.close(wfd)
-            out, err = (
-                _Capped(proc.stdout, limits.max_output_bytes),
-                _Capped(proc.stderr, limits.max_output_bytes),
-            )
-            res = None
-            if result_channel:  # the reader owns the read end from here on
-                res, rfd = _Capped(open(rfd, "rb"), limits.max_output_bytes), -1  # noqa: SIM115
-            if stdin is not None:
-                proc.stdin.write(stdin)
-                proc.stdin.close()
-            try:
-                rc, timed_out = proc.wait(timeout=limits.timeout_s), False
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, 9)
-                rc, timed_out = proc.wait(), True
-            so, se = out.join(), err.join()
-            result = res.join() if res else None
-            trunc = out.truncated or err.truncated or bool(res and res.truncated)
+            got = run_plain(argv, d, stdin, limits, result_channel)
             error = (
                 f"timeout: killed after {limits.timeout_s:g} s"
-                if timed_out
-                else ("output limit (truncated)" if trunc else None)
+                if got.timed_out
+                else ("output limit (truncated)" if got.output_truncated else None)
             )
-            return RunResult(None if timed_out else rc, so, se, timed_out, trunc, error, result)
+            return dataclasses.replace(got, error=error)
         finally:
-            if rfd >= 0:
-                os.close(rfd)
             shutil.rmtree(d, ignore_errors=True)
 
     def start_service(

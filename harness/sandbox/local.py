@@ -12,6 +12,7 @@ Services listen on a Unix socket under `socket_root`, a volume the api container
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import resource
 import shutil
@@ -48,6 +49,55 @@ def _rlimits(limits: Limits):  # type: ignore[no-untyped-def]
     return apply
 
 
+def run_plain(  # type: ignore[no-untyped-def]
+    argv: list[str],
+    cwd: str,
+    stdin: bytes | None,
+    limits: Limits,
+    result_channel: bool,
+    preexec_fn=None,
+) -> RunResult:
+    """`argv` as a plain subprocess of this one in `cwd` (no namespaces: the backends that run
+    inside a container or for development), with a minimal environment, capped output, the
+    timeout, and a private result channel when asked; `error` is left for the caller."""
+    rfd, wfd = os.pipe() if result_channel else (-1, -1)
+    try:
+        try:
+            proc = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=sandbox_env({RESULT_FD_ENV: str(wfd)} if result_channel else {}, home=cwd),
+                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                preexec_fn=preexec_fn,  # noqa: PLW1509 - rlimits only
+                pass_fds=(wfd,) if result_channel else (),
+            )
+        finally:
+            if result_channel:
+                os.close(wfd)
+        out = _Capped(proc.stdout, limits.max_output_bytes)
+        err = _Capped(proc.stderr, limits.max_output_bytes)
+        res = None
+        if result_channel:  # the reader owns the read end from here on
+            res, rfd = _Capped(open(rfd, "rb"), limits.max_output_bytes), -1  # noqa: SIM115
+        if stdin is not None:  # fed from a thread: a child that never reads it still times out
+            threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True).start()
+        try:
+            rc, timed_out = proc.wait(timeout=limits.timeout_s), False
+        except subprocess.TimeoutExpired:
+            _kill_tree(proc, None)
+            rc, timed_out = proc.wait(), True
+        so, se = out.join(), err.join()
+        trunc = out.truncated or err.truncated or bool(res and res.truncated)
+        result = res.join() if res else None
+        return RunResult(None if timed_out else rc, so, se, timed_out, trunc, None, result)
+    finally:
+        if rfd >= 0:
+            os.close(rfd)
+
+
 def _python(argv: list[str]) -> list[str]:
     """The caller's interpreter path may differ from ours: python commands use this one."""
     if argv and Path(argv[0]).name.startswith("python"):
@@ -70,47 +120,15 @@ class LocalSandbox(Sandbox):
     ) -> RunResult:
         limits = limits or Limits()
         d = self._files_dir(files)
-        rfd, wfd = os.pipe() if result_channel else (-1, -1)
         try:
             argv = [a.replace(INSIDE, d + "/") for a in _python(argv)]
-            channel_env = {RESULT_FD_ENV: str(wfd)} if result_channel else {}
-            try:
-                proc = subprocess.Popen(
-                    argv,
-                    cwd=d,
-                    env=sandbox_env(channel_env, home=d),
-                    stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    start_new_session=True,
-                    preexec_fn=_rlimits(limits),
-                    pass_fds=(wfd,) if result_channel else (),
-                )
-            finally:
-                if result_channel:
-                    os.close(wfd)
-            out = _Capped(proc.stdout, limits.max_output_bytes)
-            err = _Capped(proc.stderr, limits.max_output_bytes)
-            res = None
-            if result_channel:  # the reader owns the read end from here on
-                res, rfd = _Capped(open(rfd, "rb"), limits.max_output_bytes), -1  # noqa: SIM115
-            if stdin is not None:  # fed from a thread: a child that never reads it still times out
-                threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True).start()
-            try:
-                rc, timed_out = proc.wait(timeout=limits.timeout_s), False
-            except subprocess.TimeoutExpired:
-                _kill_tree(proc, None)
-                rc, timed_out = proc.wait(), True
-            so, se = out.join(), err.join()
-            result = res.join() if res else None
-            trunc = out.truncated or err.truncated or bool(res and res.truncated)
-            error = _diagnose(rc, timed_out, se, None, limits)
-            if error is None and trunc:
+            got = run_plain(argv, d, stdin, limits, result_channel, preexec_fn=_rlimits(limits))
+            rc = -9 if got.returncode is None else got.returncode  # None: killed on timeout
+            error = _diagnose(rc, got.timed_out, got.stderr, None, limits)
+            if error is None and got.output_truncated:
                 error = "output limit (truncated)"
-            return RunResult(None if timed_out else rc, so, se, timed_out, trunc, error, result)
+            return dataclasses.replace(got, error=error)
         finally:
-            if rfd >= 0:
-                os.close(rfd)
             shutil.rmtree(d, ignore_errors=True)
 
     def start_service(  # type: ignore[no-untyped-def]
