@@ -29,7 +29,7 @@ def _run(tmp_path: Path, isolation: str) -> tuple[dict, Store]:
         data,
         str(ROOT),
         str(ROOT / "function_store"),
-        "/work",
+        str(ROOT.parent / "shared"),  # not "/work" itself: a venv under it is bound, read-only
         "/root/.cache/interp-harness",
         os.path.expanduser("~/.cache/interp-harness"),
         "/etc/passwd",

@@ -98,7 +98,7 @@ async def test_errors_keep_their_category(hosts) -> None:
     with pytest.raises(AgentError) as e:
         await failing.step(conv)
     await failing.aclose()
-    assert e.value.category == "infrastructure" and "insufficient credits" in str(e.value)
+    assert e.value.category == "agent" and "insufficient credits" in str(e.value)
 
     bad = client(hosts, "replay")  # no transcript: the constructor raises
     with pytest.raises(AgentError) as e:
