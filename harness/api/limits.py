@@ -50,19 +50,19 @@ class BodyLimit:
         await self.app(scope, limited_receive, send)
 
     async def _refuse(self, send: Callable[..., Any]) -> None:
-        body = json.dumps({"detail": _too_large(self.max_bytes)}).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 413,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"connection", b"close"),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+        await send_json_error(send, 413, _too_large(self.max_bytes), close=True)
+
+
+async def send_json_error(
+    send: Callable[..., Any], status: int, detail: str, *, close: bool = False
+) -> None:
+    """Answer `{"detail": ...}` with `status` from ASGI middleware, before any route runs."""
+    body = json.dumps({"detail": detail}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if close:
+        headers.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 def _too_large(max_bytes: int) -> str:

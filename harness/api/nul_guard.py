@@ -4,13 +4,14 @@ which made such GETs a 500)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
+from harness.api.limits import send_json_error
+
 ASGIApp = Callable[..., Any]
-DETAIL = json.dumps({"detail": "a NUL character (%00) is not allowed in a URL"}).encode()
+DETAIL = "a NUL character (%00) is not allowed in a URL"
 
 
 def has_nul(scope: dict[str, Any]) -> bool:
@@ -27,14 +28,4 @@ class RejectNul:
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http" or not has_nul(scope):
             return await self.app(scope, receive, send)
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 400,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(DETAIL)).encode()),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": DETAIL})
+        await send_json_error(send, 400, DETAIL)

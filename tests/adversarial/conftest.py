@@ -33,11 +33,9 @@ from support import require  # noqa: E402
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    if shutil.which("bwrap") is None:
-        skip = pytest.mark.skip(reason="bubblewrap is not installed (Debian package `bubblewrap`)")
-        for item in items:
-            if "tests/adversarial/" in str(item.fspath):
-                item.add_marker(skip)
+    for item in items:  # every test here runs bubblewrap (tests/conftest.py: needs_bwrap)
+        if "tests/adversarial/" in str(item.fspath):
+            item.add_marker(pytest.mark.usefixtures("needs_bwrap"))
 
 
 @pytest.fixture(scope="package")

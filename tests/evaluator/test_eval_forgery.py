@@ -11,7 +11,6 @@ error left out of the mean), and the correct answers beside it keep 1.0.
 
 from __future__ import annotations
 
-import shutil
 import textwrap
 
 import pytest
@@ -21,7 +20,7 @@ from evaluator.parsing import parse_answer
 from evaluator.sandbox_exec import CodeJob, CodeLimits, ExecSettings, run_code_jobs
 from evaluator.scoring import EvalSettings, Item, score_numeric_batch
 
-pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+pytestmark = pytest.mark.usefixtures("needs_bwrap")
 
 IDS = ["0", "1", "2", "3", "good-a", "hostile", "good-b", "wrong"]
 FORGER = textwrap.dedent(f"""

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -106,7 +105,7 @@ def test_cancel_a_run_whose_owner_died(sqlite_url: str, tmp_path) -> None:
     assert [d["status"] for d in finished] == ["cancelled", "cancelled"]
 
 
-@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
+@pytest.mark.usefixtures("needs_bwrap")
 async def test_step_that_never_returns_ends_as_agent_error(sqlite_url: str, tmp_path) -> None:
     spec = {
         "agent": "orch_recording:RecordingAgent",

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import shutil
 import textwrap
 
 import pytest
@@ -31,7 +30,7 @@ from harness.agent_host import AgentHosts
 from harness.providers import HELD_KEY
 from harness.sandbox.pool import ServicePool
 
-pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+pytestmark = pytest.mark.usefixtures("needs_bwrap")
 
 CANARIES = {
     "OPENAI_API_KEY": "sk-canary-openai-5d1e9c",
