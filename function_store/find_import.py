@@ -44,7 +44,7 @@ from function_store.models import (
 )
 from function_store.neural.prompts import relation_template
 from function_store.runtime import NoBackboneConfigured, RuntimeContext, register_runner
-from function_store.service.isolation import script_gate
+from function_store.service.isolation import sandbox_env, script_gate
 
 CATEGORY_FAMILY: dict[str, Family] = {
     "numeric": "numeric",
@@ -83,20 +83,13 @@ def script_argv(path: Path, inputs: Sequence[str], python: str | None = None) ->
 
 
 def script_env() -> dict[str, str]:
-    """A FIND script's whole environment: a PATH, locale, one-thread BLAS. Never this process's
-    (which, outside a sandbox, holds the operator's keys): a script is third-party target code."""
-    py_dir = os.path.dirname(os.path.realpath(default_python()))
-    return {
-        "PATH": f"{py_dir}:/usr/local/bin:/usr/bin:/bin",
-        "HOME": tempfile.gettempdir(),
-        "LANG": "C.UTF-8",
-        "PYTHONIOENCODING": "utf-8",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONNOUSERSITE": "1",  # no user site-packages: HOME may be a writable /tmp
-        "OPENBLAS_NUM_THREADS": "1",
-        "OMP_NUM_THREADS": "1",
-        "MKL_NUM_THREADS": "1",
-    }
+    """A FIND script's whole environment (a script is third-party target code): no user
+    site-packages, since HOME may be a writable /tmp."""
+    return sandbox_env(
+        {"PYTHONIOENCODING": "utf-8", "PYTHONNOUSERSITE": "1"},
+        home=tempfile.gettempdir(),
+        python=default_python(),
+    )
 
 
 def parse_pairs(stdout: str, inputs: Sequence[str]) -> list[str] | None:

@@ -16,10 +16,13 @@ import contextlib
 import ctypes
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Iterator
 
+# BLAS/OpenMP pools would otherwise start one thread per host core
+THREAD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 _PR_SET_DUMPABLE = 4
 _PR_SET_CHILD_SUBREAPER = 36
 _PR_GET_CHILD_SUBREAPER = 37
@@ -31,6 +34,26 @@ def _prctl(option: int, arg: object = 0) -> int:
     if rc != 0:
         raise OSError(ctypes.get_errno(), f"prctl({option}) failed")
     return rc
+
+
+def sandbox_env(
+    *listed: dict[str, str] | None, home: str = "/tmp", python: str | None = None
+) -> dict[str, str]:
+    """A sandboxed program's environment: a PATH that finds `python` (default: this
+    interpreter), HOME, locale, one-thread BLAS, then the `listed` variables (the operator's
+    and the backend's, later ones winning). Nothing is read from os.environ, which outside a
+    sandbox holds the operator's keys."""
+    py_dir = os.path.dirname(os.path.realpath(python or sys.executable))
+    env = {
+        "PATH": f"{py_dir}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": home,
+        "LANG": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        **THREAD_ENV,
+    }
+    for extra in listed:
+        env.update(extra or {})
+    return env
 
 
 def make_undumpable() -> None:
