@@ -34,6 +34,7 @@ from harness.scheduler import (
 )
 from harness.settings import Settings, load_plugins
 from harness.store import RUN_TERMINAL, current_revision, make_engine
+from harness.store.models import Event
 from harness.store.repo import Store
 from harness.store.specs import RunSpec
 from harness.target_client import TargetClient
@@ -310,17 +311,23 @@ def create_app(settings: Settings | None = None, *, run_scheduler: bool = True) 
             finally:
                 release()
 
+        def frame(e: Event) -> str:
+            return f"id: {e.id}\nevent: {e.kind}\ndata: {S.event_out(e).model_dump_json()}\n\n"
+
         async def event_stream(after: int) -> AsyncIterator[str]:
             last, idle = after, 0.0
             while True:
                 events = await asyncio.to_thread(svc.store.events, run_id, after=last)
                 for e in events:
                     last = e.id  # type: ignore[assignment]
-                    payload = S.event_out(e).model_dump_json()
-                    yield f"id: {e.id}\nevent: {e.kind}\ndata: {payload}\n\n"
+                    yield frame(e)
                 if not events:
                     run = await asyncio.to_thread(svc.store.get_run, run_id)
                     if run is None or run.status in RUN_TERMINAL:
+                        # the final status event commits with the status itself, possibly
+                        # between the read above and this one: send what came meanwhile
+                        for e in await asyncio.to_thread(svc.store.events, run_id, after=last):
+                            yield frame(e)
                         yield f"event: end\ndata: {json.dumps({'status': run and run.status})}\n\n"
                         return
                     if await request.is_disconnected():
