@@ -1,0 +1,18 @@
+"""Explaining a language model's neuron (Bills et al. 2023; Huang et al. 2023) as a benchmark unit."""
+
+from function_store.benchmark import Benchmark
+
+BENCHMARK = Benchmark(
+    family="neurons",
+    title="Neuron explanations (observational P/R/F1 and IIA of the agent's explanation)",
+    sources={"neuron": "function_store.neurons.targets:load"},
+    fixed_datasets=("neuron",),
+    runners={"neuron": "function_store.neurons.runner"},
+    services=("intervention",),
+    prompt="function_store.neurons.prompt:task_prompt",
+    scorer="evaluator.neurons.scoring:NeuronScorer",
+    panels=("evaluator.neurons.panel:token_panel",),
+    cli={"neurons": "harness.commands.neurons:neurons_app"},
+    docs="docs/neurons.md",
+    order=50,
+)

@@ -1,0 +1,29 @@
+"""FIND's numeric functions as a benchmark unit (Schwettmann et al. 2023, FIND §3.1, Table 2)."""
+
+from function_store.benchmark import Benchmark, ReportRow
+
+BENCHMARK = Benchmark(
+    family="numeric",
+    title="FIND numeric functions (f: R -> R; NMSE of the agent's code)",
+    sources={
+        "find-v1": "function_store.find_v1:load",
+        "find-gen": "function_store.find_gen:load",
+        "find-import": "function_store.find_import:load",
+    },
+    runners={
+        "numeric": "function_store.numeric.runners",
+        "mlp": "function_store.numeric.runners",
+        "script": "function_store.find_import",
+    },
+    prompt="function_store.numeric.prompt:task_prompt",
+    scorer="evaluator.numeric.scorer:NumericScorer",
+    report_rows=(
+        ReportRow("numeric (NMSE < 0.1)", "code_success", "wilson", table2=True),
+        ReportRow("numeric, domain IoU (corrupted)", "domain_iou"),
+    ),
+    headline_metric="code_success",
+    panels=("evaluator.numeric.panel:plot_panel",),
+    floors=("interpolation",),
+    docs="docs/find.md",
+    order=10,
+)

@@ -1,0 +1,17 @@
+"""RAVEL attribute localisation (Huang et al. 2024) as a benchmark unit."""
+
+from function_store.benchmark import Benchmark
+
+BENCHMARK = Benchmark(
+    family="ravel",
+    title="RAVEL: localise an entity attribute in a model (Cause / Isolate / Disentangle)",
+    sources={"ravel": "function_store.ravel.targets:load"},
+    fixed_datasets=("ravel",),
+    runners={"ravel": "function_store.ravel.runner"},
+    services=("intervention",),
+    prompt="function_store.ravel.prompt:task_prompt",
+    scorer="evaluator.ravel.agent_task:RavelScorer",
+    cli={"ravel": "harness.commands.ravel:ravel_app"},
+    docs="docs/ravel.md",
+    order=60,
+)

@@ -1,0 +1,26 @@
+"""FIND's string functions as a benchmark unit (FIND §3.1, Table 2)."""
+
+from function_store.benchmark import Benchmark, ReportRow
+
+BENCHMARK = Benchmark(
+    family="strings",
+    title="FIND string functions (exact match of the agent's code; the judge's unit tests)",
+    sources={
+        "find-v1": "function_store.find_v1:load",
+        "find-gen": "function_store.find_gen:load",
+        "find-import": "function_store.find_import:load",
+    },
+    runners={"string": "function_store.strings.runners", "script": "function_store.find_import"},
+    prompt="function_store.strings.prompt:task_prompt",
+    scorer="evaluator.strings.scorer:StringsScorer",
+    report_rows=(
+        ReportRow("strings, code", "string_exact", table2=True),
+        ReportRow("strings, unit test", "unit_test", table2=True),
+        ReportRow("strings, code (FIND-compat)", "string_exact_find"),
+        ReportRow("strings, unit test (strict)", "unit_test_strict"),
+    ),
+    headline_metric="string_exact",
+    panels=("evaluator.unit_tests_panel:unit_test_panel",),
+    docs="docs/find.md",
+    order=20,
+)
