@@ -1,7 +1,7 @@
 """The text side of FIND's protocol, as the offline agents need it: find the script path in the
 task prompt, write `PYTHON(path v1 v2 ...)` commands, read `Response: Function input - output
 pairs: (x, y) ...` replies, and write the final `[DESCRIPTION]: ... [DOMAIN]: ... [CODE]: ...`
-answer (spec FIND.md §5.5, §6.2, §6.3).
+answer (FIND's `collect_interpretations.py` and `prompts/*.txt`).
 
 The scripted agents keep no state between steps: everything is re-read from the conversation, so
 an episode resumed from the store continues exactly where it stopped.
@@ -203,7 +203,7 @@ def numeric_points(
 
 
 def answer(description: str, code: str, domain: str | None = None) -> str:
-    """The final message with FIND's exact tokens (§5.5). `code` defines `f(x)`."""
+    """The final message with FIND's exact tokens (`[TAG]: `). `code` defines `f(x)`."""
     parts = [f"[DESCRIPTION]: {description.strip()}"]
     if domain is not None:
         parts.append(f"[DOMAIN]: {domain.strip()}")

@@ -25,7 +25,7 @@ from agents.protocol import answer, command, fmt_number, function_path, numeric_
 
 
 def default_plan(max_inputs_per_call: int = 130) -> list[list[str]]:
-    # x = 0 is skipped: FIND's scoring grid (half-integers, spec §5.3) never evaluates it, and
+    # x = 0 is skipped: FIND's scoring grid (half-integers) never evaluates it, and
     # reciprocal functions print None there.
     even = [v for v in range(-128, 129, 2) if v != 0]
     odd = list(range(-127, 128, 2))

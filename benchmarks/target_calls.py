@@ -1,9 +1,9 @@
 """Round trip of one PYTHON(...) call with 10 numeric inputs: our sandboxed service vs FIND's way.
 
-FIND's way (spec FIND.md §6.3, §2.7): every command spawns `python function_code.py args` (the file
-imports numpy and scipy) and reads its stdout. Ours: parse the command, one HTTP call over the
-sandbox's Unix socket (or the container network) to a warm target service, format the reply.
-Both run in this one process, side by side; then calls/s with 16 concurrent callers.
+FIND's way (`collect_interpretations.py`): every command spawns `python function_code.py args` (the
+file imports numpy and scipy) and reads its stdout. Ours: parse the command, one HTTP call over the
+sandbox's Unix socket (or the container network) to a warm target service, format the reply. Both
+run in this one process, side by side; then calls/s with 16 concurrent callers.
 
     python benchmarks/target_calls.py [--backend bwrap|docker|inprocess] [--n 300] [--find-n 40]
 """
@@ -37,7 +37,8 @@ TARGET = "find-v1/numeric/f00473"
 INPUTS = ["-128", "-64.5", "-10", "-1", "0", "1", "2.5", "10", "64", "128"]
 MESSAGE = "Let me test. COMMAND: PYTHON(./temp/function.py " + " ".join(INPUTS) + ")"
 
-# A FIND-format function file (§2.7), written here, for f00473's clean expression.
+# A FIND-format function file (as `write_source_code.py` lays it out), written here, for
+# f00473's clean expression.
 FIND_FILE = """import numpy as np
 import scipy.signal
 import sys

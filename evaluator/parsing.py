@@ -1,4 +1,5 @@
-"""Parsing an interpreter's final message into description / domain / code (spec §5.5).
+"""Parsing an interpreter's final message into description / domain / code, as FIND's
+`collect_interpretations.py` does.
 
 Two parsers:
 - `find-compat` reproduces FIND's string surgery exactly: the tokens `[DESCRIPTION]: `,
@@ -54,7 +55,7 @@ def parse_find_compat(message: str) -> ParsedAnswer:
 
 
 def func_name_find_compat(code: str) -> str | None:
-    """FIND: the text after the *last* `def ` up to the first `(` (spec §5.3)."""
+    """FIND: the text after the *last* `def ` up to the first `(` (`mse_indicator.py`)."""
     if "def " not in code:
         return None
     name = code.rsplit("def ")[-1].split("(")[0].strip()

@@ -368,7 +368,7 @@ def _run_answer(ans: dict, wfd: int) -> None:
                 arg = float(x)
                 out = eval(f"{name}({arg!r})", ns) if compat else fn(arg)
             elif compat:
-                # FIND pastes the input between single quotes, unescaped (spec §5.4)
+                # FIND pastes the input between single quotes, unescaped (`string_indicator.py`)
                 out = eval(f"{name}('{x}')", ns)
             else:
                 out = fn(str(x))

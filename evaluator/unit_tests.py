@@ -1,10 +1,10 @@
-"""FIND's LM-judge unit tests (spec §5.2): the judge sees a description and three examples and
-names the one that the described function would produce.
+"""FIND's LM-judge unit tests (`unit_testing.py`): the judge sees a description and three examples
+and names the one that the described function would produce.
 
 - Prompts: FIND's original template files when the data directory has them
-  (`find/prompts/evaluator/{strings,entities,relations}.txt`), else our typed copies of the text
-  in the spec; filled with plain `str.replace` in FIND's order (DESC, then IN0/OUT0 ... IN2/OUT2),
-  without escaping, exactly as FIND does.
+  (`find/prompts/evaluator/{strings,entities,relations}.txt`), else our typed copies
+  of FIND's `utils/prompt_eval_*.txt`; filled with plain `str.replace` in FIND's order (DESC,
+  then IN0/OUT0 ... IN2/OUT2), without escaping, exactly as FIND does.
 - Answer parsing, both reported: `find-compat` counts a triplet correct iff the 1-based index
   appears *anywhere* in the reply (FIND's substring test); `strict` requires `[ANSWER]: n` with
   n the correct index.

@@ -9,7 +9,7 @@ shell), with a timeout, and parses FIND's `Function input - output pairs: (a, b)
 into one CallOutput per input. `script_argv` is the one place the command is built, so a sandbox
 backend can wrap it.
 
-Release check (spec §0): the only known copy of the Zenodo FIND-dataset.zip holds an OLD (June 2023)
+Release check: the only known copy of the Zenodo FIND-dataset.zip holds an OLD (June 2023)
 string set and OLD relation prompts. Paired with the current (Sept 2023) unit tests they are wrong
 in silence (in 961 of 1000 string functions none of the 10 unit tests reproduce). So before a
 folder's functions meet unit tests, `stale_strings_reason` runs a few of them on their own tests'
@@ -55,7 +55,8 @@ CATEGORY_FAMILY: dict[str, Family] = {
 FAMILY_CATEGORY: dict[str, str] = {f: c for c, f in CATEGORY_FAMILY.items()}
 SCRIPT = "function_code.py"
 DEFAULT_TIMEOUT_S = 60.0
-# The neuron files carry placeholders FIND substitutes when it copies them (spec §4).
+# The neuron files carry placeholders FIND substitutes when it copies them
+# (`collect_interpretations.copy_func`: `{API_BASE}`, `{LLAMA_PATH}`).
 PLACEHOLDERS = ("{API_BASE}", "{LLAMA_PATH}")
 
 
@@ -405,7 +406,7 @@ def _read_json(path: Path) -> object | None:
 
 
 def unit_tests_from(record: dict) -> list[UnitTest]:
-    """FIND's unit_test_data.json record (spec §5.1) -> UnitTests (entities have inputs only)."""
+    """FIND's unit_test_data.json record -> UnitTests (entities have inputs only)."""
     out = []
     for triplet, correct in zip(record["test_vec"], record["correct_inx"], strict=True):
         if len(triplet) == 2 and all(isinstance(x, list) for x in triplet):

@@ -1,4 +1,4 @@
-"""FIND's output formatting (spec §2.7, §4.1): `Function input - output pairs: (x, y) (x, y) `."""
+"""FIND's output formatting: `Function input - output pairs: (x, y) (x, y) `."""
 
 from __future__ import annotations
 

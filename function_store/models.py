@@ -41,7 +41,7 @@ class HiddenTruth(BaseModel):
 
 
 class UnitTest(BaseModel):
-    """One FIND unit-test triplet (spec §5.1). `correct` is 1-based as in FIND."""
+    """One FIND unit-test triplet (`unit_test_data.json`). `correct` is 1-based as in FIND."""
 
     inputs: list[str]
     outputs: list[str] | None = None  # None for entities (inputs only)

@@ -7,7 +7,7 @@ executed and the reply, the target calls and the counters are stored in one tran
 process therefore resumes at the right place: an agent message already stored is not asked for
 again, and its commands run on resume exactly once as far as the store is concerned.
 
-Round cap (spec §6.4): `max_rounds` counts assistant messages. In protocol mode "find-compat" the
+Round cap: `max_rounds` counts assistant messages. In protocol mode "find-compat" the
 loop grants one extra round, because FIND's check (`round_count > 20` after the increment) lets 21
 assistant messages through; in "default" mode the cap is exactly `max_rounds`. Method
 "single_round" (FIND's --single_round) stops after the second assistant message, whose text is the
@@ -253,7 +253,7 @@ class EpisodeRunner:
                 raise EpisodeEnd("budget_exhausted", "rounds", answer="")
             commands = list(parsed.commands)
             if self.mode == "find-compat":
-                commands = commands[:1]  # FIND executes the first match only (§6.3)
+                commands = commands[:1]  # FIND executes the first match only
             elif final:
                 commands = []  # the loop ends here: nobody would read the outputs
             calls, replies = [], []
@@ -285,7 +285,7 @@ class EpisodeRunner:
                 elif parsed.errors:
                     text = proto.format_error(parsed.errors[0])
                 elif parsed.no_command:
-                    # FIND restarts the conversation with the original prompt (§6.4)
+                    # FIND restarts the conversation with the original prompt
                     text, resets = self._prompt(), True
                 else:
                     text = proto.format_error("Unrecognized command")

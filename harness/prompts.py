@@ -1,4 +1,5 @@
-"""Task and system prompts of the FIND text protocol (spec §6.1-6.2).
+"""Task and system prompts of the FIND text protocol (FIND's
+`collect_interpretations.py`, `call_interpreter.py` and `prompts/*.txt`).
 
 The task prompt per family is FIND's original prompt file when the data directory holds it
 (`find/prompts/interpreter/<prompt_family>.txt`, fetched by `harness data fetch find`). Otherwise
@@ -199,7 +200,7 @@ def prompt_template(prompt_family: PromptFamily | str) -> tuple[str, str]:
 
 def task_prompt(prompt_family: PromptFamily | str, exemplars: Sequence[str] | None = None) -> str:
     """The first user message. With exemplars, FIND's "start with these words" hint is appended
-    with the list written as FIND writes initial.json (json.dumps defaults, spec §4.3)."""
+    with the list written as FIND writes initial.json (json.dumps defaults)."""
     template, _ = prompt_template(prompt_family)
     # FIND fills the placeholder with str.format; a plain replace gives the same text and cannot
     # trip over other braces.

@@ -1,4 +1,4 @@
-"""Intervention mode (Huang et al. 2023, E.2): interchange interventions on neurons of a task's
+"""Intervention mode (Huang et al. 2023): interchange interventions on neurons of a task's
 prompts, IIA and IIA@K.
 
 - Filter: keep the fillers whose prompt the model completes with the expected word.

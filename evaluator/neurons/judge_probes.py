@@ -1,4 +1,4 @@
-"""Test sets for a *new* explanation E of a neuron, built as the paper does (E.1), cached:
+"""Test sets for a *new* explanation E of a neuron, built as Huang et al. 2023 do, cached:
 - Type I probes: an LM lists strings in ⟦E⟧ and embeds each in a sentence (q ∈ ⟦E⟧ by design);
 - Type II probes: the corpus tokens the neuron activates on most, with their sentences; an LM
   judges whether each is in ⟦E⟧;

@@ -1,4 +1,5 @@
-"""Observational precision / recall / F1 of neuron explanations (Huang et al. 2023, spec E.1).
+"""Observational precision / recall / F1 of neuron explanations (Huang et al. 2023,
+observational mode).
 
 For a neuron a, an explanation E and a test set Q: a(q) is the max of the neuron's activation over
 the tokens of q's concept span; the neuron is on iff a(q) > τ (τ = 0 in the paper).

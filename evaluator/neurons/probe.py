@@ -1,4 +1,4 @@
-"""The multi-neuron reading of an explanation (Huang et al. 2023, E.1): replace a(q) by
+"""The multi-neuron reading of an explanation (Huang et al. 2023): replace a(q) by
 f([a_0(q), ..., a_N(q)]) with f(x) = w·x + b a linear probe, and score P/R/F1 with "fires" ⇔
 f(q) > 0. N ∈ {1, 2, 4, 16} neurons are chosen by a pluggable `Selector`:
 - `SimilaritySelector`: the N neurons whose explanations are most similar to E (the paper's

@@ -10,7 +10,7 @@ from evaluator.neurons.observational import Observation
 from function_store.neurons.data import NeuronRecord
 
 FiringSource = Literal["activations", "labels"]
-# The paper's numbers (300 explanations, GPT-2 XL, single neuron, no probe; spec E.1).
+# The paper's numbers (300 explanations, GPT-2 XL, single neuron, no probe; Huang et al. 2023).
 PAPER = {"precision": 0.64, "recall": 0.50, "f1": 0.56}
 
 

@@ -1,4 +1,5 @@
-"""FIND's numeric code score: NMSE on 256 half-integer points, success iff NMSE < 0.1 (spec §5.3).
+"""FIND's numeric code score: NMSE on 256 half-integer points, success iff NMSE < 0.1
+(FIND's `mse_indicator.py`).
 
 - Grid: x = i + 0.5 for i in range(-128, 128), i.e. -127.5 ... 127.5.
 - The ground truth g is drawn live from the target's runner (noise and corruption are fresh

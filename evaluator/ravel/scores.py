@@ -1,4 +1,5 @@
-"""Cause, Isolate and Disentangle (spec A.4-A.5).
+"""Cause, Isolate and Disentangle (RAVEL's `metric_utils.compute_metrics` and
+`compute_disentangle_score`).
 
 Per example: the first N generated token ids are compared with the label's token ids (right
 padded: label positions past its end count as matches), against `inv_label` (cause) and `label`

@@ -1,4 +1,5 @@
-"""FIND's string code score: exact match on the correct pair of each unit-test triplet (spec §5.4).
+"""FIND's string code score: exact match on the correct pair of each unit-test triplet (FIND's
+`string_indicator.py`).
 
 Two modes, both reported:
 - `string_exact` (default, correct): the input is passed to the agent's function as data; each of

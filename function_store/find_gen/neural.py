@@ -1,10 +1,11 @@
 """find-gen entities (140 atomic + 60 composed) and relations (25 x clean/corruption-a/corruption-b).
 
-Deterministic per seed. The concepts and relations are FIND's (spec Appendix A/B, in
-`function_store.neural.concepts`); the seed chooses the order, the composed pairs, the exemplars
-and the unit-test triplets. Unit tests follow spec §5.1, reusing the released positives (entity
-words, relation input/output pairs) from the data directory; without it, definitions and prompts
-are still built but unit tests and exemplars are left empty (with a log warning).
+Deterministic per seed. The concepts and relations are FIND's (its `data.json` lists, in
+`function_store.neural.concepts`); the seed chooses the order, the composed pairs, the exemplars and
+the unit-test triplets. Unit tests are laid out as FIND's `unit_test_data.json`, reusing the
+released positives (entity words, relation input/output pairs) from the data directory; without it,
+definitions and prompts are still built but unit tests and exemplars are left empty (with a log
+warning).
 
 Fixes vs the release (see docs/find-gen.md, "Entities and relations"): relation prompts get the
 missing spaces after "input." and "Input:"; the stray leading space of one exception is dropped;
@@ -76,7 +77,7 @@ class _RelationPairs:
 
 def _relation_pairs() -> list[_RelationPairs] | None:
     """Per base relation k: released correct (input, output) pairs of f(k), f(25+k), f(50+k);
-    for the corrupted ones the first two are the `undefined` subdomain items (spec §5.1)."""
+    for the corrupted ones the first two are the `undefined` subdomain items, as FIND's are."""
     tests = _released("find/neurons_relations/unit_test_data.json")
     if not tests:
         return None
@@ -162,12 +163,12 @@ def generate_entities(seed: int) -> list[Target]:
         others = [w for c, ws in positives.items() if c not in concepts for w in ws]
         if len(concepts) == 1:
             chosen = rng.sample(own, min(N_TESTS, len(own)))
-        else:  # triplets 1-5 from concept1, 6-10 from concept2 (spec §5.1)
+        else:  # triplets 1-5 from concept1, 6-10 from concept2, as in FIND's release
             p1 = positives.get(concepts[0], [])
             p2 = [w for w in positives.get(concepts[1], []) if w not in p1]
             chosen = rng.sample(p1, min(5, len(p1))) + rng.sample(p2, min(5, len(p2)))
         t.unit_tests = _entity_tests(rng, chosen, others, set(own))
-        # Exemplars as released (spec §4.3): 10 words, 1-3 of them the module's own positives.
+        # Exemplars as in FIND's `initial.json`: 10 words, 1-3 of them the module's own positives.
         k = min(rng.choice((1, 2, 2, 3)), len(own))
         mine = rng.sample(sorted(set(own)), k)
         rest = rng.sample(sorted(set(others) - set(own)), 10 - k)
@@ -197,7 +198,7 @@ def generate_relations(seed: int) -> list[Target]:
             targets.append(neural_target("find-gen", tid, "relations", variant, hidden))
     if released is None:
         return targets
-    # Exemplars: one list per base relation, shared by its clean and corrupted modules (§4.3).
+    # Exemplars: one list per base relation, shared by its clean and corrupted modules, as released.
     exemplars = {k: rng.sample(all_inputs, rng.choice((8, 9, 10))) for k in order}
     for v, variant in enumerate(RELATION_VARIANTS):
         for j, k in enumerate(order):
@@ -209,7 +210,7 @@ def generate_relations(seed: int) -> list[Target]:
             if variant == "clean":
                 union = _dedupe([p for ps in rp.valid.values() for p in ps])
                 pairs = rng.sample(union, min(N_TESTS, len(union)))
-            else:  # first two from the corrupted subdomain, output `undefined` (spec §5.1)
+            else:  # first two from the corrupted subdomain, output `undefined`, as released
                 own = list(rp.valid.get(variant, []))
                 rng.shuffle(own)
                 pairs = list(rp.undefined.get(variant, []))[:2] + own[: N_TESTS - 2]

@@ -1,7 +1,8 @@
 """find-gen numeric: procedurally generated FIND-style numeric functions, deterministic per seed.
 
-Parameters follow the spec's sampling code (§2.1) with the released data's domains (±100, log
-[1,100], root [0,100]) and bias r1(U(-10,10)) (§2.3); the release's quirks are fixed (see
+Parameters follow FIND's sampling code (`math_functions.sample_single_f`) with the released data's
+domains (±100, log [1,100], root [0,100]) and bias r1(U(-10,10)) (its code says ±1000 and
+U(-30,30)); the release's quirks are fixed (see
 docs/find-gen.md). Variant counts are exact shares of `GenConfig` (rounded), shuffled over the
 set; each function draws from its own `random.Random` stream, so a function's definition depends
 only on (seed, index, its kind) and the catalog is byte-identical for the same seed and options.
@@ -41,7 +42,7 @@ def r1(v: float) -> float:
 
 
 def sample_atomic(rng: random.Random, name: str) -> Any:
-    """Parameters of one atomic function, as the spec's `sample_single_f` ranges."""
+    """Parameters of one atomic function, as FIND's `sample_single_f` ranges (bias as released)."""
     scale, bias = r1(rng.uniform(-30, 30)), r1(rng.uniform(-10, 10))
     if name == "linear":
         return [r1(rng.uniform(-10, 10)), r1(rng.uniform(-10, 10))]
@@ -105,7 +106,8 @@ def sample_function(rng: random.Random, atomic: bool) -> dict[str, Any]:
 
 
 def sample_corruption(rng: random.Random, fn: dict[str, Any], domain: list[int]) -> dict[str, Any]:
-    """Spec §2.5: the noise mean is the mean of the true f on a 100-point domain grid."""
+    """As FIND's `sample_corruption`: the noise mean is the mean of the true f on a 100-point
+    domain grid."""
     with np.errstate(all="ignore"):
         mean = float(
             np.mean(true_function({"function": fn})(np.linspace(domain[0], domain[1], 100)))

@@ -1,4 +1,4 @@
-"""find-gen strings: string functions generated like FIND's (spec §3), deterministic per seed.
+"""find-gen strings: string functions generated like FIND's `make_strings/`, deterministic per seed.
 
 Differences from FIND's generator, on purpose:
 * seeded (FIND's is not), so the same seed and options give byte-identical targets;
@@ -91,8 +91,8 @@ def _is_execution(program: StringProgram, pair: Pair) -> bool:
 
 
 def _unit_tests(i: int, fns: list[_Fn], rng: random.Random) -> list[UnitTest]:
-    """Spec §5.1: the correct pair plus two correct pairs of other functions, at a uniform
-    1-based position."""
+    """As FIND's `unit_test_data.json`: the correct pair plus two correct pairs of other
+    functions, at a uniform 1-based position."""
     own = fns[i]
     tests = []
     for correct in own.tests:

@@ -1,4 +1,5 @@
-"""find-v1: the released FIND benchmark rebuilt from its released metadata (spec §2.2, §4, §5.1)."""
+"""find-v1: the released FIND benchmark rebuilt from its released metadata (`data.json`,
+`func_name_dict.json`, `unit_test_data.json`, `initial.json`)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
-"""find-v1 entities (200) and relations (75) from the released metadata (spec §4, §5.1).
+"""find-v1 entities (200) and relations (75) from the released metadata (`data.json`,
+`initial.json`, `unit_test_data.json`).
 
 Prompts are rebuilt from `data.json` with our typed templates (`function_store.neural.prompts`);
-the corrupted relation text is inferred (spec §4.2). Exemplars come from `initial`, unit tests
+the corrupted relation text is not shipped: inferred. Exemplars come from `initial`, unit tests
 from `unit_test_data.json` (`correct_inx` is 1-based, as `UnitTest.correct`).
 """
 

@@ -1,4 +1,4 @@
-"""find-v1 numeric: the 1000 released FIND numeric functions (spec §2.2), from `data.json` and
+"""find-v1 numeric: the 1000 released FIND numeric functions, from `data.json` and
 `func_name_dict.json`, served with the release's exact semantics (quirks included)."""
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def function_spec(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def release_corruption(record: dict[str, Any]) -> dict[str, Any]:
-    # the release stores the noise mean under "std" (spec §2.5); we call it what it is
+    # the release stores the noise mean under "std" (`sample_corruption`); we call it what it is
     cp = record["corruption_params"]
     return {"type": record["corruption_type"], "boundary": list(cp["boundary"]), "mean": cp["std"]}
 

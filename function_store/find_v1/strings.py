@@ -1,4 +1,4 @@
-"""find-v1 strings: the released FIND string benchmark (spec §3, §5.1).
+"""find-v1 strings: the released FIND string benchmark (its unit tests and test data).
 
 The release ships the 1000 string functions' unit tests (`unit_test_data.json`) and LM-written
 descriptions / test inputs (`test_data.json`), but not the functions. Targets therefore carry their
@@ -33,7 +33,7 @@ UNAVAILABLE = (
 
 
 def _description(raw: str) -> str:
-    """test_data descriptions start with ': ' and end with blank lines (spec §3.4)."""
+    """test_data descriptions start with ': ' and end with blank lines ("\n\n")."""
     return raw.removeprefix(": ").strip()
 
 

@@ -1,4 +1,5 @@
-"""Facts from FIND's released definitions (spec Appendix A.1 and B), used by find-gen when it
+"""Facts from FIND's released definitions (`neurons_entities/data.json`,
+`neurons_relations/data.json`), used by find-gen when it
 builds modules without the data directory. Only the concept/relation names are kept; find-gen
 strips the stray leading space of one released exception (relation 11, corruption B)."""
 

@@ -1,4 +1,5 @@
-"""The prompts of FIND's synthetic neural modules (spec §4.1, §4.2), typed from the spec.
+"""The prompts of FIND's synthetic neural modules, typed from FIND's
+`neurons_entities` / `neurons_relations` function files.
 
 A user template ends with `INPUT_SLOT`, where the agent's word goes (filled by `fill`, never by
 `str.format`, so braces in a word or a concept are harmless).
@@ -43,7 +44,7 @@ def relation_template(
     concept1: str, concept2: str, exception: str | None = None, *, fixed: bool = False
 ) -> str:
     """Relation module. As released (`fixed=False`) there is no space after "input." nor after
-    "Input:". The corrupted text is not shipped; following spec §4.2 we infer it as the clean text
+    "Input:". The corrupted text is not shipped; we infer it as the clean text
     with `If <exception>, return 'undefined'.` added after the third sentence. `fixed=True` adds
     the two missing spaces (find-gen)."""
     sep = " " if fixed else ""

@@ -1,4 +1,5 @@
-"""Entity scores from token logprobs: P("1") / (P("0") + P("1")) at the first 0/1 token (spec §4.1).
+"""Entity scores from token logprobs: P("1") / (P("0") + P("1")) at the first 0/1 token
+(FIND's entity function files).
 
 FIND indexed a full [tokens x vocab] matrix with Llama's ids of '0' and '1'. We read the
 `top_logprobs` an OpenAI-compatible server returns, in the backbone's own tokenizer: every listed

@@ -1,7 +1,8 @@
-"""The 12 intervention-mode tasks of Huang et al. (2023), spec E.2: a template with one slot for a
-string in ⟦E⟧ and the expected next word for each filler. Templates follow the paper's examples;
-the fillers are our own (at least 30 per task). A run keeps only the fillers the model completes
-correctly (the paper's filter) and pairs them into (base, source) pairs with different outputs.
+"""The 12 intervention-mode tasks of Huang et al. (2023), from the paper's task table: a template
+with one slot for a string in ⟦E⟧ and the expected next word for each filler. Templates follow the
+paper's examples; the fillers are our own (at least 30 per task). A run keeps only the fillers the
+model completes correctly (the paper's filter) and pairs them into (base, source) pairs with
+different outputs.
 
 The paper's table lists "verb tense" under both Verbs and Time expressions; here the second one
 varies the time expression (the concept of that row) instead of the verb.

@@ -1,13 +1,14 @@
-"""FIND's numeric functions as expression trees (spec §2.1 formulas, §2.7 templates).
+"""FIND's numeric functions as expression trees (formulas of FIND's
+`math_functions.py`, templates of its `write_source_code.py`).
 
 A function spec is plain JSON:
   atomic:   {"name": "linear", "params": [m, b]}
   composed: {"name": "sum_two" | "multiply_two", "operands": [<atomic spec>, <atomic spec>]}
 
-`release=True` builds what the released files compute, quirks included (spec §2.7, §10.1):
+`release=True` builds what the released files compute, quirks included:
 absolute drops its bias, and square_wave's `x = np.sin(...)` line is lost wherever only the return
 expression is reused (composed, noised and corrupted code). `release=False` is the corrected
-find-gen semantics: the formula of spec §2.1 in every variant.
+find-gen semantics: the `math_functions.py` formula in every variant.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from function_store.numeric.expr import (
     chain,
 )
 
-#: the 16 families `sample()` draws atomic functions from (spec §2.1)
+#: the 16 families `sample()` draws atomic functions from (FIND's `math_functions.py`)
 ATOMIC_FAMILIES: tuple[str, ...] = (
     "linear",
     "polynomial",
@@ -47,7 +48,7 @@ ATOMIC_FAMILIES: tuple[str, ...] = (
     "rectangle",
     "square_wave",
 )
-#: operands of composed functions (spec §2.1)
+#: operands of composed functions (FIND's `compose_only`)
 COMPOSE_FAMILIES: tuple[str, ...] = (
     "linear",
     "polynomial",
@@ -236,7 +237,7 @@ def family_names(fn: dict[str, Any]) -> list[str]:
 
 
 def domain_for(fn: dict[str, Any]) -> list[int]:
-    """The released data's domains (spec §2.3): log [1,100], root [0,100], else [-100,100]."""
+    """The released data's domains: log [1,100], root [0,100], else [-100,100]."""
     names = family_names(fn)
     if "logarithm" in names:
         return [1, 100]

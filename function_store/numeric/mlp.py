@@ -1,4 +1,4 @@
-"""MLP approximations of numeric functions (spec §2.6): a 1 -> 64 -> ReLU -> 1 network.
+"""MLP approximations of numeric functions (FIND's `train_functions.py`): a 1-64-ReLU-1 network.
 
 Serving evaluates the network with torch, as FIND's `load_mlp.py` does
 (`model(torch.tensor(x).reshape(-1,1).float()).item()`), so the printed values are what FIND's
@@ -12,9 +12,10 @@ largest 256 ulp (outputs near zero), worst NMSE between the two 1.4e-13; a sessi
 measured 33% identical and NMSE up to 3.3e-9 against FIND's own printed values. Either is far below
 the 0.1 NMSE threshold of the score, but replies differ in the last digits.
 
-Released weights (torch `.pt` state dicts) are read once with `torch.load(weights_only=True)`; find-gen weights are trained with torch exactly as §2.6
-describes (full batch, Adam lr 0.01, MSE, 10000 points on the domain) and cached on disk as `.npz`
-under the cache directory, keyed by a hash of (function spec, domain, epochs, seed).
+Released weights (torch `.pt` state dicts) are read once with `torch.load(weights_only=True)`;
+find-gen weights are trained with torch exactly as FIND's `train_functions.py` does (full batch,
+Adam lr 0.01, MSE, 10000 points on the domain) and cached on disk as `.npz` under the cache
+directory, keyed by a hash of (function spec, domain, epochs, seed).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@
 Each input is parsed with Python's `float()`, as FIND's CLI does, and the output text is Python's
 `str()` of the value (`None` where the released function raises). Deviation from FIND, on purpose:
 a non-numeric input gives an error for that input only; FIND's CLI crashes and prints nothing for
-the whole call (spec §10.2).
+the whole call (`float(arg)` sits outside its try).
 """
 
 from __future__ import annotations
@@ -68,7 +68,8 @@ def program_for(target: Target) -> Program:
 def true_function(spec: dict[str, Any]) -> Any:
     """The clean mathematical function (bias kept, square wave intact), vectorised over arrays.
 
-    This is what the MLPs approximate and what corruption means are taken over (spec §2.5, §2.6).
+    This is what the MLPs approximate and what corruption means are taken over
+    (FIND's `train_functions.py` and `sample_corruption` both use the clean f).
     """
     program = clean_program(spec["function"], release=False)
     rng = np.random.RandomState(0)  # unused: clean programs draw nothing

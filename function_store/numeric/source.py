@@ -1,8 +1,9 @@
-"""Source text of a numeric function file, laid out like FIND's `function_code.py` (spec §2.7).
+"""Source text of a numeric function file, laid out like FIND's `function_code.py` (its
+`write_source_code.py`).
 
-Written by us from the spec's description of the templates: the imports, `def function(x):`
+Written by us from the released files' layout: the imports, `def function(x):`
 with the variant's body, and the CLI that prints `None` on exceptions. Blank lines may differ from
-the released files (the spec's comparison is modulo blank lines); statements and expressions match.
+the released files; statements and expressions match.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ def render_source(program: Program) -> str:
 
 
 def render_mlp_source(weights_file: str = "mlp_approx_model.pt") -> str:
-    """A wrapper equivalent to the released `load_mlp.py` (spec §2.6), in our own words: a
+    """A wrapper equivalent to the released `load_mlp.py`, in our own words: a
     1-64-ReLU-1 MLP whose weights sit next to the file; no try/except around the inputs."""
     return (
         "import os\n"

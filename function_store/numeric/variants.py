@@ -1,4 +1,5 @@
-"""Noised and domain-corrupted variants of a numeric function (spec §2.4, §2.5).
+"""Noised and domain-corrupted variants of a numeric function (FIND's
+`write_source_code.py` and `math_functions.sample_corruption`).
 
 Released semantics (`release=True`): the variant reuses only the clean *return expression*; noise
 is one scalar draw per call appended to it (Poisson has mean +1); corruption first turns a Python

@@ -1,5 +1,6 @@
-"""The released RAVEL files of one entity type (spec A.2), read through the dataset registry
-(`harness data fetch ravel` verifies their checksums into the cache; tests read ../shared/data)."""
+"""The released RAVEL files of one entity type (RAVEL's `data.tgz`), read through the dataset
+registry (`harness data fetch ravel` verifies their checksums into the cache; tests read
+../shared/data)."""
 
 from __future__ import annotations
 

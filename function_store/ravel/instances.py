@@ -1,7 +1,7 @@
-"""Model-specific RAVEL instances (spec A.3): the model answers every (template, entity) prompt
-through the intervention service's /v1/generate; what it gets right (matching.py) becomes
-(base, source) pairs with `label` (its answer on the base) and `inv_label` (its answer on the base
-template filled with the source entity), per split:
+"""Model-specific RAVEL instances (RAVEL's `generate_ravel_instance.py`): the model answers every
+(template, entity) prompt through the intervention service's /v1/generate; what it gets right
+(matching.py) becomes (base, source) pairs with `label` (its answer on the base) and `inv_label`
+(its answer on the base template filled with the source entity), per split:
 
 - train: train templates × train entities (bases and sources);
 - context_test: test templates with train entities (new templates);
@@ -88,7 +88,7 @@ class Instance(BaseModel):
 
 def entity_span(template: str, entity: str) -> tuple[int, int]:
     """Character span of the entity's last character in `template % entity` (the intervention
-    site is the last token of the entity mention, spec A.3)."""
+    site is the last token of the entity mention, as in RAVEL)."""
     end = template.index("%s") + len(entity)
     return end - 1, end
 

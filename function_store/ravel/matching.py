@@ -1,7 +1,8 @@
-"""Did the model answer an attribute prompt correctly, and what is its label (spec A.3 step 2).
+"""Did the model answer an attribute prompt correctly, and what is its label (RAVEL's
+instance filter).
 
 RAVEL's own `extract_label_fn` / `filter_example_fn` are not public; these are the rules of the
-SAEBench port the spec describes: normalise (text before the first '"', strip spaces and quotes,
+SAEBench port of RAVEL: normalise (text before the first '"', strip spaces and quotes,
 '\\/' → '/', lower-case), prefix match in the shorter direction, and the listed special cases.
 """
 
@@ -66,6 +67,6 @@ def is_correct(output: str, gold: str, attribute: str, prompt: str = "") -> bool
 
 def extract_label(output: str) -> str:
     """The model's answer as a label: the continuation up to the first punctuation or newline,
-    leading space kept (labels are compared token by token, spec A.4)."""
+    leading space kept (labels are compared token by token, as RAVEL's `compute_metrics`)."""
     m = _LABEL_END.search(output)
     return (output[: m.start()] if m else output).rstrip()

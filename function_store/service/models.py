@@ -1,4 +1,4 @@
-"""Request and response bodies of the target service (the contract in DESIGN.md §4)."""
+"""Request and response bodies of the target service (the contract in docs/architecture.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The 67 atomic string functions of FIND, with the released behaviour (spec §3.1).
+"""The 67 atomic string functions of FIND, with the released behaviour (FIND's
+`make_strings/string_functions.py`).
 
 Each function takes the input string first and its parameters after it; the two stochastic ones
 (`add_order_to_inx`, `sub_order_to_inx`) also take a `random.Random`. Bugs of the released

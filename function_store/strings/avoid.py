@@ -1,4 +1,4 @@
-"""Forbidden inner functions per outer function in compositions (FIND's `func2_avoid_dict`, §3.2).
+"""Forbidden inner functions per outer function in compositions (FIND's `func2_avoid_dict`).
 
 `AVOID_FIND` is the dict as the released generator parsed it, including two missing-comma typos
 that glue neighbouring names together (so those inner functions were NOT excluded):

@@ -1,4 +1,4 @@
-"""English number words as FIND's string functions spell them (spec §3.1, `W(n)`)."""
+"""English number words as FIND's string functions spell them (`'zero'` ... `'thirty'`)."""
 
 from __future__ import annotations
 

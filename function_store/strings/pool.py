@@ -2,8 +2,9 @@
 project (words, sentences, digits, punctuation, mixed case, edge whitespace, long strings).
 
 No string contains a single quote or a backslash: FIND's code scorer pastes inputs inside single
-quotes without escaping (spec §5.4), so such inputs would fail any agent code. There is no empty
-string either; FIND's string CLI cannot take one meaningfully and many functions raise on it.
+quotes without escaping (its `string_indicator.py`), so such inputs would fail any agent code. There
+is no empty string either; FIND's string CLI cannot take one meaningfully and many functions raise
+on it.
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
 """The atomic string functions as data: parameter kind, sampler, and a one-sentence description.
 
-Order follows FIND's sampling list (spec §3.1); `INNER_NAMES` is the 64-entry inner list of §3.2.
+Order follows FIND's sampling list (`string_functions.py`); `INNER_NAMES` is its 64-entry inner
+list for compositions (the atomic list without the four single-character getters and map_string,
+with remove_digits twice).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ def _distinct_pair(rng: random.Random, draw: Callable[[], Any]) -> list[Any]:
     return [a, b]
 
 
-# Parameter kinds and their samplers (spec §3.1 "Parameter sampling").
+# Parameter kinds and their samplers (FIND's `sample_single_f`).
 SAMPLERS: dict[str, Callable[[random.Random], Args]] = {
     "none": lambda rng: [],
     "number": lambda rng: [rng.randint(1, 9)],
@@ -492,7 +494,7 @@ ATOMIC: dict[str, AtomicSpec] = {s.name: s for s in _SPECS}
 ATOMIC_NAMES: tuple[str, ...] = tuple(ATOMIC)
 
 # Inner (function2) list of compositions: the atomic list without the four below, and with
-# remove_digits listed twice (so it is drawn with double weight), as in FIND (§3.2).
+# remove_digits listed twice (so it is drawn with double weight), as in FIND.
 _NOT_INNER = {"get_first_character", "get_last_character", "get_mid_character", "map_string"}
 INNER_NAMES: tuple[str, ...] = tuple(n for n in ATOMIC_NAMES if n not in _NOT_INNER) + (
     "remove_digits",

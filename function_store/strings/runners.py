@@ -1,6 +1,6 @@
 """Runner "string": evaluates a StringProgram target on each input, in process.
 
-Deviation from FIND (spec §3.5): FIND's CLI has no try/except, so one failing input empties the
+Deviation from FIND: FIND's CLI has no try/except, so one failing input empties the
 output of the whole call. Here a failure affects only its own input (`CallOutput.error`), so an
 agent still sees the other results. Outputs are `str(result)`, as FIND prints them.
 """

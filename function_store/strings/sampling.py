@@ -1,4 +1,4 @@
-"""Sampling string programs as FIND's generator does (spec §3.1–3.2), from a given RNG."""
+"""Sampling string programs as FIND's generator does (`string_functions.py`), from a given RNG."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""FIND's own command parser, reproduced for score comparability (spec FIND.md §6.3-6.4).
+"""FIND's own command parser, reproduced for score comparability (its
+`collect_interpretations.py`).
 
 What FIND does, step by step, and what we do instead of running a shell:
 1. `regex.findall` with a recursive pattern; only the FIRST match counts (`lexer.first_command`

@@ -22,6 +22,6 @@ class ParsedMessage(BaseModel):
     commands: list[Command] = Field(default_factory=list)
     # Messages for malformed or unrecognised commands; the reply for each is `format_error(msg)`.
     errors: list[str] = Field(default_factory=list)
-    # FIND's reset condition (spec §6.4): no command-like text at all and no [DESCRIPTION].
+    # FIND's reset condition: no command-like text at all and no [DESCRIPTION].
     no_command: bool = False
     has_description: bool = False

@@ -1,4 +1,4 @@
-"""Reply text for the agent, exactly as FIND's loop builds it: `'Response: ' + stdout` (§6.3)."""
+"""Reply text for the agent, exactly as FIND's loop builds it: `'Response: ' + stdout`."""
 
 from __future__ import annotations
 

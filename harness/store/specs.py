@@ -13,9 +13,9 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 ProtocolMode = Literal["default", "find-compat"]
-# FIND's three interpretation methods (paper §4.3 / spec §6.1): plain interactive; interactive with
-# the exemplar hint appended (FIND's --hints); one round on the exemplars, MILAN-like
-# (FIND's --single_round).
+# FIND's three interpretation methods (Schwettmann et al. 2023, §4.3): plain interactive;
+# interactive with the exemplar hint appended (FIND's --hints); one round on the exemplars,
+# MILAN-like (FIND's --single_round).
 Method = Literal["interactive", "exemplars", "single_round"]
 
 
@@ -24,7 +24,7 @@ class Budgets(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    # Assistant messages per episode. FIND's default is 20; its loop actually allows 21 (§6.4),
+    # Assistant messages per episode. FIND's default is 20; its loop allows 21 (`round_count > 20`),
     # which protocol mode "find-compat" reproduces by granting one extra round.
     max_rounds: int = Field(20, ge=1, le=500)
     max_target_calls: int | None = Field(None, ge=1, le=100_000)

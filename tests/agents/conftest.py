@@ -151,8 +151,8 @@ _COMMAND = re.compile(r"PYTHON\(([^\n]*)\)")
 async def run_episode(
     agent: Agent, client: Any, target_id: str, prompt: str, max_rounds: int = 21
 ) -> tuple[str, list[Message], list[list[str]]]:
-    """A bare version of FIND's loop (spec §6.3, §6.4), written here independently of the agents'
-    own parser: returns the final message, the conversation and the inputs of every call."""
+    """A bare version of FIND's loop, written here independently of the agents' own parser: returns
+    the final message, the conversation and the inputs of every call."""
     conv = [Message(role="system", content=SYSTEM), Message(role="user", content=prompt)]
     calls: list[list[str]] = []
     for _ in range(max_rounds):
@@ -179,7 +179,7 @@ def find_prompt(family: str) -> str:
 
 
 def final_parts(message: str) -> tuple[str, str, str]:
-    """description, domain, code as FIND's parser reads them (spec §5.5), reimplemented here."""
+    """description, domain, code as FIND's parser reads them, reimplemented here."""
     description = (
         message.rsplit("[DESCRIPTION]: ")[-1].rsplit("[DOMAIN]: ")[0].rsplit("[CODE]: ")[0]
     )

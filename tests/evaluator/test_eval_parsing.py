@@ -68,7 +68,7 @@ def test_parser_name_recorded():
 
 
 # FIND's unit-testing script cuts description.txt at "[CODE]:" (no space needed) before the judge
-# sees it (spec §5.2), so code written after "[CODE]:\n" must never reach the judge prompt.
+# sees it (`unit_testing.py`), so code written after "[CODE]:\n" must never reach the judge prompt.
 CODE_LEAK = "def secret_impl(x):\n    return x[::-1]"
 
 

@@ -41,7 +41,7 @@ def test_partial_list_three_then_error():
         [Item(string_target(pairs), parse_answer(f"[CODE]: ```\n{code}\n```"))]
     )
     by = {r.metric: r for r in res}
-    assert by["string_exact_find"].value == pytest.approx(3 / 4)  # spec §5.4 example
+    assert by["string_exact_find"].value == pytest.approx(3 / 4)  # 3 passes then an error
     assert by["string_exact"].value == pytest.approx(4 / 5)
 
 

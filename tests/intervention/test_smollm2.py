@@ -29,7 +29,7 @@ def test_paris_france_and_tokyo_interchange_gives_japan(smol):
     gen = smol.generate({"prompts": [base, source], "max_new_tokens": 1}).results
     assert [g.text for g in gen] == [" France", " Japan"]
     site = {
-        "layer": 15,  # of 30; the layer DESIGN.md names
+        "layer": 15,  # of 30; here the interchange on the last entity token flips the country
         "component": "block_output",
         "base_positions": _entity_last_token("Paris"),
         "source_positions": _entity_last_token("Tokyo"),

@@ -1,4 +1,4 @@
-"""find-v1 entities/relations from the released metadata (spec §4, §5.1, Appendix A/B)."""
+"""find-v1 entities/relations from the released metadata (`data.json`, `unit_test_data.json`)."""
 
 from __future__ import annotations
 
@@ -25,10 +25,10 @@ def test_entities_counts_ids_variants(cat):
     t = ents[0]
     assert t.public.input_kind == "word" and t.public.prompt_family == "neurons_entities"
     assert t.hidden.runner == "entity" and t.hidden.spec["concepts"] == ["sport organizations"]
-    # Appendix A.2: f00150 = computing + processes and manufacturing
+    # FIND's data.json: f00150 = computing + processes and manufacturing
     assert ents[150].hidden.spec["concepts"] == ["computing", "processes and manufacturing"]
     assert "'processes and manufacturing'" in ents[150].hidden.spec["user_template"]
-    assert t.exemplars[:3] == ["Metropolitan Museum of Art", "one third", "NFL"]  # spec §4.3
+    assert t.exemplars[:3] == ["Metropolitan Museum of Art", "one third", "NFL"]  # as released
 
 
 def test_entity_unit_tests_from_release(cat):
@@ -50,7 +50,7 @@ def test_relations_counts_variants_and_corruptions(cat):
     assert (
         clean.runner == "relation" and clean.spec["exception"] is None and clean.corruption is None
     )
-    # Appendix B, k=0
+    # FIND's relation k=0
     assert a.spec["exception"] == "the input country is in Asia"
     assert b.spec["exception"] == "the input country is in South America"
     assert "If the input country is in Asia, return 'undefined'.\n" in a.spec["user_template"]

@@ -1,4 +1,4 @@
-"""find-gen entities/relations: sizes, determinism per seed, unit tests as spec §5.1."""
+"""find-gen entities/relations: sizes, determinism per seed, unit tests as FIND's."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Prompt texts against spec §4.1/§4.2 (expected strings typed from the spec, not from the code)."""
+"""Prompt texts against FIND's (expected strings typed from FIND's function files, not from the
+code)."""
 
 from __future__ import annotations
 

@@ -78,7 +78,7 @@ def test_release_parsed_and_mismatches_kept():
 
 
 def test_release_reproduces_the_spec_numbers():
-    # the spec's values recomputed from the shipped file (RAVEL_AND_NEURONS.md B.3)
+    # values recomputed from the shipped file (micro P/R/F1 over its 255 neurons)
     rep = O.evaluate(released.observations(data.load(), "labels"), n_boot=0)
     assert round(rep.overall.micro.precision, 3) == 0.639
     assert round(rep.overall.micro.recall, 3) == 0.484

@@ -1,6 +1,7 @@
-"""Hand-written reference formulas (spec §2.1, with the release quirks of §2.7 where asked).
+"""Hand-written reference formulas (FIND's `math_functions.py`, with the release quirks of its
+`write_source_code.py` where asked).
 
-Written directly from the spec with the `math` module, independently of function_store.numeric,
+Written directly from FIND's formulas with `math`, independently of function_store.numeric,
 so the tests compare our expression trees against the formulas, not against themselves.
 """
 

@@ -47,7 +47,7 @@ def test_corruption_metadata(v1_targets):
 
 def test_rendered_source_serves_the_same_text(v1_targets):
     """Running the rendered file's function (as FIND's CLI would) gives, bit for bit, the text
-    our runner serves, with the same random stream. The source is our rendering of the spec's
+    our runner serves, with the same random stream. The source is our rendering of FIND's
     templates; this pins the values and the code text to each other for all 850 non-MLP files."""
     checked = 0
     for fdir, t in v1_targets.items():

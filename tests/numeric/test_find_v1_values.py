@@ -1,5 +1,5 @@
-"""find-v1 numeric values against hand formulas (spec §2.1, §2.4, §2.5, §2.7) for every family
-and variant, with parameters read from the released data.json."""
+"""find-v1 numeric values against hand formulas (FIND's `math_functions.py`, `write_source_code.py`)
+for every family and variant, with parameters read from the released data.json."""
 
 from __future__ import annotations
 
@@ -111,7 +111,7 @@ def test_corrupted_noise_inside_formula_outside(family, v1_targets):
     checked_bad = 0
     for fdir in fdirs:
         rec = ref.records()[fdir]
-        mean = rec["corruption_params"]["std"]  # stored as "std", used as the mean (spec §2.5)
+        mean = rec["corruption_params"]["std"]  # stored as "std", used as the mean
         bad, good = _corruption_points(rec)
         for x, text in zip(bad, _call(v1_targets[fdir], bad), strict=True):
             assert abs(float(text) - mean) < 0.6 + 1e-9 * abs(mean), (fdir, x, text, mean)

@@ -1,4 +1,4 @@
-"""Released MLP weights (spec §2.6): torch forward pass (numpy fallback), approx_mse_error,
+"""Released MLP weights (`load_mlp.py`): torch forward pass (numpy fallback), approx_mse_error,
 unavailability."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from tests.numeric import reference as ref
 
 
 def _true_f(rec, xs):
-    # the true clean f the MLP was trained on: bias included, square wave intact (spec §2.8)
+    # the true clean f the MLP was trained on: bias included, square wave intact
     return np.array([ref.function(rec, float(x), release=False) for x in xs])
 
 
@@ -51,7 +51,7 @@ def test_mlp_runner_matches_the_torch_model(fdir, v1_targets):
         assert float(o.output) == pytest.approx(want, rel=1e-5, abs=1e-4)
 
 
-# FIND's scoring grid (spec §5.3) and a few inputs an agent would type
+# FIND's scoring grid (`mse_indicator.py`) and a few inputs an agent would type
 FIND_INPUTS = [str(i + 0.5) for i in range(-128, 128)] + ["0", "1e-3", "-7", "99.99", "1e4"]
 
 
@@ -80,8 +80,8 @@ def test_numpy_fallback_stays_close_to_torch():
 
 
 def test_f00000_absolute_mlp_includes_the_bias(v1_targets):
-    # spec §2.8: MLP(0) = 0.008 (true -8.2: poor at the kink), MLP(127.5) = 3408.8 (linear
-    # extrapolation of 26.8*|x| - 8.2). The spec's MLP(100) = 2672.4 is not reproduced: both
+    # FIND's f00000: MLP(0) = 0.008 (true -8.2: poor at the kink), MLP(127.5) = 3408.8 (linear
+    # extrapolation of 26.8*|x| - 8.2). A reported MLP(100) = 2672.4 is not reproduced: both
     # torch and our forward give 2671.82, i.e. the true 26.8*100 - 8.2 = 2671.8.
     out = [float(o.output) for o in call_target(v1_targets["f00000"], ["0", "100", "127.5"])]
     assert out[0] == pytest.approx(0.008, abs=5e-4)

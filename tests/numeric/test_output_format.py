@@ -1,4 +1,4 @@
-"""Output text exactly as FIND's CLI prints it (spec §2.7) and per-input errors."""
+"""Output text exactly as FIND's CLI prints it (`write_source_code.py`) and per-input errors."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ def _out(target, *inputs):
 
 
 def test_even_root_of_a_negative_prints_a_complex(v1_targets):
-    # f00196: root (-10.4, 7.6, 2); Python float ** 0.5 of -4 is complex (spec §2.7 example)
+    # f00196: root (-10.4, 7.6, 2); Python float ** 0.5 of -4 is complex, as FIND prints it
     assert ref.records()["f00196"]["params"] == [-10.4, 7.6, 2]
     want = str(-10.4 * ((-4.0) ** (1.0 / 2)) + 7.6)
     assert want == "(7.599999999999999-20.8j)"

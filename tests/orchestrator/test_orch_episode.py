@@ -1,5 +1,6 @@
 """The episode loop in process (SQLite): transcripts, FIND's prompts and protocol quirks, budgets,
-error states and resumption. Expected texts are typed from FIND.md §6 or read from the data files.
+error states and resumption. Expected texts are typed from FIND's `collect_interpretations.py`
+and `prompts/` or read from the data files.
 """
 
 from __future__ import annotations
@@ -103,7 +104,7 @@ async def test_find_compat_allows_21_rounds_and_resets_on_no_command(sqlite_url:
     store, [run] = await run_in_process(sqlite_url, s)
     [ep] = store.episodes(run.id)
     msgs = store.messages(ep.id)
-    assert sum(m.role == "assistant" for m in msgs) == 21  # FIND's `round_count > 20` (§6.4)
+    assert sum(m.role == "assistant" for m in msgs) == 21  # FIND's `round_count > 20`
     resets = [m for m in msgs if m.role == "user" and m.resets_context]
     assert len(resets) == 20
     assert all(m.content == find_prompt("numeric") for m in resets)

@@ -1,4 +1,5 @@
-"""PYTHON(...) parsing. Expected values are written by hand from spec FIND.md §6.3-6.4."""
+"""PYTHON(...) parsing. Expected values are written by hand from FIND's
+`collect_interpretations.py`."""
 
 import json
 import subprocess
@@ -85,7 +86,7 @@ def compat(text):
 
 def test_compat_first_match_only_and_leading_dot_slash_lost():
     p = compat("PYTHON(./temp/function.py 1 2) PYTHON(./temp/function.py 3)")
-    # \b[^,]+ cannot start at '.', so the item is 'temp/function.py 1 2' (spec §6.3 step 4)
+    # \b[^,]+ cannot start at '.', so the item is 'temp/function.py 1 2', as in FIND
     assert p.commands == [
         Command(raw="PYTHON(./temp/function.py 1 2)", path="temp/function.py", inputs=["1", "2"])
     ]

@@ -1,5 +1,5 @@
 """The `ravel` dataset: 25 checksum-verified files (the shared copy, and a fetch of data.tgz from
-a real loopback HTTP server), the five entity types, and counts the spec lists (A.2)."""
+a real loopback HTTP server), the five entity types, and counts RAVEL's README lists."""
 
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ def test_entity_types_load_with_spec_counts(etype, n_entities, splits):
     d = data.load(etype)
     assert len(d.attributes) == n_entities
     assert tuple(len(d.entities(s)) for s in ("train", "val", "test")) == splits
-    # the prompt split covers exactly the attribute templates (spec A.2)
+    # the prompt split covers exactly the attribute templates
     assert set(d.prompt_split) == {t for ts in d.attribute_prompts.values() for t in ts}
 
 

@@ -1,4 +1,4 @@
-"""The correctness rules of spec A.3 (SAEBench's port of RAVEL's filter), case by case."""
+"""The correctness rules of RAVEL's instance filter (SAEBench's port), case by case."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Cause / Isolate / Disentangle on hand-computed cases (spec A.4-A.5)."""
+"""Cause / Isolate / Disentangle on hand-computed cases."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A FIND-format numeric `function_code.py` (spec FIND.md §2.7), written here by us."""
+"""A FIND-format numeric `function_code.py` (as `write_source_code.py` writes it), ours."""
 
 FIND_NUMERIC_SCRIPT = """import numpy as np
 import scipy.signal

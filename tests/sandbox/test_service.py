@@ -53,7 +53,7 @@ async def test_catalog_numeric_target_through_bwrap(bwrap_pool, catalog):
     assert [o.input for o in outs] == ["1", "-2", "95", "abc"]
     assert outs[0].output == "-6.5"  # -1.5*1 - 5.0
     assert outs[1].output == "-2.0"  # -1.5*-2 - 5.0
-    # inside the corruption interval: N(mean of f over the domain grid, 0.1) -- near -5 (spec §2.5)
+    # inside the corruption interval: N(mean of f over the domain grid, 0.1) -- near -5
     assert abs(float(outs[2].output) + 5.0) < 1.0
     assert outs[3].output is None and "not a number" in outs[3].error
 

@@ -1,5 +1,5 @@
-"""Exact behaviour of the 67 atomic FIND string functions (spec §3.1). Expected values are worked
-out by hand from the spec table, bugs included."""
+"""Exact behaviour of the 67 atomic FIND string functions (`string_functions.py`). Expected values
+are worked out by hand from FIND's code, bugs included."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Composition order, the inner list, the avoid dict (typo'd and fixed), ground-truth text and
-the "string" runner (spec §3.2, §3.5)."""
+the "string" runner (FIND's `compose_1input_1input` and `function_code.py` layout)."""
 
 from __future__ import annotations
 

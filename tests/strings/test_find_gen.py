@@ -1,5 +1,5 @@
 """find-gen strings: determinism, proportions, avoid dict, degenerate-function exclusion and the
-unit-test structure of spec §5.1."""
+unit-test structure of FIND's `unit_test_data.json`."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Our atomic functions, composed as the repo's f00000–f00004 are, reproduce the released unit
-tests (`find/strings/unit_test_data.json`, spec §0, §5.1), and find-v1 strings load."""
+tests (`find/strings/unit_test_data.json`, Sept 2023 set), and find-v1 strings load."""
 
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ sys.path.insert(0, str(HERE.parent / "api_trust"))
 
 from trust_helpers import ROOT, HarnessServer  # noqa: E402
 
-GRID = [i + 0.5 for i in range(-128, 128)]  # FIND's scoring grid (spec §5.3)
+GRID = [i + 0.5 for i in range(-128, 128)]  # FIND's scoring grid (`mse_indicator.py`)
 
 
 def _scored_episode(srv: HarnessServer, agent: str, family: str) -> dict:

@@ -1,4 +1,4 @@
-"""The localisation methods RAVEL compares (spec A.6), each returning what the intervention
+"""The localisation methods RAVEL compares (Huang et al. 2024), each returning what the intervention
 service interchanges: a featurizer spec, or the whole residual vector (the `full` baseline)."""
 
 from __future__ import annotations

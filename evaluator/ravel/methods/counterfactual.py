@@ -1,4 +1,4 @@
-"""Featurizers trained on counterfactual pairs (spec A.6): DAS (an orthonormal k×n subspace,
+"""Featurizers trained on counterfactual pairs (RAVEL's methods): DAS (an orthonormal k×n subspace,
 x' = x + R^T R (s - x)) and DBM (a mask m, soft swap sigmoid(m/T) during training, hard > 0.5
 after). The multi-task versions (MDAS, MDBM) also train the other attributes' pairs to keep their
 label. Loss: cross-entropy of the label's first token after the intervened prompt (one output

@@ -1,4 +1,4 @@
-"""Feature selection with an L1-regularised linear classifier (spec A.6: PCA and SAE keep the
+"""Feature selection with an L1-regularised linear classifier (RAVEL: PCA and SAE keep the
 features an L1 classifier of the attribute value gives nonzero weight). RAVEL uses scikit-learn's
 LinearSVC(penalty="l1"); here a multinomial logistic regression with an L1 penalty, fitted by
 proximal gradient descent in torch (no scikit-learn dependency)."""

@@ -1,5 +1,5 @@
-"""Featurizers learned from entity representations, without counterfactuals (spec A.6): PCA and
-a sparse autoencoder (features chosen by an L1 classifier of the attribute), and RLAP (R-LACE's
+"""Featurizers learned from entity representations, without counterfactuals, as RAVEL's: PCA
+and a sparse autoencoder (features chosen by an L1 classifier of the attribute), and RLAP (R-LACE's
 linear adversarial projection: the subspace whose removal stops a probe reading the attribute)."""
 
 from __future__ import annotations
