@@ -3,7 +3,7 @@
 Each family is fitted by least squares (grid searches for the non-linear parameters, then
 scipy's curve_fit to polish them) and the families are ranked by BIC, so a more complex family
 wins only when it explains the samples markedly better. A corrupted interval (FIND replaces f by
-N(mean, 0.1) on a stretch of the domain: FIND's `sample_corruption`) is searched for as a contiguous
+N(mean, 0.1) on a stretch of the domain, in its `sample_corruption`) is searched for as a contiguous
 stretch that the family misses, or that is suspiciously flat; the corrupted model predicts a
 constant there and pays three extra parameters for it.
 """

@@ -2,11 +2,11 @@
 
 Parameters follow FIND's sampling code (`math_functions.sample_single_f`) with the released data's
 domains (±100, log [1,100], root [0,100]) and bias r1(U(-10,10)) (its code says ±1000 and
-U(-30,30)); the release's quirks are fixed (see
-docs/find-gen.md). Variant counts are exact shares of `GenConfig` (rounded), shuffled over the
-set; each function draws from its own `random.Random` stream, so a function's definition depends
-only on (seed, index, its kind) and the catalog is byte-identical for the same seed and options.
-MLP targets hold the clean function: weights are trained at first call (`train_mlp_for`).
+U(-30,30)); the release's quirks are fixed (see docs/find-gen.md). Variant counts are exact shares
+of `GenConfig` (rounded), shuffled over the set; each function draws from its own `random.Random`
+stream, so a function's definition depends only on (seed, index, its kind) and the catalog is
+byte-identical for the same seed and options. MLP targets hold the clean function: weights are
+trained at first call (`train_mlp_for`).
 """
 
 from __future__ import annotations
