@@ -34,7 +34,7 @@ from agents.host_protocol import (
     encode,
     too_long,
 )
-from agents.registry import _check_agent_class, _import_path
+from agents.registry import check_agent_class, import_path
 
 # The orchestrator binds its byte forwarder module (function_store.service.forward, stdlib only)
 # here: the host reuses it without being able to import anything else of function_store.
@@ -89,7 +89,7 @@ class _Host:
             raise RuntimeError("agent host: init sent twice")
         self.max_chars = req.max_message_chars
         options = _route(req.network, dict(req.options)) if req.network else dict(req.options)
-        cls = _check_agent_class(_import_path(req.agent), req.agent)
+        cls = check_agent_class(import_path(req.agent), req.agent)
         self.agent = cls(**options)
         return Ready(name=cls.name or cls.__qualname__, provider=cls.provider)
 

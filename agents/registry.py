@@ -58,7 +58,7 @@ def register_agent(name: str | None = None) -> Callable[[A], A]:
     """Class decorator: `@register_agent("mine")` makes `get_agent("mine")` build that class."""
 
     def deco(cls: A) -> A:
-        _check_agent_class(cls, repr(name))
+        check_agent_class(cls, repr(name))
         key = name or cls.name
         if not key:
             raise ValueError(f"{cls.__qualname__}: give register_agent a name or set `name`")
@@ -70,7 +70,7 @@ def register_agent(name: str | None = None) -> Callable[[A], A]:
     return deco
 
 
-def _check_agent_class(obj: object, spec: str) -> type[Agent]:
+def check_agent_class(obj: object, spec: str) -> type[Agent]:
     if not (isinstance(obj, type) and issubclass(obj, Agent)):
         raise TypeError(
             f"agent spec {spec} resolves to {obj!r}, which is not a subclass of agents.base.Agent"
@@ -78,7 +78,7 @@ def _check_agent_class(obj: object, spec: str) -> type[Agent]:
     return obj
 
 
-def _import_path(path: str) -> object:
+def import_path(path: str) -> object:
     module_name, _, attr = path.partition(":")
     if not module_name or not attr:
         raise UnknownAgent(f"bad dotted agent path {path!r}: expected 'package.module:ClassName'")
@@ -113,7 +113,7 @@ def resolve_agent(spec: str, *, allow_dotted: bool = True) -> tuple[type[Agent],
     if spec in _REGISTERED:
         return _REGISTERED[spec], "registered"
     if spec in _BUILTINS:
-        return _check_agent_class(_import_path(_BUILTINS[spec]), spec), "builtin"
+        return check_agent_class(import_path(_BUILTINS[spec]), spec), "builtin"
     if ":" in spec:
         if not allow_dotted:
             raise UnknownAgent(
@@ -122,7 +122,7 @@ def resolve_agent(spec: str, *, allow_dotted: bool = True) -> tuple[type[Agent],
                 f"agent as an entry point ({ENTRY_POINT_GROUP!r}), load it with HARNESS_PLUGINS, "
                 "or allow dotted paths with HARNESS_API_ALLOW_DOTTED_AGENTS=1."
             )
-        return _check_agent_class(_import_path(spec), spec), "dotted"
+        return check_agent_class(import_path(spec), spec), "dotted"
     eps = _entry_points()
     if spec in eps:
         try:
@@ -131,7 +131,7 @@ def resolve_agent(spec: str, *, allow_dotted: bool = True) -> tuple[type[Agent],
             raise UnknownAgent(
                 f"entry point {spec!r} ({eps[spec].value}) failed to load: {e}"
             ) from e
-        return _check_agent_class(obj, spec), "entry_point"
+        return check_agent_class(obj, spec), "entry_point"
     raise UnknownAgent(
         f"unknown agent {spec!r}. Known agents: {', '.join(known_names())}. "
         "A custom class can also be named by dotted path, e.g. 'mypkg.mymod:MyAgent', or installed "
@@ -158,7 +158,7 @@ def list_agents() -> list[AgentInfo]:
     out: dict[str, AgentInfo] = {}
     for name, path in _BUILTINS.items():
         try:
-            out[name] = _info(name, _check_agent_class(_import_path(path), name), "builtin", path)
+            out[name] = _info(name, check_agent_class(import_path(path), name), "builtin", path)
         except Exception as e:  # e.g. an SDK missing: still list it, with why
             out[name] = AgentInfo(
                 name=name,
@@ -175,7 +175,7 @@ def list_agents() -> list[AgentInfo]:
         dist = ep.dist.name if ep.dist is not None else "?"
         try:
             out[name] = _info(
-                name, _check_agent_class(ep.load(), name), "entry_point", f"{dist}: {ep.value}"
+                name, check_agent_class(ep.load(), name), "entry_point", f"{dist}: {ep.value}"
             )
         except Exception as e:
             out[name] = AgentInfo(

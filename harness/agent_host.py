@@ -62,7 +62,7 @@ from harness.agent_host_net import Seen, UsageMeter
 from harness.policy import profile_for
 from harness.providers import ProfileError, ProviderProfile
 from harness.sandbox.base import Limits
-from harness.sandbox.bwrap import BwrapSandbox, _python_roots, options_via_fd
+from harness.sandbox.bwrap import BwrapSandbox, options_via_fd, python_roots
 from harness.sandbox.env import launcher_env
 
 log = logging.getLogger(__name__)
@@ -159,7 +159,7 @@ def code_binds(cls: type[Agent]) -> list[tuple[str, str]]:
             )
         return []
     origin = os.path.realpath(origin)
-    if _under(origin, _python_roots() + ["/usr"]):
+    if _under(origin, python_roots() + ["/usr"]):
         return []
     if os.path.basename(origin) == "__init__.py":
         return [(os.path.dirname(origin), f"{_CODE_ROOT}/{top}")]
@@ -328,7 +328,7 @@ class AgentHosts:
         env = {"PYTHONPATH": f"{_AGENTS_ROOT}:{_CODE_ROOT}", "PYTHONNOUSERSITE": "1"}
         for host, inside in plan.binds:
             mounts += ["--ro-bind", host, inside]
-        mounts += self._hide(_python_roots() + ["/usr"] + [h for h, _ in plan.binds])
+        mounts += self._hide(python_roots() + ["/usr"] + [h for h, _ in plan.binds])
         dirs: list[str] = []
         relay, network = None, None
         if plan.profile is not None:

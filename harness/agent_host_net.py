@@ -35,7 +35,7 @@ import httpx
 
 from agents.base import MAX_MESSAGE_TOKENS
 from agents.host_protocol import MAX_LINE, Network
-from harness.providers import _ENV, CREDENTIAL_HEADERS, ProfileError, ProviderProfile
+from harness.providers import CREDENTIAL_HEADERS, PROVIDER_ENV, ProfileError, ProviderProfile
 
 log = logging.getLogger(__name__)
 
@@ -322,6 +322,6 @@ def open_route(
     path = os.path.join(sock_dir, SOCKET_NAME)
     relay = ProviderForwarder(path, profile, meter)
     relay.start()
-    url_env = _ENV[profile.kind][1]  # the variable agent_env() puts the URL in
+    url_env = PROVIDER_ENV[profile.kind][1]  # the variable agent_env() puts the URL in
     net = Network(uds=f"{inside_dir}/{SOCKET_NAME}", url=profile.url, url_env=url_env)
     return net, relay

@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 Kind = Literal["openai", "anthropic"]
 
 # What each SDK reads from its environment (the agent host's environment is built from these).
-_ENV = {
+PROVIDER_ENV = {
     "openai": ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
     "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
 }
@@ -100,7 +100,7 @@ class ProviderProfile(BaseModel):
         placeholder key. The real key never enters the sandbox: the provider forwarder puts it on
         each request (`auth_headers`). The profile's key is still checked here, so that a
         missing one fails before the host starts."""
-        key_var, url_var = _ENV[self.kind]
+        key_var, url_var = PROVIDER_ENV[self.kind]
         self.api_key(environ)
         return {url_var: self.url, key_var: HELD_KEY}
 

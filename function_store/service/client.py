@@ -19,7 +19,7 @@ class TargetServiceError(RuntimeError):
         self.detail, self.category, self.status = detail, category, status
 
 
-def _transport_for(
+def transport_for(
     url: str, *, sync: bool = False
 ) -> tuple[str, httpx.BaseTransport | httpx.AsyncBaseTransport | None]:
     if url.startswith("http+unix://"):
@@ -40,7 +40,7 @@ def default_timeout_s() -> float:
 class TargetServiceClient:
     def __init__(self, url: str, *, timeout_s: float | None = None) -> None:
         self.url = url
-        base, transport = _transport_for(url)
+        base, transport = transport_for(url)
         self._client = httpx.AsyncClient(
             base_url=base, transport=transport, timeout=timeout_s or default_timeout_s()
         )

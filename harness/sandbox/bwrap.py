@@ -76,13 +76,13 @@ def write_files(
     return d
 
 
-def _python_roots() -> list[str]:
+def python_roots() -> list[str]:
     """Directories the sandboxed Python needs: its prefix (stdlib, site-packages), read-only."""
     roots = {os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix)}
     return sorted(r for r in roots if not r.startswith("/usr/"))
 
 
-class _Capped:
+class Capped:
     """Drains a pipe in a thread, keeping at most `cap` bytes (the rest is read and dropped)."""
 
     def __init__(self, stream, cap: int) -> None:
@@ -141,7 +141,7 @@ class BwrapSandbox(Sandbox):
         for etc in ("ld.so.cache", "alternatives", "localtime", "ssl"):  # no passwd, no shadow
             if (Path("/etc") / etc).exists():
                 args += ["--ro-bind", f"/etc/{etc}", f"/etc/{etc}"]
-        for root in _python_roots():
+        for root in python_roots():
             args += ["--ro-bind", root, root]
         for host, inside in self.ro_binds.items():
             args += ["--ro-bind", host, inside]
@@ -273,26 +273,26 @@ class BwrapSandbox(Sandbox):
                 os.close(channel[1])
             if cg:
                 cg.close_fds()
-        out = _Capped(proc.stdout, limits.max_output_bytes)
-        err = _Capped(proc.stderr, limits.max_output_bytes)
+        out = Capped(proc.stdout, limits.max_output_bytes)
+        err = Capped(proc.stderr, limits.max_output_bytes)
         res = None
         if channel:  # the reader owns the read end (closed when it is dropped)
-            res = _Capped(open(channel[0], "rb"), limits.max_output_bytes)  # noqa: SIM115
+            res = Capped(open(channel[0], "rb"), limits.max_output_bytes)  # noqa: SIM115
         if stdin is not None:
-            threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True).start()
+            threading.Thread(target=feed, args=(proc.stdin, stdin), daemon=True).start()
         timed_out = False
         try:
             rc = proc.wait(timeout=limits.timeout_s)
         except subprocess.TimeoutExpired:
             timed_out = True
-            _kill_tree(proc, cg)
+            kill_tree(proc, cg)
             rc = proc.wait()
         if cg:
             cg.kill_all()  # stragglers that daemonised inside the group
         stdout, stderr = out.join(), err.join()
         result = res.join() if res else None
         truncated = out.truncated or err.truncated or bool(res and res.truncated)
-        error = _diagnose(rc, timed_out, stderr, cg, limits)
+        error = diagnose(rc, timed_out, stderr, cg, limits)
         if error is None and truncated:
             error = f"output limit: more than {limits.max_output_bytes} bytes (truncated)"
         return RunResult(
@@ -389,7 +389,7 @@ class BwrapSandbox(Sandbox):
         )
         self._services[url] = svc
         try:
-            _wait_healthy(host_sock, proc, limits.timeout_s)
+            wait_healthy(host_sock, proc, limits.timeout_s)
         except SandboxError as e:
             tail = svc.log_tail()
             self.stop(handle)
@@ -420,7 +420,7 @@ class _Service:
         return ""
 
     def close(self) -> None:
-        _kill_tree(self.proc, self.cg)
+        kill_tree(self.proc, self.cg)
         with contextlib.suppress(Exception):
             self.proc.wait(timeout=5)
         if self.cg:
@@ -472,21 +472,21 @@ def options_via_fd(cmd: list[str]) -> tuple[list[str], int]:
     return [cmd[0], "--args", str(fd), *cmd[split:]], fd
 
 
-def _feed(pipe, data: bytes) -> None:
+def feed(pipe, data: bytes) -> None:
     with contextlib.suppress(OSError, ValueError):
         pipe.write(data)
     with contextlib.suppress(OSError, ValueError):
         pipe.close()
 
 
-def _kill_tree(proc: subprocess.Popen, cg: CgroupLimits | None) -> None:
+def kill_tree(proc: subprocess.Popen, cg: CgroupLimits | None) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)  # bwrap; its pid-namespace init takes the rest along
     if cg:
         cg.kill_all()
 
 
-def _diagnose(
+def diagnose(
     rc: int, timed_out: bool, stderr: bytes, cg: CgroupLimits | None, limits: Limits
 ) -> str | None:
     """Why a run failed, or None. Sandboxed code can write the sandbox's stderr (through
@@ -510,7 +510,7 @@ def _diagnose(
     return None
 
 
-def _wait_healthy(sock: str, proc: subprocess.Popen, timeout_s: float) -> None:
+def wait_healthy(sock: str, proc: subprocess.Popen, timeout_s: float) -> None:
     import httpx
 
     deadline = time.monotonic() + timeout_s

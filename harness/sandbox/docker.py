@@ -230,7 +230,9 @@ class DockerSandbox(Sandbox):
             )
             os.chmod(sock_dir, 0o777)  # uid 65534 inside creates the socket
             environment["HARNESS_SERVICE_UDS"] = "/run/sandbox/service.sock"
-            kw["mounts"] = [__import__("docker").types.Mount("/run/sandbox", sock_dir, type="bind")]
+            from docker.types import Mount
+
+            kw["mounts"] = [Mount("/run/sandbox", sock_dir, type="bind")]
             if forward_url and self.backbone_network:
                 kw["network"] = self._internal_network(self.backbone_network).name
             else:
@@ -270,9 +272,9 @@ class DockerSandbox(Sandbox):
     def _wait_healthy(self, c, url: str, timeout_s: float) -> None:
         import httpx
 
-        from function_store.service.client import _transport_for
+        from function_store.service.client import transport_for
 
-        base, transport = _transport_for(url, sync=True)
+        base, transport = transport_for(url, sync=True)
         client = httpx.Client(base_url=base, transport=transport, timeout=1.0)
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:

@@ -20,7 +20,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from harness.sandbox.base import Limits, RunResult, Sandbox, SandboxError, ServiceHandle
-from harness.sandbox.bwrap import _wait_healthy, write_files
+from harness.sandbox.bwrap import wait_healthy, write_files
 from harness.sandbox.env import sandbox_env
 from harness.sandbox.local import run_plain
 
@@ -97,7 +97,7 @@ class InProcessSandbox(Sandbox):
             proc = subprocess.Popen(
                 argv, cwd=d, env=sandbox_env(listed, home=d), start_new_session=True
             )
-            _wait_healthy(sock, proc, limits.timeout_s)
+            wait_healthy(sock, proc, limits.timeout_s)
             stopper = proc
         url = "http+unix://" + quote(sock, safe="")
         self._services[url] = (stopper, d)

@@ -25,11 +25,11 @@ from urllib.parse import quote
 
 from harness.sandbox.base import Limits, RunResult, Sandbox, SandboxError, ServiceHandle
 from harness.sandbox.bwrap import (
-    _Capped,
-    _diagnose,
-    _feed,
-    _kill_tree,
-    _wait_healthy,
+    Capped,
+    diagnose,
+    feed,
+    kill_tree,
+    wait_healthy,
     write_files,
 )
 from harness.sandbox.env import RESULT_FD_ENV, sandbox_env
@@ -77,17 +77,17 @@ def run_plain(  # type: ignore[no-untyped-def]
         finally:
             if result_channel:
                 os.close(wfd)
-        out = _Capped(proc.stdout, limits.max_output_bytes)
-        err = _Capped(proc.stderr, limits.max_output_bytes)
+        out = Capped(proc.stdout, limits.max_output_bytes)
+        err = Capped(proc.stderr, limits.max_output_bytes)
         res = None
         if result_channel:  # the reader owns the read end from here on
-            res, rfd = _Capped(open(rfd, "rb"), limits.max_output_bytes), -1  # noqa: SIM115
+            res, rfd = Capped(open(rfd, "rb"), limits.max_output_bytes), -1  # noqa: SIM115
         if stdin is not None:  # fed from a thread: a child that never reads it still times out
-            threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True).start()
+            threading.Thread(target=feed, args=(proc.stdin, stdin), daemon=True).start()
         try:
             rc, timed_out = proc.wait(timeout=limits.timeout_s), False
         except subprocess.TimeoutExpired:
-            _kill_tree(proc, None)
+            kill_tree(proc, None)
             rc, timed_out = proc.wait(), True
         so, se = out.join(), err.join()
         trunc = out.truncated or err.truncated or bool(res and res.truncated)
@@ -124,7 +124,7 @@ class LocalSandbox(Sandbox):
             argv = [a.replace(INSIDE, d + "/") for a in _python(argv)]
             got = run_plain(argv, d, stdin, limits, result_channel, preexec_fn=_rlimits(limits))
             rc = -9 if got.returncode is None else got.returncode  # None: killed on timeout
-            error = _diagnose(rc, got.timed_out, got.stderr, None, limits)
+            error = diagnose(rc, got.timed_out, got.stderr, None, limits)
             if error is None and got.output_truncated:
                 error = "output limit (truncated)"
             return dataclasses.replace(got, error=error)
@@ -160,7 +160,7 @@ class LocalSandbox(Sandbox):
         url = "http+unix://" + quote(sock, safe="")
         self._services[url] = (proc, d, sock_dir)
         try:
-            _wait_healthy(sock, proc, limits.timeout_s)
+            wait_healthy(sock, proc, limits.timeout_s)
         except SandboxError:
             self.stop(ServiceHandle(url=url, backend=self.name))
             raise

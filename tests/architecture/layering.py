@@ -1,0 +1,226 @@
+"""The import rules of DESIGN §2 ("Layers"), checked on source text with `ast`.
+
+`check_tree(root)` reads every `.py` file of the four packages (module-level and function-level
+imports, `TYPE_CHECKING` blocks included, relative imports resolved) and returns one `Violation`
+per offending import:
+
+- a layer edge against the rule (`agents` imports nothing of ours; `function_store` no `harness`
+  or `evaluator`; `evaluator` no `harness`; `harness` is the composition root);
+- a private name (`_x`, not a dunder) imported from another module;
+- an `importlib.import_module(...)` / `__import__(...)` call outside `DYNAMIC_IMPORTS`, since a
+  dynamic import hides an edge from this check (a constant module argument is checked as an edge).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+PACKAGES = ("agents", "function_store", "evaluator", "harness")
+# top-level packages of this repository that no layer may import (scripts, tests, tools)
+NOT_LIBRARIES = ("tests", "benchmarks", "scripts")
+
+# layer -> the layers of ours it may import (itself always)
+ALLOWED: Mapping[str, frozenset[str]] = {
+    "agents": frozenset(),  # runs in the agent host: the standard library and its own deps only
+    "function_store": frozenset({"agents"}),
+    "evaluator": frozenset({"function_store", "agents"}),
+    "harness": frozenset({"evaluator", "function_store", "agents"}),
+}
+
+# Where a dynamic import is the point: a registry that imports what a name or a setting refers to.
+# (file, enclosing function or "<module>") -> why. Every other call is a violation.
+DYNAMIC_IMPORTS: Mapping[tuple[str, str], str] = {
+    ("function_store/benchmark.py", "load_ref"): (
+        "the one place a Benchmark record's `module:attr` references are imported, by the layer "
+        "that uses them"
+    ),
+    ("function_store/runtime.py", "_ensure_registered"): (
+        "imports the module that registers a runner kind, on first use"
+    ),
+    ("function_store/catalog.py", "_source"): (
+        "imports the module that registers a dataset source, on first use"
+    ),
+    ("function_store/find_v1/__init__.py", "load"): (
+        "find-v1 dispatches to its per-family loader module (function_store.find_v1.*)"
+    ),
+    ("function_store/find_gen/__init__.py", "load"): (
+        "find-gen dispatches to its per-family loader module (function_store.find_gen.*)"
+    ),
+    ("function_store/neurons/corpus.py", "python_docs"): (
+        "reads standard-library modules' docstrings as a text corpus; imports nothing of ours"
+    ),
+    ("agents/registry.py", "import_path"): "an agent given as `package.module:Class`",
+    ("harness/settings.py", "load_plugins"): "plugin modules named in HARNESS_PLUGINS",
+    ("harness/cli.py", "<module>"): (
+        "each harness.commands module adds its subcommands (COMMAND_MODULES)"
+    ),
+    ("harness/sandbox/base.py", "get_sandbox"): (
+        "the sandbox backend chosen by name; optional backends (docker) import their own deps"
+    ),
+    ("harness/scheduler.py", "resolve_agent_class"): (
+        "an agent given as `package.module:Class` when the agent registry is not installed"
+    ),
+    ("harness/scheduler.py", "load_score_hook"): "a score hook given as `package.module:function`",
+}
+
+
+@dataclass(frozen=True, order=True)
+class Violation:
+    path: str  # relative to the checked root, with "/"
+    line: int
+    kind: str  # "layer" | "private" | "dynamic"
+    message: str
+    target: str = ""  # the imported module (or a dynamic import's constant module prefix)
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: [{self.kind}] {self.message}"
+
+
+def module_name(rel: Path) -> str:
+    parts = list(rel.with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def resolve_from(node: ast.ImportFrom, module: str, is_package: bool) -> str:
+    """The absolute module a `from ... import` reads from (relative levels resolved)."""
+    if not node.level:
+        return node.module or ""
+    base = module.split(".") if is_package else module.split(".")[:-1]
+    base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
+    return ".".join([*base, node.module] if node.module else base)
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+class _Reader(ast.NodeVisitor):
+    """Collects the imports of one file with the function each sits in."""
+
+    def __init__(self, module: str, is_package: bool) -> None:
+        self.module = module
+        self.is_package = is_package
+        self.scope: list[str] = []
+        # (line, imported module, imported names or None for `import x`)
+        self.imports: list[tuple[int, str, list[str] | None]] = []
+        # (line, enclosing scope, constant module argument or None)
+        self.dynamic: list[tuple[int, str, str | None]] = []
+
+    def _scoped(self, node: ast.AST, name: str) -> None:
+        self.scope.append(name)
+        self.generic_visit(node)
+        self.scope.pop()
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        self._scoped(node, node.name)
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
+        self._scoped(node, node.name)
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self._scoped(node, node.name)
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self.imports.append((node.lineno, alias.name, None))
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        target = resolve_from(node, self.module, self.is_package)
+        self.imports.append((node.lineno, target, [a.name for a in node.names]))
+
+    def visit_Call(self, node: ast.Call) -> None:
+        f = node.func
+        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+        if name in ("import_module", "__import__"):
+            self.dynamic.append(
+                (node.lineno, self.scope[-1] if self.scope else "<module>", _prefix(node))
+            )
+        self.generic_visit(node)
+
+
+def _prefix(call: ast.Call) -> str | None:
+    """The constant part of a dynamic import's module argument (`"a.b"`, `f"a.b.{x}"` -> `a.b`)."""
+    if not call.args:
+        return None
+    arg = call.args[0]
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        return arg.value
+    if isinstance(arg, ast.JoinedStr) and arg.values:
+        head = arg.values[0]
+        if isinstance(head, ast.Constant) and isinstance(head.value, str):
+            return head.value.rstrip(".") or None
+    return None
+
+
+def _layer_edge(rel: str, line: int, layer: str, target: str, how: str) -> Violation | None:
+    top = target.split(".")[0]
+    if top == layer:
+        return None
+    if top in NOT_LIBRARIES or (top in ALLOWED and top not in ALLOWED[layer]):
+        return Violation(rel, line, "layer", f"{layer} imports {target} ({how})", target)
+    return None
+
+
+def python_files(root: Path, packages: Iterable[str] = PACKAGES) -> list[Path]:
+    return sorted(p for pkg in packages for p in (root / pkg).rglob("*.py"))
+
+
+def _read(root: Path, path: Path) -> _Reader:
+    reader = _Reader(module_name(path.relative_to(root)), path.name == "__init__.py")
+    reader.visit(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)))
+    return reader
+
+
+def dynamic_import_sites(root: Path, packages: Iterable[str] = PACKAGES) -> set[tuple[str, str]]:
+    """(file, enclosing function) of every dynamic import call, to keep the allow-list current."""
+    return {
+        (p.relative_to(root).as_posix(), scope)
+        for p in python_files(root, packages)
+        for _, scope, _ in _read(root, p).dynamic
+    }
+
+
+def check_file(
+    root: Path, path: Path, dynamic_allowed: Mapping[tuple[str, str], str]
+) -> list[Violation]:
+    rel_path = path.relative_to(root)
+    rel = rel_path.as_posix()
+    layer = rel_path.parts[0]
+    reader = _read(root, path)
+    module = reader.module
+    out: list[Violation] = []
+    for line, target, names in reader.imports:
+        if (v := _layer_edge(rel, line, layer, target, "import")) is not None:
+            out.append(v)
+        if names is None:
+            continue
+        for name in names:
+            if target and target != module and _is_private(name):
+                out.append(
+                    Violation(rel, line, "private", f"imports private {name} from {target}", target)
+                )
+    for line, scope, prefix in reader.dynamic:
+        if (rel, scope) not in dynamic_allowed:
+            out.append(
+                Violation(rel, line, "dynamic", f"dynamic import in {scope} (not allow-listed)")
+            )
+        if prefix and (v := _layer_edge(rel, line, layer, prefix, "dynamic import")) is not None:
+            out.append(v)
+    return out
+
+
+def check_tree(
+    root: Path,
+    *,
+    packages: Iterable[str] = PACKAGES,
+    dynamic_allowed: Mapping[tuple[str, str], str] = DYNAMIC_IMPORTS,
+) -> list[Violation]:
+    """Every violation of the import rules under `root`, sorted by file and line."""
+    return sorted(
+        v for p in python_files(root, packages) for v in check_file(root, p, dynamic_allowed)
+    )
