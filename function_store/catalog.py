@@ -44,7 +44,7 @@ class CatalogOptions(BaseModel):
 Source = Callable[[Family, CatalogOptions], list[Target]]
 # datasets a plugin adds for every family whose ids name the family (`register_source`)
 _SOURCES: dict[str, Source] = {}
-_UNLISTED = "_catalog_listed_when"
+_LISTED_WHEN = "_catalog_listed_when"
 
 
 def register_source(name: str) -> Callable[[Source], Source]:
@@ -63,7 +63,7 @@ def listed_when(condition: Callable[[CatalogOptions], bool]) -> Callable[[Source
     (e.g. a dataset read from a folder the caller configures)."""
 
     def deco(fn: Source) -> Source:
-        setattr(fn, _UNLISTED, condition)
+        setattr(fn, _LISTED_WHEN, condition)
         return fn
 
     return deco
@@ -185,5 +185,5 @@ class Catalog:
 
 
 def _listed(source: Source, options: CatalogOptions) -> bool:
-    condition = getattr(source, _UNLISTED, None)
+    condition = getattr(source, _LISTED_WHEN, None)
     return condition is None or condition(options)
