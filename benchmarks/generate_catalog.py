@@ -12,7 +12,6 @@ extrapolated total for all of them, and repeats those to show that cache hits ar
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import sys
 import tempfile
@@ -24,30 +23,25 @@ from rich.progress import Progress
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from function_store.benchmark import benchmark, load_ref  # noqa: E402
 from function_store.catalog import CatalogOptions, GenConfig  # noqa: E402
 
 console = Console()
-FAMILY_MODULE = {
-    "numeric": "numeric",
-    "strings": "strings",
-    "entities": "neural",
-    "relations": "neural",
-}
 EXPECTED = {"numeric": 1000, "strings": 1000, "entities": 200, "relations": 75}
 
 
 def time_families(options: CatalogOptions) -> list:
     numeric = []
     total = 0.0
-    for family, module in FAMILY_MODULE.items():
+    for family in EXPECTED:
         try:
-            mod = importlib.import_module(f"function_store.find_gen.{module}")
-        except ImportError as e:
+            source = load_ref(benchmark(family).sources["find-gen"])
+        except (ImportError, KeyError) as e:
             console.print(f"{family:10s} not importable yet ({e.__class__.__name__}: {e})")
             continue
         start = time.perf_counter()
         try:
-            targets = mod.load(family, options)
+            targets = source(family, options)
         except Exception as e:  # another engineer's generator may be unfinished: report it
             console.print(f"{family:10s} failed: {e.__class__.__name__}: {e}")
             continue
@@ -64,7 +58,7 @@ def time_families(options: CatalogOptions) -> list:
 
 
 def time_mlp(targets: list, limit: int, device: str | None) -> None:
-    from function_store.find_gen.numeric import train_mlp_for
+    from function_store.numeric.find_gen import train_mlp_for
 
     mlps = [t for t in targets if t.variant == "mlp"]
     todo = mlps[:limit]

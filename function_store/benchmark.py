@@ -49,6 +49,8 @@ class Benchmark:
     # datasets whose ids do not name the family (`neuron/<model>/<layer>:<i>`): those datasets
     # serve this family only, and their id prefix decides the family
     fixed_datasets: tuple[str, ...] = ()
+    # modules that declare the family's reference data (`function_store.datasets.register`)
+    reference_data: tuple[str, ...] = ()
     # runner kind (Target.hidden.runner) -> module that registers it with function_store.runtime
     runners: Mapping[str, str] = field(default_factory=dict)
     # model services its targets need; pre-flight checks each one the selection needs

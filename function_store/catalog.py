@@ -1,30 +1,25 @@
-"""The catalog: lists, filters and samples targets from registered sources.
+"""The catalog: lists, filters and samples targets from the benchmark registry's sources.
 
-A source is a function `(family, options) -> list[Target]` registered under a dataset name
-(`find-v1`, `find-gen`, `find-import`). Sources load lazily, one (dataset, family, seed) at a time.
+A source is a function `(family, options) -> list[Target]`. A family's record names its sources
+(`Benchmark.sources`: dataset -> `module:function`); a plugin may add a dataset for every family
+with `register_source`. Sources load lazily, one (dataset, family, seed) at a time.
 """
 
 from __future__ import annotations
 
-import importlib
 import random
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from function_store.benchmark import benchmark, benchmarks, families, load_ref
 from function_store.models import Family, Target
 
-FAMILIES: tuple[Family, ...] = ("numeric", "strings", "entities", "relations", "neurons", "ravel")
-# datasets whose ids do not name the family: `neuron/<model>/<layer>:<index>`,
-# `ravel/<model>/<entity-type>/<attribute>`
-FIXED_FAMILY: dict[str, Family] = {"neuron": "neurons", "ravel": "ravel"}
 
-
-def _serves(dataset: str, family: str) -> bool:
-    """A fixed-family dataset serves only its family; the FIND datasets only FIND's four."""
-    fixed = FIXED_FAMILY.get(dataset)
-    return family == fixed if fixed else family not in FIXED_FAMILY.values()
+def _fixed_datasets() -> dict[str, str]:
+    """Datasets whose ids do not name the family (`<dataset>/<model>/...`) -> their one family."""
+    return {d: b.family for b in benchmarks() for d in b.fixed_datasets}
 
 
 class GenConfig(BaseModel):
@@ -47,17 +42,15 @@ class CatalogOptions(BaseModel):
 
 
 Source = Callable[[Family, CatalogOptions], list[Target]]
+# datasets a plugin adds for every family whose ids name the family (`register_source`)
 _SOURCES: dict[str, Source] = {}
-_SOURCE_MODULES = {
-    "find-v1": "function_store.find_v1",
-    "find-gen": "function_store.find_gen",
-    "find-import": "function_store.find_import",
-    "neuron": "function_store.neurons.targets",
-    "ravel": "function_store.ravel.targets",
-}
+_LISTED_WHEN = "_catalog_listed_when"
 
 
 def register_source(name: str) -> Callable[[Source], Source]:
+    """Add dataset `name` for every family whose ids name the family (`<name>/<family>/...`):
+    the source is called with each such family and returns [] for those it does not serve."""
+
     def deco(fn: Source) -> Source:
         _SOURCES[name] = fn
         return fn
@@ -65,17 +58,36 @@ def register_source(name: str) -> Callable[[Source], Source]:
     return deco
 
 
+def listed_when(condition: Callable[[CatalogOptions], bool]) -> Callable[[Source], Source]:
+    """Mark a source as listed only when its dataset is named, or when `condition(options)` holds
+    (e.g. a dataset read from a folder the caller configures)."""
+
+    def deco(fn: Source) -> Source:
+        setattr(fn, _LISTED_WHEN, condition)
+        return fn
+
+    return deco
+
+
 def dataset_names() -> list[str]:
-    # built-in datasets, then sources registered by plugins (register_source)
-    return list(dict.fromkeys([*_SOURCE_MODULES, *_SOURCES]))
+    # the records' datasets in registry order, then datasets registered by plugins
+    named = [d for b in benchmarks() for d in b.sources]
+    return list(dict.fromkeys([*named, *_SOURCES]))
 
 
-def _source(name: str) -> Source:
-    if name not in _SOURCES and name in _SOURCE_MODULES:
-        importlib.import_module(_SOURCE_MODULES[name])
-    if name not in _SOURCES:
+def _check_dataset(name: str) -> None:
+    if name not in dataset_names():
         raise UnknownDataset(f"unknown dataset {name!r}; known: {', '.join(dataset_names())}")
-    return _SOURCES[name]
+
+
+def _source(dataset: str, family: str) -> Source | None:
+    """The source of `family` in `dataset`, or None when the dataset does not serve it."""
+    record = benchmark(family)
+    if dataset in record.sources:
+        return load_ref(record.sources[dataset])
+    if dataset in _SOURCES and not record.fixed_datasets and dataset not in _fixed_datasets():
+        return _SOURCES[dataset]
+    return None
 
 
 class UnknownTarget(KeyError):
@@ -88,24 +100,27 @@ class UnknownDataset(ValueError):
 
 
 def parse_id(target_id: str) -> tuple[str, Family, int | None]:
-    """`find-v1/numeric/f00473` -> (find-v1, numeric, None); `find-gen/strings/s3/f00012` -> seed 3."""
+    """`find-v1/numeric/f00473` -> (find-v1, numeric, None); `find-gen/strings/s3/f00012` -> seed 3;
+    a fixed dataset's id (`<dataset>/<model>/...`) -> its family, no seed."""
     parts = target_id.split("/")
-    if parts[0] in FIXED_FAMILY and len(parts) in (3, 4):
-        return parts[0], FIXED_FAMILY[parts[0]], None
-    if len(parts) < 3 or parts[1] not in FAMILIES:
+    fixed = _fixed_datasets()
+    if parts[0] in fixed and len(parts) in (3, 4):
+        return parts[0], fixed[parts[0]], None
+    if len(parts) < 3 or parts[1] not in families():
         raise UnknownTarget(_unknown_msg(target_id))
     seed = None
     if len(parts) == 4:
         if not (parts[2].startswith("s") and parts[2][1:].isdigit()):
             raise UnknownTarget(_unknown_msg(target_id))
         seed = int(parts[2][1:])
-    return parts[0], parts[1], seed  # type: ignore[return-value]
+    return parts[0], parts[1], seed
 
 
 def _unknown_msg(target_id: str) -> str:
     return (
-        f"unknown target id {target_id!r}. Ids look like find-v1/numeric/f00473 or "
-        "find-gen/strings/s0/f00012; list them with `harness targets list [--dataset D] [--family F]`"
+        f"unknown target id {target_id!r}. Ids look like <dataset>/<family>/<name>, "
+        "<dataset>/<family>/s<seed>/<name> for a seeded dataset, or <dataset>/<model>/... for a "
+        "dataset of one family; list them with `harness targets list [--dataset D] [--family F]`"
     )
 
 
@@ -115,15 +130,18 @@ class Catalog:
         self._loaded: dict[tuple[str, str, int], list[Target]] = {}
 
     def _load(self, dataset: str, family: Family, seed: int | None = None) -> list[Target]:
+        """One source's targets; [] where the dataset does not serve the family. Keyed by seed:
+        only a seeded dataset's ids name another seed than the catalog's."""
         seed = self.options.gen_seed if seed is None else seed
-        key = (dataset, family, seed if dataset == "find-gen" else 0)
+        key = (dataset, family, seed)
         if key not in self._loaded:
+            source = _source(dataset, family)
             opts = (
                 self.options
                 if seed == self.options.gen_seed
                 else self.options.model_copy(update={"gen_seed": seed})
             )
-            self._loaded[key] = _source(dataset)(family, opts)
+            self._loaded[key] = source(family, opts) if source else []
         return self._loaded[key]
 
     def list(
@@ -135,27 +153,23 @@ class Catalog:
     ) -> list[Target]:
         if ids is not None:
             return [self.get(i) for i in ids]
-        if family is not None and family not in FAMILIES:
-            raise ValueError(f"unknown family {family!r}; known: {', '.join(FAMILIES)}")
-        datasets = (
-            [dataset]
-            if dataset
-            else [d for d in dataset_names() if d != "find-import" or self.options.import_root]
-        )
-        for d in datasets:
-            _source(d)  # unknown dataset -> UnknownDataset
-        families = [family] if family else list(FAMILIES)
+        if family is not None:
+            benchmark(family)  # unknown family -> UnknownFamily (a ValueError)
+        if dataset is not None:
+            _check_dataset(dataset)
+        datasets = [dataset] if dataset else dataset_names()
         out: list[Target] = []
         for d in datasets:
-            for f in families:
-                if not _serves(d, f):
+            for f in [family] if family else families():
+                source = _source(d, f)
+                if source is None or (dataset is None and not _listed(source, self.options)):
                     continue
                 out.extend(t for t in self._load(d, f) if variant is None or t.variant == variant)
         return out
 
     def get(self, target_id: str) -> Target:
         dataset, family, seed = parse_id(target_id)
-        if dataset not in _SOURCE_MODULES and dataset not in _SOURCES:
+        if dataset not in dataset_names():
             raise UnknownTarget(_unknown_msg(target_id))
         for t in self._load(dataset, family, seed):
             if t.id == target_id:
@@ -168,3 +182,8 @@ class Catalog:
             return pool
         picked = sorted(random.Random(seed).sample(range(len(pool)), n))
         return [pool[i] for i in picked]
+
+
+def _listed(source: Source, options: CatalogOptions) -> bool:
+    condition = getattr(source, _LISTED_WHEN, None)
+    return condition is None or condition(options)

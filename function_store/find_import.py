@@ -2,8 +2,9 @@
 
 Layout (FIND's `find_dataset/`, e.g. the unzipped Zenodo FIND-dataset.zip):
 `<root>/<category>/fNNNNN/function_code.py` (+ `mlp_approx_model.pt`, `initial.json` where present),
-categories numeric, strings, neurons_entities, neurons_relations. Targets are
-`find-import/<family>/fNNNNN`. A call runs `python3 function_code.py ARG...` in the function's folder
+one category folder per FIND family. Targets are `find-import/<family>/fNNNNN`. Each family says
+how its functions sit in the folder (`FolderKind`, in its own package) and gets its catalog source
+from `folder_source`; this module holds what they share and names no family. A call runs `python3 function_code.py ARG...` in the function's folder
 like FIND's interpreter does, but as an argv list with no shell (an input is never parsed by a
 shell), with a timeout, and parses FIND's `Function input - output pairs: (a, b) ...` line back
 into one CallOutput per input. `script_argv` is the one place the command is built, so a sandbox
@@ -12,9 +13,9 @@ backend can wrap it.
 Release check: the only known copy of the Zenodo FIND-dataset.zip holds an OLD (June 2023)
 string set and OLD relation prompts. Paired with the current (Sept 2023) unit tests they are wrong
 in silence (in 961 of 1000 string functions none of the 10 unit tests reproduce). So before a
-folder's functions meet unit tests, `stale_strings_reason` runs a few of them on their own tests'
-correct inputs and `stale_relations_reason` looks for the current prompt wording; a mismatch makes
-the targets unavailable with a reason that says what to do instead.
+folder's functions meet the current release's unit tests, a family's `FolderKind.stale` check
+(e.g. running a few functions on their own tests' correct inputs, in the `ScriptSandbox` the
+harness sets) may make the targets unavailable with a reason that says what to do instead.
 """
 
 from __future__ import annotations
@@ -25,13 +26,14 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
-from functools import lru_cache
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
-from function_store.catalog import CatalogOptions, register_source
-from function_store.datasets import DATASETS, DataUnavailable, data_path
+from function_store.catalog import CatalogOptions, Source, listed_when
+from function_store.datasets import DataUnavailable
+from function_store.find_data import FIND
 from function_store.formatting import HEADER
 from function_store.models import (
     CallOutput,
@@ -42,17 +44,9 @@ from function_store.models import (
     UnitTest,
     make_canary,
 )
-from function_store.neural.prompts import relation_template
 from function_store.runtime import NoBackboneConfigured, RuntimeContext, register_runner
 from function_store.service.isolation import sandbox_env, script_gate
 
-CATEGORY_FAMILY: dict[str, Family] = {
-    "numeric": "numeric",
-    "strings": "strings",
-    "neurons_entities": "entities",
-    "neurons_relations": "relations",
-}
-FAMILY_CATEGORY: dict[str, str] = {f: c for c, f in CATEGORY_FAMILY.items()}
 SCRIPT = "function_code.py"
 DEFAULT_TIMEOUT_S = 60.0
 # The neuron files carry placeholders FIND substitutes when it copies them
@@ -227,14 +221,55 @@ def script_runner(target: Target, ctx: RuntimeContext) -> ScriptRunner:
 
 # --- release check -----------------------------------------------------------------------
 
-RELEASE_SAMPLE = 5  # string functions run per check; each is one subprocess with 10 inputs
 USE_FIND_IMPORT = (
     " Serve that folder as dataset find-import (CatalogOptions.import_root), whose targets keep "
     "the folder's own files and unit tests, instead of pairing it with the current release."
 )
 
 
-def _correct_pairs(record: dict) -> tuple[list[str], list[str]]:
+class ScriptSandboxUnavailable(RuntimeError):
+    """The script sandbox cannot run here (e.g. bubblewrap is missing)."""
+
+
+class ScriptSandbox(Protocol):
+    """Runs one FIND script isolated from the host: a folder's scripts are target code, which
+    never runs on the host (docs/security.md). The harness sets its sandbox (`set_script_sandbox`)
+    so that this layer imports no harness."""
+
+    def run_script(self, source: bytes, args: Sequence[str], timeout_s: float) -> str:
+        """The stdout of `python3 function_code.py ARGS...` with `source` as the script (argv
+        list, no shell). Raises ScriptSandboxUnavailable when no sandbox can run it."""
+        ...
+
+
+_script_sandbox: ScriptSandbox | None = None
+
+
+def set_script_sandbox(sandbox: ScriptSandbox | None) -> None:
+    """Where release checks run FIND scripts (None: nowhere; a check then says so)."""
+    global _script_sandbox
+    _script_sandbox = sandbox
+
+
+def sandboxed_outputs(script: Path, inputs: list[str]) -> list[str | None]:
+    """One FIND script's outputs for `inputs`, run in the configured `ScriptSandbox`. Without one
+    the check cannot run, and says so."""
+    if _script_sandbox is None:
+        raise DataUnavailable(
+            "cannot check the FIND folder's release without a sandbox: none is configured "
+            "(the harness sets one with function_store.find_import.set_script_sandbox)"
+        )
+    try:
+        stdout = _script_sandbox.run_script(script.read_bytes(), inputs, DEFAULT_TIMEOUT_S)
+    except ScriptSandboxUnavailable as e:
+        raise DataUnavailable(
+            f"cannot check the FIND folder's release without a sandbox: {e}"
+        ) from e
+    outputs = parse_pairs(stdout, inputs)
+    return list(outputs) if outputs is not None else [None] * len(inputs)
+
+
+def correct_pairs(record: dict) -> tuple[list[str], list[str]]:
     """The 10 (input, output) pairs a unit-test record marks correct (`correct_inx` is 1-based)."""
     ins, outs = [], []
     for (inputs, outputs), k in zip(record["test_vec"], record["correct_inx"], strict=True):
@@ -243,109 +278,9 @@ def _correct_pairs(record: dict) -> tuple[list[str], list[str]]:
     return ins, outs
 
 
-def stale_strings_reason(
-    root: Path, records: Sequence[dict], sample: int = RELEASE_SAMPLE
-) -> str | None:
-    """Why the string functions under `root/strings/` do not belong with these unit tests, or None.
-
-    Up to `sample` functions spread over the folder run (as targets do: `ScriptRunner`, an argv
-    list, no shell; in parallel) on the correct inputs of their own unit tests. Fewer than half of
-    those tests reproducing means another release. Measured on the real folders: the current
-    repository's f00000-f00003 reproduce 10 of 10 each (f00004, stochastic, 2 in one run); of the
-    1000 old Zenodo functions 961 reproduce none of their 10, and all but 2 at most 3."""
-    folder = Path(root) / "strings"
-    present = [r for r in records if (folder / r["name"] / SCRIPT).is_file()]
-    if not present:
-        return None
-    picked = present[:: max(1, len(present) // sample)][:sample]
-    stamp = tuple((folder / r["name"] / SCRIPT).stat().st_mtime_ns for r in picked)
-    key = json.dumps(picked, sort_keys=True)
-    hits, total = _reproduced(str(folder), key, stamp)
-    if 2 * hits >= total:
-        return None
-    names = ", ".join(r["name"] for r in picked)
-    return (
-        f"the string functions in {folder} do not match the unit tests they would be paired "
-        f"with: only {hits} of the {total} unit tests of {names} reproduce, as with the Zenodo "
-        "FIND-dataset.zip's OLD (June 2023) string set and the current (Sept 2023) tests."
-    )
-
-
-@lru_cache(maxsize=16)
-def _reproduced(folder: str, picked_json: str, _stamp: tuple[int, ...]) -> tuple[int, int]:
-    """(unit tests reproduced, unit tests run) for the picked records; cached per file state."""
-
-    def run(record: dict) -> int:
-        ins, want = _correct_pairs(record)
-        got = _sandboxed_outputs(Path(folder) / record["name"] / SCRIPT, ins)
-        return sum(o == w for o, w in zip(got, want, strict=True))
-
-    picked = json.loads(picked_json)
-    with ThreadPoolExecutor(max_workers=len(picked)) as pool:
-        hits = sum(pool.map(run, picked))
-    return hits, 10 * len(picked)
-
-
-def _sandboxed_outputs(script: Path, inputs: list[str]) -> list[str | None]:
-    """One FIND script's outputs for `inputs`, run in the orchestrator's sandbox: a folder's
-    scripts are target code, which never runs on the host (docs/security.md). Without a sandbox
-    the check cannot run, and says so."""
-    from harness.sandbox import Limits, SandboxError, get_sandbox  # lazy: orchestrator side only
-
-    try:
-        sandbox = get_sandbox("bwrap")
-    except SandboxError as e:
-        raise DataUnavailable(
-            f"cannot check the FIND folder's release without a sandbox: {e}"
-        ) from e
-    res = sandbox.run(
-        [default_python(), f"/sandbox/{SCRIPT}", *inputs],  # no shell; cwd is the sandbox's /tmp
-        files={SCRIPT: script.read_bytes()},
-        limits=Limits(timeout_s=DEFAULT_TIMEOUT_S, memory_mb=2048),
-    )
-    outputs = parse_pairs(res.stdout.decode("utf-8", errors="replace"), inputs)
-    return list(outputs) if outputs is not None else [None] * len(inputs)
-
-
-def _current_relation_initials() -> dict[str, object]:
-    try:
-        records = json.loads(data_path("find/neurons_relations/data.json").read_text("utf-8"))
-    except (DataUnavailable, OSError, ValueError):
-        return {}
-    return {Path(r["dir"]).name: r.get("initial") for r in records}
-
-
-def stale_relations_reason(root: Path) -> str | None:
-    """Why the relation modules under `root/neurons_relations/` are not the current release, or
-    None. A script without the current prompt's instruction line has the old wording; an
-    `initial.json` unlike the released data.json's list is an old exemplar list."""
-    folders = sorted((Path(root) / "neurons_relations").glob("f[0-9][0-9][0-9][0-9][0-9]"))
-    scripts = [f / SCRIPT for f in folders if (f / SCRIPT).is_file()]
-    if not scripts:
-        return None
-    line = relation_template("x", "y").splitlines()[1]  # the current instruction line
-    old_wording = [p for p in scripts if line not in p.read_text("utf-8", "replace")]
-    current = _current_relation_initials()
-    old_initial = [
-        f
-        for f in folders
-        if f.name in current
-        and (f / "initial.json").is_file()
-        and _read_json(f / "initial.json") != current[f.name]
-    ]
-    if not old_wording and not old_initial:
-        return None
-    return (
-        f"the relation modules in {Path(root) / 'neurons_relations'} are not the current "
-        f"release: {len(old_wording)} of {len(scripts)} scripts lack the current prompt wording "
-        f"and {len(old_initial)} initial.json lists differ from the released data.json, as in "
-        "the Zenodo FIND-dataset.zip's OLD relation set."
-    )
-
-
-def _is_current_release_file(path: Path, rel: str) -> bool:
+def is_current_release_file(path: Path, rel: str) -> bool:
     """`path` is byte-identical to the current release's `rel` (checksum in the dataset registry)."""
-    spec = next(f for f in DATASETS["find"].files if f.path == rel)
+    spec = next(f for f in FIND.files if f.path == rel)
     try:
         return hashlib.sha256(path.read_bytes()).hexdigest() == spec.sha256
     except OSError:
@@ -367,38 +302,7 @@ def script_hidden(path: Path, target_id: str, description: str = "") -> HiddenTr
     )
 
 
-def string_variant(code: str) -> str:
-    return "composed" if "def function1" in code else "atomic"
-
-
-def _variant(family: Family, folder: Path, code: str, name_dict: dict[str, str]) -> str:
-    if family == "numeric":
-        if (folder / "mlp_approx_model.pt").exists():
-            return "mlp"
-        served = name_dict.get(folder.name, "")
-        return {
-            "function_code.py": "clean",
-            "corrupted_function_code.py": "corrupted",
-            "noised_function_code.py": "noised",
-            "load_mlp.py": "mlp",
-        }.get(served, "unknown")
-    if family == "strings":
-        return string_variant(code)
-    if family == "entities":
-        return "composed" if "concept2" in code else "atomic"
-    return "corrupted" if "ex = " in code else "clean"
-
-
-def _public(family: Family, variant: str) -> PublicMeta:
-    if family == "numeric":
-        prompt = "numeric_mlp" if variant == "mlp" else "numeric"
-        return PublicMeta(input_kind="number", prompt_family=prompt, value_range=(-128.0, 128.0))
-    if family == "strings":
-        return PublicMeta(input_kind="string", prompt_family="strings")
-    return PublicMeta(input_kind="word", prompt_family=f"neurons_{family}")  # type: ignore[arg-type]
-
-
-def _read_json(path: Path) -> object | None:
+def read_json(path: Path) -> object | None:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -416,24 +320,36 @@ def unit_tests_from(record: dict) -> list[UnitTest]:
     return out
 
 
-def load_folder(root: Path, family: Family) -> list[Target]:
-    category_dir = Path(root) / FAMILY_CATEGORY[family]
+@dataclass(frozen=True)
+class FolderKind:
+    """How one family's functions sit in a FIND folder."""
+
+    category: str  # the category folder, as FIND names it
+    # (function folder, script source, the category's func_name_dict.json) -> variant
+    variant: Callable[[Path, str, dict[str, str]], str]
+    public: Callable[[str], PublicMeta]  # variant -> what a prompt may say
+    # the current release's unit tests (a path in the dataset registry): a folder holding a copy
+    # is checked by `stale` (root, its unit-test records) -> why it is another release, or None
+    release_tests: str | None = None
+    stale: Callable[[Path, list[dict]], str | None] | None = None
+
+
+def load_folder(root: Path, family: Family, kind: FolderKind) -> list[Target]:
+    category_dir = Path(root) / kind.category
     if not category_dir.is_dir():
         return []
-    name_dict = _read_json(category_dir / "func_name_dict.json")
+    name_dict = read_json(category_dir / "func_name_dict.json")
     name_dict = name_dict if isinstance(name_dict, dict) else {}
-    tests = _read_json(category_dir / "unit_test_data.json")
+    tests = read_json(category_dir / "unit_test_data.json")
     tests_by_name = {r["name"]: r for r in tests} if isinstance(tests, list) else {}
     # the current release's unit tests copied into a folder: are its functions that release?
     stale = None
-    if family == "strings" and _is_current_release_file(
-        category_dir / "unit_test_data.json", "find/strings/unit_test_data.json"
+    if (
+        kind.stale is not None
+        and kind.release_tests is not None
+        and is_current_release_file(category_dir / "unit_test_data.json", kind.release_tests)
     ):
-        stale = stale_strings_reason(Path(root), list(tests_by_name.values()))
-    elif family == "relations" and _is_current_release_file(
-        category_dir / "unit_test_data.json", "find/neurons_relations/unit_test_data.json"
-    ):
-        stale = stale_relations_reason(Path(root))
+        stale = kind.stale(Path(root), list(tests_by_name.values()))
     if stale:
         stale += (
             f" Its {category_dir.name}/unit_test_data.json belongs to the other release: remove "
@@ -446,15 +362,15 @@ def load_folder(root: Path, family: Family) -> list[Target]:
             continue
         tid = f"find-import/{family}/{folder.name}"
         hidden = script_hidden(script, tid)
-        variant = _variant(family, folder, hidden.code or "", name_dict)
-        initial = _read_json(folder / "initial.json")
+        variant = kind.variant(folder, hidden.code or "", name_dict)
+        initial = read_json(folder / "initial.json")
         targets.append(
             Target(
                 id=tid,
                 dataset="find-import",
                 family=family,
                 variant=variant,
-                public=_public(family, variant),
+                public=kind.public(variant),
                 hidden=hidden,
                 unit_tests=unit_tests_from(tests_by_name[folder.name])
                 if folder.name in tests_by_name
@@ -466,13 +382,23 @@ def load_folder(root: Path, family: Family) -> list[Target]:
     return targets
 
 
-@register_source("find-import")
-def load(family: Family, options: CatalogOptions) -> list[Target]:
-    root = find_root(options)
-    if root is None:
-        return []
-    if not root.is_dir():
-        raise FileNotFoundError(
-            f"FIND dataset folder {root} does not exist (import_root / HARNESS_FIND_ROOT)"
-        )
-    return load_folder(root, family)
+def folder_configured(options: CatalogOptions) -> bool:
+    """find-import is listed only where a folder is configured (or the dataset is named)."""
+    return options.import_root is not None
+
+
+def folder_source(kind: FolderKind) -> Source:
+    """A family's find-import source: its functions in the configured FIND folder."""
+
+    @listed_when(folder_configured)
+    def load(family: Family, options: CatalogOptions) -> list[Target]:
+        root = find_root(options)
+        if root is None:
+            return []
+        if not root.is_dir():
+            raise FileNotFoundError(
+                f"FIND dataset folder {root} does not exist (import_root / HARNESS_FIND_ROOT)"
+            )
+        return load_folder(root, family, kind)
+
+    return load

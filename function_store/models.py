@@ -11,13 +11,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-Family = Literal["numeric", "strings", "entities", "relations", "neurons", "ravel"]
+# A registered benchmark family (function_store.benchmark). A plain str, not checked here: a
+# Target crosses into sandboxed services that may not load a plugin's record; the catalog checks
+# families against the registry where a selection names one.
+Family = str
 InputKind = Literal["number", "string", "word", "text"]
 
-# Prompt families as FIND names its prompt files (`prompts/<name>.txt`).
-PromptFamily = Literal[
-    "numeric", "numeric_mlp", "strings", "neurons_entities", "neurons_relations", "neurons", "ravel"
-]
+# The task prompt a target gets: for FIND's families the name of FIND's prompt file
+# (`prompts/<name>.txt`, e.g. `numeric_mlp`); a plugin family names its own.
+PromptFamily = str
 
 
 class PublicMeta(BaseModel):

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from function_store.benchmark import benchmarks
 from function_store.models import CallOutput, Target
 
 
@@ -49,18 +50,6 @@ Preparer = Callable[[Target], Target]
 _RUNNERS: dict[str, RunnerFactory] = {}
 _PREPARERS: dict[str, Preparer] = {}
 
-# runner name prefix -> module that registers it
-_RUNNER_MODULES: dict[str, str] = {
-    "numeric": "function_store.numeric.runners",
-    "mlp": "function_store.numeric.runners",
-    "string": "function_store.strings.runners",
-    "entity": "function_store.neural.runners",
-    "relation": "function_store.neural.runners",
-    "script": "function_store.find_import",
-    "neuron": "function_store.neurons.runner",
-    "ravel": "function_store.ravel.runner",
-}
-
 
 def register_runner(name: str) -> Callable[[RunnerFactory], RunnerFactory]:
     def deco(factory: RunnerFactory) -> RunnerFactory:
@@ -81,9 +70,14 @@ def register_preparer(name: str) -> Callable[[Preparer], Preparer]:
     return deco
 
 
+def _runner_modules() -> dict[str, str]:
+    """Runner name prefix -> the module that registers it, from the records' `runners`."""
+    return {kind: module for b in benchmarks() for kind, module in b.runners.items()}
+
+
 def _ensure_registered(name: str) -> None:
     if name not in _RUNNERS:
-        module = _RUNNER_MODULES.get(name.split("-")[0])
+        module = _runner_modules().get(name.split("-")[0])
         if module:
             importlib.import_module(module)
 

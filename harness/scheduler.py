@@ -44,6 +44,7 @@ from harness.executors import EpisodeJob, Executor, make_executor
 from harness.executors.local import execute_episode, make_agent
 from harness.policy import ApiPolicy, check_no_secrets, profile_for
 from harness.providers import ProviderProfile
+from harness.sandbox.find_scripts import install_script_sandbox
 from harness.settings import Settings
 from harness.store.models import EPISODE_TERMINAL, RUN_TERMINAL, Episode, Run, utcnow
 from harness.store.repo import Store
@@ -137,6 +138,7 @@ class CatalogCache:
     holds a generated find-gen set, ~20 MB; an API caller can name any seed)."""
 
     def __init__(self, max_seeds: int = 4) -> None:
+        install_script_sandbox()  # FIND folder release checks run their scripts in bwrap
         self.max_seeds = max_seeds
         self._by_seed: OrderedDict[int, Catalog] = OrderedDict()
         self._lock = threading.Lock()

@@ -3,16 +3,15 @@ share the backbone (FIND §3.2, Table 2)."""
 
 from function_store.benchmark import Benchmark, ReportRow
 
-_SOURCES = {
-    "find-v1": "function_store.find_v1:load",
-    "find-gen": "function_store.find_gen:load",
-    "find-import": "function_store.find_import:load",
-}
-
 ENTITIES = Benchmark(
     family="entities",
     title="FIND entities (the backbone's concept over words; the judge's unit tests)",
-    sources=_SOURCES,
+    sources={
+        "find-v1": "function_store.neural.sources:entities_find_v1",
+        "find-gen": "function_store.neural.sources:entities_find_gen",
+        "find-import": "function_store.neural.sources:entities_find_import",
+    },
+    reference_data=("function_store.find_data",),
     runners={"entity": "function_store.neural.runners", "script": "function_store.find_import"},
     services=("backbone",),
     prompt="function_store.neural.task_prompts:entities_prompt",
@@ -31,7 +30,12 @@ ENTITIES = Benchmark(
 RELATIONS = Benchmark(
     family="relations",
     title="FIND relations (the backbone's relation over words; the judge's unit tests)",
-    sources=_SOURCES,
+    sources={
+        "find-v1": "function_store.neural.sources:relations_find_v1",
+        "find-gen": "function_store.neural.sources:relations_find_gen",
+        "find-import": "function_store.neural.sources:relations_find_import",
+    },
+    reference_data=("function_store.find_data",),
     runners={"relation": "function_store.neural.runners", "script": "function_store.find_import"},
     services=("backbone",),
     prompt="function_store.neural.task_prompts:relations_prompt",

@@ -7,6 +7,7 @@ BENCHMARK = Benchmark(
     title="Neuron explanations (observational P/R/F1 and IIA of the agent's explanation)",
     sources={"neuron": "function_store.neurons.targets:load"},
     fixed_datasets=("neuron",),
+    reference_data=("function_store.neurons.data",),
     runners={"neuron": "function_store.neurons.runner"},
     services=("intervention",),
     prompt="function_store.neurons.prompt:task_prompt",

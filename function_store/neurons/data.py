@@ -21,6 +21,23 @@ from function_store import datasets
 
 DATASET = "neuron-explanations"  # name in function_store.datasets (`harness data fetch ...`)
 FILE = "neuron_explanations/observational_eval_data.json"
+NEURON_ARCHIVE = "https://github.com/explanare/eval-neuron-explanation/raw/300eea4/eval_data.tar.gz"
+
+datasets.register(
+    datasets.Dataset(
+        name=DATASET,
+        description="GPT-2 XL neuron explanations with labelled test sentences (observational evaluation)",
+        archive_url=NEURON_ARCHIVE,
+        files=(
+            datasets.FileSpec(
+                FILE,
+                "observational_eval_data.json",
+                "9a7826c46d5c62d8ddf175ab23bccffa6071fc060f975ab9d202cb8faa9da808",
+            ),
+        ),
+    ),
+    aliases=("neuron-expl",),  # the name the neuron issue uses
+)
 Label = Literal["true_positive", "false_positive", "false_negative", "true_negative"]
 # The labels take the explanation's viewpoint: TP/FP items are strings the explanation claims
 # (q ∈ ⟦E⟧), FN/TN items are strings it does not claim.

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import random
 
-from function_store.catalog import CatalogOptions, register_source
+from function_store.catalog import CatalogOptions
 from function_store.datasets import DataUnavailable
 from function_store.models import Family, HiddenTruth, PublicMeta, Target, make_canary
 from function_store.neurons import data
@@ -54,7 +54,6 @@ def smollm2_sample(seed: int = 0, n: int = SMOLLM2_SAMPLE) -> list[tuple[int, in
     return sorted(rng.sample(picked, n))
 
 
-@register_source("neuron")
 def load(family: Family, options: CatalogOptions) -> list[Target]:
     if family != "neurons":
         return []

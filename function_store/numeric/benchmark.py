@@ -6,10 +6,11 @@ BENCHMARK = Benchmark(
     family="numeric",
     title="FIND numeric functions (f: R -> R; NMSE of the agent's code)",
     sources={
-        "find-v1": "function_store.find_v1:load",
-        "find-gen": "function_store.find_gen:load",
-        "find-import": "function_store.find_import:load",
+        "find-v1": "function_store.numeric.sources:find_v1",
+        "find-gen": "function_store.numeric.sources:find_gen",
+        "find-import": "function_store.numeric.sources:find_import",
     },
+    reference_data=("function_store.find_data",),
     runners={
         "numeric": "function_store.numeric.runners",
         "mlp": "function_store.numeric.runners",

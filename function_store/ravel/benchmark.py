@@ -7,6 +7,7 @@ BENCHMARK = Benchmark(
     title="RAVEL: localise an entity attribute in a model (Cause / Isolate / Disentangle)",
     sources={"ravel": "function_store.ravel.targets:load"},
     fixed_datasets=("ravel",),
+    reference_data=("function_store.ravel.data",),
     runners={"ravel": "function_store.ravel.runner"},
     services=("intervention",),
     prompt="function_store.ravel.prompt:task_prompt",

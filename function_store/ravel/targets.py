@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 
-from function_store.catalog import CatalogOptions, register_source
+from function_store.catalog import CatalogOptions
 from function_store.datasets import DataUnavailable
 from function_store.models import Family, HiddenTruth, PublicMeta, Target, make_canary
 from function_store.ravel.instances import BuildConfig
@@ -119,7 +119,6 @@ def _target(model: str, cfg: BuildConfig, attribute: str) -> Target:
     )
 
 
-@register_source("ravel")
 def load(family: Family, options: CatalogOptions) -> list[Target]:
     if family != "ravel":
         return []

@@ -13,6 +13,7 @@ from function_store.catalog import Catalog, CatalogOptions, UnknownDataset, Unkn
 from function_store.datasets import DataUnavailable
 from function_store.formatting import find_line
 from function_store.runtime import NoBackboneConfigured, TargetUnavailable, call_target
+from harness.sandbox.find_scripts import install_script_sandbox
 
 console = Console()
 err = Console(stderr=True)
@@ -20,6 +21,7 @@ targets_app = typer.Typer(no_args_is_help=True, help="Browse and call benchmark 
 
 
 def _catalog(seed: int) -> Catalog:
+    install_script_sandbox()  # FIND folder release checks run their scripts in bwrap
     return Catalog(CatalogOptions(gen_seed=seed))
 
 

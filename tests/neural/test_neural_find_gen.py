@@ -9,12 +9,13 @@ import pytest
 
 from function_store.catalog import CatalogOptions
 from function_store.datasets import data_path
-from function_store.find_gen.neural import load
 from function_store.neural.concepts import ENTITY_CONCEPTS, RELATIONS
+from function_store.neural.sources import entities_find_gen, relations_find_gen
 
 
 def _load(family: str, seed: int):
-    return load(family, CatalogOptions(gen_seed=seed))
+    source = {"entities": entities_find_gen, "relations": relations_find_gen}[family]
+    return source(family, CatalogOptions(gen_seed=seed))
 
 
 @pytest.fixture(scope="module")

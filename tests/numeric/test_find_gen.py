@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from function_store.catalog import Catalog, CatalogOptions, GenConfig
-from function_store.find_gen.numeric import generate, train_mlp_for
+from function_store.numeric.find_gen import generate, train_mlp_for
 from function_store.runtime import RuntimeContext, call_target
 from tests.numeric import reference as ref
 

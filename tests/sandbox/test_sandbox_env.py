@@ -217,11 +217,13 @@ async def test_a_target_service_gives_target_code_no_operator_secret(bwrap, tmp_
 
 def test_the_find_release_check_gives_a_script_no_operator_secret(tmp_path) -> None:
     """The release check runs a FIND folder's scripts through the bwrap backend's `run`."""
-    from function_store.find_import import _sandboxed_outputs
+    from function_store.find_import import sandboxed_outputs
+    from harness.sandbox.find_scripts import install_script_sandbox
 
+    install_script_sandbox()  # as the harness wires it where it builds catalogs
     script = tmp_path / "function_code.py"
     script.write_text(_snoop_script())
-    (out,) = _sandboxed_outputs(script, ["1"])
+    (out,) = sandboxed_outputs(script, ["1"])
     assert out, out
     text = bytes.fromhex(out).decode()
     _probe_ran(text)

@@ -10,11 +10,15 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from function_store.catalog import Catalog, CatalogOptions
-from function_store.datasets import data_path
-from function_store.find_import import stale_relations_reason, stale_strings_reason
+from function_store.datasets import DataUnavailable, data_path
+from function_store.find_import import set_script_sandbox
+from function_store.neural.find_folder import stale_relations_reason
 from function_store.neural.prompts import relation_template
 from function_store.runtime import call_target
+from function_store.strings.find_folder import stale_strings_reason
 
 CLI = """
 if __name__ == '__main__':
@@ -116,3 +120,12 @@ def test_current_relation_wording_is_accepted(tmp_path):
     assert stale_relations_reason(cur) is None
     t = Catalog(CatalogOptions(import_root=cur)).get("find-import/relations/f00000")
     assert t.available
+
+
+def test_without_a_script_sandbox_the_check_says_so(tmp_path):
+    """function_store never runs a folder's scripts on the host: with no sandbox wired in, the
+    release check refuses with a reason instead."""
+    root = _strings_folder(tmp_path, {"f00007": OTHER})
+    set_script_sandbox(None)
+    with pytest.raises(DataUnavailable, match="without a sandbox: none is configured"):
+        stale_strings_reason(root, _units())

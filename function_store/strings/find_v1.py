@@ -13,15 +13,9 @@ import json
 
 from function_store.catalog import CatalogOptions
 from function_store.datasets import data_path
-from function_store.find_import import (
-    USE_FIND_IMPORT,
-    find_root,
-    script_hidden,
-    stale_strings_reason,
-    string_variant,
-    unit_tests_from,
-)
-from function_store.models import Family, HiddenTruth, PublicMeta, Target, make_canary
+from function_store.find_import import USE_FIND_IMPORT, find_root, script_hidden, unit_tests_from
+from function_store.models import HiddenTruth, PublicMeta, Target, make_canary
+from function_store.strings.find_folder import stale_strings_reason, string_variant
 
 UNAVAILABLE = (
     "the FIND string functions are not in the released metadata (only their unit tests and "
@@ -37,9 +31,8 @@ def _description(raw: str) -> str:
     return raw.removeprefix(": ").strip()
 
 
-def load(family: Family, options: CatalogOptions) -> list[Target]:
-    if family != "strings":
-        raise ValueError(f"find_v1.strings serves family 'strings', not {family!r}")
+def load(options: CatalogOptions) -> list[Target]:
+    """The 1000 released string functions' unit tests, served from a FIND folder if configured."""
     units = json.loads(data_path("find/strings/unit_test_data.json").read_text(encoding="utf-8"))
     texts = {
         r["name"]: r

@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from function_store.catalog import CatalogOptions, GenConfig
-from function_store.models import Family, Target
+from function_store.catalog import GenConfig
+from function_store.models import Target
 from function_store.numeric.families import (
     ATOMIC_FAMILIES,
     COMPOSE_FAMILIES,
@@ -28,7 +28,7 @@ from function_store.numeric.families import (
 from function_store.numeric.runners import train_mlp_for, true_function
 from function_store.numeric.targets import numeric_target
 
-__all__ = ["generate", "load", "sample_atomic", "train_mlp_for"]
+__all__ = ["generate", "sample_atomic", "train_mlp_for"]
 
 # Stored as-is in every spec so that a later change of these rules changes the cache keys too.
 GEN_VERSION = 1
@@ -177,9 +177,3 @@ def generate(seed: int, cfg: GenConfig) -> list[Target]:
             )
         )
     return out
-
-
-def load(family: Family, options: CatalogOptions) -> list[Target]:
-    if family != "numeric":
-        raise ValueError(f"find_gen.numeric serves the numeric family, not {family!r}")
-    return generate(options.gen_seed, options.gen)

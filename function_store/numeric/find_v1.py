@@ -10,7 +10,7 @@ from typing import Any
 
 from function_store.catalog import CatalogOptions
 from function_store.datasets import data_path
-from function_store.models import Family, Target
+from function_store.models import Target
 from function_store.numeric.families import COMPOSE_OPS
 from function_store.numeric.mlp import find_v1_weights_path, missing_weights_reason
 from function_store.numeric.targets import numeric_target
@@ -87,9 +87,8 @@ def target_from_record(
     )
 
 
-def load(family: Family, options: CatalogOptions) -> list[Target]:
-    if family != "numeric":
-        raise ValueError(f"find_v1.numeric serves the numeric family, not {family!r}")
+def load(options: CatalogOptions) -> list[Target]:
+    """The 1000 released functions, in folder order."""
     records, served = _read(
         data_path("find/numeric/data.json"), data_path("find/numeric/func_name_dict.json")
     )

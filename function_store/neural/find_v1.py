@@ -12,7 +12,6 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from function_store.catalog import CatalogOptions
 from function_store.datasets import data_path
 from function_store.models import Family, HiddenTruth, PublicMeta, Target, UnitTest, make_canary
 from function_store.neural import prompts as P
@@ -23,14 +22,6 @@ RELATION_VARIANTS = ("clean", "corruption-a", "corruption-b")
 
 def _read(rel: str) -> Any:
     return json.loads(data_path(rel).read_text(encoding="utf-8"))
-
-
-def load(family: Family, options: CatalogOptions) -> list[Target]:
-    if family == "entities":
-        return load_entities()
-    if family == "relations":
-        return load_relations()
-    raise ValueError(f"find_v1.neural serves entities and relations, not {family!r}")
 
 
 def entity_truth(

@@ -19,29 +19,20 @@ import logging
 import random
 from dataclasses import dataclass, field
 
-from function_store.catalog import CatalogOptions
 from function_store.datasets import DataUnavailable, data_path
-from function_store.find_v1.neural import (
+from function_store.models import Target, UnitTest
+from function_store.neural.concepts import ENTITY_CONCEPTS, RELATIONS
+from function_store.neural.find_v1 import (
     RELATION_VARIANTS,
     entity_truth,
     neural_target,
     relation_truth,
 )
-from function_store.models import Family, Target, UnitTest
-from function_store.neural.concepts import ENTITY_CONCEPTS, RELATIONS
 
 log = logging.getLogger(__name__)
 
 N_COMPOSED = 60
 N_TESTS = 10
-
-
-def load(family: Family, options: CatalogOptions) -> list[Target]:
-    if family == "entities":
-        return generate_entities(options.gen_seed)
-    if family == "relations":
-        return generate_relations(options.gen_seed)
-    raise ValueError(f"find_gen.neural serves entities and relations, not {family!r}")
 
 
 # --- released material ---------------------------------------------------------------------

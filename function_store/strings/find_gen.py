@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import random
 
-from function_store.catalog import CatalogOptions
-from function_store.models import Family, HiddenTruth, PublicMeta, Target, UnitTest, make_canary
+from function_store.models import HiddenTruth, PublicMeta, Target, UnitTest, make_canary
 from function_store.strings.pool import INPUT_POOL
 from function_store.strings.program import StringProgram
 from function_store.strings.render import render_code, render_description
@@ -153,9 +152,3 @@ def generate(seed: int, n: int, p_atomic: float) -> list[Target]:
             )
         )
     return targets
-
-
-def load(family: Family, options: CatalogOptions) -> list[Target]:
-    if family != "strings":
-        raise ValueError(f"find_gen.strings serves family 'strings', not {family!r}")
-    return generate(options.gen_seed, options.gen.n_strings, options.gen.strings_p_atomic)
