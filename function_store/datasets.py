@@ -11,7 +11,6 @@ names in `Benchmark.reference_data`); this module holds the machinery and names 
 from __future__ import annotations
 
 import hashlib
-import importlib
 import io
 import os
 import tarfile
@@ -22,7 +21,7 @@ from pathlib import Path
 
 import httpx
 
-from function_store.benchmark import benchmarks
+from function_store.benchmark import benchmarks, load_ref
 
 
 class DataUnavailable(RuntimeError):
@@ -72,7 +71,7 @@ class _Registry(MutableMapping[str, Dataset]):
             try:
                 for record in benchmarks():
                     for module in record.reference_data:
-                        importlib.import_module(module)
+                        load_ref(module)  # a module path: imported for its declarations
             finally:
                 self._declaring = False
             self._declared = True

@@ -40,15 +40,6 @@ DYNAMIC_IMPORTS: Mapping[tuple[str, str], str] = {
     ("function_store/runtime.py", "_ensure_registered"): (
         "imports the module that registers a runner kind, on first use"
     ),
-    ("function_store/catalog.py", "_source"): (
-        "imports the module that registers a dataset source, on first use"
-    ),
-    ("function_store/find_v1/__init__.py", "load"): (
-        "find-v1 dispatches to its per-family loader module (function_store.find_v1.*)"
-    ),
-    ("function_store/find_gen/__init__.py", "load"): (
-        "find-gen dispatches to its per-family loader module (function_store.find_gen.*)"
-    ),
     ("function_store/neurons/corpus.py", "python_docs"): (
         "reads standard-library modules' docstrings as a text corpus; imports nothing of ours"
     ),

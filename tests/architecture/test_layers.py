@@ -21,9 +21,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("evaluator/sandbox_exec.py", "harness.sandbox.base"): (
         "removed when 'eval' lands (the scoring sandbox is passed in through an evaluator interface)"
     ),
-    ("function_store/find_import.py", "harness.sandbox"): (
-        "removed when 'fs' lands (the FIND import script runner is passed in)"
-    ),
 }
 
 
