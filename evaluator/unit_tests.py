@@ -23,15 +23,18 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
+import time
 from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel
 
-from evaluator.api import ScoreResult
-from evaluator.judge import JudgeClient, JudgeError
+from evaluator.api import EpisodeStats, ScoreResult
+from evaluator.judge import JudgeClient, JudgeError, JudgeNotConfigured
+from evaluator.parsing import parse_answer
+from evaluator.scorer import Scorer, ScoringContext, score_parts
 from function_store.datasets import DataUnavailable, data_path
-from function_store.models import UnitTest
+from function_store.models import Target, UnitTest
 
 JudgeFamily = Literal["strings", "entities", "relations"]
 
@@ -263,3 +266,78 @@ def _results(
             details=details,
         ),
     ]
+
+
+_CEILING_CACHE: dict[tuple[str, str, str, str, int], list[ScoreResult]] = {}
+
+
+async def judge_scores(
+    target: Target, description: str, parser: str, ctx: ScoringContext
+) -> list[ScoreResult]:
+    """The judge's unit-test scores of a description (and the ground truth's, the ceiling, once
+    per target and judge when HARNESS_JUDGE_CEILING is on). The template is the family's FIND
+    prompt file (`find/prompts/evaluator/<family>.txt`)."""
+    family = target.family
+    js = ctx.judge_settings
+    try:
+        judge = ctx.judge()
+    except JudgeError as e:
+        configured = not isinstance(e, JudgeNotConfigured)
+        return [
+            ScoreResult(
+                metric=m,
+                status="error",
+                error_category="judge",
+                error=str(e),
+                details={"judge_configured": configured},
+            )
+            for m in ("unit_test", "unit_test_strict")
+        ]
+    try:
+        mode = await judge.mode()
+        template, _ = load_template(family)  # type: ignore[arg-type]
+        ceiling_tests = target.unit_tests[: js.ceiling_tests]
+        key = (
+            target.id,
+            judge.model,
+            prompt_hash(SYSTEM_PROMPT, template),
+            mode,
+            len(ceiling_tests),
+        )
+        jobs = [Job(description, target.unit_tests)]
+        if js.ceiling and key not in _CEILING_CACHE:
+            # the ceiling's triplets go with the agent's (forced choice: in the same batch)
+            jobs.append(Job(target.hidden.description, ceiling_tests, "unit_test_ceiling"))
+        sem = asyncio.Semaphore(js.concurrency)
+        t0 = time.perf_counter()
+        results = await judge_jobs(judge, family, jobs, semaphore=sem)  # type: ignore[arg-type]
+        wall = round(time.perf_counter() - t0, 3)
+        scores = results[0]
+        for r in scores:
+            r.details["parser"] = parser
+            r.details["judge_wall_s"] = wall  # all of this episode's judge calls, ceiling included
+        if len(results) > 1:
+            ceiling = results[1]
+            # never cache an error: the next episode retries it
+            if all(r.status == "ok" for r in ceiling):
+                _CEILING_CACHE[key] = ceiling
+            scores += ceiling
+        elif js.ceiling:
+            scores += [r.model_copy(deep=True) for r in _CEILING_CACHE[key]]
+        return scores
+    finally:
+        await judge.aclose()
+
+
+class JudgeScorer(Scorer):
+    """A description scored by the judge's unit tests only (FIND's entities and relations)."""
+
+    metrics = ("unit_test", "unit_test_strict")
+
+    async def score(
+        self, target: Target, final_answer: str, stats: EpisodeStats, ctx: ScoringContext
+    ) -> list[ScoreResult]:
+        parsed = parse_answer(final_answer or "", ctx.settings.parser)
+        return await score_parts(
+            [lambda: judge_scores(target, parsed.description, parsed.parser, ctx)], stats
+        )
