@@ -2,7 +2,7 @@ import asyncio
 import re
 
 import pytest
-from evaluator_helpers import string_target
+from evaluator_helpers import local_ctx, string_target
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 
@@ -166,7 +166,9 @@ async def test_score_episode_strings_with_judge_and_ceiling(serve, monkeypatch):
     t = string_target(PAIRS, description="upper-cases the input")
     js = JudgeSettings(provider="openai-compatible", url=srv.url + "/v1", model="m")
     msg = "[DESCRIPTION]: upper-cases\n[CODE]: ```python\ndef f(s):\n    return s.upper()\n```"
-    res = await score_episode(t, msg, EpisodeStats(target_calls=3, inputs=12), judge_settings=js)
+    res = await score_episode(
+        t, msg, EpisodeStats(target_calls=3, inputs=12), local_ctx(t, judge_settings=js)
+    )
     by = {r.metric: r for r in res}
     assert by["string_exact"].value == 1.0 and by["unit_test"].value == 1.0
     assert by["unit_test_ceiling"].value == 1.0 and by["unit_test"].details["inputs"] == 12
@@ -181,7 +183,7 @@ async def test_ceiling_on_the_first_k_unit_tests_only(serve):
         provider="openai-compatible", url=srv.url + "/v1", model="m-ceiling-k", ceiling_tests=3
     )
     msg = "[DESCRIPTION]: upper-cases\n[CODE]: ```python\ndef f(s):\n    return s.upper()\n```"
-    res = await score_episode(t, msg, EpisodeStats(), judge_settings=js)
+    res = await score_episode(t, msg, EpisodeStats(), local_ctx(t, judge_settings=js))
     by = {r.metric: r for r in res}
     assert len(by["unit_test"].details["verdicts"]) == 10
     ceiling = by["unit_test_ceiling"]
@@ -191,7 +193,10 @@ async def test_ceiling_on_the_first_k_unit_tests_only(serve):
 async def test_score_episode_without_judge_is_error_state():
     t = string_target(PAIRS, family="entities")
     res = await score_episode(
-        t, "[DESCRIPTION]: x", EpisodeStats(), judge_settings=JudgeSettings(provider="none")
+        t,
+        "[DESCRIPTION]: x",
+        EpisodeStats(),
+        local_ctx(judge_settings=JudgeSettings(provider="none")),
     )
     assert {r.metric for r in res} == {"unit_test", "unit_test_strict"}
     assert all(r.status == "error" and r.error_category == "judge" for r in res)

@@ -7,6 +7,7 @@ import pytest
 
 from evaluator.api import EpisodeStats
 from evaluator.judge import JudgeSettings, OpenAICompatibleJudge
+from evaluator.scorer import ScoringContext
 from evaluator.scoring import score_episode
 from evaluator.unit_tests import (
     OPTIONS,
@@ -109,7 +110,7 @@ async def test_score_episode_with_our_server_as_judge(backbone_url):
     t = _targets(1)[0]
     js = JudgeSettings(url=backbone_url + "/v1", model=_model(backbone_url), timeout_s=600)
     scores = await score_episode(
-        t, "[DESCRIPTION]: reverses the string", EpisodeStats(), judge_settings=js
+        t, "[DESCRIPTION]: reverses the string", EpisodeStats(), ScoringContext(judge_settings=js)
     )
     by = {s.metric: s for s in scores}
     for m in ("unit_test", "unit_test_strict", "unit_test_ceiling", "unit_test_ceiling_strict"):
