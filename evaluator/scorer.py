@@ -37,7 +37,7 @@ from function_store.models import Target
 # (target id, inputs) -> the target's CallOutputs, through the orchestrator's target client
 TargetCall = Callable[[str, Sequence[str]], Awaitable[list[Any]]]
 
-NMSE_THRESHOLD = 0.1  # FIND's success threshold on the numeric code score (its Table 2)
+NMSE_THRESHOLD = 0.1  # FIND's success threshold on a function's NMSE (its Table 2)
 
 
 class EvalSettings(BaseSettings):

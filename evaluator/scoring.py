@@ -4,8 +4,8 @@
 (`Benchmark.scorer`, see evaluator.scorer) in the scoring context the caller passes in. Each
 family's metrics are documented with its scorer; wherever a judge runs and HARNESS_JUDGE_CEILING is
 on, `unit_test_ceiling` and `unit_test_ceiling_strict` (the ground-truth description through the
-same judge) come too. Batch scoring of many answers lives with the family
-(e.g. `evaluator.numeric.scorer.score_numeric_batch`).
+same judge) come too. Batch scoring of many answers (one sandbox start per chunk) lives with the
+family's scorer.
 """
 
 from __future__ import annotations
