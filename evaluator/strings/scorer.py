@@ -18,8 +18,10 @@ from evaluator.scorer import (
     run_code_jobs_with,
     score_parts,
 )
-from evaluator.unit_tests import judge_scores
+from evaluator.unit_tests import PAIRS_TEMPLATE, UnitTestPrompt, judge_scores
 from function_store.models import Target
+
+PROMPT = UnitTestPrompt("strings", PAIRS_TEMPLATE)  # FIND's find/prompts/evaluator/strings.txt
 
 
 def score_strings_batch(
@@ -100,5 +102,6 @@ class StringsScorer(Scorer):
             return scores
 
         return await score_parts(
-            [code, lambda: judge_scores(target, parsed.description, parsed.parser, ctx)], stats
+            [code, lambda: judge_scores(target, parsed.description, parsed.parser, ctx, PROMPT)],
+            stats,
         )

@@ -8,9 +8,10 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 
 from evaluator.api import EpisodeStats
 from evaluator.judge import AnthropicJudge, JudgeSettings, OpenAICompatibleJudge, OpenAIJudge
+from evaluator.neural import ENTITIES_PROMPT, RELATIONS_PROMPT
 from evaluator.scoring import score_episode
+from evaluator.strings.scorer import PROMPT as STRINGS
 from evaluator.unit_tests import (
-    BUILTIN_TEMPLATES,
     SYSTEM_PROMPT,
     fill,
     judge_description,
@@ -23,14 +24,15 @@ PAIRS = [(f"ab{k}", f"AB{k}") for k in range(10)]
 
 
 def test_builtin_templates_equal_original_files():
-    for fam in ("strings", "entities", "relations"):
-        assert BUILTIN_TEMPLATES[fam] == data_path(f"find/prompts/evaluator/{fam}.txt").read_text()
-        assert load_template(fam)[1] != "builtin"
+    for prompt in (STRINGS, ENTITIES_PROMPT, RELATIONS_PROMPT):
+        original = data_path(f"find/prompts/evaluator/{prompt.find_file}.txt").read_text()
+        assert prompt.builtin == original
+        assert load_template(prompt)[1] != "builtin"
 
 
 def test_fill_is_plain_replace_in_order():
     t = UnitTest(inputs=["a", "b", "c"], outputs=["A", "B", "C"], correct=2)
-    text = fill(BUILTIN_TEMPLATES["strings"], "maps IN0 to upper", t)
+    text = fill(STRINGS.builtin, "maps IN0 to upper", t)
     assert "maps a to upper" in text  # no escaping: DESC is replaced first, then IN0
     assert "Example 2: input = b, output = B" in text
 
@@ -78,7 +80,7 @@ async def test_openai_compatible_judge_scores_and_records(serve):
     srv = serve(_oracle_app(log))
     judge = OpenAICompatibleJudge(srv.url + "/v1", "vicuna-13b-v1.1")
     t = string_target(PAIRS)
-    res = await judge_description(judge, "strings", "upper-cases", t.unit_tests)
+    res = await judge_description(judge, STRINGS, "upper-cases", t.unit_tests)
     await judge.aclose()
     by = {r.metric: r for r in res}
     # triplet correct indices cycle 1,2,3; the reply always mentions "3": find-compat counts those too
@@ -93,7 +95,7 @@ async def test_openai_compatible_judge_scores_and_records(serve):
 async def test_find_compat_vs_strict_parsing(serve):
     srv = serve(_oracle_app([], mode="loose"))
     judge = OpenAICompatibleJudge(srv.url + "/v1", "m")
-    res = await judge_description(judge, "strings", "d", string_target(PAIRS).unit_tests)
+    res = await judge_description(judge, STRINGS, "d", string_target(PAIRS).unit_tests)
     await judge.aclose()
     by = {r.metric: r for r in res}
     assert by["unit_test"].value == 1.0  # the index appears in "I think k"
@@ -107,7 +109,7 @@ async def test_misbehaving_judge_is_an_error_state(serve, mode):
     log: list[dict] = []
     srv = serve(_oracle_app(log, mode=mode))
     judge = OpenAICompatibleJudge(srv.url + "/v1", "m", timeout_s=1.0, max_retries=1)
-    res = await judge_description(judge, "strings", "d", string_target(PAIRS[:2]).unit_tests)
+    res = await judge_description(judge, STRINGS, "d", string_target(PAIRS[:2]).unit_tests)
     await judge.aclose()
     for r in res:
         assert r.status == "error" and r.error_category == "judge" and r.value is None
@@ -118,7 +120,7 @@ async def test_misbehaving_judge_is_an_error_state(serve, mode):
 async def test_retry_then_success(serve):
     srv = serve(_oracle_app([], mode="flaky"))
     judge = OpenAICompatibleJudge(srv.url + "/v1", "m", max_retries=2)
-    res = await judge_description(judge, "strings", "d", string_target(PAIRS[:1]).unit_tests)
+    res = await judge_description(judge, STRINGS, "d", string_target(PAIRS[:1]).unit_tests)
     await judge.aclose()
     assert res[0].status == "ok" and res[0].value == 1.0
 
@@ -262,7 +264,7 @@ async def test_sdk_judge_empty_or_malformed_reply_is_a_judge_error(serve, kind, 
     log: list = []
     srv = serve(_fixed_reply_app(body, log))
     judge = _sdk_judge(kind, srv.url, max_retries=1)
-    res = await judge_description(judge, "strings", "d", string_target(PAIRS[:1]).unit_tests)
+    res = await judge_description(judge, STRINGS, "d", string_target(PAIRS[:1]).unit_tests)
     await judge.aclose()
     for r in res:
         assert r.status == "error" and r.error_category == "judge" and r.value is None

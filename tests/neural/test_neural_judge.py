@@ -9,6 +9,7 @@ from evaluator.api import EpisodeStats
 from evaluator.judge import JudgeSettings, OpenAICompatibleJudge
 from evaluator.scorer import ScoringContext
 from evaluator.scoring import score_episode
+from evaluator.strings.scorer import PROMPT as STRINGS
 from evaluator.unit_tests import (
     OPTIONS,
     PREFILL,
@@ -50,7 +51,7 @@ async def test_auto_mode_detects_our_server_and_batches_description_with_ceiling
     try:
         assert await judge.mode() == "forced-choice"
         jobs = [Job("reverses the string", t.unit_tests), Job(t.hidden.description, t.unit_tests)]
-        agent, ceiling = await judge_jobs(judge, "strings", jobs)
+        agent, ceiling = await judge_jobs(judge, STRINGS, jobs)
     finally:
         await judge.aclose()
     posts = [(m, p) for m, p, _ in transport.requests if m == "POST"]
@@ -74,7 +75,7 @@ async def test_forced_choice_verdicts_match_the_servers_own_logprobs(backbone_ur
     """Independently of the judge client: the plain endpoint's logprobs for each prompt, asked
     one at a time, pick the same index as the batched verdict (and agree in value)."""
     targets = _targets(2)
-    template, _ = load_template("strings")
+    template, _ = load_template(STRINGS)
     judge = OpenAICompatibleJudge(
         backbone_url + "/v1", _model(backbone_url), mode="forced-choice", timeout_s=600
     )
