@@ -126,6 +126,11 @@ class Scorer:
     ) -> list[ScoreResult]:
         raise NotImplementedError
 
+    def score_batch(self, items: list[Item], ctx: ScoringContext) -> list[list[ScoreResult]]:
+        """Many parsed answers at once (benchmarks, offline re-scoring: one sandbox start per
+        chunk); one result list per item. Optional: families that can, override it."""
+        raise NotImplementedError(f"{type(self).__name__} scores one episode at a time")
+
 
 _SCORERS: dict[str, Scorer] = {}
 _lock = threading.Lock()

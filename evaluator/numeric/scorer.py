@@ -118,3 +118,9 @@ class NumericScorer(Scorer):
             return scores
 
         return await score_parts([code], stats)
+
+    def score_batch(self, items: list[Item], ctx: ScoringContext) -> list[list[ScoreResult]]:
+        """Code scores of many answers, the targets run here (`score_numeric_batch`)."""
+        return score_numeric_batch(
+            items, runner=ctx.code_runner, settings=ctx.settings, exec_settings=ctx.exec_settings
+        )

@@ -105,3 +105,9 @@ class StringsScorer(Scorer):
             [code, lambda: judge_scores(target, parsed.description, parsed.parser, ctx, PROMPT)],
             stats,
         )
+
+    def score_batch(self, items: list[Item], ctx: ScoringContext) -> list[list[ScoreResult]]:
+        """Code scores of many answers (`score_strings_batch`; the judge is per episode)."""
+        return score_strings_batch(
+            items, runner=ctx.code_runner, settings=ctx.settings, exec_settings=ctx.exec_settings
+        )
