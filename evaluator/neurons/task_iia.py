@@ -15,6 +15,8 @@ import zlib
 from evaluator.api import ScoreResult
 from evaluator.neurons import iia as I
 from evaluator.neurons.probe import lexical_similarity
+from function_store.intervention.client import InterventionClient
+from function_store.intervention.schemas import ModelInfo
 from function_store.neurons.runner import connect
 from function_store.neurons.tasks import TASKS, Task
 from function_store.runtime import RuntimeContext
@@ -30,7 +32,7 @@ def matching_task(description: str) -> tuple[Task, float] | None:
     return (tasks[best], float(sims[best])) if sims[best] >= MATCH_THRESHOLD else None
 
 
-def connect_to(model: str, url: str | None):  # type: ignore[no-untyped-def]
+def connect_to(model: str, url: str | None) -> tuple[InterventionClient, ModelInfo]:
     """The intervention service at `url` (the scoring context's), else HARNESS_INTERVENTION_URL."""
     return connect(model, RuntimeContext(extra={"backbone_url": url}) if url else None)
 
