@@ -14,6 +14,7 @@ from evaluator.sandbox_exec import CodeJob, CodeRunner, ExecSettings
 from evaluator.scorer import (
     EvalSettings,
     Item,
+    NoTargetClient,
     Scorer,
     ScoringContext,
     parse_details,
@@ -106,6 +107,8 @@ class NumericScorer(Scorer):
         parsed = parse_answer(final_answer or "", ctx.settings.parser)
 
         async def code() -> list[ScoreResult]:
+            if ctx.call_target is None:  # misconfigured caller: infrastructure, not the target's
+                raise NoTargetClient("no target client in the scoring context")
             gt = await ground_truth_via(ctx, target)
             (scores,) = await asyncio.to_thread(
                 score_numeric_batch,

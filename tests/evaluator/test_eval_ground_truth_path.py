@@ -45,14 +45,15 @@ async def test_ground_truth_comes_through_the_target_client(target_and_calls) ->
 
 
 async def test_without_a_client_the_target_never_runs_in_process(target_and_calls) -> None:  # type: ignore[no-untyped-def]
-    """No target client in the context: the ground truth is an error state (never a 0), and the
+    """No target client in the context: an infrastructure error state (never a 0), and the
     target is not run here instead."""
     t, calls, _ = target_and_calls
     ctx = ScoringContext(code_runner=run_in_sandbox)
     res = {r.metric: r for r in await scoring.score_episode(t, ANSWER, EpisodeStats(), ctx)}
-    assert calls == []
-    assert res["code_success"].status == "error" and res["code_success"].error_category == "target"
-    assert "no target client in the scoring context" in res["code_success"].error
+    assert calls == [] and "code_success" not in res
+    err = res["evaluator"]
+    assert err.status == "error" and err.error_category == "infrastructure"
+    assert "no target client in the scoring context" in err.error
 
 
 async def test_without_a_code_runner_agent_code_never_runs_unsandboxed(target_and_calls) -> None:  # type: ignore[no-untyped-def]
