@@ -107,6 +107,7 @@ def run_code_jobs_with(
     settings: EvalSettings,
     exec_settings: ExecSettings | None,
 ) -> list[CodeResult]:
+    """`run_code_jobs` through `runner`; with none, each job is an infrastructure error."""
     if runner is None:
         return [
             CodeResult(id=j.id, status="infrastructure", reason="no code runner given to scoring")
