@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from evaluator.judge import OpenAICompatibleJudge  # noqa: E402
+from evaluator.strings.scorer import PROMPT as STRINGS  # noqa: E402
 from evaluator.unit_tests import OPTIONS, PREFILL, SYSTEM_PROMPT, fill, load_template  # noqa: E402
 from function_store.catalog import Catalog  # noqa: E402
 
@@ -70,7 +71,7 @@ async def _timed(label: str, coro, n: int) -> tuple[float, list[int]]:  # type: 
 def ceiling_prompts(n: int) -> tuple[list[str], list[int]]:
     """The unit-test prompts of the first `n` find-gen string targets with their ground-truth
     descriptions (the judge ceiling's prompts), and each test's correct index."""
-    template, _ = load_template("strings")
+    template, _ = load_template(STRINGS)
     targets = Catalog().list(dataset="find-gen", family="strings")[:n]
     prompts = [fill(template, t.hidden.description, u) for t in targets for u in t.unit_tests]
     return prompts, [u.correct for t in targets for u in t.unit_tests]

@@ -14,10 +14,12 @@ import argparse
 import time
 from collections import Counter
 
+from evaluator.numeric.scorer import score_numeric_batch
 from evaluator.parsing import ParsedAnswer, func_name_tolerant
 from evaluator.sandbox_exec import ExecSettings
-from evaluator.scoring import EvalSettings, Item, score_numeric_batch
+from evaluator.scorer import EvalSettings, Item
 from function_store.catalog import Catalog
+from harness.sandbox.code_runner import run_in_sandbox
 
 FALLBACK = "def f(x):\n    return 2.0 * x + 1.0\n"
 
@@ -53,6 +55,7 @@ def main() -> None:
         items,
         settings=EvalSettings(),
         exec_settings=ExecSettings(sandbox=args.sandbox, chunk_size=args.chunk),
+        runner=run_in_sandbox,
     )
     dt = time.perf_counter() - t0
     outcome: Counter[str] = Counter()

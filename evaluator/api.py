@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
-from contextvars import ContextVar
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -47,11 +45,3 @@ class EpisodeSummary(BaseModel):
     error: str | None = None  # the episode's error message (status "error")
     stats: EpisodeStats = Field(default_factory=EpisodeStats)
     scores: list[ScoreResult] = Field(default_factory=list)
-
-
-# How scoring calls a target for its ground truth (a numeric target's outputs on FIND's grid):
-# (target id, inputs) -> the target's CallOutputs. The orchestrator sets it to its sandboxed
-# target client while a score hook runs, so target code (e.g. an imported FIND folder's scripts)
-# never runs in the orchestrator's process; unset (tools, unit tests), the target runs in-process.
-TargetCall = Callable[[str, Sequence[str]], Awaitable[list[Any]]]
-target_call: ContextVar[TargetCall | None] = ContextVar("target_call", default=None)

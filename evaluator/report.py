@@ -1,12 +1,11 @@
 """Run reports in the layout of FIND's Table 2, with counts, errors and 95% confidence intervals.
 
-Rows per agent and exemplar setting (with / without exemplar initialisation):
-numeric (share of functions with NMSE < 0.1), strings code, strings unit test, entities,
-relations; then secondary rows (FIND-compatible string code, strict unit-test parsing, numeric
-domain IoU). Intervals: Wilson score interval for rates of 0/1 outcomes (numeric success);
-Student-t interval of the mean for per-function means (string code, unit tests, IoU).
-Episodes in an error state, or whose score for the row is an error, are counted under `errors`
-by category and left out of the mean (never counted as 0).
+Rows come from the benchmark registry (each family's `report_rows`, in family order): per agent
+and exemplar setting (with / without exemplar initialisation), FIND's Table 2 rows first, then the
+secondary rows. Intervals: Wilson score interval for rates of 0/1 outcomes (a row's
+`interval="wilson"`); Student-t interval of the mean for per-function means (code exact match,
+unit tests, IoU). Episodes in an error state, or whose score for the row is an error, are counted
+under `errors` by category and left out of the mean (never counted as 0).
 
 Description rows (unit tests) show the judge ceiling (the ground-truth descriptions through the
 same judge, with a Wilson interval over its pooled triplets) next to chance, 1/3 for FIND's 3-way
@@ -15,9 +14,10 @@ includes chance, cannot tell a right description from a wrong one: those rows ar
 carrying no information instead of being shown as results. Rows whose judge was not configured
 say so and how to configure one.
 
-Every numeric report also carries a score-versus-queries table (success by number of inputs the
-agent used) for each agent, including the `interpolation` baseline when the run has it (the floor:
-see benchmarks/interpolation_floor.py), because FIND's code metric can be won by sampling densely.
+A family with floor agents (`Benchmark.floors`, e.g. `interpolation`: see
+benchmarks/interpolation_floor.py) also gets a score-versus-queries table of its headline metric
+(success by number of inputs the agent used) for each agent, floors included, because a code
+metric can be won by sampling densely; a run without the floor says so in a note.
 """
 
 from __future__ import annotations
@@ -32,22 +32,24 @@ from rich.table import Table
 
 from evaluator.api import EpisodeSummary
 from evaluator.errors import ErrorGroup, group_errors
+from function_store.benchmark import Benchmark, benchmarks
 
 Z95 = 1.959963984540054
 
 # (row label, family, metric, interval method, is a Table 2 row)
-ROWS: list[tuple[str, str, str, str, bool]] = [
-    ("numeric (NMSE < 0.1)", "numeric", "code_success", "wilson", True),
-    ("strings, code", "strings", "string_exact", "t", True),
-    ("strings, unit test", "strings", "unit_test", "t", True),
-    ("entities", "entities", "unit_test", "t", True),
-    ("relations", "relations", "unit_test", "t", True),
-    ("strings, code (FIND-compat)", "strings", "string_exact_find", "t", False),
-    ("strings, unit test (strict)", "strings", "unit_test_strict", "t", False),
-    ("entities (strict)", "entities", "unit_test_strict", "t", False),
-    ("relations (strict)", "relations", "unit_test_strict", "t", False),
-    ("numeric, domain IoU (corrupted)", "numeric", "domain_iou", "t", False),
-]
+Row = tuple[str, str, str, str, bool]
+
+
+def report_rows(records: list[Benchmark] | None = None) -> list[Row]:
+    """The registry's rows: Table 2 rows first, then the secondary ones, each in family order."""
+    rows = [
+        (r.label, b.family, r.metric, r.interval, r.table2)
+        for b in (benchmarks() if records is None else records)
+        for r in b.report_rows
+    ]
+    return [r for r in rows if r[4]] + [r for r in rows if not r[4]]
+
+
 CEILING = {"unit_test": "unit_test_ceiling", "unit_test_strict": "unit_test_ceiling_strict"}
 CHANCE = 1 / 3  # FIND's unit tests: pick 1 of 3 examples
 # Why 0.15: a description scores at most about the judge's ceiling, so with a ceiling below
@@ -94,6 +96,8 @@ class ReportRow(BaseModel):
 class QueryRow(BaseModel):
     agent: str
     bin: str
+    family: str = ""
+    metric: str = ""  # the family's headline metric (a 0/1 success)
     episodes: int
     success: float | None = None
     ci_low: float | None = None
@@ -251,29 +255,56 @@ def build_report(summaries: list[EpisodeSummary]) -> Report:
         groups[(ep.agent, ep.family, ep.stats.exemplar_init)].append(ep)
     rep = Report(episodes=len(summaries), errors=group_errors(summaries, by_agent=True))
     agents = sorted({ep.agent for ep in summaries})
+    records = benchmarks()
     for agent in agents:
-        for label, family, metric, method, table2 in ROWS:
+        for label, family, metric, method, table2 in report_rows(records):
             for init in (False, True):
                 eps = groups.get((agent, family, init))
                 if eps:
                     rep.rows.append(_row(agent, label, family, metric, method, table2, init, eps))
+    floored = [b for b in records if b.floors and b.headline_metric]
+    for b in floored:
+        rep.queries += _queries(summaries, agents, b.family, b.headline_metric or "")
+    for b in floored:
+        if any(e.family == b.family for e in summaries):
+            rep.notes += [
+                f"no `{floor}` baseline in this run: {b.family} scores have no floor to compare "
+                "with"
+                for floor in b.floors
+                if floor not in agents
+            ]
+    for r in rep.rows:
+        if r.judge_note and r.table2:
+            init = ", exemplar init" if r.exemplar_init else ""
+            rep.notes.append(f"{r.agent} / {r.category}{init}: {r.judge_note}")
+    rep.notes.append("95% intervals: Wilson for success rates (0/1 outcomes); Student-t for means")
+    return rep
+
+
+def _queries(
+    summaries: list[EpisodeSummary], agents: list[str], family: str, metric: str
+) -> list[QueryRow]:
+    """Success on `metric` by number of inputs used, per agent (the family's floor beside them)."""
+    out = []
     for agent in agents:
-        eps = [e for e in summaries if e.agent == agent and e.family == "numeric"]
+        eps = [e for e in summaries if e.agent == agent and e.family == family]
         for label, lo, hi in QUERY_BINS:
             binned = [e for e in eps if lo <= e.stats.inputs <= hi]
             scored = [
                 (e, s)
                 for e in binned
-                if (s := _score(e, "code_success")) and s.status == "ok" and s.value is not None
+                if (s := _score(e, metric)) and s.status == "ok" and s.value is not None
             ]
             if not binned:
                 continue
             k = sum(1 for _, s in scored if s.value >= 0.5)
             ci = wilson(k, len(scored))
-            rep.queries.append(
+            out.append(
                 QueryRow(
                     agent=agent,
                     bin=label,
+                    family=family,
+                    metric=metric,
                     episodes=len(binned),
                     success=k / len(scored) if scored else None,
                     ci_low=ci[0] if ci else None,
@@ -282,17 +313,7 @@ def build_report(summaries: list[EpisodeSummary]) -> Report:
                     mean_target_calls=mean(e.stats.target_calls for e in binned),
                 )
             )
-    if any(e.family == "numeric" for e in summaries) and "interpolation" not in agents:
-        rep.notes.append(
-            "no `interpolation` baseline in this run: numeric scores have no floor to compare with "
-            "(an agent interpolating 129 samples already passes 505/850 released functions)"
-        )
-    for r in rep.rows:
-        if r.judge_note and r.table2:
-            init = ", exemplar init" if r.exemplar_init else ""
-            rep.notes.append(f"{r.agent} / {r.category}{init}: {r.judge_note}")
-    rep.notes.append("95% intervals: Wilson for numeric success rates; Student-t for means")
-    return rep
+    return out
 
 
 def _fmt(v: float | None, nd: int = 2) -> str:
@@ -378,12 +399,13 @@ def errors_table(errors: list[ErrorGroup], width: int = 300) -> Table:
 
 
 def _queries_table(report: Report) -> Table:
-    q = Table(title="Numeric score versus queries (inputs used)")
+    what = ", ".join(dict.fromkeys(f"{r.family} {r.metric}" for r in report.queries))
+    q = Table(title=f"Score versus queries (inputs used): {what}")
     for col in (
         "agent",
         "inputs",
         "episodes",
-        "NMSE<0.1",
+        "success",
         "95% CI (Wilson)",
         "mean inputs",
         "mean calls",

@@ -5,9 +5,13 @@ stdin, which forks one guarded child per answer (see its docstring). Chunks run 
 A sandbox that fails to start or dies leaves its unfinished answers as `infrastructure` errors;
 an answer that misbehaves (loops, allocates, forks, prints) is a failure of that answer only.
 
-Results come back on the sandbox's result channel only (`Sandbox.run(result_channel=True)`), which
-agent code cannot reach; the sandbox's stdout and stderr, which it can write, are never parsed:
-stderr's tail appears in a failure's text as a diagnostic, after the category was decided.
+Results come back on the sandbox's result channel only, which agent code cannot reach; the
+sandbox's stdout and stderr, which it can write, are never parsed: stderr's tail appears in a
+failure's text as a diagnostic, after the category was decided.
+
+The sandbox itself is not ours: the evaluator owns the `CodeRunner` interface (run argv in a named
+sandbox backend with a result channel) and the composition root passes an implementation in
+(`harness.sandbox.code_runner.run_in_sandbox`), so this layer imports no harness code.
 """
 
 from __future__ import annotations
@@ -18,8 +22,9 @@ import sys
 import warnings
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from importlib import resources
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -49,11 +54,47 @@ class ExecSettings(BaseSettings):
     parallel_per_sandbox: int = 1
 
 
+@dataclass(frozen=True)
+class SandboxLimits:
+    """Limits of one sandbox run (the whole worker, all its answers)."""
+
+    timeout_s: float
+    memory_mb: int
+    cpu_s: int
+    max_procs: int
+    max_output_bytes: int
+
+
+class SandboxOutcome(Protocol):
+    """What a sandbox run returns (the fields scoring reads)."""
+
+    returncode: int | None
+    stderr: bytes
+    timed_out: bool
+    error: str | None
+    result: bytes | None  # what the program wrote on its result channel
+
+
+class CodeRunner(Protocol):
+    """Runs `argv` (never through a shell) in sandbox `backend` with `files` readable at
+    /sandbox/<name> and a result channel ($SANDBOX_RESULT_FD) only the program holds."""
+
+    def __call__(
+        self,
+        backend: str,
+        argv: list[str],
+        *,
+        files: dict[str, bytes],
+        stdin: bytes,
+        limits: SandboxLimits,
+    ) -> SandboxOutcome: ...
+
+
 class CodeJob(BaseModel):
     id: str
     code: str
     func_name: str | None
-    kind: Literal["numeric", "string"]
+    kind: Literal["number", "text"]  # how results are encoded and checked
     call: Literal["direct", "find-compat"] = "direct"
     inputs: list[str]
 
@@ -75,10 +116,11 @@ def worker_source() -> bytes:
 def run_code_jobs(
     jobs: Sequence[CodeJob],
     *,
+    runner: CodeRunner,
     limits: CodeLimits | None = None,
     settings: ExecSettings | None = None,
 ) -> list[CodeResult]:
-    """Run every job; returns one result per job, in the order given."""
+    """Run every job in sandboxes started through `runner`; one result per job, in order."""
     limits = limits or CodeLimits()
     settings = settings or ExecSettings()
     todo = [j for j in jobs if j.func_name and j.code.strip()]
@@ -90,13 +132,13 @@ def run_code_jobs(
     chunks = [todo[i : i + settings.chunk_size] for i in range(0, len(todo), settings.chunk_size)]
     if chunks:
         with ThreadPoolExecutor(max_workers=settings.concurrency) as pool:
-            for results in pool.map(lambda c: _run_chunk(c, limits, settings), chunks):
+            for results in pool.map(lambda c: _run_chunk(c, runner, limits, settings), chunks):
                 out.update({r.id: r for r in results})
     return [out[j.id] for j in jobs]
 
 
 def _run_chunk(
-    chunk: list[CodeJob], limits: CodeLimits, settings: ExecSettings
+    chunk: list[CodeJob], runner: CodeRunner, limits: CodeLimits, settings: ExecSettings
 ) -> list[CodeResult]:
     """Run a chunk; if the worker dies, find the answer that killed it.
 
@@ -109,7 +151,7 @@ def _run_chunk(
     batches: list[tuple[list[CodeJob], bool]] = [(chunk, False)]  # (jobs, running alone?)
     while batches:
         jobs, alone = batches.pop()
-        got, started, err = _run_batch(jobs, limits, settings)
+        got, started, err = _run_batch(jobs, runner, limits, settings)
         out.update(got)
         left = [j for j in jobs if j.id not in got]
         if not left:
@@ -135,7 +177,7 @@ def _run_chunk(
 
 
 def _run_batch(
-    jobs: list[CodeJob], limits: CodeLimits, settings: ExecSettings
+    jobs: list[CodeJob], runner: CodeRunner, limits: CodeLimits, settings: ExecSettings
 ) -> tuple[dict[str, CodeResult], set[str], str | None]:
     """One sandboxed worker over `jobs`: (finished results, ids that started, failure or None)."""
     batch = {
@@ -148,7 +190,7 @@ def _run_batch(
     total_s = 10 + per * len(jobs) / max(1, settings.parallel_per_sandbox)
     max_out = limits.result_bytes * len(jobs) + 65_536
     try:
-        records, err = _launch(payload, settings, total_s, limits, max_out)
+        records, err = _launch(runner, payload, settings, total_s, limits, max_out)
     except Exception as e:  # the sandbox itself could not run
         err = f"sandbox failed: {type(e).__name__}: {e}"
         records = b""
@@ -170,7 +212,12 @@ def _run_batch(
 
 
 def _launch(
-    payload: bytes, settings: ExecSettings, total_s: float, limits: CodeLimits, max_out: int
+    runner: CodeRunner,
+    payload: bytes,
+    settings: ExecSettings,
+    total_s: float,
+    limits: CodeLimits,
+    max_out: int,
 ) -> tuple[bytes, str | None]:
     """(the worker's records, from its result channel; failure or None)."""
     argv = [settings.python, f"/sandbox/{WORKER_NAME}"]
@@ -181,24 +228,20 @@ def _launch(
             stacklevel=3,
         )
         backend = "inprocess"  # a plain subprocess, with a minimal environment all the same
-
-    from harness.sandbox.base import Limits, get_sandbox
-
-    sb = get_sandbox(backend)
     # the sandbox-wide memory cap must hold the worker plus the children running at once
     mem = 768 + limits.memory_mb * settings.parallel_per_sandbox
-    res = sb.run(
+    res = runner(
+        backend,
         argv,
         files={WORKER_NAME: worker_source()},
         stdin=payload,
-        limits=Limits(
+        limits=SandboxLimits(
             timeout_s=total_s,
             memory_mb=mem,
             cpu_s=int(total_s) + 1,
             max_procs=settings.parallel_per_sandbox + 16,
             max_output_bytes=max_out,
         ),
-        result_channel=True,
     )
     failure = _describe_failure(res.returncode, res.stderr, res.timed_out, res.error)
     return res.result or b"", failure

@@ -5,7 +5,7 @@ sandbox has them); it must not import the project. Protocol:
 
 stdin: one JSON object
     {"limits": {"cpu_s", "wall_s", "memory_mb", "output_bytes", "result_bytes", "parallel"},
-     "answers": [{"id", "code", "func_name", "kind": "numeric"|"string",
+     "answers": [{"id", "code", "func_name", "kind": "number"|"text",
                   "call": "direct"|"find-compat", "inputs": [...]}]}
 results, on the descriptor named by $SANDBOX_RESULT_FD (never stdout): JSON lines, {"start": id}
 when an answer's child starts, then one record per answer, in completion order
@@ -360,11 +360,11 @@ def _run_answer(ans: dict, wfd: int) -> None:
     if not callable(fn):
         _send(wfd, {"load_error": f"no function named {name!r} in the code"})
         return
-    encode = encode_numeric if ans["kind"] == "numeric" else encode_string
+    encode = encode_numeric if ans["kind"] == "number" else encode_string
     compat = ans.get("call") == "find-compat"
     for x in ans["inputs"]:
         try:
-            if ans["kind"] == "numeric":
+            if ans["kind"] == "number":
                 arg = float(x)
                 out = eval(f"{name}({arg!r})", ns) if compat else fn(arg)
             elif compat:
@@ -438,7 +438,7 @@ def _valid_result(r: dict, kind: str) -> bool:
     keys = set(r)
     if keys == {"err"}:
         return isinstance(r["err"], str)
-    if kind == "numeric":
+    if kind == "number":
         v = r.get("v")
         return (
             keys == {"v"}

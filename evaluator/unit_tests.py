@@ -1,10 +1,10 @@
 """FIND's LM-judge unit tests (`unit_testing.py`): the judge sees a description and three examples
 and names the one that the described function would produce.
 
-- Prompts: FIND's original template files when the data directory has them
-  (`find/prompts/evaluator/{strings,entities,relations}.txt`), else our typed copies
-  of FIND's `utils/prompt_eval_*.txt`; filled with plain `str.replace` in FIND's order (DESC,
-  then IN0/OUT0 ... IN2/OUT2), without escaping, exactly as FIND does.
+- Prompts: each family's `UnitTestPrompt` (its scorer holds it): FIND's original template file
+  when the data directory has it (`find/prompts/evaluator/<file>.txt`), else our typed copy of the
+  text (`PAIRS_TEMPLATE`, `SELECTIVITY_TEMPLATE`); filled with plain `str.replace` in FIND's order
+  (DESC, then IN0/OUT0 ... IN2/OUT2), without escaping, exactly as FIND does.
 - Answer parsing, both reported: `find-compat` counts a triplet correct iff the 1-based index
   appears *anywhere* in the reply (FIND's substring test); `strict` requires `[ANSWER]: n` with
   n the correct index.
@@ -23,17 +23,17 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
+import time
 from dataclasses import dataclass
-from typing import Literal
 
 from pydantic import BaseModel
 
-from evaluator.api import ScoreResult
-from evaluator.judge import JudgeClient, JudgeError
+from evaluator.api import EpisodeStats, ScoreResult
+from evaluator.judge import JudgeClient, JudgeError, JudgeNotConfigured
+from evaluator.parsing import parse_answer
+from evaluator.scorer import Scorer, ScoringContext, score_parts
 from function_store.datasets import DataUnavailable, data_path
-from function_store.models import UnitTest
-
-JudgeFamily = Literal["strings", "entities", "relations"]
+from function_store.models import Target, UnitTest
 
 SYSTEM_PROMPT = (
     "You are a helpful assistant. You indicate which of the input-output mapping examples provided "
@@ -46,35 +46,40 @@ _REPLY_FORMAT = (
     'Reply in the following format: \n"[ANSWER]: <index>", where <index> represents the numerical '
     "value of the correct example.\nOnly include the numerical index of the example.\n"
 )
-_PAIRS_TEMPLATE = (
+# FIND's template over input-output pairs (its string and relation functions)
+PAIRS_TEMPLATE = (
     "Below is a textual description of a function f(x):\nDESC\nWhich one of the following pairs of "
     "input-output strings are correct executions of f(x)?\nExample 1: input = IN0, output = OUT0\n"
     "Example 2: input = IN1, output = OUT1\nExample 3: input = IN2, output = OUT2\n" + _REPLY_FORMAT
 )
-_ENTITIES_TEMPLATE = (
+# FIND's template over the inputs a concept is selective for (its entity functions)
+SELECTIVITY_TEMPLATE = (
     "Below is a textual description of a function f(x), which is selective for a specific concept:"
     "\nDESC\nWhich one of the following input examples will the function be most selective for? \n"
     "Example 1: input = IN0\nExample 2: input = IN1\nExample 3: input = IN2\n" + _REPLY_FORMAT
 )
-BUILTIN_TEMPLATES: dict[str, str] = {
-    "strings": _PAIRS_TEMPLATE,
-    "relations": _PAIRS_TEMPLATE,
-    "entities": _ENTITIES_TEMPLATE,
-}
+
+
+@dataclass(frozen=True)
+class UnitTestPrompt:
+    """A family's judge template: FIND's own file when the data has it, else our typed copy."""
+
+    find_file: str  # the file's stem in find/prompts/evaluator/
+    builtin: str
+
+
 OPTIONS = ["1", "2", "3"]  # the 1-based indices a verdict can name
 PREFILL = "[ANSWER]: "  # forced choice continues the answer format the system prompt asks for
 _STRICT = re.compile(r"\[ANSWER\]\s*:\s*(\d+)")
 
 
-def load_template(family: JudgeFamily) -> tuple[str, str]:
+def load_template(prompt: UnitTestPrompt) -> tuple[str, str]:
     """(template, source): the original file when present, else the built-in copy."""
-    if family not in BUILTIN_TEMPLATES:
-        raise ValueError(f"no unit-test template for family {family!r}")
     try:
-        path = data_path(f"find/prompts/evaluator/{family}.txt")
+        path = data_path(f"find/prompts/evaluator/{prompt.find_file}.txt")
         return path.read_text(encoding="utf-8"), str(path)
     except DataUnavailable:
-        return BUILTIN_TEMPLATES[family], "builtin"
+        return prompt.builtin, "builtin"
 
 
 def fill(template: str, description: str, test: UnitTest) -> str:
@@ -122,7 +127,7 @@ class Job:
 
 async def judge_description(
     judge: JudgeClient,
-    family: JudgeFamily,
+    prompt: UnitTestPrompt,
     description: str,
     unit_tests: list[UnitTest],
     *,
@@ -131,7 +136,7 @@ async def judge_description(
 ) -> list[ScoreResult]:
     """Run the unit tests of one function; returns `<metric>` and `<metric>_strict`."""
     (res,) = await judge_jobs(
-        judge, family, [Job(description, unit_tests, metric)], semaphore=semaphore
+        judge, prompt, [Job(description, unit_tests, metric)], semaphore=semaphore
     )
     return res
 
@@ -191,14 +196,14 @@ async def _forced_choice(
 
 async def judge_jobs(
     judge: JudgeClient,
-    family: JudgeFamily,
+    prompt: UnitTestPrompt,
     jobs: list[Job],
     *,
     semaphore: asyncio.Semaphore | None = None,
 ) -> list[list[ScoreResult]]:
     """Unit tests of several descriptions at once (e.g. an agent's and the ground truth's); in
     forced-choice mode all their triplets go to the judge as one batch. One result list per job."""
-    template, source = load_template(family)
+    template, source = load_template(prompt)
     sem = semaphore or asyncio.Semaphore(8)
     phash = prompt_hash(SYSTEM_PROMPT, template)
     mode = await judge.mode()
@@ -263,3 +268,80 @@ def _results(
             details=details,
         ),
     ]
+
+
+_CEILING_CACHE: dict[tuple[str, str, str, str, int], list[ScoreResult]] = {}
+
+
+async def judge_scores(
+    target: Target, description: str, parser: str, ctx: ScoringContext, prompt: UnitTestPrompt
+) -> list[ScoreResult]:
+    """The judge's unit-test scores of a description (and the ground truth's, the ceiling, once
+    per target and judge when HARNESS_JUDGE_CEILING is on)."""
+    js = ctx.judge_settings
+    try:
+        judge = ctx.judge()
+    except JudgeError as e:
+        configured = not isinstance(e, JudgeNotConfigured)
+        return [
+            ScoreResult(
+                metric=m,
+                status="error",
+                error_category="judge",
+                error=str(e),
+                details={"judge_configured": configured},
+            )
+            for m in ("unit_test", "unit_test_strict")
+        ]
+    try:
+        mode = await judge.mode()
+        template, _ = load_template(prompt)
+        ceiling_tests = target.unit_tests[: js.ceiling_tests]
+        key = (
+            target.id,
+            judge.model,
+            prompt_hash(SYSTEM_PROMPT, template),
+            mode,
+            len(ceiling_tests),
+        )
+        jobs = [Job(description, target.unit_tests)]
+        if js.ceiling and key not in _CEILING_CACHE:
+            # the ceiling's triplets go with the agent's (forced choice: in the same batch)
+            jobs.append(Job(target.hidden.description, ceiling_tests, "unit_test_ceiling"))
+        sem = asyncio.Semaphore(js.concurrency)
+        t0 = time.perf_counter()
+        results = await judge_jobs(judge, prompt, jobs, semaphore=sem)
+        wall = round(time.perf_counter() - t0, 3)
+        scores = results[0]
+        for r in scores:
+            r.details["parser"] = parser
+            r.details["judge_wall_s"] = wall  # all of this episode's judge calls, ceiling included
+        if len(results) > 1:
+            ceiling = results[1]
+            # never cache an error: the next episode retries it
+            if all(r.status == "ok" for r in ceiling):
+                _CEILING_CACHE[key] = ceiling
+            scores += ceiling
+        elif js.ceiling:
+            scores += [r.model_copy(deep=True) for r in _CEILING_CACHE[key]]
+        return scores
+    finally:
+        await judge.aclose()
+
+
+class JudgeScorer(Scorer):
+    """A description scored by the judge's unit tests only, with the family's prompt."""
+
+    metrics = ("unit_test", "unit_test_strict")
+
+    def __init__(self, prompt: UnitTestPrompt) -> None:
+        self.prompt = prompt
+
+    async def score(
+        self, target: Target, final_answer: str, stats: EpisodeStats, ctx: ScoringContext
+    ) -> list[ScoreResult]:
+        parsed = parse_answer(final_answer or "", ctx.settings.parser)
+        return await score_parts(
+            [lambda: judge_scores(target, parsed.description, parsed.parser, ctx, self.prompt)],
+            stats,
+        )

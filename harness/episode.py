@@ -26,10 +26,12 @@ from typing import Any
 from agents.base import Agent, AgentError, check_usage
 from agents.base import Message as AgentMessage
 from agents.host_protocol import valid_unicode
-from evaluator.api import EpisodeStats, ScoreResult, target_call
+from evaluator.api import EpisodeStats, ScoreResult
+from evaluator.scorer import ScoringContext
 from function_store.models import Target
 from harness import prompts
 from harness import protocol as proto
+from harness.sandbox.code_runner import run_in_sandbox
 from harness.store.models import Episode
 from harness.store.models import Message as MessageRow
 from harness.store.repo import Store
@@ -38,7 +40,8 @@ from harness.target_client import TargetClient
 
 log = logging.getLogger(__name__)
 
-ScoreHook = Callable[[Target, str, EpisodeStats], Awaitable[list[ScoreResult]]]
+# (target, final answer, usage, what scoring may use) -> scores
+ScoreHook = Callable[[Target, str, EpisodeStats, ScoringContext], Awaitable[list[ScoreResult]]]
 
 _PARSE_INLINE_CHARS = 20_000  # messages parsed on the event loop; longer ones in a thread
 
@@ -434,10 +437,11 @@ class EpisodeRunner:
             rounds=ep.rounds,
             exemplar_init=ep.exemplar_init,
         )
-        # the scorer reads ground truth through our sandboxed client, not by running the target
-        token = target_call.set(self.client.call)
+        # the scorer reads ground truth through our sandboxed client, not by running the target,
+        # and runs agent code in our sandboxes
+        ctx = ScoringContext(call_target=self.client.call, code_runner=run_in_sandbox)
         try:
-            results = await self.score_hook(self.target, answer, stats)
+            results = await self.score_hook(self.target, answer, stats, ctx)
             rows = [ScoreResult.model_validate(r).model_dump() for r in results]
         except Exception as e:  # a scorer failure is an error state, never a 0
             log.exception("scoring hook failed for episode %s", ep.id)
@@ -449,8 +453,6 @@ class EpisodeRunner:
                     error=_describe(e),
                 ).model_dump()
             ]
-        finally:
-            target_call.reset(token)
         if self.owns():  # else the run's new owner scores it
             self.store.save_scores(ep.id, rows)
 

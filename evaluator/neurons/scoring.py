@@ -17,11 +17,13 @@ import asyncio
 import os
 import zlib
 
-from evaluator.api import ScoreResult
+from evaluator.api import EpisodeStats, ScoreResult
 from evaluator.neurons import observational as O
 from evaluator.neurons import released, testset
 from evaluator.neurons.membership import LexicalMembership
-from evaluator.neurons.task_iia import iia_score
+from evaluator.neurons.task_iia import connect_to, iia_score
+from evaluator.parsing import parse_answer
+from evaluator.scorer import Scorer, ScoringContext
 from function_store.models import Target
 
 CORPUS_SENTENCES = int(os.environ.get("HARNESS_NEURON_EVAL_SENTENCES", "64"))
@@ -35,7 +37,9 @@ def _released_record(target: Target):
     return next((r for r in data.load() if r.neuron == name), None)
 
 
-def _score(description: str, target: Target) -> tuple[O.PRF, O.Counts, O.PRF | None, dict]:
+def _score(
+    description: str, target: Target, url: str | None
+) -> tuple[O.PRF, O.Counts, O.PRF | None, dict]:
     member = LexicalMembership(description)
     spec = target.hidden.spec
     unit = f"{spec['layer']}:{spec['index']}"
@@ -45,11 +49,9 @@ def _score(description: str, target: Target) -> tuple[O.PRF, O.Counts, O.PRF | N
         ref = O.prf(O.counts(released.observations([rec], "activations")))
         info = {"test_set": f"released items of {len(rec.items)} sentences"}
     else:
-        from function_store.neurons.runner import connect
-
         texts = testset.corpus_sentences(CORPUS_SENTENCES, seed=zlib.crc32(unit.encode()))
         texts += testset.carriers(sorted(member.members))
-        client, _ = connect(spec["model"], None)  # the neuron's own model, or an error
+        client, _ = connect_to(spec["model"], url)  # the neuron's own model, or an error
         with client:
             acts = testset.read_activations(client, texts, spec["layer"], spec["index"])
         obs = testset.build(acts, member, unit)
@@ -63,7 +65,9 @@ def _score(description: str, target: Target) -> tuple[O.PRF, O.Counts, O.PRF | N
     return O.prf(c), c, ref, info
 
 
-async def score_neuron_episode(target: Target, description: str) -> list[ScoreResult]:
+async def score_neuron_episode(
+    target: Target, description: str, intervention_url: str | None = None
+) -> list[ScoreResult]:
     if not description.strip():
         return [
             ScoreResult(
@@ -74,7 +78,7 @@ async def score_neuron_episode(target: Target, description: str) -> list[ScoreRe
             )
         ]
     try:
-        v, c, ref, info = await asyncio.to_thread(_score, description, target)
+        v, c, ref, info = await asyncio.to_thread(_score, description, target, intervention_url)
     except Exception as e:  # the intervention service or the data: not the agent's fault
         return [
             ScoreResult(
@@ -94,7 +98,9 @@ async def score_neuron_episode(target: Target, description: str) -> list[ScoreRe
         for m in O.METRICS
     ]
     try:
-        matched = await asyncio.to_thread(iia_score, description, target.hidden.spec)
+        matched = await asyncio.to_thread(
+            iia_score, description, target.hidden.spec, intervention_url
+        )
     except Exception as e:
         matched = ScoreResult(
             metric="iia",
@@ -103,3 +109,15 @@ async def score_neuron_episode(target: Target, description: str) -> list[ScoreRe
             error=f"{type(e).__name__}: {e}",
         )
     return out + ([matched] if matched is not None else [])
+
+
+class NeuronScorer(Scorer):
+    """Neurons: observational P/R/F1 of the [DESCRIPTION], and IIA when it matches a task."""
+
+    metrics = (*(f"observational_{m}" for m in O.METRICS), "iia")
+
+    async def score(
+        self, target: Target, final_answer: str, stats: EpisodeStats, ctx: ScoringContext
+    ) -> list[ScoreResult]:
+        parsed = parse_answer(final_answer or "", ctx.settings.parser)
+        return await score_neuron_episode(target, parsed.description or "", ctx.intervention_url)

@@ -15,8 +15,11 @@ import zlib
 from evaluator.api import ScoreResult
 from evaluator.neurons import iia as I
 from evaluator.neurons.probe import lexical_similarity
+from function_store.intervention.client import InterventionClient
+from function_store.intervention.schemas import ModelInfo
 from function_store.neurons.runner import connect
 from function_store.neurons.tasks import TASKS, Task
+from function_store.runtime import RuntimeContext
 
 MATCH_THRESHOLD = 0.25
 PAIRS = int(os.environ.get("HARNESS_NEURON_IIA_PAIRS", "32"))
@@ -29,15 +32,21 @@ def matching_task(description: str) -> tuple[Task, float] | None:
     return (tasks[best], float(sims[best])) if sims[best] >= MATCH_THRESHOLD else None
 
 
-def iia_score(description: str, spec: dict) -> ScoreResult | None:
+def connect_to(model: str, url: str | None) -> tuple[InterventionClient, ModelInfo]:
+    """The intervention service at `url` (the scoring context's), else HARNESS_INTERVENTION_URL."""
+    return connect(model, RuntimeContext(extra={"backbone_url": url}) if url else None)
+
+
+def iia_score(description: str, spec: dict, url: str | None = None) -> ScoreResult | None:
     """None when no task matches; else the neuron's IIA on the matched task (raises when the
-    intervention service is missing or serves another model: the caller records an error)."""
+    intervention service at `url` (None: the operator's) is missing or serves another model: the
+    caller records an error)."""
     found = matching_task(description)
     if found is None:
         return None
     task, sim = found
     details = {"task": task.name, "task_similarity": round(sim, 3)}
-    client, info = connect(spec["model"], None)
+    client, info = connect_to(spec["model"], url)
     with client:
         kept = I.filter_fillers(client, task)
         seed = zlib.crc32(f"{spec['layer']}:{spec['index']}:{task.name}".encode())

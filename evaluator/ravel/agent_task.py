@@ -26,11 +26,13 @@ from typing import Literal
 import torch
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from evaluator.api import ScoreResult
+from evaluator.api import EpisodeStats, ScoreResult
+from evaluator.neurons.task_iia import connect_to
 from evaluator.ravel import interchange
 from evaluator.ravel.bench import eval_examples
 from evaluator.ravel.methods.featurize import mask_spec
 from evaluator.ravel.scores import disentangle
+from evaluator.scorer import Scorer, ScoringContext
 from function_store.intervention.featurizers import FeaturizerError, FeaturizerRegistry
 from function_store.intervention.schemas import ArrayB64, FeaturizerSpec
 from function_store.models import Target
@@ -123,14 +125,15 @@ def featurizer_spec(
     return spec
 
 
-def _score(target: Target, layer: int, what: list[int] | UploadedFeaturizer) -> list[ScoreResult]:
-    from function_store.neurons.runner import connect
+def _score(
+    target: Target, layer: int, what: list[int] | UploadedFeaturizer, url: str | None
+) -> list[ScoreResult]:
     from function_store.ravel.instances import build
     from function_store.ravel.targets import INSTANCES
 
     spec = target.hidden.spec
     cfg = INSTANCES[spec["entity_type"]]
-    client, info = connect(spec["model"], None)
+    client, info = connect_to(spec["model"], url)
     with client:
         if not 0 <= layer < info.n_layers:
             raise AnswerError(f"[LAYER] must be in 0..{info.n_layers - 1}")
@@ -161,11 +164,24 @@ def _score(target: Target, layer: int, what: list[int] | UploadedFeaturizer) -> 
     ]
 
 
-async def score_ravel_episode(target: Target, final_answer: str) -> list[ScoreResult]:
+async def score_ravel_episode(
+    target: Target, final_answer: str, intervention_url: str | None = None
+) -> list[ScoreResult]:
     try:
         layer, what = parse_answer(final_answer)
-        return await asyncio.to_thread(_score, target, layer, what)
+        return await asyncio.to_thread(_score, target, layer, what, intervention_url)
     except AnswerError as e:
         return _errors("agent", str(e))
     except Exception as e:  # the intervention service, the instance: not the agent's fault
         return _errors("infrastructure", f"{type(e).__name__}: {e}")
+
+
+class RavelScorer(Scorer):
+    """RAVEL: Cause, Isolate and Disentangle of the agent's localisation (the raw final answer)."""
+
+    metrics = METRICS
+
+    async def score(
+        self, target: Target, final_answer: str, stats: EpisodeStats, ctx: ScoringContext
+    ) -> list[ScoreResult]:
+        return await score_ravel_episode(target, final_answer or "", ctx.intervention_url)

@@ -15,7 +15,7 @@ ENTITIES = Benchmark(
     runners={"entity": "function_store.neural.runners", "script": "function_store.find_import"},
     services=("backbone",),
     prompt="function_store.neural.task_prompts:entities_prompt",
-    scorer="evaluator.unit_tests:JudgeScorer",
+    scorer="evaluator.neural:ENTITIES",
     report_rows=(
         ReportRow("entities", "unit_test", table2=True),
         ReportRow("entities (strict)", "unit_test_strict"),
@@ -39,7 +39,7 @@ RELATIONS = Benchmark(
     runners={"relation": "function_store.neural.runners", "script": "function_store.find_import"},
     services=("backbone",),
     prompt="function_store.neural.task_prompts:relations_prompt",
-    scorer="evaluator.unit_tests:JudgeScorer",
+    scorer="evaluator.neural:RELATIONS",
     report_rows=(
         ReportRow("relations", "unit_test", table2=True),
         ReportRow("relations (strict)", "unit_test_strict"),

@@ -14,9 +14,11 @@ from battery import Battery
 from canary import Canaries, assert_clean
 from evaluator_helpers import numeric_target
 
+from evaluator.numeric.scorer import score_numeric_batch
 from evaluator.parsing import parse_answer
 from evaluator.sandbox_exec import ExecSettings
-from evaluator.scoring import EvalSettings, Item, score_numeric_batch
+from evaluator.scorer import EvalSettings, Item
+from harness.sandbox.code_runner import run_in_sandbox
 
 FORGERS = [n for n, a in ANSWERS.items() if a.like]
 CORRECT = "correct-lin2x"
@@ -52,6 +54,7 @@ def _batch(codes: list[str]) -> tuple[list[tuple[Any, ...]], str]:
         items,
         settings=EvalSettings(cpu_s=2, wall_s=10),
         exec_settings=ExecSettings(sandbox="bwrap", chunk_size=100),
+        runner=run_in_sandbox,
     )
     dumped = [[s.model_dump() for s in scores] for scores in out]
     return [_code_score(scores) for scores in dumped], json.dumps(dumped)

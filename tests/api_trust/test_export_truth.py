@@ -15,9 +15,11 @@ from pathlib import Path
 import pytest
 
 from evaluator.api import EpisodeStats
+from evaluator.scorer import ScoringContext
 from evaluator.scoring import score_episode
 from function_store.models import CallOutput, HiddenTruth, PublicMeta, Target, UnitTest
-from function_store.runtime import register_runner
+from function_store.runtime import build_runner, register_runner
+from harness.sandbox.code_runner import run_in_sandbox
 from harness.store import make_engine
 from harness.store.repo import Store
 from harness.store.specs import RunSpec
@@ -132,6 +134,16 @@ def _store_scored_run(store: Store, target: Target, answer: str, scores: list) -
     return run.id
 
 
+def _context(target: Target) -> ScoringContext:
+    """As the orchestrator scores: agent code in the sandbox; the target run here (its stand-in
+    for the sandboxed target client)."""
+
+    async def call(target_id: str, inputs: Sequence[str]) -> list:
+        return build_runner(target).call(list(inputs))
+
+    return ScoringContext(call_target=call, code_runner=run_in_sandbox)
+
+
 @pytest.mark.parametrize(
     ("target", "answer"),
     [(numeric_target(), NUMERIC_ANSWER), (strings_target(), STRINGS_ANSWER)],
@@ -143,7 +155,9 @@ def test_inspect_export_has_no_ground_truth(tmp_path: Path, target: Target, answ
     # in a thread with its own event loop: a test run that also drove playwright's sync API
     # leaves a loop running in this one
     with ThreadPoolExecutor(1) as pool:
-        scores = pool.submit(asyncio.run, score_episode(target, answer, EpisodeStats())).result()
+        scores = pool.submit(
+            asyncio.run, score_episode(target, answer, EpisodeStats(), _context(target))
+        ).result()
     code = [s for s in scores if s.metric in ("nmse", "code_success", "domain_iou", "string_exact")]
     assert code and all(s.status == "ok" for s in code), scores  # (no judge here: its error)
     stored = json.dumps([s.details for s in scores])

@@ -17,6 +17,7 @@ from evaluator.sandbox_exec import CodeJob, ExecSettings, run_code_jobs
 from function_store.catalog import Catalog
 from function_store.service.client import TargetServiceClient
 from harness.sandbox.base import Limits, SandboxError, get_sandbox
+from harness.sandbox.code_runner import run_in_sandbox
 from harness.sandbox.daemon import serve
 from harness.sandbox.pool import ServicePool
 
@@ -75,12 +76,14 @@ def test_unread_stdin_does_not_outlast_the_time_limit(sock: str, monkeypatch) ->
 def test_scoring_worker_through_the_daemon(sock: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("HARNESS_EXEC_SOCKET", sock)
     jobs = [
-        CodeJob(id="ok", code="def f(x):\n    return 2 * x\n", func_name="f", kind="numeric",
+        CodeJob(id="ok", code="def f(x):\n    return 2 * x\n", func_name="f", kind="number",
                 inputs=["1", "2"]),
         CodeJob(id="net", code="import socket\ndef f(x):\n    socket.socket()\n    return x\n",
-                func_name="f", kind="numeric", inputs=["1"]),
+                func_name="f", kind="number", inputs=["1"]),
     ]  # fmt: skip
-    ok, net = run_code_jobs(jobs, settings=ExecSettings(sandbox="remote-exec"))
+    ok, net = run_code_jobs(
+        jobs, settings=ExecSettings(sandbox="remote-exec"), runner=run_in_sandbox
+    )
     assert ok.status == "ok" and [r["v"][0] for r in ok.results] == [2.0, 4.0], ok
     assert net.status == "ok" and "err" in net.results[0], net  # seccomp: no sockets
 

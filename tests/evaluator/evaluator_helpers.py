@@ -74,3 +74,25 @@ def nmse_by_hand(g: Callable[[float], float], t: Callable[[float], float]) -> fl
     num = sum(abs(g(x) - t(x)) ** 2 for x in GRID if math.isfinite(abs(g(x))))
     den = sum(abs(g(x)) ** 2 for x in GRID if math.isfinite(abs(g(x))))
     return num / den
+
+
+def in_process_calls(*targets: Target):  # type: ignore[no-untyped-def]
+    """A target client that runs the given targets in this process (tests only)."""
+    from function_store.runtime import build_runner
+
+    by_id = {t.id: t for t in targets}
+
+    async def call(target_id: str, inputs: Sequence[str]) -> list:
+        return build_runner(by_id[target_id]).call(list(inputs))
+
+    return call
+
+
+def local_ctx(*targets: Target, **options: object):  # type: ignore[no-untyped-def]
+    """A scoring context as the orchestrator builds it, with the targets run in this process."""
+    from evaluator.scorer import ScoringContext
+    from harness.sandbox.code_runner import run_in_sandbox
+
+    return ScoringContext(
+        call_target=in_process_calls(*targets), code_runner=run_in_sandbox, **options
+    )

@@ -8,9 +8,11 @@ import threading
 import pytest
 from evaluator_helpers import numeric_target
 
+from evaluator.numeric.scorer import score_numeric_batch
 from evaluator.parsing import parse_answer
 from evaluator.sandbox_exec import CodeJob, CodeLimits, ExecSettings, run_code_jobs
-from evaluator.scoring import EvalSettings, Item, score_numeric_batch
+from evaluator.scorer import EvalSettings, Item
+from harness.sandbox.code_runner import run_in_sandbox
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 
@@ -18,7 +20,7 @@ LIMITS = CodeLimits(cpu_s=1, wall_s=3, memory_mb=200, output_bytes=100_000)
 
 
 def _job(i: str, body: str) -> CodeJob:
-    return CodeJob(id=i, code=body, func_name="f", kind="numeric", inputs=["1.5", "2.5"])
+    return CodeJob(id=i, code=body, func_name="f", kind="number", inputs=["1.5", "2.5"])
 
 
 def test_hostile_answers_fail_with_reasons_and_batch_goes_on(tmp_path):
@@ -75,7 +77,10 @@ def test_hostile_answers_fail_with_reasons_and_batch_goes_on(tmp_path):
         res = {
             r.id: r
             for r in run_code_jobs(
-                jobs, limits=LIMITS, settings=ExecSettings(sandbox="bwrap", chunk_size=20)
+                jobs,
+                limits=LIMITS,
+                settings=ExecSettings(sandbox="bwrap", chunk_size=20),
+                runner=run_in_sandbox,
             )
         }
     finally:
@@ -126,7 +131,7 @@ def test_scorer_keeps_going_after_hostile_answer():
     bad = parse_answer("[CODE]: ```python\ndef f(x):\n    while True:\n        pass\n```")
     good = parse_answer("[CODE]: ```python\ndef f(x):\n    return x + 1\n```")
     s = EvalSettings(cpu_s=1, wall_s=3)
-    out = score_numeric_batch([Item(lin, bad), Item(lin, good)], settings=s)
+    out = score_numeric_batch([Item(lin, bad), Item(lin, good)], settings=s, runner=run_in_sandbox)
     assert out[0][1].metric == "code_success" and out[0][1].value == 0.0
     assert "cpu time" in out[0][1].details["failure"]
     assert out[1][1].value == 1.0

@@ -16,9 +16,11 @@ import textwrap
 import pytest
 from evaluator_helpers import numeric_target
 
+from evaluator.numeric.scorer import score_numeric_batch
 from evaluator.parsing import parse_answer
 from evaluator.sandbox_exec import CodeJob, CodeLimits, ExecSettings, run_code_jobs
-from evaluator.scoring import EvalSettings, Item, score_numeric_batch
+from evaluator.scorer import EvalSettings, Item
+from harness.sandbox.code_runner import run_in_sandbox
 
 pytestmark = pytest.mark.usefixtures("needs_bwrap")
 
@@ -121,13 +123,15 @@ def _forger(n_inputs: int, delay: float = 0.0) -> str:
 
 
 def _job(i: str, code: str) -> CodeJob:
-    return CodeJob(id=i, code=code, func_name="f", kind="numeric", inputs=["1.5", "2.5"])
+    return CodeJob(id=i, code=code, func_name="f", kind="number", inputs=["1.5", "2.5"])
 
 
 def test_forger_reaches_the_sandboxs_stdout() -> None:
     """The attack is real: the forger opens at least /proc/1/fd/1 (the sandbox's stdout)."""
     code = _forger(2).replace("return WRONG\n", "return float(_done[0])\n")
-    (res,) = run_code_jobs([_job("hostile", code)], limits=LIMITS, settings=SETTINGS)
+    (res,) = run_code_jobs(
+        [_job("hostile", code)], limits=LIMITS, settings=SETTINGS, runner=run_in_sandbox
+    )
     assert res.status == "ok", res
     assert res.results[0]["v"][0] >= 1, res
 
@@ -135,7 +139,10 @@ def test_forger_reaches_the_sandboxs_stdout() -> None:
 def test_forged_records_change_no_result_in_a_batch() -> None:
     jobs = [_job("good-a", GOOD), _job("hostile", _forger(2)), _job("good-b", GOOD)]
     jobs.append(_job("wrong", PLAIN_WRONG))
-    res = {r.id: r for r in run_code_jobs(jobs, limits=LIMITS, settings=SETTINGS)}
+    res = {
+        r.id: r
+        for r in run_code_jobs(jobs, limits=LIMITS, settings=SETTINGS, runner=run_in_sandbox)
+    }
     for good in ("good-a", "good-b"):
         assert res[good].status == "ok", res[good]
         assert res[good].results == [{"v": [3.0, 0.0]}, {"v": [5.0, 0.0]}], res[good]
@@ -146,12 +153,16 @@ def test_forged_records_change_no_result_in_a_batch() -> None:
 
 
 def test_forged_records_change_no_result_alone() -> None:
-    (res,) = run_code_jobs([_job("hostile", _forger(2))], limits=LIMITS, settings=SETTINGS)
+    (res,) = run_code_jobs(
+        [_job("hostile", _forger(2))], limits=LIMITS, settings=SETTINGS, runner=run_in_sandbox
+    )
     assert res.status == "ok" and res.results == [{"v": [-12345.0, 0.0]}] * 2, res
 
 
 def _code_scores(items: list[Item]) -> list[tuple]:
-    out = score_numeric_batch(items, settings=EvalSettings(cpu_s=2, wall_s=10))
+    out = score_numeric_batch(
+        items, settings=EvalSettings(cpu_s=2, wall_s=10), runner=run_in_sandbox
+    )
     return [
         [(s.metric, s.status, s.error_category, s.value) for s in scores if s.metric != "domain"]
         for scores in out
@@ -191,7 +202,10 @@ def test_answers_running_at_once_cannot_touch_each_others_results() -> None:
     code = _forger(2, delay=2.5).replace("return WRONG\n", "return float(SEEN[0])\n")
     jobs = [_job("good-a", slow), _job("hostile", code), _job("good-b", slow)]
     settings = ExecSettings(sandbox="bwrap", chunk_size=50, parallel_per_sandbox=3)
-    res = {r.id: r for r in run_code_jobs(jobs, limits=LIMITS, settings=settings)}
+    res = {
+        r.id: r
+        for r in run_code_jobs(jobs, limits=LIMITS, settings=settings, runner=run_in_sandbox)
+    }
     for good in ("good-a", "good-b"):
         assert res[good].status == "ok", res[good]
         assert res[good].results == [{"v": [3.0, 0.0]}, {"v": [5.0, 0.0]}], res[good]
@@ -213,8 +227,8 @@ def test_answer_code_holds_no_descriptor_but_its_own() -> None:
     filler = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
     try:
         code = "import os\ndef f(x):\n    return ' '.join(sorted(os.listdir('/proc/self/fd')))\n"
-        job = CodeJob(id="fds", code=code, func_name="f", kind="string", inputs=["a"])
-        (res,) = run_code_jobs([job], limits=LIMITS, settings=SETTINGS)
+        job = CodeJob(id="fds", code=code, func_name="f", kind="text", inputs=["a"])
+        (res,) = run_code_jobs([job], limits=LIMITS, settings=SETTINGS, runner=run_in_sandbox)
     finally:
         for fd in filler:
             os.close(fd)

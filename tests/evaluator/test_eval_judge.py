@@ -2,15 +2,16 @@ import asyncio
 import re
 
 import pytest
-from evaluator_helpers import string_target
+from evaluator_helpers import local_ctx, string_target
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 
 from evaluator.api import EpisodeStats
 from evaluator.judge import AnthropicJudge, JudgeSettings, OpenAICompatibleJudge, OpenAIJudge
+from evaluator.neural import ENTITIES_PROMPT, RELATIONS_PROMPT
 from evaluator.scoring import score_episode
+from evaluator.strings.scorer import PROMPT as STRINGS
 from evaluator.unit_tests import (
-    BUILTIN_TEMPLATES,
     SYSTEM_PROMPT,
     fill,
     judge_description,
@@ -23,14 +24,15 @@ PAIRS = [(f"ab{k}", f"AB{k}") for k in range(10)]
 
 
 def test_builtin_templates_equal_original_files():
-    for fam in ("strings", "entities", "relations"):
-        assert BUILTIN_TEMPLATES[fam] == data_path(f"find/prompts/evaluator/{fam}.txt").read_text()
-        assert load_template(fam)[1] != "builtin"
+    for prompt in (STRINGS, ENTITIES_PROMPT, RELATIONS_PROMPT):
+        original = data_path(f"find/prompts/evaluator/{prompt.find_file}.txt").read_text()
+        assert prompt.builtin == original
+        assert load_template(prompt)[1] != "builtin"
 
 
 def test_fill_is_plain_replace_in_order():
     t = UnitTest(inputs=["a", "b", "c"], outputs=["A", "B", "C"], correct=2)
-    text = fill(BUILTIN_TEMPLATES["strings"], "maps IN0 to upper", t)
+    text = fill(STRINGS.builtin, "maps IN0 to upper", t)
     assert "maps a to upper" in text  # no escaping: DESC is replaced first, then IN0
     assert "Example 2: input = b, output = B" in text
 
@@ -78,7 +80,7 @@ async def test_openai_compatible_judge_scores_and_records(serve):
     srv = serve(_oracle_app(log))
     judge = OpenAICompatibleJudge(srv.url + "/v1", "vicuna-13b-v1.1")
     t = string_target(PAIRS)
-    res = await judge_description(judge, "strings", "upper-cases", t.unit_tests)
+    res = await judge_description(judge, STRINGS, "upper-cases", t.unit_tests)
     await judge.aclose()
     by = {r.metric: r for r in res}
     # triplet correct indices cycle 1,2,3; the reply always mentions "3": find-compat counts those too
@@ -93,7 +95,7 @@ async def test_openai_compatible_judge_scores_and_records(serve):
 async def test_find_compat_vs_strict_parsing(serve):
     srv = serve(_oracle_app([], mode="loose"))
     judge = OpenAICompatibleJudge(srv.url + "/v1", "m")
-    res = await judge_description(judge, "strings", "d", string_target(PAIRS).unit_tests)
+    res = await judge_description(judge, STRINGS, "d", string_target(PAIRS).unit_tests)
     await judge.aclose()
     by = {r.metric: r for r in res}
     assert by["unit_test"].value == 1.0  # the index appears in "I think k"
@@ -107,7 +109,7 @@ async def test_misbehaving_judge_is_an_error_state(serve, mode):
     log: list[dict] = []
     srv = serve(_oracle_app(log, mode=mode))
     judge = OpenAICompatibleJudge(srv.url + "/v1", "m", timeout_s=1.0, max_retries=1)
-    res = await judge_description(judge, "strings", "d", string_target(PAIRS[:2]).unit_tests)
+    res = await judge_description(judge, STRINGS, "d", string_target(PAIRS[:2]).unit_tests)
     await judge.aclose()
     for r in res:
         assert r.status == "error" and r.error_category == "judge" and r.value is None
@@ -118,7 +120,7 @@ async def test_misbehaving_judge_is_an_error_state(serve, mode):
 async def test_retry_then_success(serve):
     srv = serve(_oracle_app([], mode="flaky"))
     judge = OpenAICompatibleJudge(srv.url + "/v1", "m", max_retries=2)
-    res = await judge_description(judge, "strings", "d", string_target(PAIRS[:1]).unit_tests)
+    res = await judge_description(judge, STRINGS, "d", string_target(PAIRS[:1]).unit_tests)
     await judge.aclose()
     assert res[0].status == "ok" and res[0].value == 1.0
 
@@ -166,7 +168,9 @@ async def test_score_episode_strings_with_judge_and_ceiling(serve, monkeypatch):
     t = string_target(PAIRS, description="upper-cases the input")
     js = JudgeSettings(provider="openai-compatible", url=srv.url + "/v1", model="m")
     msg = "[DESCRIPTION]: upper-cases\n[CODE]: ```python\ndef f(s):\n    return s.upper()\n```"
-    res = await score_episode(t, msg, EpisodeStats(target_calls=3, inputs=12), judge_settings=js)
+    res = await score_episode(
+        t, msg, EpisodeStats(target_calls=3, inputs=12), local_ctx(t, judge_settings=js)
+    )
     by = {r.metric: r for r in res}
     assert by["string_exact"].value == 1.0 and by["unit_test"].value == 1.0
     assert by["unit_test_ceiling"].value == 1.0 and by["unit_test"].details["inputs"] == 12
@@ -181,7 +185,7 @@ async def test_ceiling_on_the_first_k_unit_tests_only(serve):
         provider="openai-compatible", url=srv.url + "/v1", model="m-ceiling-k", ceiling_tests=3
     )
     msg = "[DESCRIPTION]: upper-cases\n[CODE]: ```python\ndef f(s):\n    return s.upper()\n```"
-    res = await score_episode(t, msg, EpisodeStats(), judge_settings=js)
+    res = await score_episode(t, msg, EpisodeStats(), local_ctx(t, judge_settings=js))
     by = {r.metric: r for r in res}
     assert len(by["unit_test"].details["verdicts"]) == 10
     ceiling = by["unit_test_ceiling"]
@@ -191,7 +195,10 @@ async def test_ceiling_on_the_first_k_unit_tests_only(serve):
 async def test_score_episode_without_judge_is_error_state():
     t = string_target(PAIRS, family="entities")
     res = await score_episode(
-        t, "[DESCRIPTION]: x", EpisodeStats(), judge_settings=JudgeSettings(provider="none")
+        t,
+        "[DESCRIPTION]: x",
+        EpisodeStats(),
+        local_ctx(judge_settings=JudgeSettings(provider="none")),
     )
     assert {r.metric for r in res} == {"unit_test", "unit_test_strict"}
     assert all(r.status == "error" and r.error_category == "judge" for r in res)
@@ -257,7 +264,7 @@ async def test_sdk_judge_empty_or_malformed_reply_is_a_judge_error(serve, kind, 
     log: list = []
     srv = serve(_fixed_reply_app(body, log))
     judge = _sdk_judge(kind, srv.url, max_retries=1)
-    res = await judge_description(judge, "strings", "d", string_target(PAIRS[:1]).unit_tests)
+    res = await judge_description(judge, STRINGS, "d", string_target(PAIRS[:1]).unit_tests)
     await judge.aclose()
     for r in res:
         assert r.status == "error" and r.error_category == "judge" and r.value is None

@@ -7,6 +7,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from evaluator.judge import JudgeSettings, OpenAICompatibleJudge, make_judge
+from evaluator.strings.scorer import PROMPT as STRINGS
 from evaluator.unit_tests import judge_description
 
 PAIRS = [(f"ab{k}", f"AB{k}") for k in range(10)]
@@ -50,7 +51,7 @@ async def test_verdict_is_argmax_and_generate_path_unused(serve):
     log: list = []
     srv = serve(_app("interp-harness", _fc(["1", "2", "3"], [-2.0, -0.1, -3.0]), log))
     judge = OpenAICompatibleJudge(srv.url + "/v1", "m")
-    res = await judge_description(judge, "strings", "d", string_target(PAIRS).unit_tests)
+    res = await judge_description(judge, STRINGS, "d", string_target(PAIRS).unit_tests)
     await judge.aclose()
     assert len(log) == 1 and "messages_list" in log[0]  # one batch request, no generate call
     v = res[0].details["verdicts"][0]
@@ -71,7 +72,7 @@ async def test_malformed_forced_choice_reply_is_a_judge_error(serve, completion)
     log: list = []
     srv = serve(_app("interp-harness", completion, log))
     judge = OpenAICompatibleJudge(srv.url + "/v1", "m", max_retries=1)
-    res = await judge_description(judge, "strings", "d", string_target(PAIRS[:3]).unit_tests)
+    res = await judge_description(judge, STRINGS, "d", string_target(PAIRS[:3]).unit_tests)
     await judge.aclose()
     for r in res:
         assert r.status == "error" and r.error_category == "judge" and r.value is None

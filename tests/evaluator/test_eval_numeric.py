@@ -4,10 +4,12 @@ import pytest
 from evaluator_helpers import GRID, nmse_by_hand, numeric_target
 
 from evaluator import numeric as num
+from evaluator.numeric.scorer import score_numeric_batch
 from evaluator.parsing import parse_answer
 from evaluator.sandbox_exec import CodeResult
-from evaluator.scoring import EvalSettings, Item, score_numeric_batch
+from evaluator.scorer import EvalSettings, Item
 from function_store.models import CallOutput
+from harness.sandbox.code_runner import run_in_sandbox
 
 
 def test_grid_is_256_half_integers():
@@ -92,7 +94,7 @@ def test_batch_in_bwrap_sandbox_end_to_end():
         Item(lin, _answer("def f(x):\n    return None")),
         Item(lin, parse_answer("[DESCRIPTION]: no code at all")),
     ]
-    out = score_numeric_batch(items, settings=EvalSettings())
+    out = score_numeric_batch(items, settings=EvalSettings(), runner=run_in_sandbox)
     by = [{r.metric: r for r in rs} for rs in out]
     assert by[0]["code_success"].value == 1.0 and by[0]["nmse"].value == 0.0
     expected = nmse_by_hand(lambda x: 3 * x - 2, lambda x: 3 * x)
@@ -117,7 +119,8 @@ def test_agent_function_named_function_is_scored_on_what_it_computes():
         Item(lin, _answer("def function(x):\n    return 3*x - 2")),
     ]
     wrong, right = (
-        {r.metric: r for r in rs} for rs in score_numeric_batch(items, settings=EvalSettings())
+        {r.metric: r for r in rs}
+        for rs in score_numeric_batch(items, settings=EvalSettings(), runner=run_in_sandbox)
     )
     assert wrong["code_success"].value == 0.0 and wrong["nmse"].value > 0.1
     assert right["code_success"].value == 1.0 and right["nmse"].value == 0.0

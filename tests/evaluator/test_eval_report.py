@@ -1,7 +1,7 @@
 import math
 
 import pytest
-from evaluator_helpers import numeric_target
+from evaluator_helpers import local_ctx, numeric_target
 from rich.console import Console
 
 from evaluator.api import EpisodeStats, EpisodeSummary, ScoreResult
@@ -103,7 +103,7 @@ async def test_score_episode_numeric_end_to_end():
         "[DESCRIPTION]: a line\n[DOMAIN]: odd between 10 and 20\n[CODE]: ```python\n"
         "def f(x):\n    return 0.5 * x + 3\n```"
     )
-    res = await score_episode(t, msg, EpisodeStats(target_calls=1, inputs=40))
+    res = await score_episode(t, msg, EpisodeStats(target_calls=1, inputs=40), local_ctx(t))
     by = {r.metric: r for r in res}
     assert (
         by["domain_iou"].value == pytest.approx(1.0)

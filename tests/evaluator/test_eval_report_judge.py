@@ -87,14 +87,14 @@ def test_scores_without_ceiling_say_so():
 
 
 async def test_no_judge_rows_say_why_and_how_to_configure():
-    from evaluator_helpers import string_target
+    from evaluator_helpers import local_ctx, string_target
 
     target = string_target([(f"ab{k}", f"AB{k}") for k in range(10)])
     scores = await score_episode(
         target,
         "[DESCRIPTION]: upper-cases",
         EpisodeStats(),
-        judge_settings=JudgeSettings(provider="openai-compatible", url=None),
+        local_ctx(target, judge_settings=JudgeSettings(provider="openai-compatible", url=None)),
     )
     ut = next(s for s in scores if s.metric == "unit_test")
     assert ut.status == "error" and ut.error_category == "judge"

@@ -3,7 +3,9 @@ from evaluator_helpers import string_target
 
 from evaluator.domain import iou, parse_intervals, score_domain, true_interval
 from evaluator.parsing import parse_answer
-from evaluator.scoring import Item, score_strings_batch
+from evaluator.scorer import Item
+from evaluator.strings.scorer import score_strings_batch
+from harness.sandbox.code_runner import run_in_sandbox
 
 PAIRS = [("abc", "ABC"), ("it's", "IT'S"), ("x", "X"), ("Hello", "HELLO")]
 
@@ -13,7 +15,7 @@ def test_default_and_find_compat_modes_in_sandbox():
     ans = parse_answer(
         "[DESCRIPTION]: upper\n[CODE]: ```python\ndef f(s):\n    return s.upper()\n```"
     )
-    (res,) = score_strings_batch([Item(t, ans)])
+    (res,) = score_strings_batch([Item(t, ans)], runner=run_in_sandbox)
     by = {r.metric: r for r in res}
     assert by["string_exact"].value == 1.0  # input passed as data: the quote is fine
     # FIND pastes 'it's' between quotes -> SyntaxError on item 2: [1, 0] -> 1/2
@@ -24,7 +26,9 @@ def test_default_and_find_compat_modes_in_sandbox():
 def test_exception_item_and_non_str():
     t = string_target(PAIRS)
     code = "def f(s):\n    if s == 'x':\n        raise ValueError('no')\n    if s == 'Hello':\n        return 5\n    return s.upper()"
-    (res,) = score_strings_batch([Item(t, parse_answer(f"[CODE]: ```python\n{code}\n```"))])
+    (res,) = score_strings_batch(
+        [Item(t, parse_answer(f"[CODE]: ```python\n{code}\n```"))], runner=run_in_sandbox
+    )
     by = {r.metric: r for r in res}
     assert by["string_exact"].value == pytest.approx(
         2 / 4
@@ -38,7 +42,8 @@ def test_partial_list_three_then_error():
     pairs = [("a", "A"), ("b", "B"), ("c", "C"), ("d", "D"), ("e", "E")]
     code = "def g(s):\n    if s == 'd':\n        raise KeyError(s)\n    return s.upper()"
     (res,) = score_strings_batch(
-        [Item(string_target(pairs), parse_answer(f"[CODE]: ```\n{code}\n```"))]
+        [Item(string_target(pairs), parse_answer(f"[CODE]: ```\n{code}\n```"))],
+        runner=run_in_sandbox,
     )
     by = {r.metric: r for r in res}
     assert by["string_exact_find"].value == pytest.approx(3 / 4)  # 3 passes then an error

@@ -8,9 +8,11 @@ import shutil
 import pytest
 from evaluator_helpers import numeric_target
 
+from evaluator.numeric.scorer import score_numeric_batch
 from evaluator.parsing import parse_answer
 from evaluator.sandbox_exec import CodeJob, CodeLimits, ExecSettings, run_code_jobs
-from evaluator.scoring import EvalSettings, Item, score_numeric_batch
+from evaluator.scorer import EvalSettings, Item
+from harness.sandbox.code_runner import run_in_sandbox
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 
@@ -66,14 +68,17 @@ SYSCALL_ATTACKS = {"pidfd", "sigqueue", "prlimit-parent", "setown"}
 
 
 def _job(i: str, body: str) -> CodeJob:
-    return CodeJob(id=i, code=body, func_name="f", kind="numeric", inputs=["1.5", "2.5"])
+    return CodeJob(id=i, code=body, func_name="f", kind="number", inputs=["1.5", "2.5"])
 
 
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
 def test_worker_attack_fails_that_answer_only(attack):
     good = "def f(x):\n    return 2 * x\n"
     jobs = [_job("before", good), _job(attack, ATTACKS[attack]), _job("after", good)]
-    res = {r.id: r for r in run_code_jobs(jobs, limits=LIMITS, settings=SETTINGS)}
+    res = {
+        r.id: r
+        for r in run_code_jobs(jobs, limits=LIMITS, settings=SETTINGS, runner=run_in_sandbox)
+    }
     for innocent in ("before", "after"):
         assert res[innocent].status == "ok", res[innocent]
         assert res[innocent].results == [{"v": [3.0, 0.0]}, {"v": [5.0, 0.0]}]
@@ -91,7 +96,9 @@ def test_worker_attacks_are_scored_zero_with_reason():
     for body in ATTACKS.values():
         items.append(Item(lin, parse_answer(f"[CODE]: ```python\n{body}```")))
     items.append(Item(lin, good))
-    out = score_numeric_batch(items, settings=EvalSettings(cpu_s=1, wall_s=3))
+    out = score_numeric_batch(
+        items, settings=EvalSettings(cpu_s=1, wall_s=3), runner=run_in_sandbox
+    )
     code = [next(s for s in scores if s.metric == "code_success") for scores in out]
     assert code[0].status == "ok" and code[0].value == 1.0
     assert code[-1].status == "ok" and code[-1].value == 1.0
@@ -101,8 +108,8 @@ def test_worker_attacks_are_scored_zero_with_reason():
 
 def test_proc_1_does_not_show_the_host_command_line():
     body = "def f(x):\n    return open('/proc/1/cmdline', 'rb').read().decode(errors='replace')\n"
-    job = CodeJob(id="p", code=body, func_name="f", kind="string", inputs=["a"])
-    (res,) = run_code_jobs([job], limits=LIMITS, settings=SETTINGS)
+    job = CodeJob(id="p", code=body, func_name="f", kind="text", inputs=["a"])
+    (res,) = run_code_jobs([job], limits=LIMITS, settings=SETTINGS, runner=run_in_sandbox)
     assert res.status == "ok", res
     seen = res.results[0]["v"]
     # bwrap's reaper is PID 1 there: it may say "bwrap", never the host paths or mount flags
@@ -116,7 +123,7 @@ def test_a_dead_worker_is_blamed_on_the_answer_that_kills_it_alone(monkeypatch):
 
     deaths: list[list[str]] = []
 
-    def fake_batch(jobs, limits, settings):
+    def fake_batch(jobs, runner, limits, settings):
         got, started = {}, set()
         for j in jobs:
             started.add(j.id)
@@ -128,7 +135,9 @@ def test_a_dead_worker_is_blamed_on_the_answer_that_kills_it_alone(monkeypatch):
 
     monkeypatch.setattr(sandbox_exec, "_run_batch", fake_batch)
     jobs = [_job(i, "def f(x): return x") for i in ("a", "flaky", "b", "killer", "c")]
-    res = {r.id: r for r in sandbox_exec.run_code_jobs(jobs, settings=SETTINGS)}
+    res = {
+        r.id: r for r in sandbox_exec.run_code_jobs(jobs, settings=SETTINGS, runner=run_in_sandbox)
+    }
     assert res["killer"].status == "error" and "killed the scoring worker" in res["killer"].reason
     assert all(res[i].status == "ok" for i in ("a", "flaky", "b", "c")), res
     # the killer was blamed only after it took a worker down while running alone
@@ -138,6 +147,10 @@ def test_a_dead_worker_is_blamed_on_the_answer_that_kills_it_alone(monkeypatch):
 def test_a_sandbox_that_never_starts_is_infrastructure(monkeypatch):
     from evaluator import sandbox_exec
 
-    monkeypatch.setattr(sandbox_exec, "_run_batch", lambda jobs, lim, st: ({}, set(), "no bwrap"))
-    (res,) = sandbox_exec.run_code_jobs([_job("a", "def f(x): return x")], settings=SETTINGS)
+    monkeypatch.setattr(
+        sandbox_exec, "_run_batch", lambda jobs, runner, lim, st: ({}, set(), "no bwrap")
+    )
+    (res,) = sandbox_exec.run_code_jobs(
+        [_job("a", "def f(x): return x")], settings=SETTINGS, runner=run_in_sandbox
+    )
     assert res.status == "infrastructure" and res.reason == "no bwrap"

@@ -7,6 +7,7 @@ import shutil
 import pytest
 
 from evaluator.sandbox_exec import CodeJob, CodeLimits, ExecSettings, run_code_jobs
+from harness.sandbox.code_runner import run_in_sandbox
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 
@@ -18,10 +19,15 @@ _USES_SCIPY = "import scipy.special\ndef f(x):\n    return float(scipy.special.e
 
 def _run(codes: list[str]) -> list[list[dict]]:
     jobs = [
-        CodeJob(id=str(i), code=c, func_name="f", kind="numeric", inputs=["0"])
+        CodeJob(id=str(i), code=c, func_name="f", kind="number", inputs=["0"])
         for i, c in enumerate(codes)
     ]
-    res = {r.id: r for r in run_code_jobs(jobs, limits=CodeLimits(), settings=ExecSettings())}
+    res = {
+        r.id: r
+        for r in run_code_jobs(
+            jobs, limits=CodeLimits(), settings=ExecSettings(), runner=run_in_sandbox
+        )
+    }
     assert all(r.status == "ok" for r in res.values()), res
     return [res[str(i)].results for i in range(len(codes))]
 

@@ -212,6 +212,7 @@ async def test_own_server_serves_the_judge(backbone_url):
     """The evaluator's OpenAI-compatible judge client, pointed at our server, gets verdicts (the
     offline judge); whether SmolLM2 judges well is not this test's business."""
     from evaluator.judge import OpenAICompatibleJudge
+    from evaluator.strings.scorer import PROMPT as STRINGS
     from evaluator.unit_tests import judge_description
     from function_store.models import UnitTest
 
@@ -223,7 +224,7 @@ async def test_own_server_serves_the_judge(backbone_url):
         UnitTest(inputs=["sun", "map", "tree"], outputs=["snu", "pam", "tere"], correct=2),
     ]
     try:
-        results = await judge_description(judge, "strings", "reverses the string", tests)
+        results = await judge_description(judge, STRINGS, "reverses the string", tests)
     finally:
         await judge.aclose()
     assert [r.status for r in results] == ["ok", "ok"], results[0].error

@@ -7,7 +7,9 @@ import pytest
 
 from evaluator.api import EpisodeStats
 from evaluator.judge import JudgeSettings, OpenAICompatibleJudge
+from evaluator.scorer import ScoringContext
 from evaluator.scoring import score_episode
+from evaluator.strings.scorer import PROMPT as STRINGS
 from evaluator.unit_tests import (
     OPTIONS,
     PREFILL,
@@ -49,7 +51,7 @@ async def test_auto_mode_detects_our_server_and_batches_description_with_ceiling
     try:
         assert await judge.mode() == "forced-choice"
         jobs = [Job("reverses the string", t.unit_tests), Job(t.hidden.description, t.unit_tests)]
-        agent, ceiling = await judge_jobs(judge, "strings", jobs)
+        agent, ceiling = await judge_jobs(judge, STRINGS, jobs)
     finally:
         await judge.aclose()
     posts = [(m, p) for m, p, _ in transport.requests if m == "POST"]
@@ -73,7 +75,7 @@ async def test_forced_choice_verdicts_match_the_servers_own_logprobs(backbone_ur
     """Independently of the judge client: the plain endpoint's logprobs for each prompt, asked
     one at a time, pick the same index as the batched verdict (and agree in value)."""
     targets = _targets(2)
-    template, _ = load_template("strings")
+    template, _ = load_template(STRINGS)
     judge = OpenAICompatibleJudge(
         backbone_url + "/v1", _model(backbone_url), mode="forced-choice", timeout_s=600
     )
@@ -109,7 +111,7 @@ async def test_score_episode_with_our_server_as_judge(backbone_url):
     t = _targets(1)[0]
     js = JudgeSettings(url=backbone_url + "/v1", model=_model(backbone_url), timeout_s=600)
     scores = await score_episode(
-        t, "[DESCRIPTION]: reverses the string", EpisodeStats(), judge_settings=js
+        t, "[DESCRIPTION]: reverses the string", EpisodeStats(), ScoringContext(judge_settings=js)
     )
     by = {s.metric: s for s in scores}
     for m in ("unit_test", "unit_test_strict", "unit_test_ceiling", "unit_test_ceiling_strict"):

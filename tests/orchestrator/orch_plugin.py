@@ -113,7 +113,9 @@ from orch_agents import (  # noqa: E402, F401
 
 
 # ---- score hooks ----------------------------------------------------------------------------
-async def score_hook(target: Target, final_answer: str, stats: EpisodeStats) -> list[ScoreResult]:
+async def score_hook(
+    target: Target, final_answer: str, stats: EpisodeStats, ctx: object = None
+) -> list[ScoreResult]:
     """Deterministic stand-in for the evaluator: did the agent answer, and how many calls."""
     return [
         ScoreResult(metric="answered", value=1.0 if "[DESCRIPTION]" in final_answer else 0.0),
@@ -123,5 +125,7 @@ async def score_hook(target: Target, final_answer: str, stats: EpisodeStats) -> 
     ]
 
 
-async def failing_hook(target: Target, final_answer: str, stats: EpisodeStats) -> list[ScoreResult]:
+async def failing_hook(
+    target: Target, final_answer: str, stats: EpisodeStats, ctx: object = None
+) -> list[ScoreResult]:
     raise RuntimeError("judge endpoint unreachable")

@@ -287,15 +287,23 @@ async def test_system_prompt_file_override(sqlite_url: str, tmp_path, monkeypatc
 
 
 async def test_score_hook_reads_targets_through_the_episodes_client(sqlite_url: str) -> None:
-    """While the hook runs, evaluator.api.target_call is the orchestrator's target client (so a
-    scorer's ground truth comes from the sandboxed services); it is unset again afterwards."""
-    from evaluator.api import ScoreResult, target_call
+    """The hook's scoring context calls targets through the orchestrator's target client (so a
+    scorer's ground truth comes from the sandboxed services) and runs agent code through the
+    harness's sandboxes."""
+    from evaluator.api import ScoreResult
+    from evaluator.scorer import ScoringContext
 
-    async def hook(target, answer, stats):  # type: ignore[no-untyped-def]
-        outs = await target_call.get()(target.id, ["0", "1"])
+    runners = []
+
+    async def hook(target, answer, stats, ctx: ScoringContext):  # type: ignore[no-untyped-def]
+        runners.append(ctx.code_runner)
+        outs = await ctx.call(target.id, ["0", "1"])
         return [ScoreResult(metric="via_client", value=float(outs[1].output))]
 
     store, [run] = await run_in_process(sqlite_url, spec(), hook=hook)
     [ep] = store.episodes(run.id)
     assert {s.metric: s.value for s in store.scores([ep.id])} == {"via_client": 3.0}  # 2*1 + 1
-    assert target_call.get() is None
+    # by name: another test may have reloaded the module
+    assert [f"{r.__module__}:{r.__qualname__}" for r in runners] == [
+        "harness.sandbox.code_runner:run_in_sandbox"
+    ]

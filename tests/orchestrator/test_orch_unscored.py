@@ -21,10 +21,10 @@ IDS = ["orch-test/numeric/f00000", "orch-test/numeric/f00001"]
 LOST = "orch-test/numeric/f00001"
 
 
-async def lose_one(target, final_answer, stats):  # type: ignore[no-untyped-def]
+async def lose_one(target, final_answer, stats, ctx):  # type: ignore[no-untyped-def]
     if target.id == LOST:
         return []
-    return await orch_plugin.score_hook(target, final_answer, stats)
+    return await orch_plugin.score_hook(target, final_answer, stats, ctx)
 
 
 def cli(env: dict[str, str], *args: str) -> str:

@@ -21,13 +21,15 @@ import sbx_env_agent
 from sbx_find_script import numeric_script
 
 from agents.base import Message
+from evaluator.numeric.scorer import score_numeric_batch
 from evaluator.parsing import parse_answer
 from evaluator.sandbox_exec import CodeJob, CodeLimits, ExecSettings, run_code_jobs
-from evaluator.scoring import EvalSettings, Item, score_numeric_batch
+from evaluator.scorer import EvalSettings, Item
 from function_store.models import HiddenTruth, PublicMeta, Target, make_canary
 from function_store.service.client import TargetServiceClient
 from harness.agent_host import AgentHosts
 from harness.providers import HELD_KEY
+from harness.sandbox.code_runner import run_in_sandbox
 from harness.sandbox.pool import ServicePool
 
 pytestmark = pytest.mark.usefixtures("needs_bwrap")
@@ -93,13 +95,15 @@ PRINTS = (
 
 def _jobs(*codes: str) -> list[CodeJob]:
     return [
-        CodeJob(id=str(i), code=c, func_name="f", kind="string", inputs=["a"])
+        CodeJob(id=str(i), code=c, func_name="f", kind="text", inputs=["a"])
         for i, c in enumerate(codes)
     ]
 
 
 def test_answer_code_alone_reads_no_operator_secret() -> None:
-    (res,) = run_code_jobs(_jobs(RETURNS), limits=LIMITS, settings=ExecSettings(sandbox="bwrap"))
+    (res,) = run_code_jobs(
+        _jobs(RETURNS), limits=LIMITS, settings=ExecSettings(sandbox="bwrap"), runner=run_in_sandbox
+    )
     assert res.status == "ok", res
     _probe_ran(res.results[0]["v"])
     assert leaked(res.model_dump_json()) == [], res.results[0]["v"][:3000]
@@ -111,6 +115,7 @@ def test_answer_code_in_a_batch_reads_no_operator_secret() -> None:
         _jobs(good, RETURNS, RAISES, PRINTS, good),
         limits=LIMITS,
         settings=ExecSettings(sandbox="bwrap", chunk_size=10),
+        runner=run_in_sandbox,
     )
     assert [r.status for r in res] == ["ok", "ok", "error", "ok", "ok"], res
     assert res[0].results == res[4].results == [{"v": "a!"}]
@@ -126,7 +131,7 @@ def test_a_scores_failure_text_carries_no_operator_secret() -> None:
     target = Catalog().get("find-v1/numeric/f00473")
     answer = parse_answer(f"[CODE]: ```python\n{RAISES}```")
     (scores,) = score_numeric_batch(
-        [Item(target, answer)], settings=EvalSettings(cpu_s=2, wall_s=10)
+        [Item(target, answer)], settings=EvalSettings(cpu_s=2, wall_s=10), runner=run_in_sandbox
     )
     text = json.dumps([s.model_dump(mode="json") for s in scores])
     assert "nothing secret found" in text, text
@@ -236,7 +241,12 @@ def test_development_backends_hand_answer_code_no_operator_secret(backend: str) 
     process itself is not handed the operator's environment."""
     code = "import os\ndef f(x):\n    return repr(dict(os.environ)) + open('/proc/self/environ').read()\n"
     with pytest.warns(UserWarning) if backend == "subprocess-unsafe" else _nothing():
-        (res,) = run_code_jobs(_jobs(code), limits=LIMITS, settings=ExecSettings(sandbox=backend))
+        (res,) = run_code_jobs(
+            _jobs(code),
+            limits=LIMITS,
+            settings=ExecSettings(sandbox=backend),
+            runner=run_in_sandbox,
+        )
     assert res.status == "ok", res
     assert "PATH" in res.results[0]["v"]
     assert leaked(res.model_dump_json()) == [], res.results[0]["v"]

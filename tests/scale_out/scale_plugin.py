@@ -7,7 +7,9 @@ from evaluator.api import EpisodeStats, ScoreResult
 from function_store.models import Target
 
 
-async def answer_stats(target: Target, answer: str, stats: EpisodeStats) -> list[ScoreResult]:
+async def answer_stats(
+    target: Target, answer: str, stats: EpisodeStats, ctx: object = None
+) -> list[ScoreResult]:
     """Scores that depend on the whole episode (its answer and usage), cheap to compute: the
     evaluator's own scoring runs agent code in a sandbox per episode, too slow for this test."""
     return [
