@@ -18,9 +18,6 @@ ROOT = Path(__file__).resolve().parents[2]
 # The only layer edges tolerated for now, (file, imported module) -> why. Each is being removed by
 # a helper of issue 28 in parallel; the merge empties this list.
 KNOWN: dict[tuple[str, str], str] = {
-    ("evaluator/sandbox_exec.py", "harness.sandbox.base"): (
-        "removed when 'eval' lands (the scoring sandbox is passed in through an evaluator interface)"
-    ),
 }
 
 
