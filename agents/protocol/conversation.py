@@ -54,7 +54,10 @@ def observations(conversation: Sequence[Message]) -> tuple[list[Observation], in
         sent += 1
         reply = conversation[k + 1].content if k + 1 < len(conversation) else ""
         if k + 1 < len(conversation) and conversation[k + 1].role == "user":
-            obs.extend(Observation(x, y) for x, y in parse_pairs(reply, inputs))
+            # the line the reply's pairs are on: a multi-line output is seen up to its first line
+            # (the scripted baselines' scores were set reading replies so)
+            pairs = parse_pairs(reply, inputs, line_only=True)
+            obs.extend(Observation(x, y) for x, y in pairs)
     return obs, sent
 
 

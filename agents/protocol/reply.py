@@ -111,19 +111,25 @@ def split_outputs(body: str, inputs: Sequence[str]) -> list[str] | None:
     return parse(0, 0)
 
 
-def parse_pairs(text: str, inputs: Sequence[str] | None = None) -> list[tuple[str, str]]:
+def parse_pairs(
+    text: str, inputs: Sequence[str] | None = None, *, line_only: bool = False
+) -> list[tuple[str, str]]:
     """The (input, output) pairs of the first reply in `text`, outputs as printed.
 
     With `inputs` (what was sent, in order) the line is cut at the echoed inputs
     (`split_outputs`), so outputs may hold spaces, commas, parentheses or newlines (string
-    functions); failing a full parse, the pairs that match from the start are kept. Without `inputs`, pairs are read with balanced parentheses, which covers numbers,
-    `None`, `nan`, `inf` and complex values like `(7.59-20.8j)`. Inputs that do not appear (a
-    crashed call prints nothing) are left out.
+    functions); failing a full parse, the pairs that match from the start are kept. Without
+    `inputs`, pairs are read with balanced parentheses, which covers numbers, `None`, `nan`,
+    `inf` and complex values like `(7.59-20.8j)`. Inputs that do not appear (a crashed call
+    prints nothing) are left out. `line_only` reads only the line the header is on (an output's
+    later lines, and the pairs after it, are not seen).
     """
     pos = text.find(HEADER.rstrip(" "))
     if pos < 0:
         return []
     body = text[pos + len(HEADER) - 1 :].lstrip(" ")
+    if line_only:
+        body = body.split("\n", 1)[0]
     if inputs:
         inputs = list(inputs)
         found = _pairs_whole(body, inputs)
