@@ -27,8 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HARNESS_DATA_DIR", str(ROOT.parent / "shared" / "data"))
 
+from agents.protocol import format_reply, parse_message  # noqa: E402
 from function_store.catalog import Catalog  # noqa: E402
-from harness.protocol import format_reply, parse_message  # noqa: E402
 from harness.sandbox import get_sandbox  # noqa: E402
 from harness.sandbox.pool import ServicePool  # noqa: E402
 from harness.target_client import ServiceTargetClient  # noqa: E402

@@ -57,6 +57,7 @@ class Benchmark:
     services: tuple[Service, ...] = ()
     # `module:function` (target, exemplar_init: bool) -> task prompt text
     prompt: str = ""
+    reply_decimals: int | None = None  # replies print numeric outputs with this many decimals
     # `module:attr`, an evaluator Scorer (class or instance) for this family
     scorer: str = ""
     report_rows: tuple[ReportRow, ...] = ()

@@ -31,10 +31,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from agents.protocol.reply import HEADER, split_outputs
 from function_store.catalog import CatalogOptions, Source, listed_when
 from function_store.datasets import DataUnavailable
 from function_store.find_data import FIND
-from function_store.formatting import HEADER
 from function_store.models import (
     CallOutput,
     Family,
@@ -88,36 +88,10 @@ def script_env() -> dict[str, str]:
 
 
 def parse_pairs(stdout: str, inputs: Sequence[str]) -> list[str] | None:
-    """Split FIND's output line into one output per input, or None if it does not parse.
-
-    Outputs may contain ", ", parentheses or even `) (`, so the line is cut at the echoed inputs,
-    which are known and come in order; among several possible cuts the first full parse wins."""
+    """Split FIND's output line into one output per input, or None if it does not parse (the
+    protocol's reader, `split_outputs`: the line is cut at the echoed inputs)."""
     start = stdout.find(HEADER)
-    if start < 0:
-        return None
-    body = stdout[start + len(HEADER) :]
-    if body.endswith("\n"):
-        body = body[:-1]
-    if not inputs:
-        return [] if body.strip() == "" else None
-
-    def parse(pos: int, k: int) -> list[str] | None:
-        opening = f"({inputs[k]}, "
-        if not body.startswith(opening, pos):
-            return None
-        begin = pos + len(opening)
-        if k == len(inputs) - 1:
-            return [body[begin:-2]] if body.endswith(") ") and len(body) - 2 >= begin else None
-        sep = f") ({inputs[k + 1]}, "
-        cut = body.find(sep, begin)
-        while cut >= 0:
-            rest = parse(cut + 2, k + 1)
-            if rest is not None:
-                return [body[begin:cut], *rest]
-            cut = body.find(sep, cut + 1)
-        return None
-
-    return parse(0, 0)
+    return None if start < 0 else split_outputs(stdout[start + len(HEADER) :], inputs)
 
 
 def _last_line(text: str) -> str:

@@ -23,14 +23,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from agents import protocol as proto
 from agents.base import Agent, AgentError, check_usage
 from agents.base import Message as AgentMessage
 from agents.host_protocol import valid_unicode
 from evaluator.api import EpisodeStats, ScoreResult
 from evaluator.scorer import ScoringContext
+from function_store.benchmark import benchmark
 from function_store.models import Target
 from harness import prompts
-from harness import protocol as proto
 from harness.sandbox.code_runner import run_in_sandbox
 from harness.store.models import Episode
 from harness.store.models import Message as MessageRow
@@ -273,9 +274,8 @@ class EpisodeRunner:
                 calls.append({"step": step, "idx": idx, **call})
                 st.target_calls += 1
                 st.inputs += len(cmd.inputs)
-                replies.append(
-                    proto.format_reply(call["_outputs"], self.mode, family=self.target.family)
-                )
+                decimals = benchmark(self.target.family).reply_decimals
+                replies.append(proto.format_reply(call["_outputs"], self.mode, decimals=decimals))
             if final:
                 if calls:
                     self._store_calls(st, calls)

@@ -21,9 +21,9 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from agents.protocol import Mode
 from function_store.datasets import DataUnavailable, data_path
 from function_store.models import PromptFamily
-from harness.protocol.models import Mode
 
 _log = logging.getLogger(__name__)
 FIND_SYSTEM_PROMPT = "find/prompts/interpreter/system.txt"

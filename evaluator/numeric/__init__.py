@@ -3,8 +3,9 @@
 
 - Grid: x = i + 0.5 for i in range(-128, 128), i.e. -127.5 ... 127.5.
 - The ground truth g is drawn live from the target's runner (noise and corruption are fresh
-  draws, as in FIND). Its outputs are FIND's `str()` texts; we parse them back (floats, `nan`,
-  `inf`, complex such as `(7.6-20.8j)`).
+  draws, as in FIND). Its outputs are FIND's `str()` texts, read back by the protocol's
+  `parse_number` (floats, `nan`, `inf`, complex such as `(7.6-20.8j)`, `True` as 1); the name
+  `parse_find_value` stays for its callers.
 - Points where |g| is NaN or Inf are skipped; the agent is called only on the kept points.
 - NMSE = sum |g - t|^2 / sum |g|^2 (normalised by the GT energy, not its variance).
 - Any agent failure (no function, an exception at any kept point, a None or non-numeric return,
@@ -28,6 +29,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from agents.protocol.values import UnparseableValue
+from agents.protocol.values import parse_number as parse_find_value
 from evaluator.api import ScoreResult
 
 GRID: tuple[float, ...] = tuple(i + 0.5 for i in range(-128, 128))
@@ -36,32 +39,6 @@ DEFAULT_THRESHOLD = 0.1
 
 def grid_inputs() -> list[str]:
     return [repr(x) for x in GRID]
-
-
-class UnparseableValue(ValueError):
-    pass
-
-
-def parse_find_value(text: str | None) -> complex | None:
-    """A value as FIND prints it -> complex. None (or the text `None`) means the GT raised."""
-    if text is None:
-        return None
-    s = text.strip()
-    if s == "None":
-        return None
-    if s.startswith("[") and s.endswith("]"):  # a 1-element array printed by numpy
-        s = s[1:-1].strip()
-    try:
-        return complex(float(s))
-    except ValueError:
-        pass
-    try:
-        return complex(s.replace(" ", ""))
-    except ValueError:
-        pass
-    if s in ("True", "False"):
-        return complex(s == "True")
-    raise UnparseableValue(f"cannot read ground-truth output {text!r} as a number")
 
 
 def nmse(gt: Sequence[complex], pred: Sequence[complex]) -> float:

@@ -15,6 +15,7 @@ ENTITIES = Benchmark(
     runners={"entity": "function_store.neural.runners", "script": "function_store.find_import"},
     services=("backbone",),
     prompt="function_store.neural.task_prompts:entities_prompt",
+    reply_decimals=4,  # FIND's entity CLI prints scores with `:.4f`
     scorer="evaluator.neural:ENTITIES",
     report_rows=(
         ReportRow("entities", "unit_test", table2=True),

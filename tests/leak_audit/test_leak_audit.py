@@ -8,8 +8,8 @@ import uuid
 
 import pytest
 
+from agents.protocol import format_error, format_reply, parse_message
 from function_store.service.client import TargetServiceError
-from harness.protocol import format_error, format_reply, parse_message
 from harness.target_client import ServiceTargetClient
 
 MARK = f"/tmp/leak-audit-{uuid.uuid4().hex}"

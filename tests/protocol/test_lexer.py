@@ -9,7 +9,7 @@ import time
 import pytest
 import regex
 
-from harness.protocol.lexer import first_command, split_words
+from agents.protocol.lexer import first_command, split_words
 
 FIND_PATTERN = regex.compile(r"([A-Z]+\(((?:[^()\"']|(?:\"[^\"]*\")|(?:'[^']*')|\((?1)*\))*)\))")
 

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
+from agents.protocol import Command, format_error, format_reply, parse_message
 from function_store.models import CallOutput
-from harness.protocol import Command, format_error, format_reply, parse_message
 
 
 # ---------------------------------------------------------------- default mode
@@ -185,10 +185,16 @@ def test_reply_errors_default_vs_compat_crash():
     assert format_reply(OUTS, "find-compat", compat_crash=True) == "Response: "
 
 
-def test_reply_entity_scores_four_decimals_and_inputs_as_typed():
-    outs = [CallOutput(input="New York", output="0.98765"), CallOutput(input="1e2", output="0.1")]
-    assert format_reply(outs, family="entities") == (
-        "Response: Function input - output pairs: (New York, 0.9877) (1e2, 0.1000) \n"
+def test_reply_fixed_decimals_and_inputs_as_typed():
+    outs = [
+        CallOutput(input="New York", output="0.98765"),
+        CallOutput(input="1e2", output="0.1"),
+        CallOutput(input="x", output="not a number"),
+        CallOutput(input="y", error="boom"),
+    ]
+    assert format_reply(outs, decimals=4) == (
+        "Response: Function input - output pairs: (New York, 0.9877) (1e2, 0.1000) "
+        "(x, not a number) (y, Error: boom) \n"
     )
 
 
@@ -199,7 +205,7 @@ def test_unknown_mode():
 
 @pytest.mark.parametrize("mode", ["default", "find-compat"])
 def test_overlong_message_is_refused_with_a_reason(mode):
-    from harness.protocol import MAX_MESSAGE_CHARS
+    from agents.protocol import MAX_MESSAGE_CHARS
 
     text = "PYTHON(function.py " + "1 " * MAX_MESSAGE_CHARS + ") [DESCRIPTION]: x"
     p = parse_message(text, mode=mode)
@@ -258,7 +264,7 @@ def test_compat_shell_words_match_the_real_sh(item, tmp_path):
     """Differential check of the word splitting against /bin/sh itself, which FIND's
     `Popen(..., shell=True)` used (fixed test strings only; nothing from an agent). Redirections
     are left out: there we keep the words and the shell would have sent the output elsewhere."""
-    from harness.protocol.find_compat import shell_words
+    from agents.protocol.find_compat import shell_words
 
     script = tmp_path / "argv.py"
     script.write_text(ARGV_PRINTER)

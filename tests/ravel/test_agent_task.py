@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 
 from agents.base import Message
+from agents.protocol import parse_message
+from agents.protocol.reply import format_reply
 from agents.scripted_ravel import (
     ScriptedRavelAgent,
     parse_task,
@@ -33,8 +35,6 @@ from function_store.ravel.data import load
 from function_store.ravel.runner import CommandError, RavelRunner, parse
 from function_store.ravel.targets import INSTANCES
 from harness.prompts import task_prompt
-from harness.protocol import parse_message
-from harness.protocol.reply import format_reply
 
 
 def _targets():

@@ -34,9 +34,8 @@ from __future__ import annotations
 
 import re
 
-from harness.protocol.lexer import first_command
-from harness.protocol.models import Command, ParsedMessage
-from harness.protocol.parser import DESCRIPTION_TAG
+from agents.protocol.lexer import first_command
+from agents.protocol.models import DESCRIPTION_TAG, Command, ParsedMessage
 
 _ITEMS = re.compile(r"""(?:"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|\b[^,]+)""")
 _KNOWN = "PYTHON(function.py)"

@@ -1,4 +1,5 @@
-"""What the protocol parser returns (pydantic: the orchestrator stores and ships these)."""
+"""What the command parser returns, and the protocol's modes (pydantic: the orchestrator stores
+and ships these)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 Mode = Literal["default", "find-compat"]
+MODES: tuple[Mode, ...] = ("default", "find-compat")
+DESCRIPTION_TAG = "[DESCRIPTION]"
 
 
 class Command(BaseModel):
@@ -22,6 +25,7 @@ class ParsedMessage(BaseModel):
     commands: list[Command] = Field(default_factory=list)
     # Messages for malformed or unrecognised commands; the reply for each is `format_error(msg)`.
     errors: list[str] = Field(default_factory=list)
-    # FIND's reset condition: no command-like text at all and no [DESCRIPTION].
+    # FIND's reset condition: no command-like text at all and no [DESCRIPTION] (FIND's loop then
+    # re-sends the task prompt and drops the history).
     no_command: bool = False
     has_description: bool = False
