@@ -20,7 +20,6 @@ BASELINE = frozenset(
         "harness/commands/ravel.py",
         "harness/preflight.py",
         "harness/prompts.py",
-        "harness/protocol/reply.py",
         "harness/sandbox/pool.py",
         "harness/scheduler.py",
         "harness/web/routes.py",
