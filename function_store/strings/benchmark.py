@@ -11,7 +11,7 @@ BENCHMARK = Benchmark(
         "find-import": "function_store.find_import:load",
     },
     runners={"string": "function_store.strings.runners", "script": "function_store.find_import"},
-    prompt="function_store.strings.prompt:task_prompt",
+    prompt="function_store.strings.prompt:PROMPTS",
     scorer="evaluator.strings.scorer:StringsScorer",
     report_rows=(
         ReportRow("strings, code", "string_exact", table2=True),
