@@ -12,7 +12,7 @@ BENCHMARK = Benchmark(
     prompt="function_store.neurons.prompt:PROMPTS",
     scorer="evaluator.neurons.scoring:NeuronScorer",
     panels=("evaluator.neurons.panel:token_panel",),
-    cli={"neurons": "harness.commands.neurons:neurons_app"},
+    cli={"neurons": "evaluator.neurons.cli:neurons_app"},
     docs="docs/neurons.md",
     order=50,
 )

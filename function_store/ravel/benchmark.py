@@ -11,7 +11,7 @@ BENCHMARK = Benchmark(
     services=("intervention",),
     prompt="function_store.ravel.prompt:PROMPTS",
     scorer="evaluator.ravel.agent_task:RavelScorer",
-    cli={"ravel": "harness.commands.ravel:ravel_app"},
+    cli={"ravel": "evaluator.ravel.cli:ravel_app"},
     docs="docs/ravel.md",
     order=60,
 )
