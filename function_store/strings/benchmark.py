@@ -20,7 +20,7 @@ BENCHMARK = Benchmark(
         ReportRow("strings, unit test (strict)", "unit_test_strict"),
     ),
     headline_metric="string_exact",
-    panels=("evaluator.unit_tests_panel:unit_test_panel",),
+    panels=("evaluator.strings.panel:unit_test_panel",),
     docs="docs/find.md",
     order=20,
 )
