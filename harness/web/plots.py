@@ -53,7 +53,7 @@ def _svg(fig: Figure) -> str:
 
 
 def queries_svg(rows: Sequence[Any]) -> str:
-    """Numeric success versus inputs used (the report's QueryRows), one line per agent."""
+    """Success versus inputs used (the report's QueryRows), one line per agent."""
     fig = Figure(figsize=(6.5, 3.4))
     ax = fig.add_subplot()
     agents = sorted({r.agent for r in rows})
