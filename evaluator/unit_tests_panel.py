@@ -3,6 +3,7 @@ the correct item and the judge's pick, as the `unit_test` score stored them."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from markupsafe import Markup
@@ -44,11 +45,14 @@ def judge_rows(view: PanelView) -> list[dict[str, Any]]:
     return rows
 
 
-def render_judge_table(view: PanelView) -> Rendered | None:
-    """Ground truth (the correct items): only when the viewer may see it."""
-    if view.target is None:
-        return None
-    return unit_test_table(judge_rows(view), "Judge")
+def table_panel(rows: Callable[[PanelView], list[dict[str, Any]]], output_header: str) -> Panel:
+    """A unit-test table panel; it shows ground truth (the expected outputs), so only when the
+    viewer may see it."""
+
+    def render(view: PanelView) -> Rendered | None:
+        return None if view.target is None else unit_test_table(rows(view), output_header)
+
+    return Panel(name="unit-tests", render=render)
 
 
-unit_test_panel = Panel(name="unit-tests", render=render_judge_table)
+unit_test_panel = table_panel(judge_rows, "Judge")

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluator.panel import Panel, PanelView, Rendered
+from evaluator.panel import PanelView
 from evaluator.strings import correct_pairs
-from evaluator.unit_tests_panel import unit_test_table
+from evaluator.unit_tests_panel import table_panel
 
 
 def code_rows(view: PanelView) -> list[dict[str, Any]]:
@@ -35,11 +35,4 @@ def code_rows(view: PanelView) -> list[dict[str, Any]]:
     return rows
 
 
-def render_code_table(view: PanelView) -> Rendered | None:
-    """Ground truth (the expected outputs): only when the viewer may see it."""
-    if view.target is None:
-        return None
-    return unit_test_table(code_rows(view), "Agent's code output")
-
-
-unit_test_panel = Panel(name="unit-tests", render=render_code_table)
+unit_test_panel = table_panel(code_rows, "Agent's code output")
