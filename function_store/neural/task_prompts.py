@@ -1,8 +1,7 @@
 """The task prompts of FIND's entity and relation modules, in the project's own words (FIND's
 original prompt files replace them when the data directory holds them: harness.prompts)."""
 
-# FIND's prompt files each open with this sentence; {DIR2FUNC} is filled in by the harness
-# (FIND's own placeholder, kept so that its prompt files and ours are read the same way).
+# {DIR2FUNC}: FIND's placeholder, filled in by the harness (as in numeric/prompt.py)
 _ENTITIES = (
     "Hi, your job is to interpret a function f(x) implemented in the {DIR2FUNC} script. "
     "f(x) takes word inputs and returns a value between 0 and 1; a value closer to 1 "

@@ -1,8 +1,7 @@
 """The task prompt of FIND's string functions, in the project's own words (FIND's original
 prompt file replaces it when the data directory holds it: harness.prompts)."""
 
-# FIND's prompt files each open with this sentence; {DIR2FUNC} is filled in by the harness
-# (FIND's own placeholder, kept so that its prompt files and ours are read the same way).
+# {DIR2FUNC}: FIND's placeholder, filled in by the harness (as in numeric/prompt.py)
 _STRINGS = (
     "Hi, your job is to interpret a function f(x) implemented in the {DIR2FUNC} script. "
     "f(x) takes string inputs.\n"
