@@ -18,7 +18,6 @@ API always runs it (an API caller cannot store a run that cannot start).
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -147,6 +146,21 @@ SERVICE_CHECKS: dict[str, Callable[[Settings, Sequence[Target]], None]] = {
 }
 
 
+def check_services(settings: Settings, targets: Sequence[Target]) -> list[str]:
+    """The problems with the model services the targets' benchmark records declare (`services`),
+    each service checked once for the targets that need it."""
+    problems: list[str] = []
+    for service, check in SERVICE_CHECKS.items():
+        needing = [t for t in targets if service in benchmark(t.family).services]
+        if not needing:
+            continue
+        try:
+            check(settings, needing)
+        except PreflightError as e:
+            problems += e.problems
+    return problems
+
+
 def check_judge(settings: Settings) -> None:
     """A configured judge must answer; none configured is allowed (its rows say so)."""
     if settings.score_hook in ("none", ""):
@@ -178,16 +192,10 @@ def preflight(
         targets = select_targets(spec, catalogs.get(spec.gen_seed))
     except SelectionError as e:
         problems.append(str(e))
-    checks: list[Callable[[Settings], None]] = []
-    for service, check_service in SERVICE_CHECKS.items():
-        needing = [t for t in targets if service in benchmark(t.family).services]
-        if needing:
-            checks.append(functools.partial(check_service, targets=needing))
-    checks.append(check_judge)
-    for check in checks:
-        try:
-            check(settings)
-        except PreflightError as e:
-            problems += e.problems
+    problems += check_services(settings, targets)
+    try:
+        check_judge(settings)
+    except PreflightError as e:
+        problems += e.problems
     if problems:
         raise PreflightError(problems)

@@ -15,8 +15,6 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from harness.commands import family_help
-
 err = Console(stderr=True)
 
 
@@ -56,7 +54,9 @@ def run(
         ..., "--agent", "-a", help="agent name, pkg.mod:Class or entry point"
     ),
     dataset: str = typer.Option(..., "--dataset", "-d", help="find-v1 | find-gen | find-import"),
-    family: str = typer.Option(None, "--family", "-f", help=family_help()),
+    family: str = typer.Option(
+        None, "--family", "-f", help="numeric | strings | entities | relations"
+    ),
     variant: str = typer.Option(None, "--variant", help="e.g. clean | noised | corrupted | mlp"),
     ids: list[str] = typer.Option(None, "--id", help="explicit target id (repeatable)"),
     limit: int = typer.Option(None, "--limit", "-n", min=1, help="at most N targets"),

@@ -105,17 +105,10 @@ def test_preflight_checks_each_service_the_selection_needs(monkeypatch: pytest.M
             ),
         )
     targets = [_target("numeric"), _target("entities"), _target("neurons", "smollm2")]
-    monkeypatch.setattr("harness.scheduler.select_targets", lambda spec, catalog: targets)
-    monkeypatch.setattr(preflight, "check_agent", lambda spec, policy: None)
-    monkeypatch.setattr(preflight, "check_judge", lambda settings: None)
-
-    class Catalogs:
-        def get(self, seed: object) -> None:
-            return None
-
-    spec = types.SimpleNamespace(gen_seed=0)
-    preflight.preflight(spec, Settings(), Catalogs())  # type: ignore[arg-type]
+    assert preflight.check_services(Settings(), targets) == []
     assert calls == [("intervention", ["neurons"]), ("backbone", ["entities"])]
+    calls.clear()
+    assert preflight.check_services(Settings(), [_target("numeric")]) == [] and calls == []
 
 
 def test_intervention_check_reads_the_services_own_facts() -> None:
