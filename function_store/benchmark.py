@@ -55,7 +55,8 @@ class Benchmark:
     runners: Mapping[str, str] = field(default_factory=dict)
     # model services its targets need; pre-flight checks each one the selection needs
     services: tuple[Service, ...] = ()
-    # `module:function` (target, exemplar_init: bool) -> task prompt text
+    # `module:attr`, a mapping prompt family -> the family's own task-prompt template
+    # (harness.prompts adds FIND's shared parts: its prompt files, {DIR2FUNC}, exemplars)
     prompt: str = ""
     reply_decimals: int | None = None  # replies print numeric outputs with this many decimals
     # `module:attr`, an evaluator Scorer (class or instance) for this family

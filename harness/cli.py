@@ -1,11 +1,14 @@
-"""The `harness` command. Each area adds its commands from its own module in harness.commands."""
+"""The `harness` command. Each area adds its commands from its own module in harness.commands;
+each benchmark adds the subcommands its record names (`cli`: name -> `module:typer_app`)."""
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 
 import typer
 
+from function_store.benchmark import benchmarks, load_ref
 from harness.commands import COMMAND_MODULES
 
 # Tracebacks never print locals: they could hold ground truth.
@@ -15,8 +18,27 @@ app = typer.Typer(
     help="Evaluate automated-interpretability agents on FIND and more.",
 )
 
-for _name in COMMAND_MODULES:
-    importlib.import_module(f"harness.commands.{_name}").register(app)
+
+def _benchmark_group(name: str, ref: str) -> Callable[[typer.Typer], None]:
+    def register(parent: typer.Typer) -> None:
+        parent.add_typer(load_ref(ref), name=name)
+
+    return register
+
+
+def command_groups() -> list[tuple[str, Callable[[typer.Typer], None]]]:
+    """(name, register) of every command module and benchmark subcommand, by name: the order
+    `harness --help` lists groups in."""
+    groups = [
+        (m, importlib.import_module(f"harness.commands.{m}").register) for m in COMMAND_MODULES
+    ]
+    for record in benchmarks():
+        groups += [(name, _benchmark_group(name, ref)) for name, ref in record.cli.items()]
+    return sorted(groups, key=lambda g: g[0])
+
+
+for _name, _register in command_groups():
+    _register(app)
 
 
 def main() -> None:

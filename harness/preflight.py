@@ -5,10 +5,10 @@ Checked, in order, for `harness run` and `POST /runs`:
   operator's key for it is set; when the profile names its own endpoint (a local server,
   vLLM, ...), that endpoint answers `GET {base_url}/models` and lists the model the agent will ask for;
 - the selection: non-empty, every target available (reference data present);
-- the endpoints the selected families need: the LM backbone for entities and relations
-  (`HARNESS_BACKBONE_URL`); the judge when one is configured (`HARNESS_JUDGE_URL`; no judge at all
-  is allowed: description scores then show as judge errors, never as 0s); the intervention
-  service for neuron and RAVEL targets (`HARNESS_INTERVENTION_URL`, serving the targets' model).
+- the model services the selected targets' benchmark records declare (`services`): the LM
+  backbone (`HARNESS_BACKBONE_URL`), the intervention service (`HARNESS_INTERVENTION_URL`,
+  serving the targets' model); and the judge when one is configured (`HARNESS_JUDGE_URL`; no
+  judge at all is allowed: description scores then show as judge errors, never as 0s).
 
 Only URLs the operator configured are contacted (profiles, HARNESS_BACKBONE_URL, HARNESS_JUDGE_URL,
 HARNESS_INTERVENTION_URL),
@@ -19,18 +19,19 @@ API always runs it (an API caller cannot store a run that cannot start).
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import httpx
 
+from function_store.benchmark import benchmark
+from function_store.models import Target
 from harness.policy import ApiPolicy, RequestInvalid, check_no_secrets, profile_for
 from harness.providers import ProviderProfile
 from harness.settings import Settings
 from harness.store.specs import RunSpec
 
 PROBE_TIMEOUT_S = 10.0
-BACKBONE_FAMILIES = ("entities", "relations")
 
 
 class PreflightError(ValueError):
@@ -117,37 +118,47 @@ def _v1_base(url: str | None, missing: str) -> str:
     return base if base.endswith("/v1") else base + "/v1"
 
 
-def check_backbone(settings: Settings) -> None:
-    base = _v1_base(
-        settings.backbone_url,
-        "entity and relation targets need the LM backbone: set HARNESS_BACKBONE_URL to an "
-        "OpenAI-compatible server (e.g. `harness backbone serve`, then "
-        "HARNESS_BACKBONE_URL=http://127.0.0.1:8000/v1)",
-    )
+def check_backbone(settings: Settings, targets: Sequence[Target]) -> None:
+    from function_store.backbone.preflight import MISSING
+
+    base = _v1_base(settings.backbone_url, MISSING)
     model = os.environ.get("HARNESS_BACKBONE_MODEL") or None
     check_model(base, "the LM backbone (HARNESS_BACKBONE_URL)", model, None)
 
 
-def check_intervention(settings: Settings, models: set[str]) -> None:
-    """Neuron and RAVEL targets read their model through the intervention service: it must
-    answer and serve the targets' model."""
-    base = _v1_base(
-        settings.intervention_url,
-        "neuron targets need the intervention service: set HARNESS_INTERVENTION_URL "
-        "(e.g. `harness intervention serve --model smollm2`, then "
-        "HARNESS_INTERVENTION_URL=http://127.0.0.1:8010)",
-    )
-    from function_store.neurons.runner import SERVED_AS
+def check_intervention(settings: Settings, targets: Sequence[Target]) -> None:
+    """Targets that read a model through the intervention service: it must answer and serve
+    each target's model."""
+    from function_store.intervention import preflight as service
 
+    base = _v1_base(settings.intervention_url, service.MISSING)
     served = model_ids(base, "the intervention service (HARNESS_INTERVENTION_URL)")
-    for m in sorted(models):
-        if not set(SERVED_AS.get(m, (m,))) & set(served):
-            raise PreflightError(
-                [
-                    f"neuron targets of model {m!r} need an intervention service serving it; "
-                    f"HARNESS_INTERVENTION_URL serves {', '.join(served) or 'nothing'}"
-                ]
-            )
+    for m in sorted({service.model_of(t) for t in targets}):
+        if not service.serves(m, served):
+            raise PreflightError([service.not_served(m, served)])
+
+
+# How pre-flight checks each model service a benchmark record may declare (`services`), in the
+# order their problems are listed; each is given the selected targets that need it.
+SERVICE_CHECKS: dict[str, Callable[[Settings, Sequence[Target]], None]] = {
+    "intervention": check_intervention,
+    "backbone": check_backbone,
+}
+
+
+def check_services(settings: Settings, targets: Sequence[Target]) -> list[str]:
+    """The problems with the model services the targets' benchmark records declare (`services`),
+    each service checked once for the targets that need it."""
+    problems: list[str] = []
+    for service, check in SERVICE_CHECKS.items():
+        needing = [t for t in targets if service in benchmark(t.family).services]
+        if not needing:
+            continue
+        try:
+            check(settings, needing)
+        except PreflightError as e:
+            problems += e.problems
+    return problems
 
 
 def check_judge(settings: Settings) -> None:
@@ -181,17 +192,10 @@ def preflight(
         targets = select_targets(spec, catalogs.get(spec.gen_seed))
     except SelectionError as e:
         problems.append(str(e))
-    families = {t.family for t in targets}
-    checks = [check_judge]
-    if families & set(BACKBONE_FAMILIES):
-        checks.insert(0, check_backbone)
-    if families & {"neurons", "ravel"}:
-        models = {t.hidden.spec["model"] for t in targets if t.family in ("neurons", "ravel")}
-        checks.insert(0, lambda s: check_intervention(s, models))
-    for check in checks:
-        try:
-            check(settings)
-        except PreflightError as e:
-            problems += e.problems
+    problems += check_services(settings, targets)
+    try:
+        check_judge(settings)
+    except PreflightError as e:
+        problems += e.problems
     if problems:
         raise PreflightError(problems)

@@ -10,10 +10,10 @@ BENCHMARK = Benchmark(
     reference_data=("function_store.neurons.data",),
     runners={"neuron": "function_store.neurons.runner"},
     services=("intervention",),
-    prompt="function_store.neurons.prompt:task_prompt",
+    prompt="function_store.neurons.prompt:PROMPTS",
     scorer="evaluator.neurons.scoring:NeuronScorer",
     panels=("evaluator.neurons.panel:token_panel",),
-    cli={"neurons": "harness.commands.neurons:neurons_app"},
+    cli={"neurons": "evaluator.neurons.cli:neurons_app"},
     docs="docs/neurons.md",
     order=50,
 )

@@ -22,17 +22,13 @@ from function_store.intervention.client import (
     InterventionError,
     InterventionSettings,
 )
+from function_store.intervention.preflight import SERVED_AS
 from function_store.intervention.schemas import ModelInfo
 from function_store.models import CallOutput, Target
 from function_store.runtime import NoBackboneConfigured, RuntimeContext, register_runner
 
 log = logging.getLogger(__name__)
 
-# catalog model key -> the model ids `harness intervention serve` reports for it
-SERVED_AS: dict[str, tuple[str, ...]] = {
-    "smollm2": ("smollm2",),
-    "gpt2-xl": ("openai-community/gpt2-xl", "gpt2-xl"),
-}
 UNAVAILABLE = "the neuron could not be read (intervention service unavailable)"
 
 

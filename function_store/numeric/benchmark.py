@@ -16,7 +16,7 @@ BENCHMARK = Benchmark(
         "mlp": "function_store.numeric.runners",
         "script": "function_store.find_import",
     },
-    prompt="function_store.numeric.prompt:task_prompt",
+    prompt="function_store.numeric.prompt:PROMPTS",
     scorer="evaluator.numeric.scorer:NumericScorer",
     report_rows=(
         ReportRow("numeric (NMSE < 0.1)", "code_success", "wilson", table2=True),

@@ -10,9 +10,9 @@ BENCHMARK = Benchmark(
     reference_data=("function_store.ravel.data",),
     runners={"ravel": "function_store.ravel.runner"},
     services=("intervention",),
-    prompt="function_store.ravel.prompt:task_prompt",
+    prompt="function_store.ravel.prompt:PROMPTS",
     scorer="evaluator.ravel.agent_task:RavelScorer",
-    cli={"ravel": "harness.commands.ravel:ravel_app"},
+    cli={"ravel": "evaluator.ravel.cli:ravel_app"},
     docs="docs/ravel.md",
     order=60,
 )

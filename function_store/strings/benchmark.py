@@ -12,7 +12,7 @@ BENCHMARK = Benchmark(
     },
     reference_data=("function_store.find_data",),
     runners={"string": "function_store.strings.runners", "script": "function_store.find_import"},
-    prompt="function_store.strings.prompt:task_prompt",
+    prompt="function_store.strings.prompt:PROMPTS",
     scorer="evaluator.strings.scorer:StringsScorer",
     report_rows=(
         ReportRow("strings, code", "string_exact", table2=True),
@@ -21,7 +21,7 @@ BENCHMARK = Benchmark(
         ReportRow("strings, unit test (strict)", "unit_test_strict"),
     ),
     headline_metric="string_exact",
-    panels=("evaluator.unit_tests_panel:unit_test_panel",),
+    panels=("evaluator.strings.panel:unit_test_panel",),
     docs="docs/find.md",
     order=20,
 )

@@ -13,6 +13,7 @@ from function_store.catalog import Catalog, CatalogOptions, UnknownDataset, Unkn
 from function_store.datasets import DataUnavailable
 from function_store.formatting import find_line
 from function_store.runtime import NoBackboneConfigured, TargetUnavailable, call_target
+from harness.commands import family_help
 from harness.sandbox.find_scripts import install_script_sandbox
 
 console = Console()
@@ -33,9 +34,7 @@ def _fail(e: Exception, code: int = 2) -> typer.Exit:
 @targets_app.command("list")
 def list_(
     dataset: str = typer.Option(None, "--dataset", "-d", help="find-v1 | find-gen | find-import"),
-    family: str = typer.Option(
-        None, "--family", "-f", help="numeric | strings | entities | relations"
-    ),
+    family: str = typer.Option(None, "--family", "-f", help=family_help()),
     variant: str = typer.Option(
         None, "--variant", help="e.g. clean | noised | corrupted | mlp | atomic | composed"
     ),

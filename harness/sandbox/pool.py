@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from function_store.benchmark import benchmark
 from function_store.models import Target
 from function_store.runtime import prepare_target
 from harness.sandbox.base import Limits, Sandbox, ServiceHandle
@@ -124,24 +125,25 @@ class ServicePool:
         self._closed = threading.Event()
         self._sweeper: threading.Thread | None = None
 
+    def _forward_url(self, targets: Sequence[Target]) -> str | None:
+        """The one model service an instance may reach: the one its targets' records declare.
+        Targets needing different services need separate instances (one forwarded endpoint)."""
+        needed = {s for t in targets for s in benchmark(t.family).services}
+        if len(needed) > 1:
+            raise ValueError(
+                f"targets that need different model services ({', '.join(sorted(needed))}) "
+                "need separate target services"
+            )
+        urls = {"backbone": self.backbone_url, "intervention": self.intervention_url}
+        return urls[needed.pop()] if needed else None
+
     def _start_one(self, targets: Sequence[Target]) -> ServiceHandle:
-        needs_backbone = any(t.family in ("entities", "relations") for t in targets)
-        # neuron targets reach the intervention service through the same one forwarded endpoint
-        needs_intervention = any(t.family in ("neurons", "ravel") for t in targets)
-        if needs_backbone and needs_intervention:
-            raise ValueError("neuron targets and entity/relation targets need separate services")
         return self.sandbox.start_service(
             service_argv(self.sandbox),
             files=target_files(targets, inside=self.files_root),
             limits=self.limits,
             env=self.env,
-            forward_url=(
-                self.intervention_url
-                if needs_intervention
-                else self.backbone_url
-                if needs_backbone
-                else None
-            ),
+            forward_url=self._forward_url(targets),
         )
 
     def serve(self, targets: Sequence[Target], replicas: int | None = None) -> None:

@@ -1,14 +1,16 @@
 """The web UI's routes: server-rendered pages over the same store and services as the REST API.
 
-Pages: `/` (runs, with the run form), `/ui/runs/{id}`, `/ui/episodes/{id}` (transcript),
-`/ui/compare`, `/ui/login`. The run form is forwarded to `POST /runs` of this same app, so it
+Pages: `/` (runs, with the run form), `/ui/runs/{id}`, `/ui/episodes/{id}` (transcript, and the
+panels of the episode's benchmark: harness.web.panels), `/ui/episodes/{id}/panels/{name}` (a
+panel's asset alone, also at its file name: `/ui/episodes/{id}/plot.svg`), `/ui/compare`,
+`/ui/login`. The run form is forwarded to `POST /runs` of this same app, so it
 passes the API's own validation, policy and token check.
 """
 
 from __future__ import annotations
 
 import asyncio
-import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode
@@ -18,24 +20,21 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
+from evaluator.panel import Panel, PanelView
+from function_store.benchmark import benchmarks
 from harness.api import schemas as S
-from harness.store.models import RUN_TERMINAL, Run
-from harness.web import auth, plots, queries, views
+from harness.store.models import RUN_TERMINAL
+from harness.web import auth, panels, plots, queries, views
 
 HERE = Path(__file__).resolve().parent
 templates = Jinja2Templates(directory=str(HERE / "templates"))
-templates.env.filters["activation_tokens"] = views.activation_tokens
 STATIC = {"web.css": "text/css", "live.js": "text/javascript"}
 RUN_STATUSES = ("queued", "running", "completed", "failed", "cancelled")
-FAMILIES = ("numeric", "strings", "entities", "relations")
 MAX_FORM_BYTES = 16_384
 MAX_COMPARE = 500  # common targets listed on the compare page
 
 router = APIRouter(include_in_schema=False)
 svg_cache = plots.SvgCache()
-# one episode plot drawn at a time: parallel views of a new episode wait for the first drawing and
-# then read the cache, instead of each spending a CPU second in matplotlib
-_plot_lock = threading.Lock()
 summaries = views.SummaryCache()
 
 
@@ -77,6 +76,12 @@ def _datasets() -> list[str]:
     from function_store.catalog import dataset_names
 
     return dataset_names()
+
+
+def _form_families() -> list[str]:
+    """The run form's family choices: families of datasets that serve several (a dataset whose ids
+    decide the family, `fixed_datasets`, needs no choice)."""
+    return [b.family for b in benchmarks() if not b.fixed_datasets]
 
 
 @router.get("/", response_class=HTMLResponse)
@@ -149,7 +154,7 @@ def _runs_page(
         first_url=first_url,
         form_agents=_agents(),
         form_datasets=_datasets(),
-        families=FAMILIES,
+        families=_form_families(),
         form=form or {},
         form_errors=form_errors or [],
     )
@@ -253,7 +258,7 @@ def run_page(
         by_ep.setdefault(s.episode_id, []).append(s)
     eps = []
     for e in page.episodes:
-        primary = views.PRIMARY.get(e.family)
+        primary = views.headline_metric(e.family)
         sc = next((s for s in by_ep.get(e.id, []) if s.metric == primary), None)
         eps.append({"ep": e, "score": sc, "metric": primary})
     base = {"status": status} if status else {}
@@ -279,35 +284,22 @@ def run_page(
     )
 
 
-def _episode_plot(
-    request: Request, detail: S.EpisodeDetail, run: Run, show_truth: bool
-) -> dict[str, Any]:
-    """The numeric plot's SVG and notes (cached once the episode has finished), from the store:
-    no code runs."""
-    svc = _svc(request)
-    points = plots.sampled_points(detail.calls)
-    finished = detail.status not in ("queued", "running")
-    key = ("numeric", detail.id, show_truth, detail.scored) if finished else None
-    with _plot_lock:
-        if key is not None and (hit := svg_cache.get(key)) is not None:
-            notes = svg_cache.get((*key, "notes")) or ""
-            return {"svg": hit, "points": len(points), "notes": notes.split("\n") if notes else []}
-        data: dict[str, Any] = {"notes": []}
-        if finished:
-            answer = views.split_answer(detail.final_answer, detail.scores)
-            target = views.load_target(svc.catalogs, run, detail.target_id) if show_truth else None
-            data = views.numeric_plot_data(detail, answer, target)
-        svg = plots.numeric_svg(
-            points,
-            agent=data.get("agent"),
-            truth=data.get("truth"),
-            corrupted=data.get("corrupted"),
-            title=detail.target_id,
+def _panel_view(
+    detail: S.EpisodeDetail, show_truth: bool, panel: Panel, target: Callable[[], Any]
+) -> Callable[[], PanelView]:
+    """What `panel` reads, built on demand (a cached panel needs none of it); `target()` is the
+    full target, called only when the viewer may see ground truth."""
+
+    def view() -> PanelView:
+        return PanelView(
+            episode=detail,
+            answer=views.split_answer(detail.final_answer, detail.scores),
+            target=target() if show_truth else None,
+            show_truth=show_truth,
+            asset_url=panels.asset_url(detail.id, panel),
         )
-        if key is not None:
-            svg_cache.put(key, svg)
-            svg_cache.put((*key, "notes"), "\n".join(data["notes"]))
-    return {"svg": svg, "points": len(points), "notes": data["notes"]}
+
+    return view
 
 
 @router.get("/ui/episodes/{episode_id}", response_class=HTMLResponse)
@@ -321,12 +313,13 @@ async def episode_page(request: Request, episode_id: str) -> HTMLResponse:
     show_truth = views.may_see_truth(ep.status, auth.is_authorised(request))
     target = views.load_target(svc.catalogs, run, ep.target_id) if show_truth else None
     answer = views.split_answer(detail.final_answer, detail.scores)
-    plot = None
-    if ep.family == "numeric":
-        plot = await asyncio.to_thread(_episode_plot, request, detail, run, show_truth)
-    unit_tests = None
-    if target is not None and ep.family != "numeric":
-        unit_tests = views.unit_test_rows(detail, answer, target)
+    sections = []
+    for panel in panels.panels_of(ep.family):
+        view = _panel_view(detail, show_truth, panel, lambda: target)
+        # a panel may draw (matplotlib): off the event loop
+        out = await asyncio.to_thread(panels.render, panel, detail, show_truth, view)
+        if out is not None:
+            sections.append(out.html)
     return _page(
         request,
         "episode.html",
@@ -342,23 +335,39 @@ async def episode_page(request: Request, episode_id: str) -> HTMLResponse:
             else "log in with a token to see it"
         ),
         target=target,
-        plot=plot,
-        unit_tests=unit_tests,
+        panels=sections,
+        show_output=panels.output_renderer(ep.family),
     )
 
 
-@router.get("/ui/episodes/{episode_id}/plot.svg")
-async def episode_plot_svg(request: Request, episode_id: str) -> Response:
+async def _panel_asset(request: Request, episode_id: str, name: str) -> Response:
     svc = _svc(request)
     ep = svc.store.get_episode(episode_id, with_answer=False)
-    if ep is None or ep.family != "numeric":
-        raise HTTPException(404, "no numeric episode with that id")
+    panel = panels.panel_named(ep.family, name) if ep is not None else None
+    if ep is None or panel is None:
+        raise HTTPException(404, f"no episode with that id and a panel {name!r}")
     detail = S.episode_detail(svc.store, ep, preview=True)
     show_truth = views.may_see_truth(ep.status, auth.is_authorised(request))
-    # matplotlib takes a moment: off the event loop
     run = svc.store.get_run(ep.run_id)
-    plot = await asyncio.to_thread(_episode_plot, request, detail, run, show_truth)
-    return Response(plot["svg"], media_type="image/svg+xml")
+    view = _panel_view(
+        detail, show_truth, panel, lambda: views.load_target(svc.catalogs, run, ep.target_id)
+    )
+    out = await asyncio.to_thread(panels.render, panel, detail, show_truth, view)
+    if out is None or out.asset is None:
+        raise HTTPException(404, f"panel {name!r} has nothing to serve for this episode")
+    return Response(out.asset, media_type=panel.media_type)
+
+
+@router.get("/ui/episodes/{episode_id}/panels/{name}")
+async def episode_panel(request: Request, episode_id: str, name: str) -> Response:
+    """A benchmark panel's asset alone (e.g. a plot's SVG)."""
+    return await _panel_asset(request, episode_id, name)
+
+
+@router.get("/ui/episodes/{episode_id}/{file}")
+async def episode_panel_file(request: Request, episode_id: str, file: str) -> Response:
+    """The same under the asset's file name (`/ui/episodes/{id}/plot.svg`, linked from pages)."""
+    return await _panel_asset(request, episode_id, file)
 
 
 @router.get("/ui/compare", response_class=HTMLResponse)
@@ -381,7 +390,7 @@ def compare(
             (s.episode_id, s.metric): s for s in store.scores(ids)
         }
         for t in common:
-            metric = views.PRIMARY.get(ea[t].family, "")
+            metric = views.headline_metric(ea[t].family) or ""
             sa, sb = scores.get((ea[t].id, metric)), scores.get((eb[t].id, metric))
             va = sa.value if sa is not None and sa.status == "ok" else None
             vb = sb.value if sb is not None and sb.status == "ok" else None

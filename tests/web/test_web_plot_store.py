@@ -104,6 +104,11 @@ def test_plot_comes_from_the_stored_grid_without_running_code(scored) -> None:  
     dy = [b[1] - a[1] for a, b in zip(line, line[1:], strict=False)]
     assert max(dy) - min(dy) < 0.01 * abs(line[-1][1] - line[0][1])
     assert "ground-truth" not in svg  # anonymous: no ground truth
+    # the generic panel route serves the same asset (the numeric record's `plot` panel)
+    generic = httpx.get(f"{srv.url}/ui/episodes/{ep['id']}/panels/plot", timeout=60)
+    assert generic.status_code == 200 and generic.text == svg
+    assert generic.headers["content-type"].startswith("image/svg+xml")
+    assert httpx.get(f"{srv.url}/ui/episodes/{ep['id']}/panels/nope").status_code == 404
 
     page = httpx.get(f"{srv.url}/ui/episodes/{ep['id']}", timeout=60)
     assert page.status_code == 200 and 'id="agent-code"' in page.text

@@ -1,5 +1,6 @@
 """`harness neurons ...`: the neuron-explanation benchmark (Huang et al. 2023) from the command
-line: observational P/R/F1 of the released explanations, probes, IIA / IIA@K."""
+line: observational P/R/F1 of the released explanations, probes, IIA / IIA@K. The benchmark
+record names `neurons_app` (`cli`); the harness CLI adds it."""
 
 from __future__ import annotations
 
@@ -394,7 +395,3 @@ def score_explanation(
         f"Type II probes ({ps.dropped} dropped); P {_fmt(v.precision)} R {_fmt(v.recall)} "
         f"F1 {_fmt(v.f1)} (TP {c.tp}, claimed {c.claimed}, fired {c.fired})"
     )
-
-
-def register(app: typer.Typer) -> None:
-    app.add_typer(neurons_app, name="neurons")

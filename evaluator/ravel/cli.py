@@ -1,5 +1,6 @@
 """`harness ravel build` (a model-specific RAVEL instance) and `harness ravel eval` (methods ×
-Cause / Isolate / Disentangle on its test split)."""
+Cause / Isolate / Disentangle on its test split). The benchmark record names `ravel_app` (`cli`);
+the harness CLI adds it."""
 
 from __future__ import annotations
 
@@ -181,7 +182,3 @@ def eval_cmd(
         console.print(table)
         first = next(r for r in rows if r.attribute == a)
         console.print(f"pairs scored: cause {first.n_cause}, isolate {first.n_isolate}")
-
-
-def register(app: typer.Typer) -> None:
-    app.add_typer(ravel_app, name="ravel")

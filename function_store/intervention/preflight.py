@@ -1,0 +1,38 @@
+"""What pre-flight needs to know about the intervention service (harness.preflight probes it for
+every target whose benchmark record declares the `intervention` service): which model a target
+reads, the model ids the service reports for it, and what to say when it is missing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from function_store.models import Target
+
+# catalog model key -> the model ids `harness intervention serve` reports for it
+SERVED_AS: dict[str, tuple[str, ...]] = {
+    "smollm2": ("smollm2",),
+    "gpt2-xl": ("openai-community/gpt2-xl", "gpt2-xl"),
+}
+
+MISSING = (
+    "neuron targets need the intervention service: set HARNESS_INTERVENTION_URL "
+    "(e.g. `harness intervention serve --model smollm2`, then "
+    "HARNESS_INTERVENTION_URL=http://127.0.0.1:8010)"
+)
+
+
+def model_of(target: Target) -> str:
+    """The catalog model key a target reads through the service (its hidden spec names it)."""
+    return str(target.hidden.spec["model"])
+
+
+def serves(model: str, served: Iterable[str]) -> bool:
+    """Whether a service reporting `served` model ids serves catalog model `model`."""
+    return bool(set(SERVED_AS.get(model, (model,))) & set(served))
+
+
+def not_served(model: str, served: list[str]) -> str:
+    return (
+        f"neuron targets of model {model!r} need an intervention service serving it; "
+        f"HARNESS_INTERVENTION_URL serves {', '.join(served) or 'nothing'}"
+    )
