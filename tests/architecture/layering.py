@@ -45,7 +45,7 @@ DYNAMIC_IMPORTS: Mapping[tuple[str, str], str] = {
     ),
     ("agents/registry.py", "import_path"): "an agent given as `package.module:Class`",
     ("harness/settings.py", "load_plugins"): "plugin modules named in HARNESS_PLUGINS",
-    ("harness/cli.py", "<module>"): (
+    ("harness/cli.py", "command_groups"): (
         "each harness.commands module adds its subcommands (COMMAND_MODULES)"
     ),
     ("harness/sandbox/base.py", "get_sandbox"): (
