@@ -167,8 +167,9 @@ async def _run(  # type: ignore[no-untyped-def]
 ):
     from harness.executors import ExecutorConfigError, make_executor
     from harness.preflight import PreflightError
+    from harness.runs.admission import checked_plan
     from harness.runs.leases import new_owner_id
-    from harness.runs.plan import checked_plan, store_plan
+    from harness.runs.plan import store_plan
     from harness.runs.selection import SelectionError
     from harness.runs.views import run_detail
     from harness.services import build_services

@@ -22,7 +22,6 @@ from harness.runs.selection import (
     resolve_checked_agent,
     select_targets,
 )
-from harness.settings import Settings
 from harness.store.models import Run
 from harness.store.repo import Store
 from harness.store.specs import RunSpec
@@ -177,26 +176,3 @@ def planned_agent_class(spec: RunSpec, path: str | None) -> type:
 def stored_agent_path(store: Store, run_id: str) -> str | None:
     data = store.event_data(run_id, PLAN_EVENT)
     return data.get("agent_class") if data else None
-
-
-def checked_plan(
-    spec: RunSpec,
-    settings: Settings,
-    catalogs: CatalogCache,
-    *,
-    policy: ApiPolicy | None = None,
-    preflight: bool = True,
-) -> RunPlan:
-    """The run's plan, then (with `preflight`) the pre-flight checks on it (harness/preflight.py):
-    PreflightError says every problem found when the run cannot work."""
-    from harness.preflight import preflight as check
-
-    try:
-        plan = plan_run(spec, catalogs, policy=policy)
-    except SelectionError:
-        if preflight:  # says this problem with every other one found
-            check(spec, settings, catalogs, policy=policy)
-        raise
-    if preflight:
-        check(spec, settings, catalogs, policy=policy, plan=plan)
-    return plan

@@ -20,7 +20,8 @@ from harness.api.routers.deps import (
 )
 from harness.policy import RequestInvalid
 from harness.preflight import PreflightError
-from harness.runs.plan import checked_plan, store_plan
+from harness.runs.admission import checked_plan
+from harness.runs.plan import store_plan
 from harness.runs.selection import SelectionError
 from harness.services import Services
 from harness.store.specs import RunSpec
