@@ -34,13 +34,13 @@ def _count(monkeypatch: pytest.MonkeyPatch, module: object, name: str) -> list[s
     return calls
 
 
-def test_the_plan_is_stored_and_read_back(sqlite_url: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_the_plan_is_stored_and_read_back(db_url: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     spec = {"agent": SCRIPTED, "dataset": "find-v1", "ids": V1_NUMERIC}
     resolved = _count(monkeypatch, plan_mod, "resolve_agent_class")
     checked = _count(monkeypatch, plan_mod, "resolve_checked_agent")
     selected = _count(monkeypatch, plan_mod, "select_targets")
     also_resolved = _count(monkeypatch, selection, "resolve_agent_class")
-    store, (run,) = asyncio.run(run_in_process(sqlite_url, spec))
+    store, (run,) = asyncio.run(run_in_process(db_url, spec))
     assert run.status == "completed", run.error
     # one resolution of the agent (and of each floor agent), one selection: at creation only
     assert len(checked) == 1 and len(selected) == 1
