@@ -6,7 +6,7 @@ One sample per episode: the conversation as chat messages, each target call as a
 output, every score (an errored scorer is a score whose value is "error", with the message as its
 explanation, never a number), the episode's own error, and token usage. Nothing hidden is
 exported: score details go out only through the API's allow-list of keys that never carry ground
-truth (`harness.api.schemas.SAFE_DETAILS`; a scorer's true interval, expected outputs or judge
+truth (`harness.runs.views.SAFE_DETAILS`; a scorer's true interval, expected outputs or judge
 tests stay in the store).
 
 `inspect-ai` is optional: `pip install inspect-ai` (it is in the `dev` and `inspect` extras).
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.api import ScoreResult
-from harness.api.schemas import public_details
+from harness.runs.views import public_details
 from harness.store.models import Episode, Run
 from harness.store.repo import Store, missing_scores
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -30,6 +30,9 @@ from harness.policy import ApiPolicy, RequestInvalid, check_no_secrets, profile_
 from harness.providers import ProviderProfile
 from harness.settings import Settings
 from harness.store.specs import RunSpec
+
+if TYPE_CHECKING:
+    from harness.runs.plan import RunPlan
 
 PROBE_TIMEOUT_S = 10.0
 
@@ -85,15 +88,18 @@ def _agent_model(agent_cls: type, options: dict[str, Any]) -> str | None:
     return str(model) if model else None
 
 
-def check_agent(spec: RunSpec, policy: ApiPolicy | None) -> None:
+def check_agent(spec: RunSpec, policy: ApiPolicy | None, plan: RunPlan | None = None) -> None:
     """The agent can be built with its options: it resolves, its profile and key are there, and
-    a profile's own endpoint answers and serves the model."""
-    from harness.scheduler import resolve_checked_agent
+    a profile's own endpoint answers and serves the model. `plan`: its agent, resolved."""
+    from harness.runs.selection import resolve_checked_agent
 
     try:
-        agent_cls = resolve_checked_agent(spec, policy)
-        check_no_secrets(spec.agent_options)
-        profile = profile_for(agent_cls, spec.agent_options)
+        if plan is not None:
+            agent_cls, profile = plan.agent_cls, plan.profile
+        else:
+            agent_cls = resolve_checked_agent(spec, policy)
+            check_no_secrets(spec.agent_options)
+            profile = profile_for(agent_cls, spec.agent_options)
         key = profile.api_key() if profile is not None else None
     except RequestInvalid:
         raise  # the API's 422, as without pre-flight
@@ -176,20 +182,27 @@ def check_judge(settings: Settings) -> None:
 
 
 def preflight(
-    spec: RunSpec, settings: Settings, catalogs: Any, *, policy: ApiPolicy | None = None
+    spec: RunSpec,
+    settings: Settings,
+    catalogs: Any,
+    *,
+    policy: ApiPolicy | None = None,
+    plan: RunPlan | None = None,
 ) -> None:
     """Raises PreflightError (every problem found) when the run cannot work; RequestInvalid when
-    the API policy refuses a field (as create_run would)."""
-    from harness.scheduler import SelectionError, select_targets
+    the API policy refuses a field (as create_run would). `plan`: the run's plan, already made
+    (its agent and targets are not resolved again)."""
+    from harness.runs.selection import SelectionError, select_targets
 
     problems: list[str] = []
     try:
-        check_agent(spec, policy)
+        check_agent(spec, policy, plan)
     except PreflightError as e:
         problems += e.problems
-    targets = []
+    targets = plan.targets if plan is not None else []
     try:
-        targets = select_targets(spec, catalogs.get(spec.gen_seed))
+        if plan is None:
+            targets = select_targets(spec, catalogs.get(spec.gen_seed))
     except SelectionError as e:
         problems.append(str(e))
     problems += check_services(settings, targets)

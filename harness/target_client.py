@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from function_store.catalog import Catalog
 from function_store.models import CallOutput
@@ -13,7 +13,9 @@ from function_store.runtime import RuntimeContext, build_runner
 from function_store.service.client import TargetServiceClient, TargetServiceError
 
 if TYPE_CHECKING:
+    from harness.runs.catalogs import CatalogCache
     from harness.sandbox.pool import ServicePool
+    from harness.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -109,3 +111,44 @@ class ServiceTargetClient:
         for c in self._clients.values():
             await c.aclose()
         self._clients.clear()
+
+
+def make_target_client(settings: Settings, catalogs: CatalogCache) -> TargetClient:
+    """HARNESS_SANDBOX picks the backend: bwrap (default) or docker run each target in a sandboxed
+    target service (a ServiceTargetClient over a ServicePool); inprocess evaluates targets in
+    this process, unsandboxed (tests only)."""
+    if settings.sandbox == "inprocess":
+        return InProcessTargetClient(catalogs.get(settings.gen_seed))
+    from harness.sandbox.base import get_sandbox
+    from harness.sandbox.pool import ServicePool
+    from harness.sandbox.workdir import sweep_stale
+
+    sweep_stale()  # what killed earlier processes left behind (never a live process's)
+
+    pool = ServicePool(
+        get_sandbox(settings.sandbox),
+        backbone_url=settings.backbone_url,
+        intervention_url=settings.intervention_url,
+        max_services=settings.pool_max_services,
+        idle_s=settings.pool_idle_s,
+    )
+    return _PooledClient(ServiceTargetClient(catalogs.get(settings.gen_seed), pool), pool)
+
+
+class _PooledClient:
+    """A ServiceTargetClient that also stops its sandboxed services when closed."""
+
+    def __init__(self, client: Any, pool: Any) -> None:
+        self.client, self.pool = client, pool
+
+    async def call(self, target_id: str, inputs: Any) -> Any:
+        return await self.client.call(target_id, inputs)
+
+    async def prewarm(self, target_ids: list[str]) -> None:
+        await self.client.prewarm(target_ids)
+
+    async def aclose(self) -> None:
+        try:
+            await self.client.aclose()
+        finally:
+            await asyncio.to_thread(self.pool.close)

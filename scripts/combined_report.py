@@ -9,7 +9,7 @@ import sys
 from rich.console import Console
 
 from evaluator.report import build_report, render_report
-from harness.api.schemas import episode_summaries
+from harness.runs.report import episode_summaries
 from harness.settings import Settings
 from harness.store import make_engine
 from harness.store.repo import Store

@@ -55,7 +55,7 @@ def run(
     ),
     dataset: str = typer.Option(..., "--dataset", "-d", help="find-v1 | find-gen | find-import"),
     family: str = typer.Option(
-        None, "--family", "-f", help="numeric | strings | entities | relations"
+        None, "--family", "-f", help="benchmark family (a registered family's name)"
     ),
     variant: str = typer.Option(None, "--variant", help="e.g. clean | noised | corrupted | mlp"),
     ids: list[str] = typer.Option(None, "--id", help="explicit target id (repeatable)"),
@@ -75,7 +75,8 @@ def run(
     no_floor: bool = typer.Option(
         False,
         "--no-floor",
-        help="do not also run the `interpolation` floor on the numeric targets",
+        help="do not also run the floor agents (e.g. `interpolation`) that the selected "
+        "targets' benchmarks name, on those targets",
     ),
     agent_isolation: str = typer.Option(
         None,
@@ -151,7 +152,7 @@ def run(
         console = Console()
         print_summary(console, detail)
         if floor is not None:
-            console.print("[bold]interpolation floor[/bold] (numeric targets):")
+            console.print(f"[bold]{floor.agent} floor[/bold] (its benchmark's targets):")
             print_summary(console, floor)
     if detail.status == "failed":
         raise typer.Exit(1)
@@ -164,22 +165,16 @@ async def _run(  # type: ignore[no-untyped-def]
     preflight: bool = True,
     executor: str | None = None,
 ):
-    from harness.api.schemas import run_detail
-    from harness.executors import ExecutorConfigError, NoLocalTargets, make_executor
+    from harness.executors import ExecutorConfigError, make_executor
     from harness.preflight import PreflightError
-    from harness.preflight import preflight as check_run
-    from harness.scheduler import (
-        CatalogCache,
-        Scheduler,
-        SelectionError,
-        create_run,
-        load_score_hook,
-        make_target_client,
-        new_owner_id,
-    )
-    from harness.settings import Settings, load_plugins
-    from harness.store import RUN_TERMINAL, make_engine
-    from harness.store.repo import Store
+    from harness.runs.admission import checked_plan
+    from harness.runs.leases import new_owner_id
+    from harness.runs.plan import store_plan
+    from harness.runs.selection import SelectionError
+    from harness.runs.views import run_detail
+    from harness.services import build_services
+    from harness.settings import Settings
+    from harness.store import RUN_TERMINAL
 
     settings = Settings(
         **({"agent_isolation": agent_isolation} if agent_isolation else {}),
@@ -191,7 +186,6 @@ async def _run(  # type: ignore[no-untyped-def]
             "read every target's hidden truth. Scores from this run are not comparable; the run "
             "records it (event agent_isolation).[/bold red]"
         )
-    load_plugins(settings)
     try:
         remote = make_executor(settings)
         if remote is not None:
@@ -199,41 +193,33 @@ async def _run(  # type: ignore[no-untyped-def]
     except ExecutorConfigError as e:
         err.print(f"[red]{e}[/red]")
         raise typer.Exit(2) from e
-    store = Store(make_engine(settings.url))
-    catalogs = CatalogCache()
     # the run is stored already claimed by this process: a server sharing the store leaves it
     # alone while this process renews its lease (and takes it over if this process dies)
     owner = new_owner_id()
+    svc = None
     try:
-        if preflight:
-            check_run(spec, settings, catalogs)
-        run = create_run(store, spec, catalogs, owner=owner, lease_s=settings.run_lease_s)
-        floor = store.floor_run(run.id)
-        client = make_target_client(settings, catalogs) if remote is None else NoLocalTargets()
+        svc = build_services(settings, executor=remote, owner=owner)
+        plan = checked_plan(spec, settings, svc.catalogs, preflight=preflight)
+        run = store_plan(svc.store, plan, owner=owner, lease_s=settings.run_lease_s)
+        floor = svc.store.floor_run(run.id)
     except PreflightError as e:
+        await _close(svc)
         err.print("[red]the run cannot work, so it was not stored:[/red]")
         for problem in e.problems:
             err.print(f"  [red]{escape(problem)}[/red]", soft_wrap=True)
         err.print("(`--no-preflight` skips the agent and endpoint checks)")
         raise typer.Exit(2) from e
     except (SelectionError, RuntimeError) as e:
+        await _close(svc)
         err.print(f"[red]{escape(str(e))}[/red]", soft_wrap=True)
         raise typer.Exit(2) from e
-    sched = Scheduler(
-        store,
-        client,
-        settings=settings,
-        catalogs=catalogs,
-        score_hook=load_score_hook(settings.score_hook),
-        only_runs={run.id} | ({floor.id} if floor else set()),
-        executor=remote,
-        owner=owner,
-    )
+    store, sched = svc.store, svc.scheduler
+    sched.only_runs = {run.id} | ({floor.id} if floor else set())
     err.print(f"run [bold]{run.id}[/bold]: {len(run.target_ids)} targets, agent {spec.agent}")
     if floor is not None:
         err.print(
-            f"floor run [bold]{floor.id}[/bold]: {len(floor.target_ids)} numeric targets, "
-            "agent interpolation"
+            f"floor run [bold]{floor.id}[/bold]: {len(floor.target_ids)} targets, "
+            f"agent {floor.agent}"
         )
     runs = [run] + ([floor] if floor else [])
     sched.start()
@@ -271,10 +257,15 @@ async def _run(  # type: ignore[no-untyped-def]
         err.print(f"interrupted: run {ids} stays resumable (`harness serve` picks it up)")
         raise
     finally:
-        await sched.stop()
-        await client.aclose()
+        await svc.aclose(dispose=False)
     floor_detail = run_detail(store, store.get_run(floor.id)) if floor else None
     return run_detail(store, store.get_run(run.id)), floor_detail
+
+
+async def _close(svc) -> None:  # type: ignore[no-untyped-def]
+    """Stop what `build_services` made when the run is refused before it starts."""
+    if svc is not None:
+        await svc.aclose(dispose=False)
 
 
 def print_summary(console: Console, detail) -> None:  # type: ignore[no-untyped-def]

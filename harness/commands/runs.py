@@ -37,7 +37,7 @@ def list_(
     as_json: bool = typer.Option(False, "--json", help="one JSON object per line"),
 ) -> None:
     """List runs, newest first."""
-    from harness.api.schemas import run_out
+    from harness.runs.views import run_out
 
     store = _store()
     runs = store.list_runs(status=status, limit=limit)
@@ -62,8 +62,8 @@ def list_(
 @runs_app.command("show")
 def show(run_id: str, as_json: bool = typer.Option(False, "--json")) -> None:
     """A run's status, progress, usage and score summary, with its episodes."""
-    from harness.api.schemas import run_detail
     from harness.commands.run import print_summary
+    from harness.runs.views import run_detail
 
     store = _store()
     detail = run_detail(store, _run_or_exit(store, run_id))
@@ -112,7 +112,7 @@ def cancel(
     runs = [run_id]
     floor = store.floor_run(run_id)
     if floor is not None and store.cancel_run(floor.id):
-        console.print(f"its interpolation floor run {floor.id} cancelled")
+        console.print(f"its floor run {floor.id} cancelled")
         runs.append(floor.id)
     deadline = time.monotonic() + (Settings().run_lease_s + 5 if wait_s is None else wait_s)
     while True:
@@ -139,7 +139,7 @@ def export(
     output: str = typer.Option("-", "--output", "-o", help="file, or - for stdout (jsonl only)"),
 ) -> None:
     """Export a run's episodes with their full transcripts, target calls and scores."""
-    from harness.api.schemas import episode_detail
+    from harness.runs.views import episode_detail
 
     if fmt not in ("jsonl", "inspect"):
         err.print(f"[red]unknown format {fmt!r}; supported: jsonl, inspect[/red]")
@@ -170,7 +170,7 @@ def export(
 
 def report(run_id: str, as_json: bool = typer.Option(False, "--json")) -> None:
     """Print the evaluator's report for a run (when the evaluator provides one)."""
-    from harness.api.schemas import ReportUnavailable, build_report
+    from harness.runs.report import ReportUnavailable, build_report
 
     store = _store()
     run = _run_or_exit(store, run_id)

@@ -1,68 +1,30 @@
-"""Where episodes run: in the scheduler's event loop ("local", the default) or as Ray tasks
-across machines ("ray"; docs/scale-out.md).
-
-The scheduler decides *which* episodes run and when (limits, fairness); an executor only runs one
-episode to its end. Either way every step is in the store before the next begins, and the store
-is the only state an executor shares with the scheduler.
-"""
+"""Where episodes run: in the scheduler's event loop ("local", the default; `LocalExecutor`) or as
+Ray tasks across machines ("ray"; docs/scale-out.md). The interface is in `executors.base`."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
-
-from pydantic import BaseModel
-
-from function_store.models import CallOutput, Target
-from harness.episode import ScoreHook
+from harness.executors.base import (
+    EpisodeJob,
+    Executor,
+    ExecutorConfigError,
+    NoLocalTargets,
+    RunControl,
+)
 from harness.settings import Settings
-from harness.store.specs import RunSpec
 
-
-class EpisodeJob(BaseModel):
-    """One episode to run (or resume) to its end; what travels to a remote worker."""
-
-    run_id: str
-    episode_id: str
-    spec: RunSpec
-    target: Target
-    settings: Settings
-    # the scheduler holding the run's lease: a worker stops writing once it no longer does
-    owner: str | None = None
-
-
-class Executor(Protocol):
-    def connect(self) -> None:
-        """Reach the workers (blocking); raises ExecutorConfigError when they cannot be."""
-        ...
-
-    async def run(self, job: EpisodeJob, score_hook: ScoreHook | None) -> str:
-        """Run the episode to its end; returns its final status."""
-        ...
-
-    async def prewarm(self, target_ids: list[str]) -> None: ...
-
-    async def aclose(self) -> None: ...
-
-
-class NoLocalTargets:
-    """The scheduler's target client when an executor runs its episodes: their target calls are
-    made on the workers' nodes, so this process starts no target services."""
-
-    async def call(self, target_id: str, inputs: Sequence[str]) -> list[CallOutput]:
-        raise RuntimeError("episodes run on the executor's workers, not in this process")
-
-    async def aclose(self) -> None:
-        """Nothing to stop."""
-
-
-class ExecutorConfigError(ValueError):
-    """The configured executor cannot work with the rest of the configuration."""
+__all__ = [
+    "EpisodeJob",
+    "Executor",
+    "ExecutorConfigError",
+    "NoLocalTargets",
+    "RunControl",
+    "make_executor",
+]
 
 
 def make_executor(settings: Settings) -> Executor | None:
     """The remote executor HARNESS_EXECUTOR names; None for "local" (the scheduler runs episodes
-    in its own event loop)."""
+    in its own event loop with a `LocalExecutor`)."""
     if settings.executor == "local":
         return None
     from harness.executors.ray_executor import RayExecutor

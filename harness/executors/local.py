@@ -1,5 +1,6 @@
-"""Running one episode in the current process: what the scheduler does itself (local executor)
-and what a Ray worker does for a task. One code path, so that both give the same results."""
+"""Running one episode in the current process: the local executor (`LocalExecutor`, in the
+scheduler's event loop) and what a Ray worker does for a task. One code path, so that both give
+the same results."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ from typing import TYPE_CHECKING, Any
 from agents.base import Agent
 from function_store.models import Target
 from harness.episode import LOST, EpisodeRunner, ScoreHook
-from harness.policy import agent_kwargs
+from harness.executors.base import EpisodeJob, RunControl
+from harness.policy import agent_kwargs, profile_for
 from harness.providers import ProviderProfile
+from harness.runs.plan import planned_agent_class
 from harness.settings import Settings
 from harness.store.models import EPISODE_TERMINAL, Episode
 from harness.store.repo import Store
@@ -94,3 +97,75 @@ async def execute_episode(
             await agent.aclose()
         except Exception:
             log.exception("agent.aclose failed")
+
+
+def job_agent(job: EpisodeJob) -> tuple[type, ProviderProfile | None]:
+    """The job's agent class (as its run's plan names it) and its provider profile."""
+    agent_cls = planned_agent_class(job.spec, job.agent_class)
+    return agent_cls, profile_for(agent_cls, job.spec.agent_options)
+
+
+class LocalExecutor:
+    """Runs episodes in this event loop: agents in sandboxed agent hosts started here, target
+    calls through `client` (this process's target services)."""
+
+    def __init__(
+        self,
+        store: Store,
+        client: TargetClient,
+        settings: Settings,
+        *,
+        hosts: Callable[[], AgentHosts] | None = None,
+    ) -> None:
+        """`hosts`: agent hosts someone else keeps (a Ray worker's, across its tasks); by default
+        this executor starts its own and stops them in `aclose`."""
+        self.store, self.client, self.settings = store, client, settings
+        self._hosts: AgentHosts | None = None
+        self._shared_hosts = hosts
+
+    def connect(self) -> None:
+        """Nothing to reach."""
+
+    def hosts(self) -> AgentHosts:
+        if self._shared_hosts is not None:
+            return self._shared_hosts()
+        if self._hosts is None:
+            from harness.agent_host import AgentHosts
+
+            self._hosts = AgentHosts(
+                memory_mb=self.settings.agent_memory_mb,
+                max_message_chars=self.settings.agent_max_message_chars,
+            )
+        return self._hosts
+
+    async def run(
+        self, job: EpisodeJob, score_hook: ScoreHook | None, control: RunControl | None = None
+    ) -> str:
+        ep = self.store.get_episode(job.episode_id)
+        if ep is None:
+            raise LookupError(f"episode {job.episode_id} is not in the store")
+        agent_cls, profile = job_agent(job)
+        options = job.spec.agent_options
+        return await execute_episode(
+            self.store,
+            ep,
+            job.target,
+            job.spec,
+            lambda: make_agent(self.settings, self.hosts, agent_cls, options, profile, ep),
+            self.client,
+            score_hook,
+            should_stop=control.cancelled if control is not None else lambda: False,
+            owns=control.owns if control is not None else None,
+            step_timeout_s=self.settings.agent_step_timeout_s,
+        )
+
+    async def prewarm(self, target_ids: list[str]) -> None:
+        prewarm = getattr(self.client, "prewarm", None)
+        if prewarm is not None:
+            await prewarm(target_ids)
+
+    async def aclose(self) -> None:
+        """Stops the agent hosts; the target client belongs to whoever passed it in."""
+        if self._hosts is not None:
+            self._hosts.close()
+            self._hosts = None

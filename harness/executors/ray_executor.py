@@ -3,12 +3,12 @@
 - Driver side (`RayExecutor`, in the scheduler's process): submits one task per episode with the
   resources HARNESS_RAY_EPISODE_* declare, and awaits its final status. The scheduler still
   decides what runs when, so per-provider limits stay global: one limiter, on the driver.
-- Worker side (`run_episode_task`): runs the same code as the local executor
-  (`executors.local.execute_episode`) against the shared PostgreSQL store. The agent runs in a
+- Worker side (`run_episode_task`): runs the local executor (`executors.local.LocalExecutor`)
+  against the shared PostgreSQL store. The agent runs in a
   sandboxed agent host (bwrap) started by the worker; target calls go to the node's target pool.
 - Target pool per node (`NodeTargets`, a Ray actor pinned to its node): the warm pool of sandboxed
   target services of that node (bwrap or Docker on the worker), shared by every episode there.
-- Ownership: the driver holds the run's lease in the store (harness/scheduler.py). A worker reads
+- Ownership: the driver holds the run's lease in the store (harness/runs/leases.py). A worker reads
   the run's row before each step (`RunWatch`): it stops, recording nothing, once the driver no
   longer holds the lease (the driver died and another process took the run over), and it ends
   the episode as cancelled when the run was cancelled (by any process sharing the store).
@@ -37,7 +37,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from function_store.models import CallOutput
 from function_store.service.client import TargetServiceError
 from harness.episode import ScoreHook
-from harness.executors import EpisodeJob, ExecutorConfigError
+from harness.executors.base import EpisodeJob, ExecutorConfigError, RunControl
 from harness.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -64,7 +64,8 @@ class NodeTargets:
     episodes run concurrently). Its sandboxes run on this node, like the local executor's."""
 
     def __init__(self, settings: Settings) -> None:
-        from harness.scheduler import CatalogCache, make_target_client
+        from harness.runs.catalogs import CatalogCache
+        from harness.target_client import make_target_client
 
         self.client = make_target_client(settings, CatalogCache())
 
@@ -163,48 +164,33 @@ class RunWatch:
 
 def _worker_state(settings: Settings) -> _WorkerState:
     if settings.url not in _WORKER:
-        from harness.store import make_engine
-        from harness.store.repo import Store
+        from harness.store.repo import open_store
 
         # the driver brought the schema up to date; workers only read and write
-        _WORKER[settings.url] = _WorkerState(Store(make_engine(settings.url, upgrade=False)))
+        _WORKER[settings.url] = _WorkerState(open_store(settings.url, upgrade=False))
     return _WORKER[settings.url]
 
 
 async def _run_here(job: EpisodeJob, score_hook: ScoreHook | None, pool: str) -> str:
-    from harness.executors.local import execute_episode, make_agent
-    from harness.policy import profile_for
-    from harness.scheduler import resolve_agent_class
+    from harness.executors.local import LocalExecutor
 
     settings = job.settings
     w = _worker_state(settings)
-    ep = w.store.get_episode(job.episode_id)
-    if ep is None:
+    if w.store.get_episode(job.episode_id, with_answer=False) is None:
         raise LookupError(f"episode {job.episode_id} is not in the store")
     node = ray.get_runtime_context().get_node_id()
     # what ran where: one event per attempt (a retried episode has one per worker it ran on)
     w.store.add_event(
-        job.run_id, "executor", {"executor": "ray", "node": node, "pid": os.getpid()}, ep.id
+        job.run_id,
+        "executor",
+        {"executor": "ray", "node": node, "pid": os.getpid()},
+        job.episode_id,
     )
-    agent_cls = resolve_agent_class(job.spec.agent)
-    options = job.spec.agent_options
-    profile = profile_for(agent_cls, options)
+    # the local executor's code path, with the node's target pool and the store's view of the run
     client = NodeTargetsClient(node_targets(settings, pool, node))
+    here = LocalExecutor(w.store, client, settings, hosts=lambda: w.agent_hosts(settings))
     watch = RunWatch(w.store, job.run_id, job.owner, min(1.0, settings.run_lease_s / 10))
-    return await execute_episode(
-        w.store,
-        ep,
-        job.target,
-        job.spec,
-        lambda: make_agent(
-            settings, lambda: w.agent_hosts(settings), agent_cls, options, profile, ep
-        ),
-        client,
-        score_hook,
-        should_stop=watch.cancelled,
-        owns=watch.owns,
-        step_timeout_s=settings.agent_step_timeout_s,
-    )
+    return await here.run(job, score_hook, watch)
 
 
 def run_episode_task(job: EpisodeJob, score_hook: ScoreHook | None, pool: str) -> str:
@@ -263,7 +249,10 @@ class RayExecutor:
                 retry_exceptions=False,  # only a lost worker is retried; an error is a state
             )
 
-    async def run(self, job: EpisodeJob, score_hook: ScoreHook | None) -> str:
+    async def run(
+        self, job: EpisodeJob, score_hook: ScoreHook | None, control: RunControl | None = None
+    ) -> str:
+        """`control` is not used: the worker reads the run's state from the store (RunWatch)."""
         await asyncio.to_thread(self.connect)
         ref = self._task.remote(job, score_hook, self.pool)
         try:

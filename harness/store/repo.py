@@ -18,6 +18,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import defer
 from sqlmodel import Session
 
+from harness.store.engine import make_engine
 from harness.store.models import (
     EPISODE_TERMINAL,
     RUN_TERMINAL,
@@ -558,16 +559,20 @@ class Store:
                 insert(Event).values(run_id=run_id, episode_id=episode_id, kind=kind, data=data)
             )
 
-    def floor_run(self, run_id: str) -> Run | None:
-        """The interpolation floor run of `run_id`, linked by its "floor_run" event; None if none."""
+    def event_data(self, run_id: str, kind: str) -> dict[str, Any] | None:
+        """The data of the run's first event of `kind`; None if it has none."""
         q = (
             select(Event.data)
-            .where(Event.run_id == run_id, Event.kind == "floor_run")
+            .where(Event.run_id == run_id, Event.kind == kind)
             .order_by(Event.id)
             .limit(1)
         )
         with self.engine.connect() as c:
-            data = c.execute(q).scalar_one_or_none()
+            return c.execute(q).scalar_one_or_none()
+
+    def floor_run(self, run_id: str) -> Run | None:
+        """The floor run of `run_id`, linked by its "floor_run" event; None if none."""
+        data = self.event_data(run_id, "floor_run")
         return self.get_run(data["run_id"]) if data else None
 
     def events(self, run_id: str, *, after: int = 0, limit: int = 1000) -> list[Event]:
@@ -598,3 +603,8 @@ def _message_row(episode_id: str, m: dict[str, Any], now: datetime) -> dict[str,
 def _call_row(episode_id: str, call: dict[str, Any], now: datetime) -> dict[str, Any]:
     n_errors = sum(1 for o in call["outputs"] if o.get("error") is not None)
     return {"episode_id": episode_id, "created_at": now, "n_errors": n_errors, **call}
+
+
+def open_store(url: str, *, upgrade: bool = True) -> Store:
+    """The store at `url`; with `upgrade`, pending migrations are applied first."""
+    return Store(make_engine(url, upgrade=upgrade))

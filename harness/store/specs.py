@@ -100,8 +100,9 @@ class RunSpec(BaseModel):
     budgets: Budgets = Field(default_factory=Budgets)
     floor: bool = Field(
         True,
-        description="also run the `interpolation` floor on the run's numeric targets (a second "
-        "run, linked by its floor_for; the report shows both)",
+        description="also run the floor agents (e.g. `interpolation`) that the selected "
+        "targets' benchmarks name, on those targets (a second run, linked by its floor_for; the "
+        "report shows both)",
     )
     floor_for: str | None = Field(
         None,

@@ -17,8 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # The only layer edges tolerated for now, (file, imported module) -> why. Each is being removed by
 # a helper of issue 28 in parallel; the merge empties this list.
-KNOWN: dict[tuple[str, str], str] = {
-}
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 def _known(v: Violation) -> bool:

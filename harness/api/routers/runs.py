@@ -1,0 +1,118 @@
+"""Runs: create (POST /runs), list, read, their episodes, cancel, report."""
+
+from __future__ import annotations
+
+import asyncio
+
+from fastapi import APIRouter, Depends, HTTPException, Query
+from fastapi.exceptions import RequestValidationError
+
+from harness.api import schemas as S
+from harness.api.routers.deps import (
+    ERRORS,
+    MAX_OFFSET,
+    NOT_FOUND,
+    ApiState,
+    api_state,
+    get_run_or_404,
+    require_token,
+    services,
+)
+from harness.policy import RequestInvalid
+from harness.preflight import PreflightError
+from harness.runs.admission import checked_plan
+from harness.runs.plan import store_plan
+from harness.runs.selection import SelectionError
+from harness.services import Services
+from harness.store.specs import RunSpec
+
+router = APIRouter()
+
+
+@router.post(
+    "/runs",
+    response_model=S.RunOut,
+    status_code=201,
+    responses=ERRORS,
+    dependencies=[Depends(require_token)],
+)
+async def post_run(
+    spec: RunSpec, svc: Services = Depends(services), api: ApiState = Depends(api_state)
+) -> S.RunOut:
+    """Store a run (queued) and return at once; the scheduler starts it.
+
+    Agents: the built-in, registered and installed ones (GET /agents); `agent_options` must
+    fit the agent's declared options; endpoints and keys come from the operator's provider
+    profiles, picked by `agent_options.profile` (docs/security.md). A run that cannot work
+    (no key, endpoint down, unknown model, empty selection, backbone or judge down) is
+    refused with 400 and not stored (harness/preflight.py)."""
+    if svc.settings.agent_isolation == "none":  # in-process agents are for the CLI only
+        raise HTTPException(403, "agent isolation 'none' is refused over REST")
+    try:
+        # loading a catalog and probing endpoints take a while: keep the event loop running
+        plan = await asyncio.to_thread(
+            checked_plan, spec, svc.settings, svc.catalogs, policy=api.policy
+        )
+        run = await asyncio.to_thread(store_plan, svc.store, plan)
+    except RequestInvalid as e:
+        raise RequestValidationError(e.errors) from e
+    except (SelectionError, PreflightError) as e:
+        raise HTTPException(400, str(e)) from e
+    svc.scheduler.wake()
+    return S.run_out(run)
+
+
+@router.get("/runs", response_model=list[S.RunListItem])
+def list_runs(
+    status: str | None = None,
+    limit: int = Query(100, ge=1, le=1000),
+    offset: int = Query(0, ge=0, le=MAX_OFFSET),
+    svc: Services = Depends(services),
+) -> list[S.RunListItem]:
+    """Newest first, one page (`limit`, `offset`); each item without the run's options and
+    target ids (those are at GET /runs/{id})."""
+    return [
+        S.run_list_item(r) for r in svc.store.list_runs(status=status, limit=limit, offset=offset)
+    ]
+
+
+@router.get("/runs/{run_id}", response_model=S.RunDetail, responses=NOT_FOUND)
+def get_run(run_id: str, svc: Services = Depends(services)) -> S.RunDetail:
+    return S.run_detail(svc.store, get_run_or_404(svc, run_id))
+
+
+@router.get("/runs/{run_id}/episodes", response_model=list[S.EpisodeOut], responses=NOT_FOUND)
+def run_episodes(
+    run_id: str, status: str | None = None, svc: Services = Depends(services)
+) -> list[S.EpisodeOut]:
+    get_run_or_404(svc, run_id)
+    eps = svc.store.episodes(run_id, status=[status] if status else None, with_answer=False)
+    return [S.episode_out(e) for e in eps]
+
+
+@router.post(
+    "/runs/{run_id}/cancel",
+    response_model=S.RunOut,
+    responses={**ERRORS, **NOT_FOUND, 409: {"model": S.ErrorOut}},
+    dependencies=[Depends(require_token)],
+)
+async def cancel_run(run_id: str, svc: Services = Depends(services)) -> S.RunOut:
+    # async: the scheduler's tasks may only be cancelled from the event loop's thread
+    run = get_run_or_404(svc, run_id)
+    if not svc.scheduler.cancel_run(run_id):
+        raise HTTPException(409, f"run {run_id} has already ended ({run.status})")
+    return S.run_out(get_run_or_404(svc, run_id))
+
+
+@router.get(
+    "/runs/{run_id}/report",
+    response_model=S.ReportOut,
+    responses={**NOT_FOUND, 501: {"model": S.ErrorOut}},
+)
+def run_report(run_id: str, svc: Services = Depends(services)) -> S.ReportOut:
+    """The evaluator's report (success rates per category, with counts and errors)."""
+    run = get_run_or_404(svc, run_id)
+    try:
+        return S.build_report(svc.store, run)
+    except S.ReportUnavailable as e:
+        raise HTTPException(501, str(e)) from e

@@ -1,0 +1,76 @@
+"""A claimed run made ready to execute: its plan read back, its targets loaded, its episodes
+stored (one per target, idempotently), and the ones still to run or score queued in memory."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from function_store.models import Target
+from harness.policy import profile_for
+from harness.runs.catalogs import CatalogCache
+from harness.runs.plan import planned_agent_class, stored_agent_path
+from harness.store.models import EPISODE_TERMINAL, Episode, Run
+from harness.store.repo import Store
+from harness.store.specs import RunSpec
+
+
+@dataclass
+class RunState:
+    """What a scheduler holds in memory for a run it executes."""
+
+    run_id: str
+    spec: RunSpec
+    agent_class: str | None  # the plan's import path (None: resolve spec.agent)
+    provider: str  # the agent's provider: per-provider concurrency limits
+    targets: dict[str, Target]
+    pending: deque[Episode] = field(default_factory=deque)
+    active: dict[str, asyncio.Task[Any]] = field(default_factory=dict)
+    cancelled: bool = False
+    lost: bool = False  # the lease is gone: its episodes stop here without recording anything
+
+
+async def load_run(store: Store, catalogs: CatalogCache, run: Run) -> RunState:
+    """The run's state from its stored plan. Raises when the run cannot start (its agent class
+    or a target cannot be loaded)."""
+    spec = RunSpec.model_validate(run.spec)
+    path = stored_agent_path(store, run.id)
+    agent_cls = planned_agent_class(spec, path)
+    # the operator may have removed the agent's provider profile since the run was planned:
+    # the run cannot start then (each episode's executor reads the profile again)
+    profile_for(agent_cls, spec.agent_options)
+    catalog = catalogs.get(spec.gen_seed)
+    # loading a catalog can take seconds (find-gen): keep serving other runs meanwhile
+    targets = await asyncio.to_thread(lambda: {tid: catalog.get(tid) for tid in run.target_ids})
+    provider = getattr(agent_cls, "provider", "local") or "local"
+    return RunState(run.id, spec, path, provider, targets)
+
+
+def store_episodes(store: Store, run: Run, rs: RunState) -> None:
+    """One episode per target, in run order (kept when they exist already: a resumed run)."""
+    with_ex = rs.spec.protocol.method != "interactive"
+    targets = rs.targets
+    store.ensure_episodes(
+        run.id,
+        (
+            {
+                "idx": i,
+                "target_id": tid,
+                "dataset": targets[tid].dataset,
+                "family": targets[tid].family,
+                "variant": targets[tid].variant,
+                "exemplar_init": with_ex and bool(targets[tid].exemplars),
+            }
+            for i, tid in enumerate(run.target_ids)
+        ),
+    )
+
+
+def queue_pending(store: Store, rs: RunState, *, scoring: bool) -> None:
+    """Queue the episodes that have not ended, and (with `scoring`) the ended ones not scored."""
+    for ep in store.episodes(rs.run_id):
+        unscored = ep.status in ("completed", "budget_exhausted") and not ep.scored
+        if ep.status not in EPISODE_TERMINAL or (unscored and scoring):
+            rs.pending.append(ep)

@@ -1,0 +1,105 @@
+"""What a run spec names: its agent class and its targets, checked."""
+
+from __future__ import annotations
+
+import importlib
+import random
+
+from function_store.benchmark import benchmarks
+from function_store.catalog import Catalog
+from function_store.models import Target
+from harness.policy import ApiPolicy
+from harness.store.specs import RunSpec
+
+
+class SelectionError(ValueError):
+    """A run's request cannot be satisfied (unknown dataset/agent/target, empty selection)."""
+
+
+def resolve_agent_class(spec: str, *, allow_dotted: bool = True) -> type:
+    """The agent class for a spec (registry name, `pkg.mod:Class` or entry point). With
+    `allow_dotted=False` (REST) a name that is not offered is refused before any import."""
+    try:
+        from agents.registry import resolve_agent
+    except ImportError:  # registry not installed: dotted paths still work
+        module, _, attr = spec.partition(":")
+        if not attr or not allow_dotted:
+            raise SelectionError(f"unknown agent {spec!r} (no agent registry installed)") from None
+        return getattr(importlib.import_module(module), attr)
+    try:
+        cls, _ = resolve_agent(spec, allow_dotted=allow_dotted)
+    except (ValueError, TypeError) as e:
+        raise SelectionError(str(e)) from e
+    return cls
+
+
+def resolve_checked_agent(spec: RunSpec, policy: ApiPolicy | None) -> type:
+    """The run's agent class; with the REST API's `policy`, only after its spec fields, the
+    agent name and the options passed the policy (RequestInvalid otherwise)."""
+    if policy is None:
+        return resolve_agent_class(spec.agent)
+    policy.check_spec_fields(spec.floor_for)
+    agent_cls = resolve_agent_class(spec.agent, allow_dotted=policy.allow_dotted_agents)
+    policy.check_options(agent_cls, spec.agent_options)
+    return agent_cls
+
+
+def _exemplar_families() -> str:
+    names = [b.family for b in benchmarks() if b.exemplars]
+    if not names:
+        return "no registered family"
+    return " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+
+
+def select_targets(spec: RunSpec, catalog: Catalog) -> list[Target]:
+    """The targets a run spec names, in run order. Raises SelectionError with what is wrong."""
+    from function_store.catalog import UnknownDataset, UnknownTarget, dataset_names
+    from function_store.datasets import DataUnavailable
+
+    try:
+        if spec.ids:
+            targets = [catalog.get(i) for i in spec.ids]
+            bad = [t.id for t in targets if t.dataset != spec.dataset]
+            if bad:
+                raise SelectionError(f"ids not in dataset {spec.dataset!r}: {', '.join(bad[:5])}")
+            unavailable = [f"{t.id} ({t.unavailable_reason})" for t in targets if not t.available]
+            if unavailable:
+                raise SelectionError(f"targets unavailable: {'; '.join(unavailable[:5])}")
+        else:
+            if spec.dataset not in dataset_names():
+                raise SelectionError(
+                    f"unknown dataset {spec.dataset!r}; known: {', '.join(dataset_names())}"
+                )
+            targets = catalog.list(dataset=spec.dataset, family=spec.family, variant=spec.variant)
+            targets = [t for t in targets if t.available]
+    except (UnknownTarget, UnknownDataset, DataUnavailable) as e:
+        raise SelectionError(str(e)) from e
+    except ValueError as e:  # e.g. unknown family
+        if isinstance(e, SelectionError):
+            raise
+        raise SelectionError(str(e)) from e
+    if spec.limit is not None and spec.limit < len(targets):
+        if spec.seed is None:
+            targets = targets[: spec.limit]
+        else:
+            targets = random.Random(spec.seed).sample(targets, spec.limit)
+    if not targets:
+        what = ", ".join(
+            f"{k}={v}"
+            for k, v in (
+                ("dataset", spec.dataset),
+                ("family", spec.family),
+                ("variant", spec.variant),
+            )
+            if v
+        )
+        raise SelectionError(f"empty selection: no available target matches {what}")
+    if spec.protocol.method != "interactive":
+        missing = [t.id for t in targets if not t.exemplars]
+        if missing:
+            raise SelectionError(
+                f"method {spec.protocol.method!r} needs exemplars, but {len(missing)} selected "
+                f"targets have none (e.g. {missing[0]}); exemplars exist for "
+                f"{_exemplar_families()}"
+            )
+    return targets

@@ -1,0 +1,354 @@
+"""What a run and an episode look like from outside: the views the REST API serves (its OpenAPI
+schemas), the CLI prints (`harness run`, `harness runs`, `harness export`) and the web pages show,
+and the builders that read them from the store."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from evaluator.api import ScoreResult
+from evaluator.errors import ErrorGroup, group_errors
+from function_store.models import CallOutput
+from harness.runs.report import episode_summaries
+from harness.store.models import Episode, Event, Message, Run, Score, TargetCall
+from harness.store.repo import Store, missing_scores
+from harness.store.specs import RunSpec
+
+
+class _RunFields(BaseModel):
+    id: str
+    status: str
+    agent: str
+    dataset: str
+    family: str | None
+    n_targets: int
+    created_at: datetime
+    updated_at: datetime
+    finished_at: datetime | None
+
+
+class RunOut(_RunFields):
+    error: str | None
+    spec: RunSpec
+
+
+class RunListItem(_RunFields):
+    """A run in GET /runs: small and bounded (no options, no target ids; GET /runs/{id} has them)."""
+
+    variant: str | None
+    floor_for: str | None
+    error: str | None = Field(None, description="the run's error, cut to 500 characters")
+
+
+class Progress(BaseModel):
+    total: int
+    done: int
+    by_status: dict[str, int]
+
+
+class UsageOut(BaseModel):
+    rounds: int = 0
+    target_calls: int = 0
+    inputs: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+
+
+class MetricSummary(BaseModel):
+    metric: str
+    n: int = Field(description="episodes with a value")
+    n_errors: int = Field(description="episodes whose scorer ended in error (not counted as 0)")
+    mean: float | None
+
+
+class RunDetail(RunOut):
+    progress: Progress
+    usage: UsageOut
+    metrics: list[MetricSummary]
+    errors_by_category: dict[str, int]
+    errors: list[ErrorGroup] = Field(
+        default_factory=list,
+        description="every error with its message, grouped: episodes that ended in error, then "
+        "scorer failures (never counted as scores)",
+    )
+    floor_run_id: str | None = Field(
+        None, description="the run's interpolation floor run (its spec has floor_for=this id)"
+    )
+
+
+class EpisodeOut(BaseModel):
+    id: str
+    run_id: str
+    idx: int
+    target_id: str
+    dataset: str
+    family: str
+    variant: str
+    status: str
+    end_reason: str | None
+    error_category: str | None
+    error: str | None
+    exemplar_init: bool
+    rounds: int
+    target_calls: int
+    inputs: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
+    active_s: float
+    scored: bool
+    started_at: datetime | None
+    finished_at: datetime | None
+
+
+# Served messages and final answers are cut to this many characters (issue 27: an agent's 40 MB
+# messages, read whole on every page view, took the server past a gigabyte); the full text is at
+# the `*_url` route, streamed.
+PREVIEW_CHARS = 20_000
+
+
+class MessageOut(BaseModel):
+    step: int
+    role: str
+    content: str = Field(description=f"the text, cut to {PREVIEW_CHARS} characters on the API")
+    content_chars: int | None = Field(None, description="the full text's length in characters")
+    truncated: bool = False
+    content_url: str | None = Field(None, description="where the full text is, when truncated")
+    resets_context: bool
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
+    latency_s: float | None
+    model: str | None
+    created_at: datetime
+
+
+class TargetCallOut(BaseModel):
+    step: int
+    idx: int
+    inputs: list[str]
+    outputs: list[CallOutput]  # function_store's contract, as the target service returned it
+    n_errors: int
+    latency_s: float | None
+    created_at: datetime
+
+
+class ScoreOut(BaseModel):
+    metric: str
+    value: float | None
+    status: str
+    error_category: str | None
+    error: str | None
+    details: dict[str, Any]
+
+
+class EpisodeDetail(EpisodeOut):
+    final_answer: str | None = Field(description=f"cut to {PREVIEW_CHARS} characters on the API")
+    final_answer_chars: int | None = None
+    final_answer_truncated: bool = False
+    final_answer_url: str | None = Field(None, description="the full answer, when truncated")
+    messages: list[MessageOut]
+    calls: list[TargetCallOut]
+    scores: list[ScoreOut]
+
+
+class EventOut(BaseModel):
+    id: int
+    run_id: str
+    episode_id: str | None
+    kind: str
+    data: dict[str, Any]
+    created_at: datetime
+
+
+# ---- builders -------------------------------------------------------------------------------
+def _run_fields(run: Run) -> dict[str, Any]:
+    return {
+        "id": run.id,
+        "status": run.status,
+        "agent": run.agent,
+        "dataset": run.dataset,
+        "family": run.family,
+        "n_targets": len(run.target_ids),
+        "created_at": run.created_at,
+        "updated_at": run.updated_at,
+        "finished_at": run.finished_at,
+    }
+
+
+def run_out(run: Run) -> RunOut:
+    return RunOut(**_run_fields(run), error=run.error, spec=RunSpec.model_validate(run.spec))
+
+
+def run_list_item(run: Run) -> RunListItem:
+    spec = run.spec or {}
+    return RunListItem(
+        **_run_fields(run),
+        variant=spec.get("variant"),
+        floor_for=spec.get("floor_for"),
+        error=run.error[:500] if run.error else None,
+    )
+
+
+def episode_out(ep: Episode) -> EpisodeOut:
+    return EpisodeOut.model_validate(ep, from_attributes=True)
+
+
+def score_out(s: Score) -> ScoreOut:
+    return ScoreOut.model_validate(s, from_attributes=True)
+
+
+def message_out(m: Message) -> MessageOut:
+    return MessageOut.model_validate(m, from_attributes=True)
+
+
+def call_out(c: TargetCall) -> TargetCallOut:
+    return TargetCallOut.model_validate(c, from_attributes=True)
+
+
+def event_out(e: Event) -> EventOut:
+    return EventOut.model_validate(e, from_attributes=True)
+
+
+def metric_summaries(scores: Sequence[Score | ScoreResult]) -> list[MetricSummary]:
+    by: dict[str, list[Score | ScoreResult]] = {}
+    for s in scores:
+        by.setdefault(s.metric, []).append(s)
+    out = []
+    for metric, rows in sorted(by.items()):
+        vals = [r.value for r in rows if r.status == "ok" and r.value is not None]
+        out.append(
+            MetricSummary(
+                metric=metric,
+                n=len(vals),
+                n_errors=sum(r.status == "error" for r in rows),
+                mean=sum(vals) / len(vals) if vals else None,
+            )
+        )
+    return out
+
+
+def run_detail(store: Store, run: Run) -> RunDetail:
+    eps = store.episodes(run.id, with_answer=False)
+    scores = store.run_scores(run.id)
+    have = {s.episode_id for s in scores}
+    # ended episodes without any score are an error state here, never silently missing
+    unscored = [
+        ScoreResult.model_validate(m)
+        for e in eps
+        if (m := missing_scores(e, e.id in have, run.status)) is not None
+    ]
+    by_status: dict[str, int] = {}
+    errors: dict[str, int] = {}
+    usage = UsageOut()
+    for e in eps:
+        by_status[e.status] = by_status.get(e.status, 0) + 1
+        if e.status == "error":
+            cat = e.error_category or "unknown"
+            errors[cat] = errors.get(cat, 0) + 1
+        usage.rounds += e.rounds
+        usage.target_calls += e.target_calls
+        usage.inputs += e.inputs
+        usage.prompt_tokens += e.prompt_tokens
+        usage.completion_tokens += e.completion_tokens
+        usage.cost_usd += e.cost_usd
+    total = len(run.target_ids)
+    done = sum(n for s, n in by_status.items() if s not in ("queued", "running"))
+    return RunDetail(
+        **run_out(run).model_dump(),
+        progress=Progress(total=total, done=done, by_status=by_status),
+        usage=usage,
+        metrics=metric_summaries([*scores, *unscored]),
+        errors_by_category=errors | ({"unscored": len(unscored)} if unscored else {}),
+        errors=group_errors(episode_summaries(store, run)),
+        floor_run_id=floor.id if (floor := store.floor_run(run.id)) is not None else None,
+    )
+
+
+# Score details that never carry ground truth. The others (true intervals, expected outputs, the
+# judge's tests) go only to authorised readers when API tokens are configured.
+SAFE_DETAILS = {
+    "parser",
+    "func_name",
+    "code_chars",
+    "threshold",
+    "points",
+    "gt_skipped",
+    "guard",
+    "printed_bytes",
+    "nmse_raw",
+    "failure",
+    "predicted",
+    "outcome",
+    "target_calls",
+    "inputs",
+    "judge_model",
+    "judge_mode",
+    "judge_wall_s",
+    "stopped_at",
+    "partial_scores",
+    "gt_energy_zero",
+    "agent_grid",  # the agent code's outputs on the scoring grid (the plot's line)
+}
+
+
+def public_details(details: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in details.items() if k in SAFE_DETAILS}
+
+
+def message_url(episode_id: str, step: int) -> str:
+    return f"/episodes/{episode_id}/messages/{step}/content"
+
+
+def answer_url(episode_id: str) -> str:
+    return f"/episodes/{episode_id}/final_answer"
+
+
+def episode_detail(
+    store: Store, ep: Episode, *, show_truth: bool = True, preview: bool = False
+) -> EpisodeDetail:
+    """The transcript. With `preview` (the API and the pages), messages and the final answer are
+    read from the store cut to PREVIEW_CHARS characters, with links to the full texts; without
+    (the CLI's export), whole."""
+    scores = [score_out(s) for s in store.scores([ep.id])]
+    run = store.get_run(ep.run_id)
+    if run is not None and (missing := missing_scores(ep, len(scores), run.status)) is not None:
+        scores.append(ScoreOut.model_validate(missing))
+    if not show_truth:
+        scores = [s.model_copy(update={"details": public_details(s.details)}) for s in scores]
+    if preview:
+        head = store.episode_head(ep.id, PREVIEW_CHARS)
+        chars = head[1] if head is not None else 0
+        answer: dict[str, Any] = {
+            "final_answer": head[0].final_answer if head is not None else None,
+            "final_answer_chars": chars,
+            "final_answer_truncated": chars > PREVIEW_CHARS,
+            "final_answer_url": answer_url(ep.id) if chars > PREVIEW_CHARS else None,
+        }
+        messages = []
+        for m, n in store.message_heads(ep.id, PREVIEW_CHARS):
+            cut = n > PREVIEW_CHARS
+            messages.append(
+                message_out(m).model_copy(
+                    update={
+                        "content_chars": n,
+                        "truncated": cut,
+                        "content_url": message_url(ep.id, m.step) if cut else None,
+                    }
+                )
+            )
+    else:
+        answer = {"final_answer": ep.final_answer}
+        messages = [message_out(m) for m in store.messages(ep.id)]
+    return EpisodeDetail(
+        **episode_out(ep).model_dump(),
+        **answer,
+        messages=messages,
+        calls=[call_out(c) for c in store.target_calls(ep.id)],
+        scores=scores,
+    )

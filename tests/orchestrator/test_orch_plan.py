@@ -1,0 +1,91 @@
+"""A run's plan (agent class, targets, floor runs) is made once when the run is created, stored
+with it, and read back by the scheduler: the agent is not resolved again, the targets not
+selected again. Floor runs come from the benchmark records' `floors`."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from orch_helpers import run_in_process
+
+import harness.runs.plan as plan_mod
+import harness.runs.selection as selection
+from function_store.benchmark import benchmark
+from harness.runs.catalogs import CatalogCache
+from harness.runs.plan import PLAN_EVENT, create_run, plan_run, stored_agent_path
+from harness.store import make_engine
+from harness.store.repo import Store
+from harness.store.specs import RunSpec
+
+V1_NUMERIC = ["find-v1/numeric/f00150", "find-v1/numeric/f00153"]
+SCRIPTED = "orch_agents:ProbeAgent"
+
+
+def _count(monkeypatch: pytest.MonkeyPatch, module: object, name: str) -> list[str]:
+    calls: list[str] = []
+    real = getattr(module, name)
+
+    def counted(*a, **kw):  # type: ignore[no-untyped-def]
+        calls.append(str(a[0]) if a else "")
+        return real(*a, **kw)
+
+    monkeypatch.setattr(module, name, counted)
+    return calls
+
+
+def test_the_plan_is_stored_and_read_back(db_url: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    spec = {"agent": SCRIPTED, "dataset": "find-v1", "ids": V1_NUMERIC}
+    resolved = _count(monkeypatch, plan_mod, "resolve_agent_class")
+    checked = _count(monkeypatch, plan_mod, "resolve_checked_agent")
+    selected = _count(monkeypatch, plan_mod, "select_targets")
+    also_resolved = _count(monkeypatch, selection, "resolve_agent_class")
+    store, (run,) = asyncio.run(run_in_process(db_url, spec))
+    assert run.status == "completed", run.error
+    # one resolution of the agent (and of each floor agent), one selection: at creation only
+    assert len(checked) == 1 and len(selected) == 1
+    floors = benchmark("numeric").floors
+    assert sorted(resolved) == sorted(floors)
+    assert len(also_resolved) == 1  # the agent's own, inside resolve_checked_agent
+    assert stored_agent_path(store, run.id) == "orch_agents:ProbeAgent"
+    floor = store.floor_run(run.id)
+    assert floor is not None and floor.agent in floors and floor.target_ids == V1_NUMERIC
+    assert stored_agent_path(store, floor.id) is not None
+    assert [e.kind for e in store.events(run.id)].count(PLAN_EVENT) == 1
+
+
+def test_floors_come_from_the_records(sqlite_url: str) -> None:
+    """Only targets whose benchmark names a floor agent get one; a floor agent gets none."""
+    store = Store(make_engine(sqlite_url))
+    cats = CatalogCache()
+    mixed = ["find-gen/numeric/s0/f00000", "find-gen/strings/s0/f00000"]
+    plan = plan_run(
+        RunSpec.model_validate({"agent": SCRIPTED, "dataset": "find-gen", "ids": mixed}), cats
+    )
+    want = {
+        f: [t.id for t in plan.targets if f in benchmark(t.family).floors]
+        for f in benchmark("numeric").floors
+    }
+    assert {f.agent: f.target_ids for f in plan.floors} == want
+    for f in plan.floors:
+        floor_spec = RunSpec.model_validate({"agent": f.agent, "dataset": "find-gen", "ids": mixed})
+        assert plan_run(floor_spec, cats).floors == []
+    no_floor = RunSpec.model_validate(
+        {"agent": SCRIPTED, "dataset": "find-gen", "ids": mixed, "floor": False}
+    )
+    run = create_run(store, no_floor, cats)
+    assert store.floor_run(run.id) is None
+
+
+def test_a_run_stored_without_a_plan_resolves_its_agent(sqlite_url: str) -> None:
+    """Runs stored before plans were (no plan event) still start: the agent's name is resolved."""
+    from orch_helpers import resume_in_process
+
+    store = Store(make_engine(sqlite_url))
+    spec = RunSpec.model_validate(
+        {"agent": SCRIPTED, "dataset": "find-v1", "ids": V1_NUMERIC[:1], "floor": False}
+    )
+    run = store.create_run(spec, V1_NUMERIC[:1])
+    assert stored_agent_path(store, run.id) is None
+    done = asyncio.run(resume_in_process(store, run.id))
+    assert done.status == "completed", done.error
