@@ -8,9 +8,9 @@ scheduler and the Ray workers import that class instead of resolving the agent's
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 
+from agents.registry import UnknownAgent, import_path
 from function_store.benchmark import UnknownFamily, benchmark
 from function_store.models import Target
 from harness.policy import ApiPolicy, check_no_secrets, profile_for
@@ -156,10 +156,10 @@ def create_run(
 
 
 def import_agent_class(path: str) -> type:
-    module, _, qualname = path.partition(":")
-    obj: object = importlib.import_module(module)
-    for part in qualname.split("."):
-        obj = getattr(obj, part)
+    try:
+        obj = import_path(path)
+    except UnknownAgent as e:
+        raise SelectionError(str(e)) from e
     if not isinstance(obj, type):
         raise SelectionError(f"planned agent class {path!r} is not a class")
     return obj

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
 import random
 
+from agents.registry import resolve_agent
 from function_store.benchmark import benchmarks
 from function_store.catalog import Catalog
 from function_store.models import Target
@@ -19,13 +19,6 @@ class SelectionError(ValueError):
 def resolve_agent_class(spec: str, *, allow_dotted: bool = True) -> type:
     """The agent class for a spec (registry name, `pkg.mod:Class` or entry point). With
     `allow_dotted=False` (REST) a name that is not offered is refused before any import."""
-    try:
-        from agents.registry import resolve_agent
-    except ImportError:  # registry not installed: dotted paths still work
-        module, _, attr = spec.partition(":")
-        if not attr or not allow_dotted:
-            raise SelectionError(f"unknown agent {spec!r} (no agent registry installed)") from None
-        return getattr(importlib.import_module(module), attr)
     try:
         cls, _ = resolve_agent(spec, allow_dotted=allow_dotted)
     except (ValueError, TypeError) as e:

@@ -51,10 +51,7 @@ DYNAMIC_IMPORTS: Mapping[tuple[str, str], str] = {
     ("harness/sandbox/base.py", "get_sandbox"): (
         "the sandbox backend chosen by name; optional backends (docker) import their own deps"
     ),
-    ("harness/scheduler.py", "resolve_agent_class"): (
-        "an agent given as `package.module:Class` when the agent registry is not installed"
-    ),
-    ("harness/scheduler.py", "load_score_hook"): "a score hook given as `package.module:function`",
+    ("harness/services.py", "load_score_hook"): "a score hook given as `package.module:function`",
 }
 
 

@@ -8,31 +8,16 @@ from pathlib import Path
 from tests.architecture.layering import (
     DYNAMIC_IMPORTS,
     PACKAGES,
-    Violation,
     check_tree,
     dynamic_import_sites,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# The only layer edges tolerated for now, (file, imported module) -> why. Each is being removed by
-# a helper of issue 28 in parallel; the merge empties this list.
-KNOWN: dict[tuple[str, str], str] = {}
-
-
-def _known(v: Violation) -> bool:
-    return v.kind == "layer" and (v.path, v.target) in KNOWN
-
 
 def test_tree_follows_the_layers() -> None:
-    bad = [v for v in check_tree(ROOT) if not _known(v)]
+    bad = check_tree(ROOT)
     assert not bad, "import rule violations (DESIGN §2 Layers):\n" + "\n".join(map(str, bad))
-
-
-def test_known_edges_still_exist() -> None:
-    # an entry whose import is gone must leave KNOWN, or the list would hide its return
-    found = {(v.path, v.target) for v in check_tree(ROOT) if v.kind == "layer"}
-    assert set(KNOWN) <= found, f"stale KNOWN entries: {sorted(set(KNOWN) - found)}"
 
 
 def test_dynamic_import_allow_list_is_current() -> None:

@@ -3,26 +3,12 @@
 from __future__ import annotations
 
 import textwrap
-from collections import Counter
 from pathlib import Path
 
 from function_store.benchmark import Benchmark
 from tests.architecture.family_names import builtin_records, family_literals, keys_of
 
 ROOT = Path(__file__).resolve().parents[2]
-
-# Generic files that spelled a family out when this test was written (132 literals in 19 files).
-# Helpers of issue 28 remove them in parallel; the merge empties this list. A file not listed
-# here fails the test as soon as it names a family.
-BASELINE = frozenset(
-    {
-        "harness/scheduler.py",
-    }
-)
-
-
-def _offenders(root: Path) -> Counter[str]:
-    return Counter(path for path, _, _ in family_literals(root, keys_of(builtin_records())))
 
 
 def test_keys_come_from_the_registry() -> None:
@@ -33,14 +19,8 @@ def test_keys_come_from_the_registry() -> None:
 
 def test_generic_code_names_no_family() -> None:
     found = family_literals(ROOT, keys_of(builtin_records()))
-    new = [f"{p}:{line}: {text!r}" for p, line, text in found if p not in BASELINE]
+    new = [f"{p}:{line}: {text!r}" for p, line, text in found]
     assert not new, "generic code names a family; ask the registry instead:\n" + "\n".join(new)
-
-
-def test_baseline_is_current() -> None:
-    # a file that no longer names a family leaves the baseline, so it cannot start again unseen
-    stale = BASELINE - set(_offenders(ROOT))
-    assert not stale, f"remove from BASELINE (no family names left): {sorted(stale)}"
 
 
 def test_checker_reports_family_names(tmp_path: Path) -> None:
