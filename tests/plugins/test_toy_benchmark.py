@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import zipfile
 
 import httpx
+from inspect_ai import log as inspect_log
 from orch_helpers import ROOT, Server
 
 from tests.plugins.conftest import HERE
@@ -50,21 +50,30 @@ def test_toy_family_through_cli_report_and_export(tmp_path) -> None:  # type: ig
     assert metrics["toy_mood"]["n"] == 4 and metrics["toy_mood"]["mean"] == 1.0
     assert metrics["toy_mood"]["n_errors"] == 0
 
-    report = harness(env, "report", summary["id"]).stdout
-    assert "toy, mood" in report
+    [row] = json.loads(harness(env, "report", summary["id"], "--json").stdout)["report"]["rows"]
+    assert (row["category"], row["metric"], row["value"], row["scored"]) == (
+        "toy, mood",
+        "toy_mood",
+        1.0,
+        4,
+    )
 
     out = tmp_path / "toy.eval"
     harness(env, "export", summary["id"], "--format", "inspect", "-o", str(out))
-    with zipfile.ZipFile(out) as z:
-        text = " ".join(z.read(n).decode("utf-8", "replace") for n in z.namelist())
-    assert "toy/shout/0" in text and "toy_mood" in text
+    log = inspect_log.read_eval_log(str(out))
+    assert log.status == "success" and len(log.samples) == 4
+    by_id = {s.id: s for s in log.samples}
+    assert by_id["toy/shout/0"].scores["toy_mood"].value == 1.0
+    assert by_id["toy/whisper/1"].output.completion == "[DESCRIPTION]: whisper"
 
 
 def test_toy_family_through_rest_and_web(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    srv = Server(_env(f"sqlite:///{tmp_path / 'h.db'}"), tmp_path / "server.log").start()
+    env = _env(f"sqlite:///{tmp_path / 'h.db'}") | {"HARNESS_API_TOKENS": "toy-token"}
+    srv = Server(env, tmp_path / "server.log").start()
     try:
         c = httpx.Client(base_url=srv.url, timeout=60)
-        r = c.post("/runs", json={"agent": AGENT, "dataset": "toy", "limit": 2})
+        auth = {"Authorization": "Bearer toy-token"}
+        r = c.post("/runs", json={"agent": AGENT, "dataset": "toy", "limit": 2}, headers=auth)
         assert r.status_code == 201, r.text
         run_id = r.json()["id"]
         c.get(f"/runs/{run_id}/events")  # returns when the run has ended
