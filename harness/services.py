@@ -62,9 +62,10 @@ def build_services(
     With a remote executor this process starts no target services (the workers' nodes do)."""
     load_plugins(settings)
     if executor is None:
-        executor = make_executor(settings)
+        executor = make_executor(settings)  # still None for "local": episodes run in this loop
     store = open_store(settings.url)
     catalogs = CatalogCache()
+    # only episodes run here need target services here; a remote executor's workers start their own
     client: TargetClient = (
         make_target_client(settings, catalogs) if executor is None else NoLocalTargets()
     )

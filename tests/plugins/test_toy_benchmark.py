@@ -81,6 +81,8 @@ def test_toy_family_through_rest_and_web(tmp_path) -> None:  # type: ignore[no-u
         assert detail["status"] == "completed", detail
         assert {m["metric"]: m["mean"] for m in detail["metrics"]}["toy_mood"] == 1.0
         [ep, _] = c.get(f"/runs/{run_id}/episodes").json()
+        task = c.get(f"/episodes/{ep['id']}").json()["messages"][1]["content"]
+        assert 'PYTHON(./temp/function.py "Hello There")' in task  # the record's prompt, filled
         page = c.get(f"/ui/episodes/{ep['id']}").text
         assert 'class="toy-panel"' in page and "calls: 1" in page
         assert "mood: shout" not in page  # the ground truth is not shown to an anonymous viewer
