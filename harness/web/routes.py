@@ -1,7 +1,7 @@
 """The web UI's routes: server-rendered pages over the same store and services as the REST API.
 
 Pages: `/` (runs, with the run form), `/ui/runs/{id}`, `/ui/episodes/{id}` (transcript, and the
-panels of the episode's benchmark: harness.web.panels), `/ui/episodes/{id}/panels/{name}` (a
+panels of the episode's benchmark: harness.web.panels), `/ui/episodes/{id}/panels/{panel}` (a
 panel's asset alone, also at its file name: `/ui/episodes/{id}/plot.svg`), `/ui/compare`,
 `/ui/login`. The run form is forwarded to `POST /runs` of this same app, so it
 passes the API's own validation, policy and token check.
@@ -358,10 +358,10 @@ async def _panel_asset(request: Request, episode_id: str, name: str) -> Response
     return Response(out.asset, media_type=panel.media_type)
 
 
-@router.get("/ui/episodes/{episode_id}/panels/{name}")
-async def episode_panel(request: Request, episode_id: str, name: str) -> Response:
+@router.get("/ui/episodes/{episode_id}/panels/{panel}")
+async def episode_panel(request: Request, episode_id: str, panel: str) -> Response:
     """A benchmark panel's asset alone (e.g. a plot's SVG)."""
-    return await _panel_asset(request, episode_id, name)
+    return await _panel_asset(request, episode_id, panel)
 
 
 @router.get("/ui/episodes/{episode_id}/{file}")

@@ -128,6 +128,7 @@ def _fillings(path: str, method: str, battery: Battery) -> list[tuple[str, bool]
     their first real value. Mutating requests only name runs that have ended (a hanging run's
     test owns its fate)."""
     import harness.web
+    from function_store.benchmark import benchmarks, load_ref
 
     runs = battery.run_ids()
     if method != "GET":
@@ -137,6 +138,8 @@ def _fillings(path: str, method: str, battery: Battery) -> list[tuple[str, bool]
         "run_id": runs,
         "episode_id": battery.episode_ids(),
         "name": sorted(p.name for p in static.iterdir()),
+        # every registered benchmark's panels (a panel without an asset answers 404, by design)
+        "panel": sorted({load_ref(r).name for b in benchmarks() for r in b.panels}),
     }
     names = re.findall(_PARAM, path)
     if not names:
