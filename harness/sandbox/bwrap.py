@@ -447,13 +447,17 @@ def _spawner():
 
 
 def _service_code_binds(env: dict[str, str]) -> list[str]:
-    """Services run our own `function_store` package: bind it read-only (it may be an editable
-    checkout outside the Python prefix) and, when named, the reference-data directory (MLP
-    weights). Never the orchestrator's state, never the rest of the checkout."""
+    """Services run our own `function_store` package and the layer below it (`agents`: the
+    protocol module): bind them read-only (they may be an editable checkout outside the Python
+    prefix) and, when named, the reference-data directory (MLP weights). Never the orchestrator's
+    state, never the rest of the checkout (no `harness`, no `evaluator`)."""
+    import agents
     import function_store
 
-    pkg = os.path.dirname(os.path.realpath(function_store.__file__))
-    args = ["--ro-bind", pkg, "/opt/interp-harness/function_store"]
+    args = []
+    for module in (function_store, agents):
+        pkg = os.path.dirname(os.path.realpath(module.__file__))
+        args += ["--ro-bind", pkg, f"/opt/interp-harness/{module.__name__}"]
     env["PYTHONPATH"] = "/opt/interp-harness"
     data = env.get("HARNESS_DATA_DIR")
     if data and os.path.isdir(data):

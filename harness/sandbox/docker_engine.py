@@ -171,14 +171,15 @@ def build_wheelhouse(dest: Path) -> None:
 def _source_digest() -> str:
     h = hashlib.sha256()
     root = project_root()
-    for p in sorted((root / "function_store").rglob("*.py")):
+    # the service's code: function_store and the layer below it (agents: the protocol module)
+    for p in sorted([*(root / "function_store").rglob("*.py"), *(root / "agents").rglob("*.py")]):
         h.update(str(p.relative_to(root)).encode() + p.read_bytes())
     h.update((root / "sandbox_images/target/Dockerfile").read_bytes())
     return h.hexdigest()[:12]
 
 
 def ensure_target_image(client, base_image: str | None = None) -> str:
-    """The target image for the current source (tagged by a digest of function_store/)."""
+    """The target image for the current source (tagged by a digest of its code)."""
     import docker
 
     base_image = base_image or ensure_base_image(client)
