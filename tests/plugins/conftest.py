@@ -1,10 +1,11 @@
-"""The toy benchmark package lives here, outside the tree, with its entry point (a dist-info
-folder): a process with this folder on its path sees the toy family, as if it were installed.
-Only the harness processes the tests start get it (PYTHONPATH), not the pytest process: its
-registry stays the built-in one for the rest of the suite."""
+"""The toy benchmark package lives in `site/`, outside the tree, with its entry point (a dist-info
+folder): a process with `site/` on its path sees the toy family, as if it were installed. Only the
+harness processes the tests start get it (PYTHONPATH), not the pytest process (which puts this
+folder, not `site/`, on its path): its registry stays the built-in one for the rest of the suite."""
 
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+SITE = HERE / "site"
 sys.path.insert(0, str(HERE.parent / "orchestrator"))  # orch_helpers (the API server helper)

@@ -1,4 +1,4 @@
-"""A benchmark family from a package outside the tree (tests/plugins/toy_benchmark, registered
+"""A benchmark family from a package outside the tree (tests/plugins/site/toy_benchmark, registered
 only by its entry point) runs through the CLI, the REST API, the report, the web episode page, the
 Inspect export and its own CLI subcommand, with no edit to generic code."""
 
@@ -12,7 +12,7 @@ import httpx
 from inspect_ai import log as inspect_log
 from orch_helpers import ROOT, Server
 
-from tests.plugins.conftest import HERE
+from tests.plugins.conftest import SITE
 
 AGENT = "toy_benchmark.agent:ToyAgent"
 
@@ -24,7 +24,7 @@ def _env(db: str) -> dict[str, str]:
         HARNESS_SANDBOX="inprocess",
         HARNESS_API_ALLOW_DOTTED_AGENTS="1",
         HARNESS_POLL_INTERVAL_S="0.1",
-        PYTHONPATH=os.pathsep.join([str(HERE), str(ROOT), env.get("PYTHONPATH", "")]),
+        PYTHONPATH=os.pathsep.join([str(SITE), str(ROOT), env.get("PYTHONPATH", "")]),
     )
     return env
 
