@@ -14,6 +14,7 @@ A missing part is an error state of the scores that need it, never a silent in-p
 from __future__ import annotations
 
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
@@ -116,20 +117,22 @@ def run_code_jobs_with(
     return run_code_jobs(jobs, runner=runner, limits=settings.limits(), settings=exec_settings)
 
 
-class Scorer:
+class Scorer(ABC):
     """One family's scoring. `score` never raises for an expected failure: an error is a state."""
 
     # metrics this scorer produces (for listings and docs)
     metrics: ClassVar[tuple[str, ...]] = ()
 
+    @abstractmethod
     async def score(
         self, target: Target, final_answer: str, stats: EpisodeStats, ctx: ScoringContext
     ) -> list[ScoreResult]:
-        raise NotImplementedError
+        """All scores of one finished episode."""
 
     def score_batch(self, items: list[Item], ctx: ScoringContext) -> list[list[ScoreResult]]:
         """Many parsed answers at once (benchmarks, offline re-scoring: one sandbox start per
-        chunk); one result list per item. Optional: families that can, override it."""
+        chunk); one result list per item. Optional: families whose scoring batches (numeric,
+        strings) override it; the others refuse, which callers of a batch API must see."""
         raise NotImplementedError(f"{type(self).__name__} scores one episode at a time")
 
 

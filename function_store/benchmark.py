@@ -74,6 +74,14 @@ class Benchmark:
     order: int = 100  # listing and report order (FIND's Table 2 order for the built-ins)
 
 
+def find_sources(module: str, prefix: str = "") -> dict[str, str]:
+    """FIND's three sources of one family, as `sources` names them: `module:<prefix>find_v1`,
+    `...find_gen`, `...find_import` (the released benchmark, our generator, a FIND folder)."""
+    return {
+        d: f"{module}:{prefix}{d.replace('-', '_')}" for d in ("find-v1", "find-gen", "find-import")
+    }
+
+
 class UnknownFamily(ValueError):
     pass
 

@@ -1,16 +1,12 @@
 """FIND's entity and relation targets (a language model's concept), two benchmark units that
 share the backbone (FIND §3.2, Table 2)."""
 
-from function_store.benchmark import Benchmark, ReportRow
+from function_store.benchmark import Benchmark, ReportRow, find_sources
 
 ENTITIES = Benchmark(
     family="entities",
     title="FIND entities (the backbone's concept over words; the judge's unit tests)",
-    sources={
-        "find-v1": "function_store.neural.sources:entities_find_v1",
-        "find-gen": "function_store.neural.sources:entities_find_gen",
-        "find-import": "function_store.neural.sources:entities_find_import",
-    },
+    sources=find_sources("function_store.neural.sources", "entities_"),
     reference_data=("function_store.find_data",),
     runners={"entity": "function_store.neural.runners", "script": "function_store.find_import"},
     services=("backbone",),
@@ -31,11 +27,7 @@ ENTITIES = Benchmark(
 RELATIONS = Benchmark(
     family="relations",
     title="FIND relations (the backbone's relation over words; the judge's unit tests)",
-    sources={
-        "find-v1": "function_store.neural.sources:relations_find_v1",
-        "find-gen": "function_store.neural.sources:relations_find_gen",
-        "find-import": "function_store.neural.sources:relations_find_import",
-    },
+    sources=find_sources("function_store.neural.sources", "relations_"),
     reference_data=("function_store.find_data",),
     runners={"relation": "function_store.neural.runners", "script": "function_store.find_import"},
     services=("backbone",),

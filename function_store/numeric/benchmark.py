@@ -1,15 +1,11 @@
 """FIND's numeric functions as a benchmark unit (Schwettmann et al. 2023, FIND §3.1, Table 2)."""
 
-from function_store.benchmark import Benchmark, ReportRow
+from function_store.benchmark import Benchmark, ReportRow, find_sources
 
 BENCHMARK = Benchmark(
     family="numeric",
     title="FIND numeric functions (f: R -> R; NMSE of the agent's code)",
-    sources={
-        "find-v1": "function_store.numeric.sources:find_v1",
-        "find-gen": "function_store.numeric.sources:find_gen",
-        "find-import": "function_store.numeric.sources:find_import",
-    },
+    sources=find_sources("function_store.numeric.sources"),
     reference_data=("function_store.find_data",),
     runners={
         "numeric": "function_store.numeric.runners",

@@ -1,15 +1,11 @@
 """FIND's string functions as a benchmark unit (FIND §3.1, Table 2)."""
 
-from function_store.benchmark import Benchmark, ReportRow
+from function_store.benchmark import Benchmark, ReportRow, find_sources
 
 BENCHMARK = Benchmark(
     family="strings",
     title="FIND string functions (exact match of the agent's code; the judge's unit tests)",
-    sources={
-        "find-v1": "function_store.strings.sources:find_v1",
-        "find-gen": "function_store.strings.sources:find_gen",
-        "find-import": "function_store.strings.sources:find_import",
-    },
+    sources=find_sources("function_store.strings.sources"),
     reference_data=("function_store.find_data",),
     runners={"string": "function_store.strings.runners", "script": "function_store.find_import"},
     prompt="function_store.strings.prompt:PROMPTS",
