@@ -105,7 +105,7 @@ def main() -> None:
         bport = free_port()
         backbone = f"http://127.0.0.1:{bport}"
         proc = start(
-            [sys.executable, "-m", "function_store.backbone", "--port", str(bport)], env, log
+            [sys.executable, "-m", "model_services.backbone", "--port", str(bport)], env, log
         )
         wait_http(backbone + "/health", proc, "backbone server")
         # warm-up: first forward passes allocate and are slower

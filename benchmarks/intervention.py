@@ -21,7 +21,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from function_store.intervention.client import InterventionClient  # noqa: E402
+from model_services.intervention.client import InterventionClient  # noqa: E402
 
 WORDS = "the city river music old new red small bright quiet people market north garden".split()
 

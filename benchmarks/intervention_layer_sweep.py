@@ -18,7 +18,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from function_store.intervention.client import InterventionClient  # noqa: E402
+from model_services.intervention.client import InterventionClient  # noqa: E402
 
 TEMPLATE = "{} is a city in the country of"
 CITIES = [

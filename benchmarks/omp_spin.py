@@ -1,5 +1,5 @@
 """The model server's engine with libgomp's default spin-wait against GOMP_SPINCOUNT=1000 (what
-`python -m function_store.backbone` and `harness backbone serve` set), alone and next to one busy
+`python -m model_services.backbone` and `harness backbone serve` set), alone and next to one busy
 process, as the server is beside the harness's own runs in the main job.
 
 Each case is a fresh process (libgomp reads its settings once, when torch loads) that runs the
@@ -32,8 +32,8 @@ def workload() -> dict[str, float]:
     from judge import ceiling_prompts
 
     from evaluator.unit_tests import OPTIONS, PREFILL, SYSTEM_PROMPT
-    from function_store.backbone.engine import Engine, GenRequest
-    from function_store.backbone.model import load
+    from model_services.backbone.engine import Engine, GenRequest
+    from model_services.backbone.model import load
 
     eng = Engine(*load())
     judge = [

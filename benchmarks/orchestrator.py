@@ -24,11 +24,11 @@ from zero_agent import ZeroLatencyAgent
 
 from function_store.catalog import CatalogOptions, register_source
 from function_store.models import CallOutput, HiddenTruth, PublicMeta, Target
+from harness.runs.spec import RunSpec
 from harness.scheduler import CatalogCache, Scheduler, create_run
 from harness.settings import Settings
 from harness.store import make_engine
 from harness.store.repo import Store
-from harness.store.specs import RunSpec
 
 
 class MemoryTargets:

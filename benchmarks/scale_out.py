@@ -30,11 +30,11 @@ from cluster import ray_cluster  # noqa: E402
 from pg_server import create_database, postgres  # noqa: E402
 
 from harness.executors import NoLocalTargets, make_executor  # noqa: E402
+from harness.runs.spec import RunSpec  # noqa: E402
 from harness.scheduler import CatalogCache, Scheduler, create_run, make_target_client  # noqa: E402
 from harness.settings import Settings  # noqa: E402
 from harness.store import make_engine  # noqa: E402
 from harness.store.repo import Store  # noqa: E402
-from harness.store.specs import RunSpec  # noqa: E402
 
 
 async def _timed_run(settings: Settings, ids: list[str], n_warm: int) -> float:

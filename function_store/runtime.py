@@ -41,7 +41,9 @@ class RuntimeContext:
     """What runners may use besides their own spec."""
 
     seed: int | None = None  # None: fresh randomness per call, like FIND
-    backbone: Any | None = None  # function_store.neural backbone client, when configured
+    backbone: Any | None = (
+        None  # function_store.entities_relations backbone client, when configured
+    )
     extra: dict[str, Any] = field(default_factory=dict)
 
 

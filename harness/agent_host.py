@@ -67,7 +67,7 @@ from harness.sandbox.env import launcher_env
 
 log = logging.getLogger(__name__)
 
-HIDDEN_PACKAGES = ("harness", "function_store", "evaluator")
+HIDDEN_PACKAGES = ("harness", "function_store", "model_services", "evaluator")
 _AGENTS_ROOT = "/opt/interp-harness"  # the `agents` package, and nothing else of the project
 _CODE_ROOT = "/opt/agent-code"  # the agent's own top-level module or package
 _NET_DIR = "/run/agent"

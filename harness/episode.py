@@ -32,11 +32,11 @@ from evaluator.scorer import ScoringContext
 from function_store.benchmark import benchmark
 from function_store.models import Target
 from harness import prompts
+from harness.runs.spec import RunSpec
 from harness.sandbox.code_runner import run_in_sandbox
 from harness.store.models import Episode
 from harness.store.models import Message as MessageRow
 from harness.store.repo import Store
-from harness.store.specs import RunSpec
 from harness.target_client import TargetClient
 
 log = logging.getLogger(__name__)

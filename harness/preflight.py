@@ -28,8 +28,8 @@ from function_store.benchmark import benchmark
 from function_store.models import Target
 from harness.policy import ApiPolicy, RequestInvalid, check_no_secrets, profile_for
 from harness.providers import ProviderProfile
+from harness.runs.spec import RunSpec
 from harness.settings import Settings
-from harness.store.specs import RunSpec
 
 if TYPE_CHECKING:
     from harness.runs.plan import RunPlan
@@ -125,7 +125,7 @@ def _v1_base(url: str | None, missing: str) -> str:
 
 
 def check_backbone(settings: Settings, targets: Sequence[Target]) -> None:
-    from function_store.backbone.preflight import MISSING
+    from model_services.backbone.preflight import MISSING
 
     base = _v1_base(settings.backbone_url, MISSING)
     model = os.environ.get("HARNESS_BACKBONE_MODEL") or None
@@ -135,7 +135,7 @@ def check_backbone(settings: Settings, targets: Sequence[Target]) -> None:
 def check_intervention(settings: Settings, targets: Sequence[Target]) -> None:
     """Targets that read a model through the intervention service: it must answer and serve
     each target's model."""
-    from function_store.intervention import preflight as service
+    from model_services.intervention import preflight as service
 
     base = _v1_base(settings.intervention_url, service.MISSING)
     served = model_ids(base, "the intervention service (HARNESS_INTERVENTION_URL)")

@@ -131,7 +131,7 @@ def observational(
 def _client(url: str | None):
     import os
 
-    from function_store.intervention.client import InterventionClient
+    from model_services.intervention.client import InterventionClient
 
     url = url or os.environ.get("HARNESS_INTERVENTION_URL")
     if not url:

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from evaluator.neurons.probe import lexical_similarity
-from function_store.intervention.client import InterventionClient
 from function_store.neurons.tasks import Task, matches
+from model_services.intervention.client import InterventionClient
 
 KS = (1, 6, 12, 25, 50, 75, 100)
 Progress = Callable[[int], None]

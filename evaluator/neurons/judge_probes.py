@@ -22,7 +22,7 @@ from pydantic import BaseModel
 from evaluator.judge import JudgeClient
 from evaluator.neurons import observational as O
 from function_store.datasets import cache_dir
-from function_store.intervention.client import InterventionClient
+from model_services.intervention.client import InterventionClient
 
 TYPE1_SYSTEM = "You write test data for evaluating descriptions of neurons in language models."
 TYPE1_USER = (

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from function_store.intervention.client import InterventionClient
-from function_store.intervention.schemas import ModelInfo
 from function_store.neurons.data import EvalItem, NeuronRecord
 from function_store.neurons.targets import MODELS
+from model_services.intervention.client import InterventionClient
+from model_services.intervention.schemas import ModelInfo
 
 GPT2_XL_LAYERS, GPT2_XL_WIDTH = MODELS["gpt2-xl"]
 

@@ -15,11 +15,11 @@ import zlib
 from evaluator.api import ScoreResult
 from evaluator.neurons import iia as I
 from evaluator.neurons.probe import lexical_similarity
-from function_store.intervention.client import InterventionClient
-from function_store.intervention.schemas import ModelInfo
 from function_store.neurons.runner import connect
 from function_store.neurons.tasks import TASKS, Task
 from function_store.runtime import RuntimeContext
+from model_services.intervention.client import InterventionClient
+from model_services.intervention.schemas import ModelInfo
 
 MATCH_THRESHOLD = 0.25
 PAIRS = int(os.environ.get("HARNESS_NEURON_IIA_PAIRS", "32"))

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from evaluator.neurons.membership import Membership
 from evaluator.neurons.observational import Observation
-from function_store.intervention.client import InterventionClient
+from model_services.intervention.client import InterventionClient
 
 
 @dataclass(frozen=True)

@@ -33,9 +33,9 @@ from evaluator.ravel.bench import eval_examples
 from evaluator.ravel.methods.featurize import mask_spec
 from evaluator.ravel.scores import disentangle
 from evaluator.scorer import Scorer, ScoringContext
-from function_store.intervention.featurizers import FeaturizerError, FeaturizerRegistry
-from function_store.intervention.schemas import ArrayB64, FeaturizerSpec
 from function_store.models import Target
+from model_services.intervention.featurizers import FeaturizerError, FeaturizerRegistry
+from model_services.intervention.schemas import ArrayB64, FeaturizerSpec
 
 PER_TEMPLATE = int(os.environ.get("HARNESS_RAVEL_EVAL_PER_TEMPLATE", "16"))
 METRICS = ("disentangle", "cause", "isolate")

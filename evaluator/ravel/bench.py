@@ -16,8 +16,8 @@ from evaluator.ravel.methods import METHODS, Hyper, TrainContext
 from evaluator.ravel.methods.featurize import feature_dims
 from evaluator.ravel.methods.local import LocalModel
 from evaluator.ravel.scores import ExampleOutcome, disentangle
-from function_store.intervention.client import InterventionClient
 from function_store.ravel.instances import Instance, RavelExample
+from model_services.intervention.client import InterventionClient
 
 TARGET_FREE = ("nothing", "full", "random")
 

@@ -130,8 +130,8 @@ def eval_cmd(
     from evaluator.ravel.bench import run_methods
     from evaluator.ravel.methods import Hyper
     from evaluator.ravel.methods.local import LocalModel
-    from function_store.intervention import model as model_mod
     from function_store.ravel.service import intervention_client
+    from model_services.intervention import model as model_mod
 
     names = [m.strip() for m in methods.split(",") if m.strip()]
     cfg = _config(

@@ -8,8 +8,8 @@ from collections.abc import Callable, Sequence
 from typing import Literal
 
 from evaluator.ravel.scores import ExampleOutcome
-from function_store.intervention.client import InterventionClient
 from function_store.ravel.instances import RavelExample
+from model_services.intervention.client import InterventionClient
 
 Progress = Callable[[int, int], None]
 NOTHING = "nothing"  # no intervention: the base run as it is

@@ -17,15 +17,15 @@ import os
 import threading
 from collections.abc import Sequence
 
-from function_store.intervention.client import (
+from function_store.models import CallOutput, Target
+from function_store.runtime import NoBackboneConfigured, RuntimeContext, register_runner
+from model_services.intervention.client import (
     InterventionClient,
     InterventionError,
     InterventionSettings,
 )
-from function_store.intervention.preflight import SERVED_AS
-from function_store.intervention.schemas import ModelInfo
-from function_store.models import CallOutput, Target
-from function_store.runtime import NoBackboneConfigured, RuntimeContext, register_runner
+from model_services.intervention.preflight import SERVED_AS
+from model_services.intervention.schemas import ModelInfo
 
 log = logging.getLogger(__name__)
 

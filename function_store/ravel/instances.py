@@ -28,9 +28,9 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from function_store.datasets import cache_dir
-from function_store.intervention.client import InterventionClient
 from function_store.ravel.data import RavelData, load
 from function_store.ravel.matching import extract_label, is_correct, normalise
+from model_services.intervention.client import InterventionClient
 
 SPLITS = ("train", "context_test", "entity_test")
 Progress = Callable[[int, int], None]

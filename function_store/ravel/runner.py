@@ -23,12 +23,12 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel
 
-from function_store.intervention.client import InterventionClient, InterventionError
-from function_store.intervention.schemas import ModelInfo
 from function_store.models import CallOutput, Target
 from function_store.neurons.runner import connect
 from function_store.ravel.instances import entity_span, fill
 from function_store.runtime import RuntimeContext, register_runner
+from model_services.intervention.client import InterventionClient, InterventionError
+from model_services.intervention.schemas import ModelInfo
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx
 
-from function_store.intervention.client import InterventionClient, InterventionError
+from model_services.intervention.client import InterventionClient, InterventionError
 
 START_TIMEOUT_S = 600.0  # importing pyvene and converting the GGUF is slow on a busy CPU
 

@@ -45,11 +45,11 @@ def serve(
     if problem := port_problem(host, port):
         err.print(f"[red]{problem}[/red]", soft_wrap=True)
         raise typer.Exit(2)
-    from function_store.backbone.omp_spin import limit_omp_spin
+    from model_services.backbone.omp_spin import limit_omp_spin
 
     limit_omp_spin()  # before torch loads
-    from function_store.backbone.model import ModelNotFound
-    from function_store.backbone.server import serve as run
+    from model_services.backbone.model import ModelNotFound
+    from model_services.backbone.server import serve as run
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     try:
@@ -75,8 +75,12 @@ def check(
     words: list[str] = typer.Argument(None, help="words to score (default: a few examples)"),
 ) -> None:
     """Score a few words with an entity prompt: shows the backbone answers with logprobs."""
-    from function_store.neural import prompts as P
-    from function_store.neural.client import BackboneClient, BackboneError, BackboneSettings
+    from function_store.entities_relations import prompts as P
+    from function_store.entities_relations.client import (
+        BackboneClient,
+        BackboneError,
+        BackboneSettings,
+    )
 
     settings = BackboneSettings(url=url) if url else BackboneSettings.from_env()
     if settings is None:

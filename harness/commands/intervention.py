@@ -44,10 +44,10 @@ def serve(
     if problem := port_problem(host, port):
         err.print(f"[red]{problem}[/red]", soft_wrap=True)
         raise typer.Exit(2)
-    from function_store.backbone.model import ModelNotFound
-    from function_store.intervention.engine import Limits
-    from function_store.intervention.model import ModelNotSupported
-    from function_store.intervention.server import serve as run
+    from model_services.backbone.model import ModelNotFound
+    from model_services.intervention.engine import Limits
+    from model_services.intervention.model import ModelNotSupported
+    from model_services.intervention.server import serve as run
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     limits = Limits(

@@ -100,7 +100,7 @@ def run(
     """Run AGENT on a target selection in this process and print the summary."""
     from pydantic import ValidationError
 
-    from harness.store.specs import RunSpec
+    from harness.runs.spec import RunSpec
 
     try:
         spec = RunSpec.model_validate(

@@ -15,8 +15,8 @@ from pydantic import BaseModel
 
 from function_store.models import CallOutput, Target
 from harness.episode import ScoreHook
+from harness.runs.spec import RunSpec
 from harness.settings import Settings
-from harness.store.specs import RunSpec
 
 
 class EpisodeJob(BaseModel):

@@ -15,10 +15,10 @@ from harness.executors.base import EpisodeJob, RunControl
 from harness.policy import agent_kwargs, profile_for
 from harness.providers import ProviderProfile
 from harness.runs.plan import planned_agent_class
+from harness.runs.spec import RunSpec
 from harness.settings import Settings
 from harness.store.models import EPISODE_TERMINAL, Episode
 from harness.store.repo import Store
-from harness.store.specs import RunSpec
 from harness.target_client import TargetClient
 
 if TYPE_CHECKING:

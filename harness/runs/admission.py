@@ -8,8 +8,8 @@ from harness.preflight import preflight as check
 from harness.runs.catalogs import CatalogCache
 from harness.runs.plan import RunPlan, plan_run
 from harness.runs.selection import SelectionError
+from harness.runs.spec import RunSpec
 from harness.settings import Settings
-from harness.store.specs import RunSpec
 
 
 def checked_plan(

@@ -22,9 +22,9 @@ from harness.runs.selection import (
     resolve_checked_agent,
     select_targets,
 )
+from harness.runs.spec import RunSpec
 from harness.store.models import Run
 from harness.store.repo import Store
-from harness.store.specs import RunSpec
 
 PLAN_EVENT = "plan"
 

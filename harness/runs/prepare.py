@@ -12,9 +12,9 @@ from function_store.models import Target
 from harness.policy import profile_for
 from harness.runs.catalogs import CatalogCache
 from harness.runs.plan import planned_agent_class, stored_agent_path
+from harness.runs.spec import RunSpec
 from harness.store.models import EPISODE_TERMINAL, Episode, Run
 from harness.store.repo import Store
-from harness.store.specs import RunSpec
 
 
 @dataclass

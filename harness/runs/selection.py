@@ -9,7 +9,7 @@ from function_store.benchmark import benchmarks
 from function_store.catalog import Catalog
 from function_store.models import Target
 from harness.policy import ApiPolicy
-from harness.store.specs import RunSpec
+from harness.runs.spec import RunSpec
 
 
 class SelectionError(ValueError):

@@ -14,9 +14,9 @@ from evaluator.api import ScoreResult
 from evaluator.errors import ErrorGroup, group_errors
 from function_store.models import CallOutput
 from harness.runs.report import episode_summaries
+from harness.runs.spec import RunSpec
 from harness.store.models import Episode, Event, Message, Run, Score, TargetCall
 from harness.store.repo import Store, missing_scores
-from harness.store.specs import RunSpec
 
 
 class _RunFields(BaseModel):

@@ -447,15 +447,16 @@ def _spawner():
 
 
 def _service_code_binds(env: dict[str, str]) -> list[str]:
-    """Services run our own `function_store` package and the layer below it (`agents`: the
-    protocol module): bind them read-only (they may be an editable checkout outside the Python
+    """Services run our own `function_store` package and the layers below it (`model_services`:
+    the backbone and intervention clients; `agents`: the protocol module): bind them read-only (they may be an editable checkout outside the Python
     prefix) and, when named, the reference-data directory (MLP weights). Never the orchestrator's
     state, never the rest of the checkout (no `harness`, no `evaluator`)."""
     import agents
     import function_store
+    import model_services
 
     args = []
-    for module in (function_store, agents):
+    for module in (function_store, model_services, agents):
         pkg = os.path.dirname(os.path.realpath(module.__file__))
         args += ["--ro-bind", pkg, f"/opt/interp-harness/{module.__name__}"]
     env["PYTHONPATH"] = "/opt/interp-harness"

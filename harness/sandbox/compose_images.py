@@ -58,7 +58,7 @@ def runtime_requirements() -> list[str]:
 def _source_bytes() -> bytes:
     root = project_root()
     parts = [(root / "pyproject.toml").read_bytes()]
-    for pkg in ("harness", "function_store", "agents", "evaluator"):
+    for pkg in ("harness", "function_store", "model_services", "agents", "evaluator"):
         for p in sorted((root / pkg).rglob("*")):
             if p.is_file() and "__pycache__" not in p.parts:
                 parts.append(str(p.relative_to(root)).encode() + b"\0" + p.read_bytes())

@@ -171,8 +171,10 @@ def build_wheelhouse(dest: Path) -> None:
 def _source_digest() -> str:
     h = hashlib.sha256()
     root = project_root()
-    # the service's code: function_store and the layer below it (agents: the protocol module)
-    for p in sorted([*(root / "function_store").rglob("*.py"), *(root / "agents").rglob("*.py")]):
+    # the service's code: function_store and the layers below it (model_services' clients; agents:
+    # the protocol module)
+    layers = ("function_store", "model_services", "agents")
+    for p in sorted(f for layer in layers for f in (root / layer).rglob("*.py")):
         h.update(str(p.relative_to(root)).encode() + p.read_bytes())
     h.update((root / "sandbox_images/target/Dockerfile").read_bytes())
     return h.hexdigest()[:12]

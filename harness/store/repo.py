@@ -18,6 +18,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import defer
 from sqlmodel import Session
 
+from harness.runs.spec import RunSpec
 from harness.store.engine import make_engine
 from harness.store.models import (
     EPISODE_TERMINAL,
@@ -30,7 +31,6 @@ from harness.store.models import (
     TargetCall,
     utcnow,
 )
-from harness.store.specs import RunSpec
 
 _M = TypeVar("_M")
 # Reads of agent-written texts that may be huge (message previews, full-text chunks): SQLite loads

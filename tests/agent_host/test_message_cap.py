@@ -13,11 +13,11 @@ import pytest
 from agents import AgentError, Message
 from agents.registry import resolve_agent
 from harness.agent_host import AgentHosts
+from harness.runs.spec import RunSpec
 from harness.scheduler import CatalogCache, Scheduler, create_run, make_target_client
 from harness.settings import Settings
 from harness.store import make_engine
 from harness.store.repo import Store
-from harness.store.specs import RunSpec
 
 CONV = [Message(role="system", content="S"), Message(role="user", content="U")]
 MB40 = 40 * 2**20

@@ -9,11 +9,11 @@ import signal
 
 from test_host import host_python_pids
 
+from harness.runs.spec import RunSpec
 from harness.scheduler import CatalogCache, Scheduler, create_run, make_target_client
 from harness.settings import Settings
 from harness.store import make_engine
 from harness.store.repo import Store
-from harness.store.specs import RunSpec
 
 N = 6
 

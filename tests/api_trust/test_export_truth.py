@@ -19,10 +19,10 @@ from evaluator.scorer import ScoringContext
 from evaluator.scoring import score_episode
 from function_store.models import CallOutput, HiddenTruth, PublicMeta, Target, UnitTest
 from function_store.runtime import build_runner, register_runner
+from harness.runs.spec import RunSpec
 from harness.sandbox.code_runner import run_in_sandbox
 from harness.store import make_engine
 from harness.store.repo import Store
-from harness.store.specs import RunSpec
 
 pytest.importorskip("inspect_ai.log", reason="inspect-ai is in the dev extra")
 

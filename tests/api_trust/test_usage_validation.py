@@ -21,12 +21,12 @@ from openai_stub import OpenAIStub
 
 from harness.agent_host_net import SOCKET_NAME, UsageMeter, open_route
 from harness.providers import ProviderProfile
+from harness.runs.spec import RunSpec
 from harness.scheduler import CatalogCache, Scheduler, create_run, make_target_client
 from harness.settings import Settings
 from harness.store import make_engine
 from harness.store.models import Episode
 from harness.store.repo import Store
-from harness.store.specs import RunSpec
 
 pytestmark = pytest.mark.skipif(
     shutil.which("bwrap") is None, reason="agent hosts need bubblewrap (Debian `bubblewrap`)"

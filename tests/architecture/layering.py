@@ -18,16 +18,19 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-PACKAGES = ("agents", "function_store", "evaluator", "harness")
+PACKAGES = ("agents", "model_services", "function_store", "evaluator", "harness")
 # top-level packages of this repository that no layer may import (scripts, tests, tools)
 NOT_LIBRARIES = ("tests", "benchmarks", "scripts")
 
 # layer -> the layers of ours it may import (itself always)
 ALLOWED: Mapping[str, frozenset[str]] = {
     "agents": frozenset(),  # runs in the agent host: the standard library and its own deps only
-    "function_store": frozenset({"agents"}),
-    "evaluator": frozenset({"function_store", "agents"}),
-    "harness": frozenset({"evaluator", "function_store", "agents"}),
+    # the model services (LM backbone, intervention): their servers run as their own processes,
+    # their clients and wire schemas are what the layers above import
+    "model_services": frozenset(),
+    "function_store": frozenset({"model_services", "agents"}),
+    "evaluator": frozenset({"function_store", "model_services", "agents"}),
+    "harness": frozenset({"evaluator", "function_store", "model_services", "agents"}),
 }
 
 # Where a dynamic import is the point: a registry that imports what a name or a setting refers to.

@@ -7,8 +7,8 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 
 from evaluator.api import EpisodeStats
+from evaluator.entities_relations import ENTITIES_PROMPT, RELATIONS_PROMPT
 from evaluator.judge import AnthropicJudge, JudgeSettings, OpenAICompatibleJudge, OpenAIJudge
-from evaluator.neural import ENTITIES_PROMPT, RELATIONS_PROMPT
 from evaluator.scoring import score_episode
 from evaluator.strings.scorer import PROMPT as STRINGS
 from evaluator.unit_tests import (

@@ -112,7 +112,7 @@ def test_preflight_checks_each_service_the_selection_needs(monkeypatch: pytest.M
 
 
 def test_intervention_check_reads_the_services_own_facts() -> None:
-    from function_store.intervention import preflight as service
+    from model_services.intervention import preflight as service
 
     assert service.model_of(_target("neurons", "gpt2-xl")) == "gpt2-xl"
     assert service.serves("gpt2-xl", ["openai-community/gpt2-xl"])

@@ -15,8 +15,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from function_store.intervention import model as model_mod
-from function_store.intervention.client import InterventionClient
+from model_services.intervention import model as model_mod
+from model_services.intervention.client import InterventionClient
 
 ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT_S = 600  # pyvene's import and a cold GGUF conversion are slow on a busy CPU

@@ -6,7 +6,7 @@ import httpx
 import pytest
 import torch
 
-from function_store.intervention.model import COMPONENTS
+from model_services.intervention.model import COMPONENTS
 from tests.intervention import reference
 
 # different lengths: rows are left-padded, and the token budget splits the batch

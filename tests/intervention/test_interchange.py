@@ -6,7 +6,7 @@ import httpx
 import pytest
 import torch
 
-from function_store.intervention.featurizers import encode_array
+from model_services.intervention.featurizers import encode_array
 from tests.intervention import reference
 
 BASE = "Paris is a city in the country of"

@@ -25,7 +25,7 @@ def free_port() -> int:
 
 
 def serve_backbone(log: Path, *extra: str) -> Iterator[str]:
-    """A backbone server subprocess (`python -m function_store.backbone ... extra`) on a free
+    """A backbone server subprocess (`python -m model_services.backbone ... extra`) on a free
     port; yields its URL once /health answers, and stops it afterwards."""
     port = free_port()
     env = {
@@ -35,7 +35,7 @@ def serve_backbone(log: Path, *extra: str) -> Iterator[str]:
     }
     with open(log, "wb") as fh:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "function_store.backbone", "--port", str(port), *extra],
+            [sys.executable, "-m", "model_services.backbone", "--port", str(port), *extra],
             cwd=ROOT,
             env=env,
             stdout=fh,
@@ -76,6 +76,6 @@ def backbone_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def local_model(backbone_url: str):
     """The same weights loaded in the test process (from the cache the server just filled)."""
-    from function_store.backbone import model as model_mod
+    from model_services.backbone import model as model_mod
 
     return model_mod.load()

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from function_store.catalog import Catalog
-from function_store.neural import prompts as P
-from function_store.neural.client import BackboneClient, BackboneSettings
+from function_store.entities_relations import prompts as P
+from function_store.entities_relations.client import BackboneClient, BackboneSettings
 from function_store.runtime import RuntimeContext, call_target
 
 WORDS = ["NFL", "banana", "olympics", "Chomsky"]
@@ -189,7 +189,7 @@ def test_bad_requests_are_refused_clearly(backbone_url):
 def test_engine_batch_with_rows_finishing_at_different_steps(local_model):
     """Rows leave the decode batch as they finish (EOS, stop string, max_tokens); each result
     must still equal the same request run alone."""
-    from function_store.backbone.engine import Engine, GenRequest
+    from model_services.backbone.engine import Engine, GenRequest
 
     engine = Engine(*local_model)
     prompts = ["Say only: 1", "Count from one to five.", "Name a color.", "Describe a river."]
@@ -239,8 +239,8 @@ def test_small_row_matmul_changes_no_reply(local_model):
     an engine on an untouched copy of the model, which uses torch's own linear throughout."""
     import torch.nn.functional as F
 
-    from function_store.backbone import model as model_mod
-    from function_store.backbone.engine import Engine, GenRequest
+    from model_services.backbone import model as model_mod
+    from model_services.backbone.engine import Engine, GenRequest
 
     fast = Engine(*local_model)
     plain = Engine(*model_mod.load(), small_row_matmul=False)

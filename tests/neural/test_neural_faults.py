@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from function_store.catalog import Catalog
-from function_store.neural.client import BackboneClient, BackboneError, BackboneSettings
+from function_store.entities_relations.client import BackboneClient, BackboneError, BackboneSettings
 from function_store.runtime import RuntimeContext, call_target
 
 MODELS = {"object": "list", "data": [{"id": "m"}]}

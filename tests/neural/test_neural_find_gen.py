@@ -9,8 +9,8 @@ import pytest
 
 from function_store.catalog import CatalogOptions
 from function_store.datasets import data_path
-from function_store.neural.concepts import ENTITY_CONCEPTS, RELATIONS
-from function_store.neural.sources import entities_find_gen, relations_find_gen
+from function_store.entities_relations.concepts import ENTITY_CONCEPTS, RELATIONS
+from function_store.entities_relations.sources import entities_find_gen, relations_find_gen
 
 
 def _load(family: str, seed: int):

@@ -3,7 +3,7 @@ backbone settings, and through the service pool into sandboxed target services."
 
 from __future__ import annotations
 
-from function_store.neural.client import BackboneSettings
+from function_store.entities_relations.client import BackboneSettings
 from harness.sandbox.base import get_sandbox
 from harness.sandbox.pool import ServicePool
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from function_store.intervention.client import InterventionClient
+from model_services.intervention.client import InterventionClient
 from tests.intervention.conftest import _served
 
 

@@ -109,11 +109,11 @@ async def run_in_process(url: str, spec: dict, *, hook="default", runs: int = 1,
     in-process target client, and return (store, [run, ...])."""
     import orch_plugin
 
+    from harness.runs.spec import RunSpec
     from harness.scheduler import CatalogCache, Scheduler, create_run, make_target_client
     from harness.settings import Settings
     from harness.store import make_engine
     from harness.store.repo import Store
-    from harness.store.specs import RunSpec
 
     store = Store(make_engine(url))
     cfg = Settings(sandbox="inprocess", poll_interval_s=0.05, **settings)

@@ -11,10 +11,10 @@ from orch_helpers import run_in_process
 from function_store.datasets import data_path
 from harness import prompts
 from harness.episode import NO_COMMAND_HINT, EpisodeRunner
+from harness.runs.spec import RunSpec
 from harness.scheduler import CatalogCache, SelectionError, create_run
 from harness.store import make_engine
 from harness.store.repo import Store
-from harness.store.specs import RunSpec
 
 F0 = "orch-test/numeric/f00000"  # f(x) = 2x + 1
 F1 = "orch-test/numeric/f00001"  # f(x) = -3x + 0.5

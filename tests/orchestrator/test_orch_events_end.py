@@ -12,10 +12,10 @@ import uvicorn
 from orch_helpers import free_port
 
 from harness.api.app import create_app
+from harness.runs.spec import RunSpec
 from harness.settings import Settings
 from harness.store import make_engine
 from harness.store.repo import Store
-from harness.store.specs import RunSpec
 
 
 def test_a_run_ending_between_the_two_reads_still_sends_its_status(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]

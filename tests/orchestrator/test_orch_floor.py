@@ -8,10 +8,10 @@ from __future__ import annotations
 from orch_helpers import run_in_process
 
 from harness.api.schemas import build_report, run_detail
+from harness.runs.spec import RunSpec
 from harness.scheduler import CatalogCache, create_run
 from harness.store import make_engine
 from harness.store.repo import Store
-from harness.store.specs import RunSpec
 
 # find-v1 numeric clean targets (released data; find-v1 strings need HARNESS_FIND_ROOT, so the
 # numeric/strings mix below uses find-gen, whose strings functions are generated here)

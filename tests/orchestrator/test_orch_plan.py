@@ -14,9 +14,9 @@ import harness.runs.selection as selection
 from function_store.benchmark import benchmark
 from harness.runs.catalogs import CatalogCache
 from harness.runs.plan import PLAN_EVENT, create_run, plan_run, stored_agent_path
+from harness.runs.spec import RunSpec
 from harness.store import make_engine
 from harness.store.repo import Store
-from harness.store.specs import RunSpec
 
 V1_NUMERIC = ["find-v1/numeric/f00150", "find-v1/numeric/f00153"]
 SCRIPTED = "orch_agents:ProbeAgent"

@@ -7,11 +7,11 @@ import asyncio
 import orch_plugin  # noqa: F401  (registers the orch-test dataset this file selects from)
 from orch_helpers import run_in_process
 
+from harness.runs.spec import RunSpec
 from harness.scheduler import CatalogCache, Scheduler, create_run, make_target_client
 from harness.settings import Settings
 from harness.store import make_engine
 from harness.store.repo import Store
-from harness.store.specs import RunSpec
 
 NUMERIC = [f"orch-test/numeric/f{i:05d}" for i in range(6)]
 

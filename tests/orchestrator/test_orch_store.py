@@ -6,9 +6,9 @@ import pytest
 from sqlalchemy import inspect, text
 from sqlalchemy.exc import IntegrityError
 
+from harness.runs.spec import RunSpec
 from harness.store import current_revision, make_engine, upgrade_schema
 from harness.store.repo import Store
-from harness.store.specs import RunSpec
 
 TABLES = {"runs", "episodes", "messages", "target_calls", "scores", "events", "alembic_version"}
 

@@ -83,7 +83,7 @@ def test_uploaded_featurizers_are_scored_and_removed(env):
     import numpy as np
 
     from agents.scripted_ravel import rotation_answer
-    from function_store.intervention.client import InterventionClient
+    from model_services.intervention.client import InterventionClient
 
     t = Catalog().get(COUNTRY)
     rng = np.random.default_rng(0)

@@ -29,12 +29,12 @@ from evaluator.ravel.agent_task import (
     score_ravel_episode,
 )
 from function_store.catalog import Catalog
-from function_store.intervention.featurizers import decode_arrays
 from function_store.models import make_canary
 from function_store.ravel.data import load
 from function_store.ravel.runner import CommandError, RavelRunner, parse
 from function_store.ravel.targets import INSTANCES
 from harness.prompts import task_prompt
+from model_services.intervention.featurizers import decode_arrays
 
 
 def _targets():
@@ -213,8 +213,8 @@ def test_preflight_refuses_a_ravel_run_without_an_intervention_service():
     import socket
 
     from harness.preflight import PreflightError, preflight
+    from harness.runs.spec import RunSpec
     from harness.settings import Settings
-    from harness.store.specs import RunSpec
 
     class Catalogs:
         def get(self, seed: int) -> Catalog:

@@ -10,11 +10,11 @@ import torch
 from evaluator.ravel.methods import METHODS, Hyper, TrainContext
 from evaluator.ravel.methods.featurize import decode, encode, feature_dims, interchange
 from evaluator.ravel.methods.local import LocalModel
-from function_store.intervention import model as model_mod
-from function_store.intervention.featurizers import FeaturizerRegistry
-from function_store.intervention.model import COMPONENTS
 from function_store.ravel.data import load
 from function_store.ravel.instances import BuildConfig, Instance, RavelExample, fill
+from model_services.intervention import model as model_mod
+from model_services.intervention.featurizers import FeaturizerRegistry
+from model_services.intervention.model import COMPONENTS
 
 ATTRS = ("Country", "Continent")
 CITIES = ["Paris", "Tokyo", "Berlin", "Rome", "Cairo", "Lima", "Madrid", "Toronto"]
@@ -86,7 +86,7 @@ def test_dbm_mask_is_binary_and_das_rows_orthonormal(loaded, instance):
     ctx = TrainContext(LocalModel(loaded, 1), instance, "Country", HYPER)
     mask = encode(METHODS["dbm"](ctx), torch.eye(loaded.hidden_size))[0]
     assert torch.equal(mask, torch.eye(loaded.hidden_size))  # DBM's featurizer is the identity
-    from function_store.intervention.featurizers import decode_arrays
+    from model_services.intervention.featurizers import decode_arrays
 
     w = decode_arrays(METHODS["das"](ctx))["weight"]
     assert w.shape == (3, loaded.hidden_size)
@@ -110,7 +110,7 @@ def test_das_training_lowers_its_loss(loaded, instance):
         )  # fmt: skip
         return torch.nn.functional.cross_entropy(logits, want).item()
 
-    from function_store.intervention.featurizers import decode_arrays
+    from model_services.intervention.featurizers import decode_arrays
 
     torch.manual_seed(0)
     init = torch.nn.utils.parametrizations.orthogonal(

@@ -18,9 +18,9 @@ import pytest
 from evaluator.ravel import interchange
 from evaluator.ravel.methods.featurize import rotation_spec
 from evaluator.ravel.scores import disentangle
-from function_store.intervention.client import InterventionClient
 from function_store.ravel.instances import build
 from function_store.ravel.targets import INSTANCES
+from model_services.intervention.client import InterventionClient
 from tests.intervention.conftest import _served
 
 ROOT = Path(__file__).resolve().parents[2]

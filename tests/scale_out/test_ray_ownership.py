@@ -18,10 +18,10 @@ from agents.base import Agent, AgentReply, Message
 from harness.episode import LOST
 from harness.executors.local import execute_episode
 from harness.executors.ray_executor import RunWatch
+from harness.runs.spec import RunSpec
 from harness.scheduler import CatalogCache
 from harness.store import make_engine
 from harness.store.repo import Store
-from harness.store.specs import RunSpec
 from harness.target_client import InProcessTargetClient
 
 TID = "find-v1/numeric/f00000"

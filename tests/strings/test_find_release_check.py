@@ -14,9 +14,9 @@ import pytest
 
 from function_store.catalog import Catalog, CatalogOptions
 from function_store.datasets import DataUnavailable, data_path
+from function_store.entities_relations.find_folder import stale_relations_reason
+from function_store.entities_relations.prompts import relation_template
 from function_store.find_import import set_script_sandbox
-from function_store.neural.find_folder import stale_relations_reason
-from function_store.neural.prompts import relation_template
 from function_store.runtime import call_target
 from function_store.strings.find_folder import stale_strings_reason
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from harness.runs.spec import RunSpec
 from harness.store import make_engine
 from harness.store.repo import Store
-from harness.store.specs import RunSpec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "api_trust"))
 

@@ -14,9 +14,9 @@ import httpx
 import pytest
 from web_helpers import AUTH, TOKEN
 
+from harness.runs.spec import RunSpec
 from harness.store import make_engine
 from harness.store.repo import Store
-from harness.store.specs import RunSpec
 from tests.support import require
 
 HERE = Path(__file__).resolve().parent

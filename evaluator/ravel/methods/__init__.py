@@ -11,7 +11,7 @@ from evaluator.ravel.methods.context import Hyper, TrainContext
 from evaluator.ravel.methods.counterfactual import das, dbm
 from evaluator.ravel.methods.featurize import rotation_spec
 from evaluator.ravel.methods.unsupervised import pca, rlap, sae
-from function_store.intervention.schemas import FeaturizerSpec
+from model_services.intervention.schemas import FeaturizerSpec
 
 WHOLE_VECTOR = None  # a method that returns this swaps the whole residual vector
 

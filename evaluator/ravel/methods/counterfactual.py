@@ -12,7 +12,7 @@ import torch
 
 from evaluator.ravel.methods.context import TrainContext
 from evaluator.ravel.methods.featurize import mask_spec, rotation_spec
-from function_store.intervention.schemas import FeaturizerSpec
+from model_services.intervention.schemas import FeaturizerSpec
 
 Edit = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 

@@ -15,8 +15,8 @@ from typing import Literal
 
 import torch
 
-from function_store.intervention.featurizers import decode_arrays, encode_array
-from function_store.intervention.schemas import FeaturizerSpec
+from model_services.intervention.featurizers import decode_arrays, encode_array
+from model_services.intervention.schemas import FeaturizerSpec
 
 Features = tuple[torch.Tensor, torch.Tensor]  # (features, residual the features leave out)
 Kind = Literal["rotation", "autoencoder", "mask"]

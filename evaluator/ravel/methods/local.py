@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from function_store.intervention.model import LoadedModel
+from model_services.intervention.model import LoadedModel
 
 Edit = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]  # (base rows, source rows) -> new rows
 

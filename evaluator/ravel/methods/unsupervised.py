@@ -9,7 +9,7 @@ import torch
 from evaluator.ravel.methods.context import TrainContext
 from evaluator.ravel.methods.featurize import autoencoder_spec, rotation_spec
 from evaluator.ravel.methods.select import l1_select
-from function_store.intervention.schemas import FeaturizerSpec
+from model_services.intervention.schemas import FeaturizerSpec
 
 
 def pca(ctx: TrainContext) -> FeaturizerSpec:

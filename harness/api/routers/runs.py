@@ -23,8 +23,8 @@ from harness.preflight import PreflightError
 from harness.runs.admission import checked_plan
 from harness.runs.plan import store_plan
 from harness.runs.selection import SelectionError
+from harness.runs.spec import RunSpec
 from harness.services import Services
-from harness.store.specs import RunSpec
 
 router = APIRouter()
 

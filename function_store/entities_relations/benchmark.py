@@ -6,13 +6,16 @@ from function_store.benchmark import Benchmark, ReportRow, find_sources
 ENTITIES = Benchmark(
     family="entities",
     title="FIND entities (the backbone's concept over words; the judge's unit tests)",
-    sources=find_sources("function_store.neural.sources", "entities_"),
+    sources=find_sources("function_store.entities_relations.sources", "entities_"),
     reference_data=("function_store.find_data",),
-    runners={"entity": "function_store.neural.runners", "script": "function_store.find_import"},
+    runners={
+        "entity": "function_store.entities_relations.runners",
+        "script": "function_store.find_import",
+    },
     services=("backbone",),
-    prompt="function_store.neural.task_prompts:ENTITIES_PROMPTS",
+    prompt="function_store.entities_relations.task_prompts:ENTITIES_PROMPTS",
     reply_decimals=4,  # FIND's entity CLI prints scores with `:.4f`
-    scorer="evaluator.neural:ENTITIES",
+    scorer="evaluator.entities_relations:ENTITIES",
     report_rows=(
         ReportRow("entities", "unit_test", table2=True),
         ReportRow("entities (strict)", "unit_test_strict"),
@@ -27,12 +30,15 @@ ENTITIES = Benchmark(
 RELATIONS = Benchmark(
     family="relations",
     title="FIND relations (the backbone's relation over words; the judge's unit tests)",
-    sources=find_sources("function_store.neural.sources", "relations_"),
+    sources=find_sources("function_store.entities_relations.sources", "relations_"),
     reference_data=("function_store.find_data",),
-    runners={"relation": "function_store.neural.runners", "script": "function_store.find_import"},
+    runners={
+        "relation": "function_store.entities_relations.runners",
+        "script": "function_store.find_import",
+    },
     services=("backbone",),
-    prompt="function_store.neural.task_prompts:RELATIONS_PROMPTS",
-    scorer="evaluator.neural:RELATIONS",
+    prompt="function_store.entities_relations.task_prompts:RELATIONS_PROMPTS",
+    scorer="evaluator.entities_relations:RELATIONS",
     report_rows=(
         ReportRow("relations", "unit_test", table2=True),
         ReportRow("relations (strict)", "unit_test_strict"),

@@ -21,10 +21,10 @@ from typing import Any, Literal
 import httpx
 from pydantic import BaseModel, Field, ValidationError
 
-from function_store.backbone.schemas import BatchChatCompletion, ChatCompletion
-from function_store.http_retry import NotFound as _NotFound
-from function_store.http_retry import RetryPolicy, request_json
-from function_store.neural.scoring import DIGITS, find_digit_site
+from function_store.entities_relations.scoring import DIGITS, find_digit_site
+from model_services.backbone.schemas import BatchChatCompletion, ChatCompletion
+from model_services.http_retry import NotFound as _NotFound
+from model_services.http_retry import RetryPolicy, request_json
 
 log = logging.getLogger(__name__)
 

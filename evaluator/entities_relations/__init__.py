@@ -1,4 +1,4 @@
-"""Scoring FIND's entity and relation targets (function_store/neural): the judge's unit tests of
+"""Scoring FIND's entity and relation targets (function_store/entities_relations): the judge's unit tests of
 the agent's description, each family with FIND's own prompt."""
 
 from __future__ import annotations

@@ -21,10 +21,10 @@ from typing import Any
 import torch
 from pydantic import BaseModel, Field
 
-from function_store.backbone.engine import BadRequest
-from function_store.intervention import schemas as S
-from function_store.intervention.featurizers import FeaturizerError, FeaturizerRegistry
-from function_store.intervention.model import COMPONENTS, LoadedModel
+from model_services.backbone.engine import BadRequest
+from model_services.intervention import schemas as S
+from model_services.intervention.featurizers import FeaturizerError, FeaturizerRegistry
+from model_services.intervention.model import COMPONENTS, LoadedModel
 
 log = logging.getLogger(__name__)
 

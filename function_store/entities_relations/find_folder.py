@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 from function_store.datasets import DataUnavailable, data_path
+from function_store.entities_relations.prompts import relation_template
 from function_store.find_import import SCRIPT, FolderKind, read_json
 from function_store.models import PublicMeta
-from function_store.neural.prompts import relation_template
 
 ENTITIES_CATEGORY = "neurons_entities"  # FIND's folder names
 RELATIONS_CATEGORY = "neurons_relations"

@@ -32,17 +32,17 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
-from function_store.backbone.engine import BadRequest
-from function_store.backbone.guards import (
+from model_services.backbone.engine import BadRequest
+from model_services.backbone.guards import (
     ClientGone,
     StrictJSONRoute,
     cancel_on_disconnect,
     describe_errors,
 )
-from function_store.intervention import schemas as S
-from function_store.intervention.engine import CANCEL, Cancelled, Engine
-from function_store.intervention.featurizers import FeaturizerError
-from function_store.queue_worker import QueueFull, QueueWorker
+from model_services.intervention import schemas as S
+from model_services.intervention.engine import CANCEL, Cancelled, Engine
+from model_services.intervention.featurizers import FeaturizerError
+from model_services.queue_worker import QueueFull, QueueWorker
 
 log = logging.getLogger(__name__)
 
@@ -327,7 +327,7 @@ def serve(
     """Load the model and serve it until interrupted."""
     import uvicorn
 
-    from function_store.intervention import model as model_mod
+    from model_services.intervention import model as model_mod
 
     loaded = model_mod.load(model, device=device, dtype=dtype)
     app = create_app(Engine(loaded, limits))

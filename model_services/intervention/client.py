@@ -1,5 +1,5 @@
 """Client of the intervention service (`harness intervention serve`), used by the neuron and RAVEL
-code. Same retries and error categories as the backbone client (function_store.http_retry): a
+code. Same retries and error categories as the backbone client (model_services.http_retry): a
 failure after the retries is an `InterventionError` (category `infrastructure`); a refused request
 (HTTP 400) fails at once with the server's message.
 """
@@ -12,8 +12,8 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, Field, ValidationError
 
-from function_store.http_retry import NotFound, RetryPolicy, request_json
-from function_store.intervention import schemas as S
+from model_services.http_retry import NotFound, RetryPolicy, request_json
+from model_services.intervention import schemas as S
 
 
 class InterventionError(RuntimeError):

@@ -30,14 +30,14 @@ from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-from function_store.backbone.engine import BadRequest, Engine, GenRequest, GenResult
-from function_store.backbone.guards import (
+from model_services.backbone.engine import BadRequest, Engine, GenRequest, GenResult
+from model_services.backbone.guards import (
     ClientGone,
     StrictJSONRoute,
     cancel_on_disconnect,
     describe_errors,
 )
-from function_store.backbone.schemas import (
+from model_services.backbone.schemas import (
     BatchChatCompletion,
     BatchChatCompletionRequest,
     ChatCompletion,
@@ -55,7 +55,7 @@ from function_store.backbone.schemas import (
     TopLogprob,
     Usage,
 )
-from function_store.queue_worker import QueueFull, QueueWorker
+from model_services.queue_worker import QueueFull, QueueWorker
 
 log = logging.getLogger(__name__)
 DEFAULT_MAX_TOKENS = 256
@@ -306,7 +306,7 @@ def serve(
     """Load the model and serve it until interrupted."""
     import uvicorn
 
-    from function_store.backbone import model as model_mod
+    from model_services.backbone import model as model_mod
 
     tok, lm = model_mod.load(model, cache_dir)
     name = served_name or (

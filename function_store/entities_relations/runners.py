@@ -18,15 +18,15 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
-from function_store.models import CallOutput, Target
-from function_store.neural.client import (
+from function_store.entities_relations.client import (
     BackboneClient,
     BackboneError,
     BackboneSettings,
     InputTooLong,
 )
-from function_store.neural.prompts import messages
-from function_store.neural.scoring import format_score
+from function_store.entities_relations.prompts import messages
+from function_store.entities_relations.scoring import format_score
+from function_store.models import CallOutput, Target
 from function_store.runtime import NoBackboneConfigured, RuntimeContext, register_runner
 
 _clients: dict[str, BackboneClient] = {}

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from function_store.intervention.model import Component
+from model_services.intervention.model import Component
 
 Pooling = Literal["none", "max", "mean"]
 

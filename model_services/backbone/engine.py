@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 
-from function_store.backbone.small_matmul import use_small_row_matmul
+from model_services.backbone.small_matmul import use_small_row_matmul
 
 
 @dataclass

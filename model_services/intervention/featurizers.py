@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from function_store.intervention.schemas import FeaturizerInfo, FeaturizerSpec
+from model_services.intervention.schemas import FeaturizerInfo, FeaturizerSpec
 
 ORTHO_TOL = 1e-3  # max |R R^T - I| accepted for a rotation (float32 round-off of saved matrices)
 NEEDED = {

@@ -5,9 +5,9 @@
 from __future__ import annotations
 
 from function_store.catalog import CatalogOptions
+from function_store.entities_relations import find_folder, find_gen, find_v1
 from function_store.find_import import folder_source
 from function_store.models import Family, Target
-from function_store.neural import find_folder, find_gen, find_v1
 
 
 def entities_find_v1(family: Family, options: CatalogOptions) -> list[Target]:

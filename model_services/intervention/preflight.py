@@ -5,8 +5,7 @@ reads, the model ids the service reports for it, and what to say when it is miss
 from __future__ import annotations
 
 from collections.abc import Iterable
-
-from function_store.models import Target
+from typing import Any
 
 # catalog model key -> the model ids `harness intervention serve` reports for it
 SERVED_AS: dict[str, tuple[str, ...]] = {
@@ -21,8 +20,9 @@ MISSING = (
 )
 
 
-def model_of(target: Target) -> str:
-    """The catalog model key a target reads through the service (its hidden spec names it)."""
+def model_of(target: Any) -> str:
+    """The catalog model key a target (a `function_store.models.Target`: this layer imports nothing
+    above it) reads through the service; its hidden spec names it."""
     return str(target.hidden.spec["model"])
 
 

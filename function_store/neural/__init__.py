@@ -1,8 +1,0 @@
-"""FIND's synthetic neural modules (entities, relations): prompts, scoring, the backbone client and
-the runners. Runners register on import of `function_store.neural.runners` (done lazily by
-`function_store.runtime` for runner names starting with `entity` / `relation`)."""
-
-from function_store.neural.client import BackboneClient, BackboneError, BackboneSettings
-from function_store.neural.prompts import normalize_relation_output
-
-__all__ = ["BackboneClient", "BackboneError", "BackboneSettings", "normalize_relation_output"]
