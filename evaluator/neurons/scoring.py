@@ -21,9 +21,10 @@ from evaluator.api import EpisodeStats, ScoreResult
 from evaluator.neurons import observational as O
 from evaluator.neurons import released, testset
 from evaluator.neurons.membership import LexicalMembership
-from evaluator.neurons.task_iia import connect_to, iia_score
+from evaluator.neurons.task_iia import iia_score
 from evaluator.parsing import parse_answer
 from evaluator.scorer import Scorer, ScoringContext
+from function_store.intervention_access import connect_url
 from function_store.models import Target
 
 CORPUS_SENTENCES = int(os.environ.get("HARNESS_NEURON_EVAL_SENTENCES", "64"))
@@ -51,7 +52,7 @@ def _score(
     else:
         texts = testset.corpus_sentences(CORPUS_SENTENCES, seed=zlib.crc32(unit.encode()))
         texts += testset.carriers(sorted(member.members))
-        client, _ = connect_to(spec["model"], url)  # the neuron's own model, or an error
+        client, _ = connect_url(spec["model"], url)  # the neuron's own model, or an error
         with client:
             acts = testset.read_activations(client, texts, spec["layer"], spec["index"])
         obs = testset.build(acts, member, unit)

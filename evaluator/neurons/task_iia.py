@@ -15,11 +15,8 @@ import zlib
 from evaluator.api import ScoreResult
 from evaluator.neurons import iia as I
 from evaluator.neurons.probe import lexical_similarity
-from function_store.neurons.runner import connect
+from function_store.intervention_access import connect_url
 from function_store.neurons.tasks import TASKS, Task
-from function_store.runtime import RuntimeContext
-from model_services.intervention.client import InterventionClient
-from model_services.intervention.schemas import ModelInfo
 
 MATCH_THRESHOLD = 0.25
 PAIRS = int(os.environ.get("HARNESS_NEURON_IIA_PAIRS", "32"))
@@ -32,11 +29,6 @@ def matching_task(description: str) -> tuple[Task, float] | None:
     return (tasks[best], float(sims[best])) if sims[best] >= MATCH_THRESHOLD else None
 
 
-def connect_to(model: str, url: str | None) -> tuple[InterventionClient, ModelInfo]:
-    """The intervention service at `url` (the scoring context's), else HARNESS_INTERVENTION_URL."""
-    return connect(model, RuntimeContext(extra={"backbone_url": url}) if url else None)
-
-
 def iia_score(description: str, spec: dict, url: str | None = None) -> ScoreResult | None:
     """None when no task matches; else the neuron's IIA on the matched task (raises when the
     intervention service at `url` (None: the operator's) is missing or serves another model: the
@@ -46,7 +38,7 @@ def iia_score(description: str, spec: dict, url: str | None = None) -> ScoreResu
         return None
     task, sim = found
     details = {"task": task.name, "task_similarity": round(sim, 3)}
-    client, info = connect_to(spec["model"], url)
+    client, info = connect_url(spec["model"], url)
     with client:
         kept = I.filter_fillers(client, task)
         seed = zlib.crc32(f"{spec['layer']}:{spec['index']}:{task.name}".encode())

@@ -27,12 +27,12 @@ import torch
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evaluator.api import EpisodeStats, ScoreResult
-from evaluator.neurons.task_iia import connect_to
 from evaluator.ravel import interchange
 from evaluator.ravel.bench import eval_examples
 from evaluator.ravel.methods.featurize import mask_spec
 from evaluator.ravel.scores import disentangle
 from evaluator.scorer import Scorer, ScoringContext
+from function_store.intervention_access import connect_url
 from function_store.models import Target
 from model_services.intervention.featurizers import FeaturizerError, FeaturizerRegistry
 from model_services.intervention.schemas import ArrayB64, FeaturizerSpec
@@ -133,7 +133,7 @@ def _score(
 
     spec = target.hidden.spec
     cfg = INSTANCES[spec["entity_type"]]
-    client, info = connect_to(spec["model"], url)
+    client, info = connect_url(spec["model"], url)
     with client:
         if not 0 <= layer < info.n_layers:
             raise AnswerError(f"[LAYER] must be in 0..{info.n_layers - 1}")

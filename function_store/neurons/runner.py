@@ -13,19 +13,13 @@ or neuron) reaches the agent.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from collections.abc import Sequence
 
+from function_store.intervention_access import connect
 from function_store.models import CallOutput, Target
-from function_store.runtime import NoBackboneConfigured, RuntimeContext, register_runner
-from model_services.intervention.client import (
-    InterventionClient,
-    InterventionError,
-    InterventionSettings,
-)
-from model_services.intervention.preflight import SERVED_AS
-from model_services.intervention.schemas import ModelInfo
+from function_store.runtime import RuntimeContext, register_runner
+from model_services.intervention.client import InterventionClient, InterventionError
 
 log = logging.getLogger(__name__)
 
@@ -45,38 +39,6 @@ def format_activations(tokens: Sequence[str], values: Sequence[float]) -> str:
 def _num(v: float) -> str:
     s = f"{v:.2f}"
     return "0.00" if s == "-0.00" else s
-
-
-def intervention_url(ctx: RuntimeContext | None) -> str:
-    """The forwarded endpoint inside a sandbox (the one extra endpoint a service may reach), else
-    HARNESS_INTERVENTION_URL (operator)."""
-    url = (ctx.extra.get("backbone_url") if ctx else None) or os.environ.get(
-        "HARNESS_INTERVENTION_URL"
-    )
-    if not url:
-        raise NoBackboneConfigured(
-            "no intervention service configured: set HARNESS_INTERVENTION_URL "
-            "(e.g. `harness intervention serve --model smollm2`)"
-        )
-    return url
-
-
-def connect(model: str, ctx: RuntimeContext | None) -> tuple[InterventionClient, ModelInfo]:
-    """A client of the configured service (the operator's retry settings, the sandbox's URL),
-    checked to serve `model`; with the served model's info. Raises InterventionError."""
-    base = InterventionSettings.from_env()
-    url = intervention_url(ctx)
-    client = InterventionClient(
-        base.model_copy(update={"url": url}) if base else InterventionSettings(url=url)
-    )
-    try:
-        info = client.model()
-        if info.id not in SERVED_AS.get(model, (model,)):
-            raise InterventionError(f"service serves {info.id!r}, not {model!r}")
-    except Exception:
-        client.close()
-        raise
-    return client, info
 
 
 class NeuronRunner:

@@ -23,8 +23,8 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel
 
+from function_store.intervention_access import connect
 from function_store.models import CallOutput, Target
-from function_store.neurons.runner import connect
 from function_store.ravel.instances import entity_span, fill
 from function_store.runtime import RuntimeContext, register_runner
 from model_services.intervention.client import InterventionClient, InterventionError
