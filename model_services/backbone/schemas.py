@@ -98,7 +98,12 @@ class CompletionRequest(SamplingParams):
     there (how many alternatives per position), and `echo` returns the prompt (with its tokens'
     logprobs) before the completion."""
 
-    prompt: str | list[int] | Annotated[list[str], Field(min_length=1)] | list[list[int]]
+    prompt: (
+        str
+        | Annotated[list[int], Field(min_length=1)]
+        | Annotated[list[str], Field(min_length=1)]
+        | Annotated[list[Annotated[list[int], Field(min_length=1)]], Field(min_length=1)]
+    )
     logprobs: int | None = Field(None, ge=0, le=20)  # type: ignore[assignment]
     max_tokens: int | None = Field(16, ge=0, le=4096)  # OpenAI's default; 0 with echo scores
     echo: bool = False

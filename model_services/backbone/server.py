@@ -155,6 +155,12 @@ class ApiError(Exception):
         self.status, self.kind, self.param, self.code = status, kind, param, code
 
 
+def _printable(text: str) -> str:
+    """`text` for an error message: a lone surrogate (from a hostile path) as an escape, since
+    it cannot be encoded in the UTF-8 body; cut to 200 characters."""
+    return text.encode("utf-8", "backslashreplace").decode()[:200]
+
+
 def _refuse_unserved(p: SamplingParams) -> None:
     name = p.unserved()
     if name:
@@ -370,7 +376,7 @@ def create_app(
         if name and name != served_name:
             raise ApiError(
                 404,
-                f"The model `{name}` does not exist; this server serves `{served_name}`.",
+                f"The model `{_printable(name)}` does not exist; this server serves `{served_name}`.",
                 "invalid_request_error",
                 param="model",
                 code="model_not_found",
@@ -388,7 +394,7 @@ def create_app(
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         # unknown routes and methods: OpenAI's wording and object, not FastAPI's {"detail"}
         message = (
-            f"Invalid URL ({request.method} {request.url.path})"
+            f"Invalid URL ({request.method} {_printable(request.url.path)})"
             if exc.status_code in (404, 405)
             else str(exc.detail)
         )

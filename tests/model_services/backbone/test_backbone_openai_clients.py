@@ -177,11 +177,21 @@ def test_unserved_parameters_are_refused(client: openai.OpenAI, extra: dict, par
     assert "not served" in e.value.message
 
 
-def test_response_format_text_is_plain_generation(client: openai.OpenAI) -> None:
+def test_only_what_is_not_served_is_refused(client: openai.OpenAI) -> None:
+    """A text format and `tool_choice: none` ask for plain text: served; any tool is not."""
     r = client.chat.completions.create(
-        model=MODEL, messages=SEA, max_tokens=2, response_format={"type": "text"}
+        model=MODEL,
+        messages=SEA,
+        max_tokens=2,
+        response_format={"type": "text"},
+        tool_choice="none",
     )
     assert r.choices[0].message.content
+    with pytest.raises(openai.BadRequestError) as e:
+        client.chat.completions.create(
+            model=MODEL, messages=SEA, max_tokens=2, tools=[TOOL], tool_choice="none"
+        )
+    assert e.value.param == "tools"
 
 
 def test_legacy_completions_echo_logprobs_match_a_direct_forward(client: openai.OpenAI) -> None:
@@ -295,7 +305,7 @@ def test_inspect_eval_openai_api_provider(url: str, tmp_path: Path, stream: str)
         "0",
     ]
     # the old server made a streaming eval hang: a bound turns that into a failure
-    proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=400)
+    proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     (log_file,) = (tmp_path / "logs").glob("*.eval")
     log = read_eval_log(str(log_file))
