@@ -321,12 +321,14 @@ def _event_stream(
         for h in head:
             yield _sse(h)
         try:
-            async for item in _pieces(batcher, gens):
-                if isinstance(item, tuple):
-                    yield _sse(piece(*item))
-                else:
-                    for t in tail(item):
-                        yield _sse(t)
+            # closed at once when the client leaves (the engine then drops the work)
+            async with contextlib.aclosing(_pieces(batcher, gens)) as pieces:
+                async for item in pieces:
+                    if isinstance(item, tuple):
+                        yield _sse(piece(*item))
+                    else:
+                        for t in tail(item):
+                            yield _sse(t)
         except Exception as e:  # the status line is sent: the error can only be an event
             log.warning("stream failed: %s", e)
             body = {"message": str(e), "type": "server_error", "param": None, "code": None}

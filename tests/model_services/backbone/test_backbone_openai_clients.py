@@ -313,3 +313,20 @@ def test_inspect_eval_openai_api_provider(url: str, tmp_path: Path, stream: str)
     for s in log.samples or []:
         assert s.output.completion and s.output.usage.output_tokens > 0
     assert log.stats.model_usage[f"openai-api/backbone/{MODEL}"].output_tokens > 0
+
+
+def test_abandoned_stream_stops_and_the_next_request_is_served(url: str) -> None:
+    """A client that leaves a stream after its first piece frees the model: the engine drops the
+    request at its next decode step (2,000 tokens would otherwise hold it for minutes here)."""
+    body = {"model": MODEL, "messages": SEA, "max_tokens": 2000, "stream": True}
+    with httpx.stream("POST", url + "/v1/chat/completions", json=body, timeout=300) as r:
+        lines = r.iter_lines()
+        data = [ln for ln in (next(lines) for _ in range(6)) if ln.startswith("data:")]
+        assert len(data) >= 2  # the role chunk and a first piece
+    t0 = time.monotonic()
+    r2 = httpx.post(
+        url + "/v1/chat/completions",
+        json={"model": MODEL, "messages": SEA, "max_tokens": 1},
+        timeout=300,
+    )
+    assert r2.status_code == 200 and time.monotonic() - t0 < 60
