@@ -330,3 +330,16 @@ def test_abandoned_stream_stops_and_the_next_request_is_served(url: str) -> None
         timeout=300,
     )
     assert r2.status_code == 200 and time.monotonic() - t0 < 60
+
+
+def test_batch_route_takes_n_and_refuses_stream(url: str) -> None:
+    """Our batch extension shares the chat route's parameters: `n` choices per conversation."""
+    convs = [[{"role": "user", "content": "hi"}], [{"role": "user", "content": "Name a fruit."}]]
+    body = {"model": MODEL, "messages_list": convs, "max_tokens": 4, "n": 2}
+    r = httpx.post(url + "/v1/batch/chat/completions", json=body, timeout=300)
+    assert r.status_code == 200, r.text
+    comps = r.json()["completions"]
+    assert [len(c["choices"]) for c in comps] == [2, 2]
+    assert all(c["usage"]["completion_tokens"] > 0 for c in comps)
+    r = httpx.post(url + "/v1/batch/chat/completions", json={**body, "stream": True}, timeout=300)
+    assert r.status_code == 400 and r.json()["error"]["param"] == "stream"
