@@ -14,6 +14,11 @@ Logprobs are log-softmax of the logits after `logit_bias` ("processed" logprobs,
 given strings and reports their full-vocabulary logprobs. `extra_logprobs` (our extension) adds the
 first tokens of the given strings to `top` at every generated position, whatever their rank: a
 client that needs P("0") and P("1") at some step then never has to ask again.
+
+A request may carry raw prompt token ids instead of messages (the legacy completions endpoint),
+ask for its prompt tokens' logprobs (`echo`), and stream: `on_text` is called from the engine's
+thread with each new piece of the reply text as the tokens are decoded (never text that a stop
+string could still take back, nor half of a UTF-8 character).
 """
 
 from __future__ import annotations
@@ -30,7 +35,8 @@ from model_services.backbone.small_matmul import use_small_row_matmul
 
 @dataclass
 class GenRequest:
-    messages: list[dict[str, str]]
+    messages: list[dict[str, str]] = field(default_factory=list)
+    prompt_ids: list[int] | None = None  # raw prompt (legacy completions): no chat template
     max_tokens: int = 16
     logprobs: bool = False
     top_logprobs: int = 0
@@ -39,6 +45,8 @@ class GenRequest:
     extra_logprobs: list[str] | None = None
     stop: list[str] | None = None
     include_stop_str_in_output: bool = False  # vLLM's extension, same meaning
+    prompt_logprobs: int | None = None  # the prompt tokens' logprobs, with this many alternatives
+    on_text: Callable[[str], None] | None = field(default=None, repr=False, compare=False)
     # set when nobody waits for the answer any more (the client went away): not computed, or
     # dropped from its batch at the next decode step
     cancel: threading.Event | None = field(default=None, repr=False, compare=False)
@@ -60,7 +68,9 @@ class GenResult:
     text: str
     finish_reason: str  # stop | length
     prompt_tokens: int
-    tokens: list[TokenLogprob] = field(default_factory=list)
+    tokens: list[TokenLogprob] = field(default_factory=list)  # with logprobs only
+    completion_tokens: int = 0  # always counted
+    prompt: list[TokenLogprob] | None = None  # prompt tokens after the first (prompt_logprobs)
 
 
 PACK_TOKENS = 1024  # most suffix tokens packed into one prefill pass (see Engine._chunks)
@@ -119,6 +129,9 @@ class Engine:
     def encode_prompt(self, messages: Sequence[dict[str, str]]) -> list[int]:
         return list(self.tok(self.render(messages), add_special_tokens=False)["input_ids"])
 
+    def prompt_of(self, r: GenRequest) -> list[int]:
+        return list(r.prompt_ids) if r.prompt_ids is not None else self.encode_prompt(r.messages)
+
     def tokenize(self, text: str) -> list[int]:
         return list(self.tok(text, add_special_tokens=False)["input_ids"])
 
@@ -154,6 +167,8 @@ class Engine:
                 except _Dropped:  # every client of this chunk left during its prefill
                     continue
                 for r, res in zip(chunk, results, strict=True):
+                    if r.prompt_logprobs is not None and not r.cancelled():
+                        res.prompt = self._prompt_logprobs(self.prompt_of(r), r.prompt_logprobs)
                     out[index[id(r)]] = res
         return out
 
@@ -169,7 +184,7 @@ class Engine:
         plen = 0
         lens: list[int] = []
         for r in reqs:
-            ids = self.encode_prompt(r.messages)
+            ids = self.prompt_of(r)
             if cur:
                 p = min(plen, _common_prefix_len([first, ids]))
                 total = sum(n - p for n in lens) + len(ids) - p
@@ -185,7 +200,7 @@ class Engine:
         return chunks
 
     def _generate_batch(self, reqs: list[GenRequest]) -> list[GenResult]:
-        prompts = [self.encode_prompt(r.messages) for r in reqs]
+        prompts = [self.prompt_of(r) for r in reqs]
         if any(not p for p in prompts):
             raise BadRequest("empty prompt")
         self.stats["batches"] += 1
@@ -214,6 +229,7 @@ class Engine:
         infos: list[list[TokenLogprob]] = [[] for _ in reqs]
         done = [False] * n
         finish = ["length"] * n
+        streamed = [""] * n  # text already handed to each request's on_text
         step = 0
         while True:
             logits = logits.float()
@@ -256,6 +272,9 @@ class Engine:
                     done[b], finish[b] = True, "stop"
                 elif len(gen[b]) >= limits[b]:
                     done[b] = True
+                if r.on_text is not None and not done[b]:  # the last piece comes with the result
+                    text = self.tok.decode(gen[b], skip_special_tokens=True)
+                    streamed[b] = _stream(r.on_text, streamed[b], _settled(text, r.stop))
             step += 1
             for b in rows:
                 if not done[b] and reqs[b].cancelled():
@@ -291,14 +310,42 @@ class Engine:
 
         results = []
         for b, r in enumerate(reqs):
-            text = self.tok.decode(gen[b], skip_special_tokens=True)
-            if r.stop:
-                hits = [(text.find(s), s) for s in r.stop if s in text]
-                if hits:
-                    at, s = min(hits)
-                    text = text[: at + (len(s) if r.include_stop_str_in_output else 0)]
-            results.append(GenResult(text, finish[b], len(prompts[b]), infos[b]))
+            text = _cut_at_stop(
+                self.tok.decode(gen[b], skip_special_tokens=True),
+                r.stop,
+                r.include_stop_str_in_output,
+            )
+            if r.on_text is not None:
+                _stream(r.on_text, streamed[b], text)
+            results.append(GenResult(text, finish[b], len(prompts[b]), infos[b], len(gen[b])))
         return results
+
+    def _prompt_logprobs(self, ids: list[int], top: int) -> list[TokenLogprob]:
+        """Each prompt token's logprob given the tokens before it (the first has none), with the
+        `top` most likely alternatives. Pieces of PREFILL_CHUNK tokens on a growing cache: all
+        logits of a long prompt at once would take gigabytes."""
+        from transformers import DynamicCache
+
+        cache = DynamicCache(config=self.model.config)
+        out: list[TokenLogprob] = []
+        for start in range(0, len(ids) - 1, PREFILL_CHUNK):
+            end = min(start + PREFILL_CHUNK, len(ids) - 1)
+            res = self.model(
+                input_ids=torch.tensor([ids[start:end]]), past_key_values=cache, use_cache=True
+            )
+            cache = res.past_key_values
+            lps = torch.log_softmax(res.logits[0].float(), dim=-1)
+            for j, lp in enumerate(lps):
+                tid = ids[start + j + 1]
+                alts = []
+                if top > 0:
+                    vals, idx = torch.topk(lp, min(top, lp.shape[0]))
+                    alts = [
+                        (int(i), self.token_text(int(i)), float(v))
+                        for v, i in zip(vals, idx, strict=True)
+                    ]
+                out.append(TokenLogprob(tid, self.token_text(tid), float(lp[tid]), alts))
+        return out
 
     def _prefill(
         self, prefix: list[int], suffixes: list[list[int]], dropped: Callable[[], bool]
@@ -379,6 +426,35 @@ class Engine:
             if ids[0] not in out:
                 out.append(ids[0])
         return out
+
+
+def _cut_at_stop(text: str, stop: list[str] | None, include: bool) -> str:
+    """The reply up to its first stop string (kept when `include`)."""
+    hits = [(text.find(s), s) for s in stop or () if s in text]
+    if not hits:
+        return text
+    at, s = min(hits)
+    return text[: at + (len(s) if include else 0)]
+
+
+def _settled(text: str, stop: list[str] | None) -> str:
+    """The part of a reply still being generated that no later token can change: without a
+    half-decoded UTF-8 character at the end (shown as U+FFFD) and without a tail that could be
+    the start of a stop string (cut later)."""
+    text = text.rstrip("\ufffd")
+    hits = [text.find(s) for s in stop or () if s in text]
+    if hits:
+        return text[: min(hits)]
+    hold = max((len(s) for s in stop or ()), default=1) - 1
+    return text[: len(text) - hold] if hold > 0 else text
+
+
+def _stream(sink: Callable[[str], None], sent: str, text: str) -> str:
+    """Hand `sink` what `text` adds to `sent`; returns the text sent so far."""
+    if len(text) > len(sent) and text.startswith(sent):
+        sink(text[len(sent) :])
+        return text
+    return sent
 
 
 def _common_prefix_len(seqs: Sequence[Sequence[int]]) -> int:

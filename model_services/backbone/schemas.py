@@ -1,5 +1,8 @@
 """OpenAI-compatible chat-completion shapes (the subset we serve and read), plus our extensions.
 
+Also the legacy `POST /v1/completions` (a prompt string, list of strings or token ids; `echo`,
+integer `logprobs`) and streaming chunks of both (`chat.completion.chunk`, `text_completion`).
+
 Extensions (ignored by, or harmless to, other OpenAI-compatible servers):
 - `forced_choice`: a list of strings; the first generated token is restricted to their first
   tokens, and the reply's logprobs list each choice's full-vocabulary logprob;
@@ -12,14 +15,39 @@ Extensions (ignored by, or harmless to, other OpenAI-compatible servers):
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
+
+MAX_N = 16  # choices per request; each counts as one prompt against the queue bound
+
+
+class TextPart(BaseModel):
+    """A list-form content part. Only text is served: an image or audio part is a 400."""
+
+    type: Literal["text"]
+    text: str
 
 
 class ChatMessage(BaseModel):
-    role: Literal["system", "user", "assistant"]
-    content: str
+    # `developer` is the newer OpenAI name of `system` (sent by recent SDKs and tools)
+    role: Literal["system", "developer", "user", "assistant"]
+    content: str | list[TextPart]
+
+    @field_validator("role")
+    @classmethod
+    def _developer_is_system(cls, v: str) -> str:
+        return "system" if v == "developer" else v
+
+    @field_validator("content")
+    @classmethod
+    def _join_parts(cls, v: str | list[TextPart]) -> str:
+        # as vLLM does: the text parts joined by newlines
+        return v if isinstance(v, str) else "\n".join(p.text for p in v)
+
+
+class StreamOptions(BaseModel):
+    include_usage: bool = False
 
 
 class SamplingParams(BaseModel):
@@ -33,14 +61,59 @@ class SamplingParams(BaseModel):
     top_logprobs: int | None = Field(None, ge=0, le=20)
     logit_bias: dict[str, float] | None = None
     stop: str | list[str] | None = None
-    n: int = Field(1, ge=1, le=1)
+    n: int = Field(1, ge=1, le=MAX_N)  # decoding is greedy: the n choices are the same
     forced_choice: list[str] | None = Field(None, min_length=1, max_length=20)
     extra_logprobs: list[str] | None = Field(None, min_length=1, max_length=20)
     include_stop_str_in_output: bool = False
 
+    stream: bool = False
+    stream_options: StreamOptions | None = None
+    # Not served: declared so that a request using them is refused with a 400 that says so,
+    # instead of being answered with prose its caller did not ask for.
+    tools: list[Any] | None = None
+    tool_choice: Any = None
+    functions: list[Any] | None = None
+    function_call: Any = None
+    response_format: dict[str, Any] | None = None
+
+    def unserved(self) -> str | None:
+        """The first parameter set to something this server does not serve, or None."""
+        if self.tools or self.functions:
+            return "tools" if self.tools else "functions"
+        if self.tool_choice not in (None, "none"):
+            return "tool_choice"
+        if self.function_call not in (None, "none"):
+            return "function_call"
+        if self.response_format and self.response_format.get("type", "text") != "text":
+            return "response_format"
+        return None
+
 
 class ChatCompletionRequest(SamplingParams):
     messages: list[ChatMessage] = Field(min_length=1)
+
+
+class CompletionRequest(SamplingParams):
+    """The legacy completions request: a raw prompt (no chat template). `logprobs` is an integer
+    there (how many alternatives per position), and `echo` returns the prompt (with its tokens'
+    logprobs) before the completion."""
+
+    prompt: (
+        str
+        | Annotated[list[int], Field(min_length=1)]
+        | Annotated[list[str], Field(min_length=1)]
+        | Annotated[list[Annotated[list[int], Field(min_length=1)]], Field(min_length=1)]
+    )
+    logprobs: int | None = Field(None, ge=0, le=20)  # type: ignore[assignment]
+    max_tokens: int | None = Field(16, ge=0, le=4096)  # OpenAI's default; 0 with echo scores
+    echo: bool = False
+    suffix: str | None = None
+
+    def prompts(self) -> list[str | list[int]]:
+        p = self.prompt
+        if isinstance(p, str) or (p and isinstance(p[0], int)):
+            return [p]  # type: ignore[list-item]
+        return list(p)  # type: ignore[arg-type]
 
 
 class BatchChatCompletionRequest(SamplingParams):
@@ -88,6 +161,53 @@ class ChatCompletion(BaseModel):
     created: int = 0
     model: str = ""
     choices: list[Choice]
+    usage: Usage | None = None
+
+
+class DeltaMessage(BaseModel):
+    role: str | None = None
+    content: str | None = None
+
+
+class ChunkChoice(BaseModel):
+    index: int = 0
+    delta: DeltaMessage
+    logprobs: ChoiceLogprobs | None = None
+    finish_reason: str | None = None
+
+
+class ChatCompletionChunk(BaseModel):
+    id: str
+    object: str = "chat.completion.chunk"
+    created: int
+    model: str
+    choices: list[ChunkChoice]
+    usage: Usage | None = None
+
+
+class LegacyLogprobs(BaseModel):
+    """The completions endpoint's logprobs: parallel lists over the tokens (the prompt's too with
+    `echo`; the first prompt token has no logprob)."""
+
+    tokens: list[str] = Field(default_factory=list)
+    token_logprobs: list[float | None] = Field(default_factory=list)
+    top_logprobs: list[dict[str, float] | None] = Field(default_factory=list)
+    text_offset: list[int] = Field(default_factory=list)
+
+
+class CompletionChoice(BaseModel):
+    index: int = 0
+    text: str
+    logprobs: LegacyLogprobs | None = None
+    finish_reason: str | None = None
+
+
+class Completion(BaseModel):
+    id: str
+    object: str = "text_completion"
+    created: int
+    model: str
+    choices: list[CompletionChoice]
     usage: Usage | None = None
 
 

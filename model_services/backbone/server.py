@@ -1,7 +1,12 @@
 """The project's own OpenAI-compatible backbone server (FastAPI over `Engine`).
 
-Routes: `GET /v1/models`, `POST /v1/chat/completions`, `POST /v1/batch/chat/completions` (our
-batch extension), `POST /tokenize` (vLLM's shape), `GET /health`.
+Routes: `GET /v1/models`, `GET /v1/models/{id}`, `POST /v1/chat/completions`,
+`POST /v1/completions` (legacy, with `echo` and integer `logprobs`),
+`POST /v1/batch/chat/completions` (our batch extension), `POST /tokenize` (vLLM's shape),
+`GET /health`. Both completion routes stream Server-Sent Events with `stream: true`, piece by
+piece as the engine decodes tokens. Every 4xx/5xx carries OpenAI's error object; parameters the
+server does not serve (`tools`, `tool_choice`, `response_format` other than text) are refused with
+a 400 that names them rather than ignored.
 
 Concurrent requests are grouped: while the model is busy, incoming requests queue up and the next
 forward pass takes all of them as one batch (so plain concurrent OpenAI clients are batched too).
@@ -18,19 +23,29 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import json
 import logging
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import BaseModel
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from model_services.backbone.engine import BadRequest, Engine, GenRequest, GenResult
+from model_services.backbone.engine import (
+    BadRequest,
+    Engine,
+    GenRequest,
+    GenResult,
+    TokenLogprob,
+)
 from model_services.backbone.guards import (
     ClientGone,
     StrictJSONRoute,
@@ -41,10 +56,17 @@ from model_services.backbone.schemas import (
     BatchChatCompletion,
     BatchChatCompletionRequest,
     ChatCompletion,
+    ChatCompletionChunk,
     ChatCompletionRequest,
     ChatMessage,
     Choice,
     ChoiceLogprobs,
+    ChunkChoice,
+    Completion,
+    CompletionChoice,
+    CompletionRequest,
+    DeltaMessage,
+    LegacyLogprobs,
     ModelCard,
     ModelList,
     ResponseMessage,
@@ -117,13 +139,53 @@ class Batcher(QueueWorker[list[GenRequest]]):
             i += len(reqs)
 
 
+class ApiError(Exception):
+    """An error answered with OpenAI's error object and this status."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        kind: str,
+        *,
+        param: str | None = None,
+        code: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status, self.kind, self.param, self.code = status, kind, param, code
+
+
+def _printable(text: str) -> str:
+    """`text` for an error message: a lone surrogate (from a hostile path) as an escape, since
+    it cannot be encoded in the UTF-8 body; cut to 200 characters."""
+    return text.encode("utf-8", "backslashreplace").decode()[:200]
+
+
+def _refuse_unserved(p: SamplingParams) -> None:
+    name = p.unserved()
+    if name:
+        raise BadRequest(
+            f"`{name}` is not served by this server: it generates plain text only (no tool "
+            "calls, no JSON mode or schema). Remove the parameter, or use a server that serves it.",
+            param=name,
+            code="unsupported_parameter",
+        )
+
+
 def _gen_request(
-    messages: list[ChatMessage], p: SamplingParams, engine: Engine, param: str = "messages"
+    messages: list[ChatMessage] | None,
+    p: SamplingParams,
+    engine: Engine,
+    param: str = "messages",
+    *,
+    prompt_ids: list[int] | None = None,
+    max_tokens: int | None = None,
 ) -> GenRequest:
-    max_tokens = p.max_completion_tokens or p.max_tokens or DEFAULT_MAX_TOKENS
+    max_tokens = max_tokens or p.max_completion_tokens or p.max_tokens or DEFAULT_MAX_TOKENS
     # the tokenizer alone decides (milliseconds): an oversize prompt never reaches the model
-    dumped = [m.model_dump() for m in messages]
-    engine.check_length(len(engine.encode_prompt(dumped)), max_tokens, param)
+    dumped = [m.model_dump() for m in messages or ()]
+    ids = prompt_ids if prompt_ids is not None else engine.encode_prompt(dumped)
+    engine.check_length(len(ids), max_tokens, param)
     bias = None
     if p.logit_bias:
         try:
@@ -139,8 +201,9 @@ def _gen_request(
     stop = [p.stop] if isinstance(p.stop, str) else p.stop
     return GenRequest(
         messages=dumped,
+        prompt_ids=prompt_ids,
         max_tokens=max_tokens,
-        logprobs=p.logprobs,
+        logprobs=bool(p.logprobs),
         top_logprobs=p.top_logprobs or 0,
         logit_bias=bias,
         forced_choice=p.forced_choice,
@@ -150,41 +213,130 @@ def _gen_request(
     )
 
 
-def _completion(res: GenResult, p: SamplingParams, model: str) -> ChatCompletion:
-    logprobs = None
-    if p.logprobs or p.forced_choice:
-        logprobs = ChoiceLogprobs(
-            content=[
-                TokenLogprobOut(
-                    token=t.token,
-                    logprob=t.logprob,
-                    bytes=list(t.token.encode()),
-                    top_logprobs=[
-                        TopLogprob(token=s, logprob=lp, bytes=list(s.encode()))
-                        for _, s, lp in t.top
-                    ],
-                )
-                for t in res.tokens
-            ]
-        )
-    n_out = len(res.tokens) if res.tokens else 0
+def _copies(gen: GenRequest, n: int) -> list[GenRequest]:
+    """`n` choices of one prompt: n rows of the batch (greedy decoding makes them equal)."""
+    return [gen] + [dataclasses.replace(gen, cancel=None) for _ in range(n - 1)]
+
+
+def _chat_logprobs(res: GenResult, p: SamplingParams) -> ChoiceLogprobs | None:
+    if not (p.logprobs or p.forced_choice):
+        return None
+    return ChoiceLogprobs(
+        content=[
+            TokenLogprobOut(
+                token=t.token,
+                logprob=t.logprob,
+                bytes=list(t.token.encode()),
+                top_logprobs=[
+                    TopLogprob(token=s, logprob=lp, bytes=list(s.encode())) for _, s, lp in t.top
+                ],
+            )
+            for t in res.tokens
+        ]
+    )
+
+
+def _usage(results: list[GenResult], n: int) -> Usage:
+    """Each prompt counted once (as OpenAI counts it for its `n` choices), every choice's
+    tokens."""
+    prompt = sum(r.prompt_tokens for r in results[::n])
+    out = sum(r.completion_tokens for r in results)
+    return Usage(prompt_tokens=prompt, completion_tokens=out, total_tokens=prompt + out)
+
+
+def _completion(results: list[GenResult], p: SamplingParams, model: str) -> ChatCompletion:
     return ChatCompletion(
         id="chatcmpl-" + uuid.uuid4().hex[:24],
         created=int(time.time()),
         model=model,
         choices=[
             Choice(
+                index=i,
                 message=ResponseMessage(content=res.text),
-                logprobs=logprobs,
+                logprobs=_chat_logprobs(res, p),
                 finish_reason=res.finish_reason,
             )
+            for i, res in enumerate(results)
         ],
-        usage=Usage(
-            prompt_tokens=res.prompt_tokens,
-            completion_tokens=n_out,
-            total_tokens=res.prompt_tokens + n_out,
-        ),
+        usage=_usage(results, p.n),
     )
+
+
+def _legacy_logprobs(
+    tokens: list[TokenLogprob], offset: int, first: str | None = None
+) -> LegacyLogprobs:
+    """Legacy logprobs of `tokens`, text offsets counted from `offset`; `first` is the echoed
+    prompt's first token, which has no logprob."""
+    out = LegacyLogprobs()
+    if first is not None:
+        out.tokens.append(first)
+        out.token_logprobs.append(None)
+        out.top_logprobs.append(None)
+        out.text_offset.append(offset)
+        offset += len(first)
+    for t in tokens:
+        out.tokens.append(t.token)
+        out.token_logprobs.append(t.logprob)
+        out.top_logprobs.append({s: lp for _, s, lp in t.top})
+        out.text_offset.append(offset)
+        offset += len(t.token)
+    return out
+
+
+def _sse(obj: BaseModel | str) -> str:
+    return f"data: {obj if isinstance(obj, str) else obj.model_dump_json()}\n\n"
+
+
+async def _pieces(
+    batcher: Batcher, gens: list[GenRequest]
+) -> AsyncIterator[tuple[int, str] | list[GenResult]]:
+    """(choice index, new text) as the engine decodes it, then the results. Leaving early (the
+    client went away) cancels the work, which the batcher then drops."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[tuple[int, str] | None] = asyncio.Queue()
+    for i, g in enumerate(gens):
+        g.on_text = lambda text, i=i: loop.call_soon_threadsafe(queue.put_nowait, (i, text))
+    task = asyncio.ensure_future(batcher.submit(gens))
+    # settles after every piece: the engine thread queued them before its result
+    task.add_done_callback(lambda _: queue.put_nowait(None))
+    try:
+        while (item := await queue.get()) is not None:
+            yield item
+        yield task.result()
+    finally:
+        task.cancel()
+
+
+def _event_stream(
+    batcher: Batcher,
+    gens: list[GenRequest],
+    head: list[BaseModel],
+    piece: Callable[[int, str], BaseModel],
+    tail: Callable[[list[GenResult]], list[BaseModel]],
+) -> StreamingResponse:
+    """Server-Sent Events: `head`, one event per decoded piece, `tail(results)`, `[DONE]`. An error
+    after the first event is an event with OpenAI's error object (the SDK raises it)."""
+
+    async def events() -> AsyncIterator[str]:
+        for h in head:
+            yield _sse(h)
+        try:
+            # closed at once when the client leaves (the engine then drops the work)
+            async with contextlib.aclosing(_pieces(batcher, gens)) as pieces:
+                async for item in pieces:
+                    if isinstance(item, tuple):
+                        yield _sse(piece(*item))
+                    else:
+                        for t in tail(item):
+                            yield _sse(t)
+        except Exception as e:  # the status line is sent: the error can only be an event
+            log.warning("stream failed: %s", e)
+            body = {"message": str(e), "type": "server_error", "param": None, "code": None}
+            yield _sse(json.dumps({"error": body}))
+            return
+        yield _sse("[DONE]")
+
+    return StreamingResponse(events(), media_type="text/event-stream")
 
 
 def _error(
@@ -224,13 +376,36 @@ def create_app(
 
     def check_model(name: str | None) -> None:
         if name and name != served_name:
-            raise HTTPException(
-                404, f"The model `{name}` does not exist; this server serves `{served_name}`."
+            raise ApiError(
+                404,
+                f"The model `{_printable(name)}` does not exist; this server serves `{served_name}`.",
+                "invalid_request_error",
+                param="model",
+                code="model_not_found",
             )
 
     @app.exception_handler(BadRequest)
     async def _bad(_, exc: BadRequest) -> JSONResponse:
         return _error(400, str(exc), "invalid_request_error", param=exc.param, code=exc.code)
+
+    @app.exception_handler(ApiError)
+    async def _api(_, exc: ApiError) -> JSONResponse:
+        return _error(exc.status, str(exc), exc.kind, param=exc.param, code=exc.code)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        # unknown routes and methods: OpenAI's wording and object, not FastAPI's {"detail"}
+        message = (
+            f"Invalid URL ({request.method} {_printable(request.url.path)})"
+            if exc.status_code in (404, 405)
+            else str(exc.detail)
+        )
+        return _error(exc.status_code, message, "invalid_request_error", headers=exc.headers)
+
+    @app.exception_handler(Exception)
+    async def _crash(_, exc: Exception) -> JSONResponse:
+        log.exception("unhandled error")
+        return _error(500, f"internal error: {type(exc).__name__}", "server_error")
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_, exc: RequestValidationError) -> JSONResponse:
@@ -257,14 +432,158 @@ def create_app(
     async def models() -> ModelList:
         return ModelList(data=[ModelCard(id=served_name)])
 
+    @app.get("/v1/models/{model_id:path}", response_model=ModelCard)
+    async def model_card(model_id: str) -> ModelCard:
+        check_model(model_id)
+        return ModelCard(id=served_name)
+
     @app.post(
-        "/v1/chat/completions", response_model=ChatCompletion, response_model_exclude_none=True
+        "/v1/chat/completions",
+        response_model=ChatCompletion,
+        response_model_exclude_none=True,
+        responses={200: {"content": {"text/event-stream": {}}}},
     )
-    async def chat(req: ChatCompletionRequest, request: Request) -> ChatCompletion:
+    async def chat(req: ChatCompletionRequest, request: Request) -> Any:
         check_model(req.model)
-        gen = _gen_request(req.messages, req, engine)
-        (res,) = await cancel_on_disconnect(request, batcher.submit([gen]))
-        return _completion(res, req, served_name)
+        _refuse_unserved(req)
+        gens = _copies(_gen_request(req.messages, req, engine), req.n)
+        if req.stream:
+            batcher.admit(len(gens), "prompts")  # a full queue is a 503, not a broken stream
+            return _chat_stream(gens, req)
+        results = await cancel_on_disconnect(request, batcher.submit(gens))
+        return _completion(results, req, served_name)
+
+    def _chat_stream(gens: list[GenRequest], req: ChatCompletionRequest) -> StreamingResponse:
+        cid, created = "chatcmpl-" + uuid.uuid4().hex[:24], int(time.time())
+
+        def chunk(choices: list[ChunkChoice], usage: Usage | None = None) -> ChatCompletionChunk:
+            return ChatCompletionChunk(
+                id=cid, created=created, model=served_name, choices=choices, usage=usage
+            )
+
+        def tail(results: list[GenResult]) -> list[BaseModel]:
+            out: list[BaseModel] = [
+                chunk(
+                    [
+                        ChunkChoice(
+                            index=i,
+                            delta=DeltaMessage(),
+                            logprobs=_chat_logprobs(r, req),  # all at once, at the end
+                            finish_reason=r.finish_reason,
+                        )
+                    ]
+                )
+                for i, r in enumerate(results)
+            ]
+            if req.stream_options and req.stream_options.include_usage:
+                out.append(chunk([], _usage(results, req.n)))
+            return out
+
+        head = [
+            chunk([ChunkChoice(index=i, delta=DeltaMessage(role="assistant", content=""))])
+            for i in range(len(gens))
+        ]
+        return _event_stream(
+            batcher,
+            gens,
+            head,
+            lambda i, text: chunk([ChunkChoice(index=i, delta=DeltaMessage(content=text))]),
+            tail,
+        )
+
+    @app.post(
+        "/v1/completions",
+        response_model=Completion,
+        response_model_exclude_none=True,
+        responses={200: {"content": {"text/event-stream": {}}}},
+    )
+    async def completions(req: CompletionRequest, request: Request) -> Any:
+        check_model(req.model)
+        _refuse_unserved(req)
+        if req.suffix:
+            raise BadRequest("`suffix` (insertion) is not served", param="suffix")
+        prompts = req.prompts()
+        batcher.admit(len(prompts) * req.n, "prompts")  # before tokenizing a refused batch
+        # max_tokens 0 (with echo: only the prompt's logprobs) decodes one token, then drops it
+        max_tokens = req.max_tokens if req.max_tokens is not None else 16
+        texts, gens = [], []
+        for i, prompt in enumerate(prompts):
+            ids = engine.tokenize(prompt) if isinstance(prompt, str) else list(prompt)
+            param = "prompt" if len(prompts) == 1 else f"prompt[{i}]"
+            if not ids:
+                raise BadRequest("the prompt is empty", param=param)
+            if any(not 0 <= t < engine.vocab_size for t in ids):
+                raise BadRequest("prompt token ids outside the vocabulary", param=param)
+            texts.append(prompt if isinstance(prompt, str) else engine.tok.decode(ids))
+            gen = _gen_request(
+                None, req, engine, param, prompt_ids=ids, max_tokens=max(1, max_tokens)
+            )
+            # legacy `logprobs` is how many alternatives; 0 still lists the chosen tokens
+            gen.logprobs, gen.top_logprobs = req.logprobs is not None, req.logprobs or 0
+            if req.echo and req.logprobs is not None:
+                gen.prompt_logprobs = req.logprobs
+            for g in _copies(gen, req.n):
+                if max_tokens == 0:
+                    g.max_tokens, g.stop = 1, None
+                gens.append(g)
+        first = {i: engine.token_text(g.prompt_ids[0]) for i, g in enumerate(gens)}  # type: ignore[index]
+
+        def trimmed(r: GenResult) -> GenResult:
+            if max_tokens == 0:
+                return dataclasses.replace(r, text="", tokens=[], completion_tokens=0)
+            return r
+
+        def choice(i: int, r: GenResult) -> CompletionChoice:
+            prompt_text = texts[i // req.n]
+            logprobs = None
+            if req.logprobs is not None:
+                if req.echo:
+                    logprobs = _legacy_logprobs((r.prompt or []) + r.tokens, 0, first[i])
+                else:
+                    logprobs = _legacy_logprobs(r.tokens, len(prompt_text))
+            text = (prompt_text if req.echo else "") + r.text
+            return CompletionChoice(
+                index=i, text=text, logprobs=logprobs, finish_reason=r.finish_reason
+            )
+
+        cid, created = "cmpl-" + uuid.uuid4().hex[:24], int(time.time())
+
+        def completion(choices: list[CompletionChoice], usage: Usage | None = None) -> Completion:
+            return Completion(
+                id=cid, created=created, model=served_name, choices=choices, usage=usage
+            )
+
+        if not req.stream:
+            results = await cancel_on_disconnect(request, batcher.submit(gens))
+            results = [trimmed(r) for r in results]
+            return completion([choice(i, r) for i, r in enumerate(results)], _usage(results, req.n))
+        if max_tokens == 0:
+            for g in gens:
+                g.on_text = None
+
+        def tail(results: list[GenResult]) -> list[BaseModel]:
+            results = [trimmed(r) for r in results]
+            out: list[BaseModel] = []
+            for i, r in enumerate(results):
+                c = choice(i, r)
+                c.text = ""  # the text went out piece by piece
+                out.append(completion([c]))
+            if req.stream_options and req.stream_options.include_usage:
+                out.append(completion([], _usage(results, req.n)))
+            return out
+
+        head: list[BaseModel] = [
+            completion([CompletionChoice(index=i, text=texts[i // req.n])])
+            for i in range(len(gens))
+            if req.echo
+        ]
+        return _event_stream(
+            batcher,
+            gens,
+            head,
+            lambda i, text: completion([CompletionChoice(index=i, text=text)]),
+            tail,
+        )
 
     @app.post(
         "/v1/batch/chat/completions",
@@ -273,14 +592,22 @@ def create_app(
     )
     async def chat_batch(req: BatchChatCompletionRequest, request: Request) -> BatchChatCompletion:
         check_model(req.model)
-        batcher.admit(len(req.messages_list), "prompts")  # before tokenizing a refused batch
+        _refuse_unserved(req)
+        if req.stream:
+            raise BadRequest("the batch route does not stream", param="stream")
+        n = req.n
+        batcher.admit(len(req.messages_list) * n, "prompts")  # before tokenizing a refused batch
         gens = [
-            _gen_request(m, req, engine, f"messages_list[{i}]")
+            g
             for i, m in enumerate(req.messages_list)
+            for g in _copies(_gen_request(m, req, engine, f"messages_list[{i}]"), n)
         ]
         results = await cancel_on_disconnect(request, batcher.submit(gens))
         return BatchChatCompletion(
-            model=served_name, completions=[_completion(r, req, served_name) for r in results]
+            model=served_name,
+            completions=[
+                _completion(results[i : i + n], req, served_name) for i in range(0, len(results), n)
+            ],
         )
 
     @app.post("/tokenize", response_model=TokenizeResponse)

@@ -1,0 +1,67 @@
+"""Time to the first streamed token vs the whole reply, on the project's backbone server.
+
+    python benchmarks/backbone_stream.py [--tokens 64] [--rounds 3]
+
+Starts the server (SmolLM2-135M, CPU), then for each round sends the same chat request with the
+`openai` SDK twice: once without streaming (the whole reply: time to the body) and once with
+`stream=True` (time to the first content chunk, and to the end of the stream). Prints medians.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.backbone import free_port, start, wait_http  # noqa: E402
+
+PROMPT = [{"role": "user", "content": "Write a short story about a lighthouse keeper."}]
+
+
+def main() -> None:
+    import openai
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tokens", type=int, default=64, help="max_tokens of the reply")
+    ap.add_argument("--rounds", type=int, default=3)
+    a = ap.parse_args()
+    port = free_port()
+    log = Path(tempfile.mkdtemp(prefix="bench-stream-")) / "backbone.log"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = start([sys.executable, "-m", "model_services.backbone", "--port", str(port)], env, log)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/health", proc, "backbone server")
+        client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="unused")
+        args = {"model": "SmolLM2-135M-Instruct", "messages": PROMPT, "max_tokens": a.tokens}
+        client.chat.completions.create(**{**args, "max_tokens": 1})  # warm-up
+        whole, first, end, tokens = [], [], [], 0
+        for _ in range(a.rounds):
+            t0 = time.monotonic()
+            r = client.chat.completions.create(**args)
+            whole.append(time.monotonic() - t0)
+            tokens = r.usage.completion_tokens if r.usage else 0
+            t0, seen = time.monotonic(), None
+            for ch in client.chat.completions.create(**args, stream=True):
+                if seen is None and ch.choices and ch.choices[0].delta.content:
+                    seen = time.monotonic() - t0
+            first.append(seen or float("nan"))
+            end.append(time.monotonic() - t0)
+        med = statistics.median
+        print(f"{tokens} completion tokens, medians of {a.rounds}:")
+        print(f"  whole reply (stream=False):   {med(whole):.2f} s")
+        print(f"  first token (stream=True):    {med(first):.2f} s")
+        print(f"  end of stream (stream=True):  {med(end):.2f} s")
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+if __name__ == "__main__":
+    main()
