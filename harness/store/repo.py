@@ -147,6 +147,20 @@ class Store:
     def get_run(self, run_id: str) -> Run | None:
         return self._get(Run, run_id)
 
+    def ids_starting(self, kind: str, prefix: str, limit: int = 10) -> list[str]:
+        """Ids of runs (`kind` "run") or episodes ("episode") that start with `prefix`, at most
+        `limit`, sorted: people type and paste shortened ids."""
+        table = {"run": Run, "episode": Episode}[kind]
+        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        q = (
+            select(table.id)
+            .where(table.id.like(escaped + "%", escape="\\"))
+            .order_by(table.id)
+            .limit(limit)
+        )
+        with self.engine.connect() as c:
+            return list(c.scalars(q))
+
     def list_runs(
         self, *, status: str | None = None, limit: int = 100, offset: int = 0
     ) -> list[Run]:

@@ -1,0 +1,104 @@
+"""`harness agents list`: the agents a run may name, where each comes from, and its options."""
+
+from __future__ import annotations
+
+import re
+import sys
+from typing import Any
+
+import typer
+from pydantic import BaseModel
+from pydantic_core import PydanticUndefined
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+agents_app = typer.Typer(no_args_is_help=True, help="Interpreter agents: list them.")
+
+
+class OptionOut(BaseModel):
+    name: str
+    type: str
+    default: Any = None
+    required: bool = False
+    description: str = ""
+
+
+class AgentListed(BaseModel):
+    name: str
+    kind: str  # builtin | registered | entry_point: where the name comes from
+    provider: str
+    description: str
+    target: str
+    options: list[OptionOut] | None = None  # None: the agent could not be loaded
+
+
+def _type_name(annotation: Any) -> str:
+    name = getattr(annotation, "__name__", None)
+    return name if name and not getattr(annotation, "__args__", None) else repr(annotation)
+
+
+def options_of(spec: str) -> list[OptionOut] | None:
+    """The agent's `Options` (what a REST caller may set; the CLI's `-o KEY=VALUE` takes the
+    same names), with defaults; None when the agent does not load here."""
+    from agents.registry import resolve_agent
+
+    try:
+        cls, _ = resolve_agent(spec)
+    except Exception:  # listed with why by list_agents; nothing to describe
+        return None
+    out = []
+    for name, f in cls.Options.model_fields.items():
+        default = None if f.default is PydanticUndefined else f.default
+        out.append(
+            OptionOut(
+                name=name,
+                type=re.sub(r"\b(?:[a-z_]\w*\.)+", "", _type_name(f.annotation)),
+                default=default,
+                required=f.is_required(),
+                description=f.description or "",
+            )
+        )
+    return out
+
+
+def listed() -> list[AgentListed]:
+    from agents.registry import list_agents
+
+    return [
+        AgentListed(
+            name=a.name,
+            kind=a.source,
+            provider=a.provider,
+            description=a.description,
+            target=a.target,
+            options=options_of(a.name),
+        )
+        for a in list_agents()
+    ]
+
+
+def _option_cell(o: OptionOut) -> str:
+    value = "required" if o.required else f"default {o.default!r}"
+    return f"{o.name}: {o.type} ({value})"
+
+
+@agents_app.command("list")
+def list_(as_json: bool = typer.Option(False, "--json", help="one JSON object per line")) -> None:
+    """Registered agents (built-in, @register_agent, entry points): kind, provider, options."""
+    agents = listed()
+    if as_json:
+        for a in agents:
+            sys.stdout.write(a.model_dump_json() + "\n")
+        return
+    t = Table("agent", "kind", "provider", "options (-o KEY=VALUE)", "description")
+    for a in agents:
+        opts = (
+            "(not loadable here)" if a.options is None else "\n".join(map(_option_cell, a.options))
+        )
+        t.add_row(a.name, a.kind, a.provider, escape(opts or "-"), escape(a.description))
+    Console().print(t)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(agents_app, name="agents")
