@@ -102,12 +102,13 @@ def add_run(
     return run.id
 
 
-def main_job_store(url: str) -> list[str]:
-    """The main job's four runs (numeric with its interpolation floor), ids in family order."""
+def main_job_store(url: str, repeat: int = 1) -> list[str]:
+    """The main job's four runs (numeric with its interpolation floor), ids in family order;
+    each family's episodes `repeat` times over."""
     store = open_store(url)
     ids = []
     for family, (agent, episodes) in MAIN_JOB.items():
-        rid = add_run(store, agent, family, episodes, error_episode=True)
+        rid = add_run(store, agent, family, episodes * repeat, error_episode=True)
         if family == "numeric":
             floor = add_run(
                 store,
