@@ -2,26 +2,17 @@
 
 from __future__ import annotations
 
-import re
 import sys
-from typing import Any
 
 import typer
 from pydantic import BaseModel
-from pydantic_core import PydanticUndefined
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from harness.agent_info import OptionOut, options_of
+
 agents_app = typer.Typer(no_args_is_help=True, help="Interpreter agents: list them.")
-
-
-class OptionOut(BaseModel):
-    name: str
-    type: str
-    default: Any = None
-    required: bool = False
-    description: str = ""
 
 
 class AgentListed(BaseModel):
@@ -31,35 +22,6 @@ class AgentListed(BaseModel):
     description: str
     target: str
     options: list[OptionOut] | None = None  # None: the agent could not be loaded
-
-
-def _type_name(annotation: Any) -> str:
-    name = getattr(annotation, "__name__", None)
-    return name if name and not getattr(annotation, "__args__", None) else repr(annotation)
-
-
-def options_of(spec: str) -> list[OptionOut] | None:
-    """The agent's `Options` (what a REST caller may set; the CLI's `-o KEY=VALUE` takes the
-    same names), with defaults; None when the agent does not load here."""
-    from agents.registry import resolve_agent
-
-    try:
-        cls, _ = resolve_agent(spec)
-    except Exception:  # listed with why by list_agents; nothing to describe
-        return None
-    out = []
-    for name, f in cls.Options.model_fields.items():
-        default = None if f.default is PydanticUndefined else f.default
-        out.append(
-            OptionOut(
-                name=name,
-                type=re.sub(r"\b(?:[a-z_]\w*\.)+", "", _type_name(f.annotation)),
-                default=default,
-                required=f.is_required(),
-                description=f.description or "",
-            )
-        )
-    return out
 
 
 def listed() -> list[AgentListed]:
