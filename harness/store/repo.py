@@ -370,6 +370,15 @@ class Store:
         with self.engine.connect() as c:
             return {status: n for status, n in c.execute(q)}
 
+    def running_counters(self, run_id: str) -> dict[str, tuple[int, int]]:
+        """Rounds and target calls so far of the run's running episodes, by episode id: the
+        progress of an episode before it ends."""
+        q = select(Episode.id, Episode.rounds, Episode.target_calls).where(
+            Episode.run_id == run_id, Episode.status == "running"
+        )
+        with self.engine.connect() as c:
+            return {ep: (rounds, calls) for ep, rounds, calls in c.execute(q)}
+
     def start_episode(self, episode_id: str, run_id: str) -> None:
         with self.engine.begin() as c:
             c.execute(

@@ -303,6 +303,8 @@ def run_page(
         else None,
         live=run.status not in RUN_TERMINAL,
         last_event=queries.last_event_id(svc.store, run.id),
+        # rounds and target calls of running episodes (live.js keeps them current)
+        running={} if run.status in RUN_TERMINAL else svc.store.running_counters(run.id),
     )
 
 

@@ -1,6 +1,7 @@
-"""The run page's "Score versus number of queries" chart puts its buckets in numeric order, and
-the run form starts with an agent that runs on this machine (no key, no model server): the real
-`harness serve` over HTTP, read by Debian's chromium through playwright."""
+"""The run page's "Score versus number of queries" chart puts its buckets in numeric order, the
+run form starts with an agent that runs on this machine (no key, no model server), and a running
+run's page shows the rounds and target calls of its running episodes: the real `harness serve`
+over HTTP, read by Debian's chromium through playwright."""
 
 from __future__ import annotations
 
@@ -44,7 +45,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, list
         "HARNESS_HOME": str(home),
         "HARNESS_SANDBOX": "inprocess",
         "HARNESS_POLL_INTERVAL_S": "0.1",
-        "PYTHONPATH": str(ROOT),
+        # orch_agents:ProbeAgent (tests/orchestrator) for the running-episode test
+        "HARNESS_API_ALLOW_DOTTED_AGENTS": "1",
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "tests" / "orchestrator"), str(ROOT)]),
     }
     env.pop("HARNESS_API_TOKENS", None)
     with open(home / "server.log", "ab") as log:
@@ -124,3 +127,38 @@ def test_run_form_defaults_to_an_offline_agent(served, page) -> None:  # type: i
     detail = httpx.get(f"{base}/runs/{run_id}").json()
     assert status == "completed", detail
     assert detail["agent"] == "scripted-numeric" and not detail["errors_by_category"], detail
+
+
+def test_run_page_shows_rounds_and_calls_of_running_episodes(served, page) -> None:  # type: ignore[no-untyped-def]
+    base, _ = served
+    spec = {
+        "agent": "orch_agents:ProbeAgent",
+        "agent_options": {"n_calls": 20, "delay": 0.5},
+        "dataset": "find-gen",
+        "family": "numeric",
+        "limit": 1,
+        "seed": 0,
+        "floor": False,
+    }
+    r = httpx.post(base + "/runs", json=spec, timeout=60)
+    assert r.status_code == 201, r.text
+    run_id = r.json()["id"]
+    # as served (no script): once the episode has made a call
+    deadline = time.monotonic() + 120
+    pattern = re.compile(r"1 running: rounds [1-9]\d*, target calls [1-9]")
+    while not pattern.search(html := httpx.get(f"{base}/ui/runs/{run_id}").text):
+        assert time.monotonic() < deadline, html[-2000:]
+        time.sleep(0.3)
+    # live: the page loaded now follows the episode's steps over server-sent events
+    page.goto(f"{base}/ui/runs/{run_id}")
+    first = page.locator('[data-field="running"]').text_content()
+    start = int(re.search(r"rounds (\d+)", first or "").group(1))
+    page.wait_for_function(
+        """(start) => {
+            const m = /rounds (\\d+), target calls (\\d+)/.exec(
+                document.querySelector('[data-field="running"]').textContent);
+            return m && +m[1] >= start + 2 && +m[2] >= start + 2;
+        }""",
+        arg=start,
+        timeout=60_000,
+    )
