@@ -182,9 +182,10 @@ def export(
         "jsonl",
         "--format",
         help="jsonl: one episode transcript per line; inspect: an Inspect AI eval log "
-        "(.eval, or .json by the output's extension; open it with `inspect view`)",
+        "(.eval, or .json by the output's extension, JSON on stdout; open it with "
+        "`inspect view`)",
     ),
-    output: str = typer.Option("-", "--output", "-o", help="file, or - for stdout (jsonl only)"),
+    output: str = typer.Option("-", "--output", "-o", help="file, or - for stdout"),
 ) -> None:
     """Export a run's episodes with their full transcripts, target calls and scores."""
     from harness.runs.views import episode_detail
@@ -195,11 +196,13 @@ def export(
     store = _store()
     run = _run_or_exit(store, run_id)
     if fmt == "inspect":
-        from harness.inspect_export import InspectUnavailable, write_inspect_log
+        from harness.inspect_export import InspectUnavailable, write_inspect_json, write_inspect_log
 
-        if output == "-":
-            output = f"{run.id}.eval"
         try:
+            if output == "-":  # a pipe takes text: Inspect's JSON log format
+                write_inspect_json(store, run, sys.stdout.buffer)
+                sys.stdout.flush()
+                return
             path = write_inspect_log(store, run, output)
         except InspectUnavailable as e:
             err.print(f"[red]{e}[/red]")
