@@ -28,14 +28,7 @@ def listed() -> list[AgentListed]:
     from agents.registry import list_agents
 
     return [
-        AgentListed(
-            name=a.name,
-            kind=a.source,
-            provider=a.provider,
-            description=a.description,
-            target=a.target,
-            options=options_of(a.name),
-        )
+        AgentListed(**a.model_dump(exclude={"source"}), kind=a.source, options=options_of(a.name))
         for a in list_agents()
     ]
 
