@@ -27,8 +27,9 @@ from collections import Counter, defaultdict
 from statistics import mean, stdev
 
 from pydantic import BaseModel, Field
+from rich import box
 from rich.markup import escape
-from rich.table import Table
+from rich.table import Column, Table
 
 from evaluator.api import EpisodeSummary
 from evaluator.errors import ErrorGroup, group_errors
@@ -320,49 +321,77 @@ def _fmt(v: float | None, nd: int = 2) -> str:
     return "-" if v is None else f"{v:.{nd}f}"
 
 
+# Narrow terminals: the report fits 100 columns. Agents head their rows (not a column), a CI's
+# method, a row's extra counts, its errors' categories and the judge's chance are said once in
+# the notes under the table rather than in every cell.
+NO_INFO = "†"  # marks a row whose judge ceiling is near chance
+
+
+def _compact(title: str, *columns: Column) -> Table:
+    return Table(
+        *columns,
+        title=title,
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        padding=(0, 1, 0, 0),
+    )
+
+
 def render_report(report: Report) -> Table:
-    main = Table(title="Scores (FIND Table 2 layout)")
-    for col in (
-        "agent",
-        "category",
-        "init",
-        "score",
-        "95% CI",
-        "n",
-        "errors",
-        "judge ceiling",
-        "calls",
-        "inputs",
-    ):
-        main.add_column(
-            col, justify="right" if col in ("score", "n", "calls", "inputs") else "left"
-        )
+    right = {"justify": "right", "no_wrap": True}
+    main = _compact(
+        "Scores (FIND Table 2 layout)",
+        Column("agent / category", no_wrap=True),
+        Column("score", **right),  # type: ignore[arg-type]
+        Column("95% CI", no_wrap=True),
+        Column("n", **right),  # type: ignore[arg-type]
+        Column("err.", **right),  # type: ignore[arg-type]
+        Column("judge ceiling", no_wrap=True),
+        Column("calls", **right),  # type: ignore[arg-type]
+        Column("inputs", **right),  # type: ignore[arg-type]
+    )
+    notes: list[str] = []
+    agent = None
     for r in report.rows:
-        ci = f"[{_fmt(r.ci_low)}, {_fmt(r.ci_high)}] {r.ci_method}" if r.ci_low is not None else "-"
-        errs = ", ".join(f"{k}: {v}" for k, v in sorted(r.errors.items())) or "0"
-        label = r.category if r.table2 else f"[dim]{r.category}[/dim]"
+        if r.agent != agent:
+            agent = r.agent
+            main.add_row(f"[bold]{escape(agent)}[/bold]", end_section=False)
+        ci = f"[{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]" if r.ci_low is not None else "-"
+        name = r.category + (" (init)" if r.exemplar_init else "")
+        label = "  " + (name if r.table2 else f"[dim]{name}[/dim]")
         if r.extra:
-            label += " (" + ", ".join(f"{k} {v}" for k, v in sorted(r.extra.items())) + ")"
+            counts = ", ".join(f"{k} {v}" for k, v in sorted(r.extra.items()))
+            notes.append(f"{r.agent} / {name}: {counts}")
         score = _fmt(r.value)
         if r.judge_status == "near_chance":  # shown, but not as a result
-            label += " [bold]≈ chance: no information[/bold]"
+            label += f" {NO_INFO}"
             score, ci = f"[dim]({score})[/dim]", f"[dim]{ci}[/dim]"
         elif r.judge_status == "not_configured":
             score = "no judge"
         main.add_row(
-            r.agent,
             label,
-            "yes" if r.exemplar_init else "no",
             score,
             ci,
             f"{r.scored}/{r.episodes}",
-            errs,
+            str(sum(r.errors.values())),
             _ceiling_cell(r),
             _fmt(r.mean_target_calls, 1),
-            _fmt(r.mean_inputs, 1),
+            _fmt(r.mean_inputs, 0),
         )
+    chance = sorted({r.chance for r in report.rows if r.chance is not None})
+    if chance:
+        notes.append(
+            "judge ceiling: the ground-truth descriptions through the same judge, with a Wilson "
+            "interval over its triplets (chance " + ", ".join(f"{c:.2f}" for c in chance) + ")"
+        )
+    if any(r.judge_status == "near_chance" for r in report.rows):
+        notes.append(f"{NO_INFO}, (score): the row's judge ceiling is near chance (see above)")
+    if any(r.errors for r in report.rows):
+        notes.append("errors: episodes left out of the mean (never scored 0); see Errors below")
+    notes.append("n: episodes scored / episodes; calls, inputs: means over the scored episodes")
     parts: list[Table | str] = [main]
-    parts += [f"- {escape(n)}" for n in report.notes]
+    parts += [f"- {escape(n)}" for n in report.notes + notes]
     if report.queries:
         parts.append(_queries_table(report))
     if report.errors:
@@ -374,16 +403,11 @@ def render_report(report: Report) -> Table:
 
 
 def _ceiling_cell(r: ReportRow) -> str:
-    if r.chance is None:
+    if r.chance is None or r.judge_ceiling is None:
         return "-"
-    if r.judge_ceiling is None:
-        return f"- (chance {r.chance:.2f})"
-    ci = (
-        f" [{_fmt(r.ceiling_ci_low)}, {_fmt(r.ceiling_ci_high)}]"
-        if r.ceiling_ci_low is not None
-        else ""
-    )
-    return f"{r.judge_ceiling:.2f}{ci} (chance {r.chance:.2f})"
+    if r.ceiling_ci_low is None:
+        return f"{r.judge_ceiling:.2f}"
+    return f"{r.judge_ceiling:.2f} [{_fmt(r.ceiling_ci_low)}, {_fmt(r.ceiling_ci_high)}]"
 
 
 def errors_table(errors: list[ErrorGroup], width: int = 300) -> Table:

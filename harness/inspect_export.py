@@ -15,8 +15,10 @@ tests stay in the store).
 from __future__ import annotations
 
 import math
+import shutil
+import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from evaluator.api import ScoreResult
 from harness.runs.views import public_details
@@ -49,7 +51,14 @@ def run_to_eval_log(store: Store, run: Run) -> Any:
     log, model, scorer, _, _ = _inspect()
     episodes = store.episodes(run.id)
     samples = [_sample(store, run, ep) for ep in episodes]
-    models = sorted({m for s in samples for m in s.model_usage}) or [run.agent]
+    usage: dict[str, Any] = {}  # the log's total per model, as Inspect's own logs have it
+    for s in samples:
+        for name, u in s.model_usage.items():
+            total = usage.setdefault(name, model.ModelUsage())
+            total.input_tokens += u.input_tokens
+            total.output_tokens += u.output_tokens
+            total.total_tokens += u.total_tokens
+    models = sorted(usage) or [run.agent]
     status = {"completed": "success", "failed": "error", "cancelled": "cancelled"}.get(
         run.status, "started"
     )
@@ -76,6 +85,7 @@ def run_to_eval_log(store: Store, run: Run) -> Any:
         stats=log.EvalStats(
             started_at=run.created_at.isoformat(),
             completed_at=run.finished_at.isoformat() if run.finished_at else "",
+            model_usage=usage,
         ),
         error=log.EvalError(message=run.error, traceback="", traceback_ansi="")
         if run.error
@@ -84,7 +94,9 @@ def run_to_eval_log(store: Store, run: Run) -> Any:
     )
 
 
-def _messages(store: Store, ep: Episode, model: Any) -> tuple[list[Any], dict[str, Any]]:
+def _messages(store: Store, run: Run, ep: Episode, model: Any) -> tuple[list[Any], dict[str, Any]]:
+    """The episode's messages, and its token usage by model: the model a provider reported, else
+    the run's agent (a custom agent that reports none is still named)."""
     out: list[Any] = []
     usage: dict[str, Any] = {}
     for m in store.messages(ep.id):
@@ -93,8 +105,8 @@ def _messages(store: Store, ep: Episode, model: Any) -> tuple[list[Any], dict[st
         elif m.role == "user":
             out.append(model.ChatMessageUser(content=m.content))
         else:
-            out.append(model.ChatMessageAssistant(content=m.content, model=m.model))
-            key = m.model or "agent"
+            out.append(model.ChatMessageAssistant(content=m.content, model=m.model or run.agent))
+            key = m.model or run.agent
             u = usage.setdefault(key, model.ModelUsage())
             u.input_tokens += m.prompt_tokens
             u.output_tokens += m.completion_tokens
@@ -154,7 +166,7 @@ def _scores(store: Store, run: Run, ep: Episode, scorer: Any) -> dict[str, Any]:
 
 def _sample(store: Store, run: Run, ep: Episode) -> Any:
     log, model, scorer, event, tool = _inspect()
-    messages, usage = _messages(store, ep, model)
+    messages, usage = _messages(store, run, ep, model)
     prompt = next((m.content for m in messages if m.role == "user"), "")
     answer = ep.final_answer or ""
     last_model = next((m.model for m in reversed(messages) if m.role == "assistant"), None)
@@ -164,7 +176,7 @@ def _sample(store: Store, run: Run, ep: Episode) -> Any:
         input=prompt,
         target="",  # the ground truth stays with the target service
         messages=messages,
-        output=model.ModelOutput.from_content(model=last_model or "agent", content=answer),
+        output=model.ModelOutput.from_content(model=last_model or run.agent, content=answer),
         scores=_scores(store, run, ep, scorer),
         events=_tool_events(store, ep, event, tool),
         model_usage=usage,
@@ -214,3 +226,11 @@ def write_inspect_log(store: Store, run: Run, path: str | Path) -> Path:
     fmt = "json" if path.suffix == ".json" else "eval"
     log.write_eval_log(run_to_eval_log(store, run), str(path), format=fmt)
     return path
+
+
+def write_inspect_json(store: Store, run: Run, out: BinaryIO) -> None:
+    """The log as Inspect's JSON format on `out` (standard output: a pipe takes text)."""
+    with tempfile.TemporaryDirectory() as d:  # Inspect writes logs to paths only
+        path = write_inspect_log(store, run, Path(d) / f"{run.id}.json")
+        with path.open("rb") as f:
+            shutil.copyfileobj(f, out)

@@ -16,7 +16,7 @@ BENCHMARK = Benchmark(
     scorer="evaluator.numeric.scorer:NumericScorer",
     report_rows=(
         ReportRow("numeric (NMSE < 0.1)", "code_success", "wilson", table2=True),
-        ReportRow("numeric, domain IoU (corrupted)", "domain_iou"),
+        ReportRow("numeric, IoU (corrupted)", "domain_iou"),
     ),
     headline_metric="code_success",
     panels=("evaluator.numeric.panel:plot_panel",),

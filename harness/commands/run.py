@@ -228,6 +228,7 @@ async def _run(  # type: ignore[no-untyped-def]
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
+        TextColumn("{task.fields[running]}"),  # an LLM episode takes minutes: show it moving
         console=err,
         disable=quiet,
     )
@@ -235,7 +236,7 @@ async def _run(  # type: ignore[no-untyped-def]
         with progress:
             labels = ["episodes", "floor episodes"][: len(runs)]
             tasks = [
-                progress.add_task(lbl, total=len(r.target_ids))
+                progress.add_task(lbl, total=len(r.target_ids), running="")
                 for lbl, r in zip(labels, runs, strict=True)
             ]
             while True:
@@ -243,7 +244,8 @@ async def _run(  # type: ignore[no-untyped-def]
                 for task, r in zip(tasks, runs, strict=True):
                     counts = store.episode_counts(r.id)
                     done = sum(n for s, n in counts.items() if s not in ("queued", "running"))
-                    progress.update(task, completed=done)
+                    running = running_text(store.running_counters(r.id))
+                    progress.update(task, completed=done, running=running)
                     current = store.get_run(r.id)
                     # a cancelled run's episodes here are still being ended when its status is
                     ended &= current is None or (
@@ -260,6 +262,15 @@ async def _run(  # type: ignore[no-untyped-def]
         await svc.aclose(dispose=False)
     floor_detail = run_detail(store, store.get_run(floor.id)) if floor else None
     return run_detail(store, store.get_run(run.id)), floor_detail
+
+
+def running_text(counters: dict[str, tuple[int, int]]) -> str:
+    """`2 running: rounds 7, target calls 12` (sums over the running episodes), or ""."""
+    if not counters:
+        return ""
+    rounds = sum(r for r, _ in counters.values())
+    calls = sum(c for _, c in counters.values())
+    return f"{len(counters)} running: rounds {rounds}, target calls {calls}"
 
 
 async def _close(svc) -> None:  # type: ignore[no-untyped-def]

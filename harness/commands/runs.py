@@ -5,12 +5,15 @@ from __future__ import annotations
 import sys
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
+from rich.table import Column, Table
 
 console = Console()
 err = Console(stderr=True)
+# ids are 16 characters (harness.store.models.new_id): their column never shrinks below that
+ID_WIDTH = 16
 runs_app = typer.Typer(no_args_is_help=True, help="Stored runs: list, show, cancel.")
 
 
@@ -23,11 +26,10 @@ def _store():  # type: ignore[no-untyped-def]
 
 
 def _run_or_exit(store, run_id: str):  # type: ignore[no-untyped-def]
-    run = store.get_run(run_id)
-    if run is None:
-        err.print(f"[red]no run with id {run_id!r}; see `harness runs list`[/red]")
-        raise typer.Exit(2)
-    return run
+    """The run that `run_id` names: a whole id or any unique prefix of one."""
+    from harness.commands._ids import run_or_exit
+
+    return run_or_exit(store, run_id)
 
 
 @runs_app.command("list")
@@ -45,16 +47,25 @@ def list_(
         for r in runs:
             sys.stdout.write(run_out(r).model_dump_json() + "\n")
         return
-    t = Table("id", "status", "agent", "dataset", "family", "targets", "created")
+    # fits 80 columns: nothing is cut (ids are typed back), long agent names wrap
+    t = Table(
+        Column("id", no_wrap=True, min_width=ID_WIDTH),
+        Column("status", no_wrap=True),
+        Column("agent", overflow="fold"),
+        Column("dataset", overflow="fold"),
+        Column("targets", justify="right"),
+        Column("created (UTC)", no_wrap=True),
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
     for r in runs:
         t.add_row(
             r.id,
             r.status,
             r.agent + (f" (floor of {r.spec['floor_for']})" if r.spec.get("floor_for") else ""),
-            r.dataset,
-            r.family or "",
+            r.dataset + (f"/{r.family}" if r.family else ""),
             str(len(r.target_ids)),
-            r.created_at.strftime("%Y-%m-%d %H:%M:%S"),
+            r.created_at.strftime("%Y-%m-%d %H:%M"),
         )
     console.print(t)
 
@@ -66,21 +77,57 @@ def show(run_id: str, as_json: bool = typer.Option(False, "--json")) -> None:
     from harness.runs.views import run_detail
 
     store = _store()
-    detail = run_detail(store, _run_or_exit(store, run_id))
+    run = _run_or_exit(store, run_id)
+    detail = run_detail(store, run)
     if as_json:
         sys.stdout.write(detail.model_dump_json(indent=2) + "\n")
         return
     print_summary(console, detail)
-    t = Table("episode", "target", "status", "reason", "rounds", "calls", "error")
-    for e in store.episodes(run_id):
+    t = Table(
+        Column("episode", no_wrap=True, min_width=ID_WIDTH),
+        *("target", "status", "reason", "score", "rounds", "calls", "error"),
+    )
+    episodes = store.episodes(run.id, with_answer=False)
+    scores = _headline_scores(store, run.id, {e.id: e.family for e in episodes})
+    for e in episodes:
         reason = e.end_reason or ""
         if e.error_category:
             reason += f" ({e.error_category})"
         msg = (e.error or "")[:200]
         t.add_row(
-            e.id, e.target_id, e.status, reason, str(e.rounds), str(e.target_calls), escape(msg)
+            e.id,
+            e.target_id,
+            e.status,
+            reason,
+            _score_cell(scores.get(e.id), e.family),
+            str(e.rounds),
+            str(e.target_calls),
+            escape(msg),
         )
     console.print(t)
+
+
+def _headline_scores(store, run_id: str, eps: dict[str, str]) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    """Each episode's (id -> family in `eps`) score on its family's headline metric, the score
+    the web run page shows."""
+    from harness.web.views import headline_metrics
+
+    headline = headline_metrics()
+    return {
+        s.episode_id: s
+        for s in store.run_scores(run_id)
+        if s.metric == headline.get(eps.get(s.episode_id, ""))
+    }
+
+
+def _score_cell(score, family: str) -> str:  # type: ignore[no-untyped-def]
+    """`metric value`, or the score's error category (errors are states, never a 0)."""
+    if score is None:
+        return "-"
+    if score.status != "ok":
+        return f"{score.metric}: error ({score.error_category or score.status})"
+    value = "-" if score.value is None else f"{score.value:.3g}"
+    return f"{score.metric} {value}"
 
 
 @runs_app.command("cancel")
@@ -105,6 +152,7 @@ def cancel(
 
     store = _store()
     run = _run_or_exit(store, run_id)
+    run_id = run.id
     if not store.cancel_run(run_id):
         err.print(f"[red]run {run_id} has already ended ({run.status})[/red]")
         raise typer.Exit(1)
@@ -134,9 +182,10 @@ def export(
         "jsonl",
         "--format",
         help="jsonl: one episode transcript per line; inspect: an Inspect AI eval log "
-        "(.eval, or .json by the output's extension; open it with `inspect view`)",
+        "(.eval, or .json by the output's extension, JSON on stdout; open it with "
+        "`inspect view`)",
     ),
-    output: str = typer.Option("-", "--output", "-o", help="file, or - for stdout (jsonl only)"),
+    output: str = typer.Option("-", "--output", "-o", help="file, or - for stdout"),
 ) -> None:
     """Export a run's episodes with their full transcripts, target calls and scores."""
     from harness.runs.views import episode_detail
@@ -147,11 +196,13 @@ def export(
     store = _store()
     run = _run_or_exit(store, run_id)
     if fmt == "inspect":
-        from harness.inspect_export import InspectUnavailable, write_inspect_log
+        from harness.inspect_export import InspectUnavailable, write_inspect_json, write_inspect_log
 
-        if output == "-":
-            output = f"{run.id}.eval"
         try:
+            if output == "-":  # a pipe takes text: Inspect's JSON log format
+                write_inspect_json(store, run, sys.stdout.buffer)
+                sys.stdout.flush()
+                return
             path = write_inspect_log(store, run, output)
         except InspectUnavailable as e:
             err.print(f"[red]{e}[/red]")

@@ -147,6 +147,20 @@ class Store:
     def get_run(self, run_id: str) -> Run | None:
         return self._get(Run, run_id)
 
+    def ids_starting(self, kind: str, prefix: str, limit: int = 10) -> list[str]:
+        """Ids of runs (`kind` "run") or episodes ("episode") that start with `prefix`, at most
+        `limit`, sorted: people type and paste shortened ids."""
+        table = {"run": Run, "episode": Episode}[kind]
+        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        q = (
+            select(table.id)
+            .where(table.id.like(escaped + "%", escape="\\"))
+            .order_by(table.id)
+            .limit(limit)
+        )
+        with self.engine.connect() as c:
+            return list(c.scalars(q))
+
     def list_runs(
         self, *, status: str | None = None, limit: int = 100, offset: int = 0
     ) -> list[Run]:
@@ -355,6 +369,15 @@ class Store:
         )
         with self.engine.connect() as c:
             return {status: n for status, n in c.execute(q)}
+
+    def running_counters(self, run_id: str) -> dict[str, tuple[int, int]]:
+        """Rounds and target calls so far of the run's running episodes, by episode id: the
+        progress of an episode before it ends."""
+        q = select(Episode.id, Episode.rounds, Episode.target_calls).where(
+            Episode.run_id == run_id, Episode.status == "running"
+        )
+        with self.engine.connect() as c:
+            return {ep: (rounds, calls) for ep, rounds, calls in c.execute(q)}
 
     def start_episode(self, episode_id: str, run_id: str) -> None:
         with self.engine.begin() as c:

@@ -4,6 +4,8 @@ for them and for episode panels (a benchmark's episode plot is its panel: evalua
 from __future__ import annotations
 
 import io
+import re
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -52,12 +54,19 @@ def _svg(fig: Figure) -> str:
     return text[text.index("<svg") :]  # drop the XML prolog and DOCTYPE: the SVG is inlined
 
 
+def _bin_start(label: str) -> tuple[int, str]:
+    """A bin label's first number (`65-256` -> 65, `>1024` -> 1024): bins in numeric order,
+    whichever agent's rows name them first."""
+    m = re.search(r"\d+", label)
+    return (int(m.group()) if m else sys.maxsize, label)
+
+
 def queries_svg(rows: Sequence[Any]) -> str:
     """Success versus inputs used (the report's QueryRows), one line per agent."""
     fig = Figure(figsize=(6.5, 3.4))
     ax = fig.add_subplot()
     agents = sorted({r.agent for r in rows})
-    bins = list(dict.fromkeys(r.bin for r in rows))
+    bins = sorted({r.bin for r in rows}, key=_bin_start)
     for k, agent in enumerate(agents):
         mine = [r for r in rows if r.agent == agent and r.success is not None]
         xs = [bins.index(r.bin) + (k - (len(agents) - 1) / 2) * 0.08 for r in mine]

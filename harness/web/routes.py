@@ -64,12 +64,33 @@ def static(name: str) -> Response:
     return Response((HERE / "static" / name).read_bytes(), media_type=STATIC[name])
 
 
-def _agents() -> list[str]:
+def _agents() -> list[Any]:
     try:
         from agents.registry import list_agents
     except ImportError:
         return []
-    return [a.name for a in list_agents()]
+    return list_agents()
+
+
+def _form_defaults(agents: list[Any]) -> dict[str, str]:
+    """What the run form starts with: a run that works on this machine as it is, with no key and
+    no model server: the first family whose targets need no service, and its offline agent
+    (`scripted-<family>`, else the first local agent that needs no option)."""
+    from harness.agent_info import options_of
+
+    family = next((b.family for b in benchmarks() if not b.services and not b.fixed_datasets), "")
+    local = [
+        a.name
+        for a in agents
+        if a.provider == "local" and not a.description.startswith("unavailable")
+    ]
+    if f"scripted-{family}" in local:
+        return {"family": family, "agent": f"scripted-{family}"}
+    for name in local:
+        opts = options_of(name)
+        if opts is not None and not any(o.required for o in opts):
+            return {"family": family, "agent": name}
+    return {"family": family}
 
 
 def _datasets() -> list[str]:
@@ -141,6 +162,7 @@ def _runs_page(
 ) -> HTMLResponse:
     """runs.html: the list (or, after a refused form, none of it) with the filter and run forms."""
     agents, datasets = queries.filter_options(_svc(request).store)
+    agents_ = _agents()
     return _page(
         request,
         "runs.html",
@@ -152,10 +174,10 @@ def _runs_page(
         filter_datasets=datasets,
         next_url=next_url,
         first_url=first_url,
-        form_agents=_agents(),
+        form_agents=[a.name for a in agents_],
         form_datasets=_datasets(),
         families=_form_families(),
-        form=form or {},
+        form=form or _form_defaults(agents_),
         form_errors=form_errors or [],
     )
 
@@ -281,6 +303,8 @@ def run_page(
         else None,
         live=run.status not in RUN_TERMINAL,
         last_event=queries.last_event_id(svc.store, run.id),
+        # rounds and target calls of running episodes (live.js keeps them current)
+        running={} if run.status in RUN_TERMINAL else svc.store.running_counters(run.id),
     )
 
 

@@ -14,17 +14,31 @@
     var id = root.getAttribute("data-live-run");
     var done = parseInt(root.getAttribute("data-done") || "0", 10);
     var running = parseInt(root.getAttribute("data-running") || "0", 10);
+    // episode id -> [rounds, target calls] of the running episodes ("step" events carry them)
+    var eps = JSON.parse(root.getAttribute("data-running-eps") || "{}");
     var url = "/runs/" + encodeURIComponent(id) + "/events?after=" + (root.getAttribute("data-after") || "0");
     var source = new EventSource(url);
     var bar = root.querySelector("progress");
     function show() {
       setText(root, "done", String(done));
-      setText(root, "running", running > 0 ? "(" + running + " running)" : "");
+      var rounds = 0, calls = 0;
+      Object.keys(eps).forEach(function (k) { rounds += eps[k][0]; calls += eps[k][1]; });
+      setText(root, "running", running > 0 ?
+        "(" + running + " running: rounds " + rounds + ", target calls " + calls + ")" : "");
       if (bar) bar.value = done;
       root.setAttribute("data-done", String(done));
     }
-    source.addEventListener("episode_started", function () { running += 1; show(); });
-    source.addEventListener("episode_finished", function () { done += 1; running = Math.max(0, running - 1); show(); });
+    function episodeOf(ev) { return JSON.parse(ev.data).episode_id; }
+    source.addEventListener("episode_started", function (ev) {
+      running += 1; eps[episodeOf(ev)] = [0, 0]; show();
+    });
+    source.addEventListener("step", function (ev) {
+      var e = JSON.parse(ev.data);
+      eps[e.episode_id] = [e.data.rounds || 0, e.data.target_calls || 0]; show();
+    });
+    source.addEventListener("episode_finished", function (ev) {
+      done += 1; running = Math.max(0, running - 1); delete eps[episodeOf(ev)]; show();
+    });
     source.addEventListener("run_status", function (ev) {
       var status = JSON.parse(ev.data).data.status;
       var cell = root.querySelector('[data-field="status"]');

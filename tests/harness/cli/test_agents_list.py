@@ -1,0 +1,46 @@
+"""`harness agents list`: the agents a run may name, their kind and options with defaults."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _harness(*args: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="200")
+    return subprocess.run(
+        ["harness", *args], env=env, cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_agents_list_json_has_kinds_and_option_defaults() -> None:
+    r = _harness("agents", "list", "--json")
+    assert r.returncode == 0, r.stderr
+    agents = {a["name"]: a for a in map(json.loads, r.stdout.splitlines())}
+    # the built-ins' table in agents/registry.py
+    assert {"openai", "anthropic", "scripted-numeric", "interpolation", "replay"} <= set(agents)
+    interp = agents["interpolation"]
+    assert (interp["kind"], interp["provider"]) == ("builtin", "local")
+    opts = {o["name"]: o for o in interp["options"]}
+    # agents/interpolation.py: FIND's 129-sample floor over [-128, 128]
+    assert (opts["max_inputs"]["default"], opts["low"]["default"], opts["high"]["default"]) == (
+        129,
+        -128.0,
+        128.0,
+    )
+    assert opts["max_inputs"]["type"] == "int" and not opts["max_inputs"]["required"]
+    replay = {o["name"]: o for o in agents["replay"]["options"]}
+    assert replay["messages"]["required"] is True
+    assert agents["openai"]["provider"] == "openai"
+    assert "model" in {o["name"] for o in agents["openai"]["options"]}
+
+
+def test_agents_list_table() -> None:
+    r = _harness("agents", "list")
+    assert r.returncode == 0, r.stderr
+    line = next(x for x in r.stdout.splitlines() if "scripted-numeric" in x)
+    assert "builtin" in line and "max_inputs_per_call: int (default 130)" in line
