@@ -121,15 +121,32 @@ def fit_polynomial(deg: int) -> Callable[[np.ndarray, np.ndarray], Fit | None]:
     return fit
 
 
-def fit_absolute(x: np.ndarray, y: np.ndarray) -> Fit:
-    (a, b), _ = _lstsq([np.abs(x), np.ones_like(x)], y)
+def _scaled(
+    x: np.ndarray,
+    y: np.ndarray,
+    kind: str,
+    g: Callable[[np.ndarray], np.ndarray],
+    expr: str,
+    words: str,
+    g_complex: Callable[[np.ndarray], np.ndarray] | None = None,
+) -> Fit:
+    """f(x) = a*g(x) + b by least squares; `expr` and `words` are formats of `{a}` and `{b}`;
+    `g_complex`: g on complex values, for a family defined there (root)."""
+    (a, b), _ = _lstsq([g(x), np.ones_like(x)], y)
+    ab = {"a": num(a), "b": num(b)}
     return Fit(
-        "absolute",
+        kind,
         2,
-        lambda t: a * np.abs(t) + b,
-        f"{num(a)} * np.abs(x) + {num(b)}",
-        f"f(x) scales the absolute value of x: f(x) = {num(a)}*|x| + {num(b)}.",
+        lambda t: a * g(t) + b,
+        expr.format(**ab),
+        words.format(**ab),
+        predict_complex=None if g_complex is None else (lambda t: a * g_complex(t) + b),
     )
+
+
+def fit_absolute(x: np.ndarray, y: np.ndarray) -> Fit:
+    words = "f(x) scales the absolute value of x: f(x) = {a}*|x| + {b}."
+    return _scaled(x, y, "absolute", np.abs, "{a} * np.abs(x) + {b}", words)
 
 
 def fit_relu(x: np.ndarray, y: np.ndarray) -> Fit:
@@ -365,29 +382,21 @@ def fit_reciprocal(x: np.ndarray, y: np.ndarray) -> Fit | None:
 def fit_logarithm(x: np.ndarray, y: np.ndarray) -> Fit | None:
     if np.any(x <= 0):
         return None
-    (a, b), _ = _lstsq([np.log(x), np.ones_like(x)], y)
-    return Fit(
-        "logarithm",
-        2,
-        lambda t: a * np.log(t) + b,
-        f"{num(a)} * np.log(x) + {num(b)}",
-        f"f(x) is logarithmic: f(x) = {num(a)}*ln(x) + {num(b)}, defined for x > 0 "
-        "(negative inputs give nan).",
+    words = (
+        "f(x) is logarithmic: f(x) = {a}*ln(x) + {b}, defined for x > 0 (negative inputs give nan)."
     )
+    return _scaled(x, y, "logarithm", np.log, "{a} * np.log(x) + {b}", words)
 
 
 def fit_root(x: np.ndarray, y: np.ndarray) -> Fit | None:
     if np.any(x < 0):
         return None
-    (a, b), _ = _lstsq([np.sqrt(x), np.ones_like(x)], y)
-    return Fit(
-        "root",
-        2,
-        lambda t: a * np.sqrt(t) + b,
-        f"{num(a)} * (x ** 0.5) + {num(b)}",
-        f"f(x) is a square-root function: f(x) = {num(a)}*sqrt(x) + {num(b)}; for negative x the "
-        "square root is imaginary and f returns a complex number.",
-        predict_complex=lambda t: a * (t.astype(complex) ** 0.5) + b,
+    words = (
+        "f(x) is a square-root function: f(x) = {a}*sqrt(x) + {b}; for negative x the square "
+        "root is imaginary and f returns a complex number."
+    )
+    return _scaled(
+        x, y, "root", np.sqrt, "{a} * (x ** 0.5) + {b}", words, lambda t: t.astype(complex) ** 0.5
     )
 
 
@@ -395,15 +404,11 @@ def _rounding(kind: str) -> Callable[[np.ndarray, np.ndarray], Fit]:
     op = {"ceil": np.ceil, "floor": np.floor}[kind]
 
     def fit(x: np.ndarray, y: np.ndarray) -> Fit:
-        (a, b), _ = _lstsq([op(x), np.ones_like(x)], y)
-        return Fit(
-            kind,
-            2,
-            lambda t: a * op(t) + b,
-            f"{num(a)} * np.{kind}(x) + {num(b)}",
-            f"f(x) rounds x {'up' if kind == 'ceil' else 'down'} to an integer ({kind}), then scales "
-            f"it: f(x) = {num(a)}*{kind}(x) + {num(b)}.",
+        words = (
+            f"f(x) rounds x {'up' if kind == 'ceil' else 'down'} to an integer ({kind}), then "
+            f"scales it: f(x) = {{a}}*{kind}(x) + {{b}}."
         )
+        return _scaled(x, y, kind, op, f"{{a}} * np.{kind}(x) + {{b}}", words)
 
     return fit
 
