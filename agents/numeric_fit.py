@@ -306,19 +306,33 @@ def _best_shape(cols: np.ndarray, yc: np.ndarray) -> tuple[int, float]:
     return j, float(gain[j])
 
 
+def _best_on_grid(
+    x: np.ndarray,
+    y: np.ndarray,
+    outer: np.ndarray,
+    inner: np.ndarray,
+    shape: Callable[[np.ndarray, float], np.ndarray],
+) -> tuple[float, float] | None:
+    """(o, i) of the grid `outer` x `inner` whose column shape(x - i, o) explains the most of y
+    (the first such, scanning `outer`); None when the grid is empty."""
+    best: tuple[float, float, float] | None = None
+    yc = y - y.mean()
+    for o in outer:
+        j, gain = _best_shape(shape(x[:, None] - inner[None, :], o), yc)
+        if best is None or gain > best[0]:
+            best = (gain, float(o), float(inner[j]))
+    return None if best is None else (best[1], best[2])
+
+
 def fit_tanh(x: np.ndarray, y: np.ndarray) -> Fit | None:
     if len(x) < 8:
         return None
+    widths = 2 * np.pi / np.arange(0.1, 12.6, 0.2)
     centres = np.arange(-10.0, 10.0001, 0.1)
-    best: tuple[float, float, float] | None = None
-    yc = y - y.mean()
-    for w in 2 * np.pi / np.arange(0.1, 12.6, 0.2):
-        j, gain = _best_shape(np.tanh(w * (x[:, None] - centres[None, :])), yc)
-        if best is None or gain > best[0]:
-            best = (gain, float(w), float(centres[j]))
-    if best is None:
+    found = _best_on_grid(x, y, widths, centres, lambda d, w: np.tanh(w * d))
+    if found is None:
         return None
-    _, w0, c0 = best
+    w0, c0 = found
     (a0, d0), _ = _lstsq([np.tanh(w0 * (x - c0)), np.ones_like(x)], y)
     popt = _quiet_curve_fit(
         lambda t, A, w, c, d: A * np.tanh(w * (t - c)) + d, x, y, [a0, w0, c0, d0]
@@ -337,16 +351,12 @@ def fit_tanh(x: np.ndarray, y: np.ndarray) -> Fit | None:
 def fit_gaussian(x: np.ndarray, y: np.ndarray) -> Fit | None:
     if len(x) < 8:
         return None
+    sds = np.arange(0.5, 16.01, 0.5)
     means = np.arange(-64.0, 64.0001, 0.5)
-    best: tuple[float, float, float] | None = None
-    yc = y - y.mean()
-    for s in np.arange(0.5, 16.01, 0.5):
-        j, gain = _best_shape(np.exp(-0.5 * ((x[:, None] - means[None, :]) / s) ** 2), yc)
-        if best is None or gain > best[0]:
-            best = (gain, float(means[j]), float(s))
-    if best is None:
+    found = _best_on_grid(x, y, sds, means, lambda d, s: np.exp(-0.5 * (d / s) ** 2))
+    if found is None:
         return None
-    _, m0, s0 = best
+    s0, m0 = found
     (a0, b0), _ = _lstsq([np.exp(-0.5 * ((x - m0) / s0) ** 2), np.ones_like(x)], y)
     popt = _quiet_curve_fit(
         lambda t, a, m, s, b: a * np.exp(-0.5 * ((t - m) / s) ** 2) + b, x, y, [a0, m0, s0, b0]
