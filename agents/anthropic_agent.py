@@ -8,10 +8,10 @@ from typing import Any
 
 import anthropic
 
-from agents.base import Agent, AgentError, AgentReply, Message
+from agents.base import AgentError, AgentReply, Message
 from agents.options import ProviderOptions
-from agents.replies import AnthropicMessage, anthropic_reply, check_empty_turn
-from agents.retry import call_with_retries, make_usage, policy_from_options, sdk_classifier
+from agents.replies import AnthropicMessage, anthropic_reply
+from agents.retry import ProviderAgent, policy_from_options, provider_turn, sdk_classifier
 
 _classify = sdk_classifier(anthropic)
 
@@ -34,7 +34,7 @@ def to_messages_api(conversation: list[Message]) -> tuple[str | None, list[dict[
     return system, turns
 
 
-class AnthropicAgent(Agent):
+class AnthropicAgent(ProviderAgent):
     """Claude via the anthropic SDK (Messages API).
 
     Options (environment variable in brackets): model [ANTHROPIC_MODEL], api_key
@@ -95,19 +95,7 @@ class AnthropicAgent(Agent):
             return anthropic_reply(raw.http_response)
 
         what = f"anthropic {self.model}"
-        text, msg = await call_with_retries(call, _classify, self.policy, what=what)
-        check_empty_turn(self, conversation, text, what=what)
-        usage = msg.usage
-        return AgentReply(
-            content=text,
-            usage=make_usage(
-                usage.input_tokens if usage else 0,
-                usage.output_tokens if usage else 0,
-                (self.model, msg.model),
-                self.prices,
-            ),
-            model=msg.model or self.model,
-        )
+        return await provider_turn(self, conversation, call, _classify, what=what)
 
     async def aclose(self) -> None:
         await self.client.close()

@@ -121,15 +121,32 @@ def fit_polynomial(deg: int) -> Callable[[np.ndarray, np.ndarray], Fit | None]:
     return fit
 
 
-def fit_absolute(x: np.ndarray, y: np.ndarray) -> Fit:
-    (a, b), _ = _lstsq([np.abs(x), np.ones_like(x)], y)
+def _scaled(
+    x: np.ndarray,
+    y: np.ndarray,
+    kind: str,
+    g: Callable[[np.ndarray], np.ndarray],
+    expr: str,
+    words: str,
+    g_complex: Callable[[np.ndarray], np.ndarray] | None = None,
+) -> Fit:
+    """f(x) = a*g(x) + b by least squares; `expr` and `words` are formats of `{a}` and `{b}`;
+    `g_complex`: g on complex values, for a family defined there (root)."""
+    (a, b), _ = _lstsq([g(x), np.ones_like(x)], y)
+    ab = {"a": num(a), "b": num(b)}
     return Fit(
-        "absolute",
+        kind,
         2,
-        lambda t: a * np.abs(t) + b,
-        f"{num(a)} * np.abs(x) + {num(b)}",
-        f"f(x) scales the absolute value of x: f(x) = {num(a)}*|x| + {num(b)}.",
+        lambda t: a * g(t) + b,
+        expr.format(**ab),
+        words.format(**ab),
+        predict_complex=None if g_complex is None else (lambda t: a * g_complex(t) + b),
     )
+
+
+def fit_absolute(x: np.ndarray, y: np.ndarray) -> Fit:
+    words = "f(x) scales the absolute value of x: f(x) = {a}*|x| + {b}."
+    return _scaled(x, y, "absolute", np.abs, "{a} * np.abs(x) + {b}", words)
 
 
 def fit_relu(x: np.ndarray, y: np.ndarray) -> Fit:
@@ -289,19 +306,33 @@ def _best_shape(cols: np.ndarray, yc: np.ndarray) -> tuple[int, float]:
     return j, float(gain[j])
 
 
+def _best_on_grid(
+    x: np.ndarray,
+    y: np.ndarray,
+    outer: np.ndarray,
+    inner: np.ndarray,
+    shape: Callable[[np.ndarray, float], np.ndarray],
+) -> tuple[float, float] | None:
+    """(o, i) of the grid `outer` x `inner` whose column shape(x - i, o) explains the most of y
+    (the first such, scanning `outer`); None when the grid is empty."""
+    best: tuple[float, float, float] | None = None
+    yc = y - y.mean()
+    for o in outer:
+        j, gain = _best_shape(shape(x[:, None] - inner[None, :], o), yc)
+        if best is None or gain > best[0]:
+            best = (gain, float(o), float(inner[j]))
+    return None if best is None else (best[1], best[2])
+
+
 def fit_tanh(x: np.ndarray, y: np.ndarray) -> Fit | None:
     if len(x) < 8:
         return None
+    widths = 2 * np.pi / np.arange(0.1, 12.6, 0.2)
     centres = np.arange(-10.0, 10.0001, 0.1)
-    best: tuple[float, float, float] | None = None
-    yc = y - y.mean()
-    for w in 2 * np.pi / np.arange(0.1, 12.6, 0.2):
-        j, gain = _best_shape(np.tanh(w * (x[:, None] - centres[None, :])), yc)
-        if best is None or gain > best[0]:
-            best = (gain, float(w), float(centres[j]))
-    if best is None:
+    found = _best_on_grid(x, y, widths, centres, lambda d, w: np.tanh(w * d))
+    if found is None:
         return None
-    _, w0, c0 = best
+    w0, c0 = found
     (a0, d0), _ = _lstsq([np.tanh(w0 * (x - c0)), np.ones_like(x)], y)
     popt = _quiet_curve_fit(
         lambda t, A, w, c, d: A * np.tanh(w * (t - c)) + d, x, y, [a0, w0, c0, d0]
@@ -320,16 +351,12 @@ def fit_tanh(x: np.ndarray, y: np.ndarray) -> Fit | None:
 def fit_gaussian(x: np.ndarray, y: np.ndarray) -> Fit | None:
     if len(x) < 8:
         return None
+    sds = np.arange(0.5, 16.01, 0.5)
     means = np.arange(-64.0, 64.0001, 0.5)
-    best: tuple[float, float, float] | None = None
-    yc = y - y.mean()
-    for s in np.arange(0.5, 16.01, 0.5):
-        j, gain = _best_shape(np.exp(-0.5 * ((x[:, None] - means[None, :]) / s) ** 2), yc)
-        if best is None or gain > best[0]:
-            best = (gain, float(means[j]), float(s))
-    if best is None:
+    found = _best_on_grid(x, y, sds, means, lambda d, s: np.exp(-0.5 * (d / s) ** 2))
+    if found is None:
         return None
-    _, m0, s0 = best
+    s0, m0 = found
     (a0, b0), _ = _lstsq([np.exp(-0.5 * ((x - m0) / s0) ** 2), np.ones_like(x)], y)
     popt = _quiet_curve_fit(
         lambda t, a, m, s, b: a * np.exp(-0.5 * ((t - m) / s) ** 2) + b, x, y, [a0, m0, s0, b0]
@@ -365,29 +392,21 @@ def fit_reciprocal(x: np.ndarray, y: np.ndarray) -> Fit | None:
 def fit_logarithm(x: np.ndarray, y: np.ndarray) -> Fit | None:
     if np.any(x <= 0):
         return None
-    (a, b), _ = _lstsq([np.log(x), np.ones_like(x)], y)
-    return Fit(
-        "logarithm",
-        2,
-        lambda t: a * np.log(t) + b,
-        f"{num(a)} * np.log(x) + {num(b)}",
-        f"f(x) is logarithmic: f(x) = {num(a)}*ln(x) + {num(b)}, defined for x > 0 "
-        "(negative inputs give nan).",
+    words = (
+        "f(x) is logarithmic: f(x) = {a}*ln(x) + {b}, defined for x > 0 (negative inputs give nan)."
     )
+    return _scaled(x, y, "logarithm", np.log, "{a} * np.log(x) + {b}", words)
 
 
 def fit_root(x: np.ndarray, y: np.ndarray) -> Fit | None:
     if np.any(x < 0):
         return None
-    (a, b), _ = _lstsq([np.sqrt(x), np.ones_like(x)], y)
-    return Fit(
-        "root",
-        2,
-        lambda t: a * np.sqrt(t) + b,
-        f"{num(a)} * (x ** 0.5) + {num(b)}",
-        f"f(x) is a square-root function: f(x) = {num(a)}*sqrt(x) + {num(b)}; for negative x the "
-        "square root is imaginary and f returns a complex number.",
-        predict_complex=lambda t: a * (t.astype(complex) ** 0.5) + b,
+    words = (
+        "f(x) is a square-root function: f(x) = {a}*sqrt(x) + {b}; for negative x the square "
+        "root is imaginary and f returns a complex number."
+    )
+    return _scaled(
+        x, y, "root", np.sqrt, "{a} * (x ** 0.5) + {b}", words, lambda t: t.astype(complex) ** 0.5
     )
 
 
@@ -395,15 +414,11 @@ def _rounding(kind: str) -> Callable[[np.ndarray, np.ndarray], Fit]:
     op = {"ceil": np.ceil, "floor": np.floor}[kind]
 
     def fit(x: np.ndarray, y: np.ndarray) -> Fit:
-        (a, b), _ = _lstsq([op(x), np.ones_like(x)], y)
-        return Fit(
-            kind,
-            2,
-            lambda t: a * op(t) + b,
-            f"{num(a)} * np.{kind}(x) + {num(b)}",
-            f"f(x) rounds x {'up' if kind == 'ceil' else 'down'} to an integer ({kind}), then scales "
-            f"it: f(x) = {num(a)}*{kind}(x) + {num(b)}.",
+        words = (
+            f"f(x) rounds x {'up' if kind == 'ceil' else 'down'} to an integer ({kind}), then "
+            f"scales it: f(x) = {{a}}*{kind}(x) + {{b}}."
         )
+        return _scaled(x, y, kind, op, f"{{a}} * np.{kind}(x) + {{b}}", words)
 
     return fit
 

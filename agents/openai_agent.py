@@ -9,10 +9,10 @@ from typing import Any
 import openai
 from pydantic import Field
 
-from agents.base import Agent, AgentError, AgentReply, Message
+from agents.base import AgentError, AgentReply, Message
 from agents.options import ProviderOptions
-from agents.replies import OpenAICompletion, check_empty_turn, openai_reply
-from agents.retry import call_with_retries, make_usage, policy_from_options, sdk_classifier
+from agents.replies import OpenAICompletion, openai_reply
+from agents.retry import ProviderAgent, policy_from_options, provider_turn, sdk_classifier
 
 _classify = sdk_classifier(openai)
 
@@ -32,7 +32,7 @@ def _opt(options: dict[str, Any], key: str, env: str, default: Any = None) -> An
     return value
 
 
-class OpenAIAgent(Agent):
+class OpenAIAgent(ProviderAgent):
     """Chat Completions via the openai SDK (any OpenAI-compatible `base_url`).
 
     Options (environment variable in brackets): model [OPENAI_MODEL], api_key [OPENAI_API_KEY],
@@ -96,19 +96,7 @@ class OpenAIAgent(Agent):
             return openai_reply(raw.http_response)
 
         what = f"openai {self.model} at {self.base_url or 'api.openai.com'}"
-        content, completion = await call_with_retries(call, _classify, self.policy, what=what)
-        check_empty_turn(self, conversation, content, what=what)
-        usage = completion.usage
-        return AgentReply(
-            content=content,
-            usage=make_usage(
-                usage.prompt_tokens if usage else 0,
-                usage.completion_tokens if usage else 0,
-                (self.model, completion.model),
-                self.prices,
-            ),
-            model=completion.model or self.model,
-        )
+        return await provider_turn(self, conversation, call, _classify, what=what)
 
     async def aclose(self) -> None:
         await self.client.close()

@@ -74,6 +74,11 @@ class OpenAICompletion(BaseModel):
     model: str | None = None
     usage: _OpenAIUsage | None = None
 
+    def tokens(self) -> tuple[int, int]:
+        """(prompt, completion) tokens; (0, 0) when the reply reports no usage."""
+        u = self.usage
+        return (u.prompt_tokens, u.completion_tokens) if u else (0, 0)
+
 
 def openai_reply(response: httpx.Response) -> tuple[str, OpenAICompletion]:
     """(text, completion) of a Chat Completions reply; MalformedReply when it has no text."""
@@ -107,6 +112,11 @@ class AnthropicMessage(BaseModel):
     model: str | None = None
     stop_reason: str | None = None
     usage: _AnthropicUsage | None = None
+
+    def tokens(self) -> tuple[int, int]:
+        """(input, output) tokens; (0, 0) when the reply reports no usage."""
+        u = self.usage
+        return (u.input_tokens, u.output_tokens) if u else (0, 0)
 
 
 def anthropic_reply(response: httpx.Response) -> tuple[str, AnthropicMessage]:

@@ -12,8 +12,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
 
-from agents.base import AgentError, Usage
-from agents.replies import MalformedReply
+from agents.base import Agent, AgentError, AgentReply, Message, Usage
+from agents.replies import AnthropicMessage, MalformedReply, OpenAICompletion, check_empty_turn
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -188,3 +188,27 @@ def sdk_classifier(sdk: Any) -> Callable[[BaseException], Failure]:
         timeout_types=(sdk.APITimeoutError,),
         connection_types=(sdk.APIConnectionError,),
     )
+
+
+class ProviderAgent(Agent):
+    """An agent backed by a provider's HTTP API (openai, anthropic): what `provider_turn` reads."""
+
+    model: str
+    policy: RetryPolicy
+    prices: Any
+
+
+async def provider_turn(
+    agent: ProviderAgent,
+    conversation: list[Message],
+    call: Callable[[], Awaitable[tuple[str, OpenAICompletion | AnthropicMessage]]],
+    classify: Callable[[BaseException], Failure],
+    *,
+    what: str,
+) -> AgentReply:
+    """One turn of a provider agent: `call` with retries, the empty-answer check, and usage
+    priced under the requested model id or the one the server answered with."""
+    text, reply = await call_with_retries(call, classify, agent.policy, what=what)
+    check_empty_turn(agent, conversation, text, what=what)
+    usage = make_usage(*reply.tokens(), (agent.model, reply.model), agent.prices)
+    return AgentReply(content=text, usage=usage, model=reply.model or agent.model)

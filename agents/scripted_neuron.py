@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
-from agents.base import Agent, AgentReply, Message
-from agents.protocol import next_chunk, observations
+from agents.probing import FixedProbesAgent
+from agents.protocol import Observation
 
 SENTENCES = [
     "The cat sat on the warm windowsill all afternoon.",
@@ -50,16 +50,13 @@ def parse_activations(output: str) -> list[tuple[str, float]]:
     return [(m.group(1), float(m.group(2))) for m in _TOKEN.finditer(body)]
 
 
-class ScriptedNeuronAgent(Agent):
+class ScriptedNeuronAgent(FixedProbesAgent):
     name = "scripted-neuron"
-    provider = "local"
     description = "offline baseline for neuron targets: lists the words with top activations"
+    probes, chunk = SENTENCES, CHUNK
     TOP = 5
 
-    async def step(self, conversation: list[Message]) -> AgentReply:
-        if (cmd := next_chunk(conversation, SENTENCES, CHUNK)) is not None:
-            return AgentReply(content=cmd)
-        obs, _ = observations(conversation)
+    def describe(self, obs: list[Observation]) -> str:
         best: dict[str, float] = {}
         for o in obs:
             for tok, v in parse_activations(o.y):
@@ -69,11 +66,9 @@ class ScriptedNeuronAgent(Agent):
         ranked = sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))
         top = [w for w, v in ranked[: self.TOP] if v > 0]
         if not top:
-            return AgentReply(
-                content="[DESCRIPTION]: The neuron did not activate on any of the texts tried."
-            )
+            return "[DESCRIPTION]: The neuron did not activate on any of the texts tried."
         quoted = ", ".join(f'"{w}"' for w in top)
-        return AgentReply(
-            content=f"[DESCRIPTION]: The neuron fires on {quoted}: these words give its largest "
+        return (
+            f"[DESCRIPTION]: The neuron fires on {quoted}: these words give its largest "
             "activations on the texts tried."
         )

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import math
 
-from agents.base import Agent, AgentReply, Message
-from agents.protocol import next_chunk, observations, parse_value
+from agents.probing import FixedProbesAgent
+from agents.protocol import Observation, parse_value
 
 VOCABULARY = [
     "France", "Japan", "Paris", "Tokyo", "Nile", "Einstein", "Shakespeare", "Olympics",
@@ -27,64 +27,46 @@ VOCABULARY = [
 CHUNK = 16  # words per call: each is one backbone prompt, and a call has a time limit
 
 
-def _probe_or_none(conversation: list[Message]) -> AgentReply | None:
-    """The next chunk of the vocabulary while some of it is still unsent (one call per round)."""
-    cmd = next_chunk(conversation, VOCABULARY, CHUNK)
-    return None if cmd is None else AgentReply(content=cmd)
-
-
-class ScriptedEntitiesAgent(Agent):
+class ScriptedEntitiesAgent(FixedProbesAgent):
     """Probes a fixed vocabulary, then names the words f scores highest."""
 
     name = "scripted-entities"
-    provider = "local"
     description = "offline baseline for FIND entity modules: lists the top-scoring probe words"
+    probes, chunk = VOCABULARY, CHUNK
     TOP = 8
 
-    async def step(self, conversation: list[Message]) -> AgentReply:
-        probe = _probe_or_none(conversation)
-        if probe is not None:
-            return probe
-        obs, _ = observations(conversation)
+    def describe(self, obs: list[Observation]) -> str:
         scored = []
         for o in obs:
             v = parse_value(o.y)
             if isinstance(v, float | int) and math.isfinite(v):
                 scored.append((float(v), o.x))
         if not scored:
-            return AgentReply(
-                content="[DESCRIPTION]: The function gave no numeric scores for common words."
-            )
+            return "[DESCRIPTION]: The function gave no numeric scores for common words."
         scored.sort(key=lambda p: (-p[0], p[1]))
         top = [x for v, x in scored[: self.TOP] if v >= 0.5] or [scored[0][1]]
         low = [x for _, x in scored[-3:]]
-        return AgentReply(
-            content=(
-                f"[DESCRIPTION]: The function is selective for the concept shared by "
-                f"{', '.join(top)}: these words score highest (close to 1), while words such as "
-                f"{', '.join(low)} score close to 0."
-            )
+        return (
+            f"[DESCRIPTION]: The function is selective for the concept shared by "
+            f"{', '.join(top)}: these words score highest (close to 1), while words such as "
+            f"{', '.join(low)} score close to 0."
         )
 
 
-class ScriptedRelationsAgent(Agent):
+class ScriptedRelationsAgent(FixedProbesAgent):
     """Probes a fixed vocabulary, then describes the rule by the mappings observed."""
 
     name = "scripted-relations"
-    provider = "local"
     description = "offline baseline for FIND relation modules: lists the observed mappings"
+    probes, chunk = VOCABULARY, CHUNK
     SHOWN = 10
 
-    async def step(self, conversation: list[Message]) -> AgentReply:
-        probe = _probe_or_none(conversation)
-        if probe is not None:
-            return probe
-        obs, _ = observations(conversation)
+    def describe(self, obs: list[Observation]) -> str:
         mapped = [(o.x, o.y.strip()) for o in obs if _is_mapping(o.y)]
         unmapped = [o.x for o in obs if not _is_mapping(o.y)]
         if not mapped:
-            return AgentReply(
-                content="[DESCRIPTION]: The function returned no output word for common words.\n"
+            return (
+                "[DESCRIPTION]: The function returned no output word for common words.\n"
                 "[DOMAIN]: No input tried produced a mapping."
             )
         examples = "; ".join(f"{x} -> {y}" for x, y in mapped[: self.SHOWN])
@@ -94,11 +76,9 @@ class ScriptedRelationsAgent(Agent):
             if unmapped
             else "The rule applied to every input tried."
         )
-        return AgentReply(
-            content=(
-                f"[DESCRIPTION]: The function maps each input word to a related word, as in: "
-                f"{examples}.\n[DOMAIN]: {domain}"
-            )
+        return (
+            f"[DESCRIPTION]: The function maps each input word to a related word, as in: "
+            f"{examples}.\n[DOMAIN]: {domain}"
         )
 
 

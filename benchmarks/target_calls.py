@@ -29,6 +29,8 @@ os.environ.setdefault("HARNESS_DATA_DIR", str(ROOT.parent / "shared" / "data"))
 
 from agents.protocol import format_reply, parse_message  # noqa: E402
 from function_store.catalog import Catalog  # noqa: E402
+from function_store.numeric.source import render_source  # noqa: E402
+from function_store.numeric.variants import served_program  # noqa: E402
 from harness.sandbox import get_sandbox  # noqa: E402
 from harness.sandbox.pool import ServicePool  # noqa: E402
 from harness.target_client import ServiceTargetClient  # noqa: E402
@@ -37,29 +39,12 @@ TARGET = "find-v1/numeric/f00473"
 INPUTS = ["-128", "-64.5", "-10", "-1", "0", "1", "2.5", "10", "64", "128"]
 MESSAGE = "Let me test. COMMAND: PYTHON(./temp/function.py " + " ".join(INPUTS) + ")"
 
-# A FIND-format function file (as `write_source_code.py` lays it out), written here, for
-# f00473's clean expression.
-FIND_FILE = """import numpy as np
-import scipy.signal
-import sys
-from scipy.special import gamma, factorial, erf
 
-
-def function(x):
-
-    return -1.5*x + -5.0
-
-if __name__ == '__main__':
-    outputs = ''
-    for arg in sys.argv[1:]:
-        x = float(arg)
-        try:
-            out = function(x)
-        except:
-            out = 'None'
-        outputs += f'({arg}, {out}) '
-    print(f'Function input - output pairs: {outputs}')
-"""
+def find_file() -> str:
+    """A FIND-format function file (as `write_source_code.py` lays it out) of TARGET's clean
+    expression, rendered by the function store."""
+    fn = Catalog().get(TARGET).hidden.spec["function"]
+    return render_source(served_program(fn, release=True))
 
 
 def pct(xs: list[float], q: float) -> float:
@@ -71,7 +56,7 @@ def find_way(n: int) -> list[float]:
     times = []
     with tempfile.TemporaryDirectory() as d:
         Path(d, "temp").mkdir()
-        Path(d, "temp", "function.py").write_text(FIND_FILE)
+        Path(d, "temp", "function.py").write_text(find_file())
         cmd = parse_message(MESSAGE, mode="find-compat").commands[0]
         for _ in track(range(n), description="FIND way (spawn python per call)"):
             t0 = time.perf_counter()

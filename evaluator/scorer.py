@@ -13,6 +13,7 @@ A missing part is an error state of the scores that need it, never a silent in-p
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Sequence
@@ -100,6 +101,26 @@ class ScoringContext:
     def judge(self) -> JudgeClient:
         """A judge client of the context's settings (raises JudgeError when none is configured)."""
         return self.judge_factory(self.judge_settings)
+
+    def code_batch(
+        self, batch: Callable[..., list[list[ScoreResult]]], items: list[Item], **extra: Any
+    ) -> list[list[ScoreResult]]:
+        """A family's batch of code scores (`score_<family>_batch(items, runner=, settings=,
+        exec_settings=, ...)`) run with this context's runner and settings."""
+        return batch(
+            items,
+            runner=self.code_runner,
+            settings=self.settings,
+            exec_settings=self.exec_settings,
+            **extra,
+        )
+
+    async def code_scores(
+        self, batch: Callable[..., list[list[ScoreResult]]], item: Item, **extra: Any
+    ) -> list[ScoreResult]:
+        """One answer's code scores through `batch`, in a worker thread (sandboxes block)."""
+        (scores,) = await asyncio.to_thread(self.code_batch, batch, [item], **extra)
+        return scores
 
 
 def run_code_jobs_with(

@@ -95,6 +95,24 @@ class CallOutput(BaseModel):
     error_category: str | None = None
 
 
+def model_target(
+    tid: str,
+    dataset: str,
+    family: Family,
+    model: str,
+    runner: str,
+    spec: dict[str, Any],
+    description: str,
+) -> Target:
+    """A target inside a language model (one neuron, one entity attribute): text inputs, its
+    family's own prompt, one variant per model, hidden truth carrying the canary of its id."""
+    hidden = HiddenTruth(runner=runner, spec=spec, description=description, canary=make_canary(tid))
+    public = PublicMeta(input_kind="text", prompt_family=family)
+    return Target(
+        id=tid, dataset=dataset, family=family, variant=model, public=public, hidden=hidden
+    )
+
+
 def make_canary(target_id: str) -> str:
     """A per-target marker string placed in hidden ground truth; it must never reach an agent."""
     import hashlib

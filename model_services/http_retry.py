@@ -9,9 +9,10 @@ caller's error class (category `infrastructure`) naming the service.
 
 from __future__ import annotations
 
+import os
 import random
 import time
-from typing import Any
+from typing import Any, ClassVar, Self
 
 import httpx
 from pydantic import BaseModel, Field
@@ -23,6 +24,28 @@ class RetryPolicy(BaseModel):
     retries: int = Field(2, ge=0, le=10)  # extra attempts after the first
     backoff_s: float = Field(0.5, ge=0)
     retry_timeouts: bool = False
+
+
+class ServiceSettings(RetryPolicy):
+    """Where a model service answers (`url`) and how to call it. `from_env` reads the URL from
+    the variable `URL_ENV` and each field of `ENV` from the variable it names (operator)."""
+
+    URL_ENV: ClassVar[str] = ""
+    ENV: ClassVar[dict[str, str]] = {}
+
+    url: str
+
+    @classmethod
+    def from_env(cls) -> Self | None:
+        url = os.environ.get(cls.URL_ENV)
+        if not url:
+            return None
+        return cls(url=url, **{k: os.environ[v] for k, v in cls.ENV.items() if os.environ.get(v)})
+
+    @property
+    def api_base(self) -> str:
+        u = self.url.rstrip("/")
+        return u if u.endswith("/v1") else u + "/v1"
 
 
 class NotFound(Exception):

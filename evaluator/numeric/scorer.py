@@ -4,8 +4,6 @@ one sandbox start per chunk: benchmarks and offline re-scoring)."""
 
 from __future__ import annotations
 
-import asyncio
-
 from evaluator import numeric as num
 from evaluator.api import EpisodeStats, ScoreResult
 from evaluator.domain import score_domain
@@ -110,20 +108,11 @@ class NumericScorer(Scorer):
             if ctx.call_target is None:  # misconfigured caller: infrastructure, not the target's
                 raise NoTargetClient("no target client in the scoring context")
             gt = await ground_truth_via(ctx, target)
-            (scores,) = await asyncio.to_thread(
-                score_numeric_batch,
-                [Item(target, parsed)],
-                runner=ctx.code_runner,
-                settings=ctx.settings,
-                exec_settings=ctx.exec_settings,
-                ground_truths=[gt],
-            )
-            return scores
+            item = Item(target, parsed)
+            return await ctx.code_scores(score_numeric_batch, item, ground_truths=[gt])
 
         return await score_parts([code], stats)
 
     def score_batch(self, items: list[Item], ctx: ScoringContext) -> list[list[ScoreResult]]:
         """Code scores of many answers, the targets run here (`score_numeric_batch`)."""
-        return score_numeric_batch(
-            items, runner=ctx.code_runner, settings=ctx.settings, exec_settings=ctx.exec_settings
-        )
+        return ctx.code_batch(score_numeric_batch, items)

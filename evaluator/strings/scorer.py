@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from evaluator import strings as st
 from evaluator.api import EpisodeStats, ScoreResult
 from evaluator.parsing import parse_answer
@@ -92,14 +90,7 @@ class StringsScorer(Scorer):
         parsed = parse_answer(final_answer or "", ctx.settings.parser)
 
         async def code() -> list[ScoreResult]:
-            (scores,) = await asyncio.to_thread(
-                score_strings_batch,
-                [Item(target, parsed)],
-                runner=ctx.code_runner,
-                settings=ctx.settings,
-                exec_settings=ctx.exec_settings,
-            )
-            return scores
+            return await ctx.code_scores(score_strings_batch, Item(target, parsed))
 
         return await score_parts(
             [code, lambda: judge_scores(target, parsed.description, parsed.parser, ctx, PROMPT)],
@@ -108,6 +99,4 @@ class StringsScorer(Scorer):
 
     def score_batch(self, items: list[Item], ctx: ScoringContext) -> list[list[ScoreResult]]:
         """Code scores of many answers (`score_strings_batch`; the judge is per episode)."""
-        return score_strings_batch(
-            items, runner=ctx.code_runner, settings=ctx.settings, exec_settings=ctx.exec_settings
-        )
+        return ctx.code_batch(score_strings_batch, items)

@@ -13,7 +13,6 @@ and remembers a 404/405.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
@@ -24,7 +23,7 @@ from pydantic import BaseModel, Field, ValidationError
 from function_store.entities_relations.scoring import DIGITS, find_digit_site
 from model_services.backbone.schemas import BatchChatCompletion, ChatCompletion
 from model_services.http_retry import NotFound as _NotFound
-from model_services.http_retry import RetryPolicy, request_json
+from model_services.http_retry import RetryPolicy, ServiceSettings, request_json
 
 log = logging.getLogger(__name__)
 
@@ -51,15 +50,22 @@ def _too_long(e: BackboneError) -> bool:
     )
 
 
-class BackboneSettings(BaseModel):
+class BackboneSettings(ServiceSettings):
+    URL_ENV = "HARNESS_BACKBONE_URL"
+    ENV = {
+        "model": "HARNESS_BACKBONE_MODEL",
+        "api_key": "HARNESS_BACKBONE_API_KEY",
+        "timeout_s": "HARNESS_BACKBONE_TIMEOUT",
+        "retries": "HARNESS_BACKBONE_RETRIES",
+        "forced_choice": "HARNESS_BACKBONE_FORCED_CHOICE",
+        "batch": "HARNESS_BACKBONE_BATCH",
+        "relation_max_tokens": "HARNESS_BACKBONE_RELATION_MAX_TOKENS",
+        "max_input_chars": "HARNESS_BACKBONE_MAX_INPUT_CHARS",
+    }
+
     url: str  # base URL of the OpenAI-compatible API, e.g. http://127.0.0.1:8000/v1
     model: str | None = None  # None: the first id of GET /v1/models
     api_key: str | None = None
-    timeout_s: float = Field(60.0, gt=0)  # per HTTP request (read)
-    connect_timeout_s: float = Field(5.0, gt=0)
-    retries: int = Field(2, ge=0, le=10)  # extra attempts after the first
-    backoff_s: float = Field(0.5, ge=0)
-    retry_timeouts: bool = False
     forced_choice: Literal["extension", "logit_bias"] = "extension"
     # auto: our batch route when the server has it, else concurrent requests; sequential: one
     # request per prompt in order, as FIND does (for comparisons)
@@ -71,28 +77,6 @@ class BackboneSettings(BaseModel):
     # longest input (word) a neural target sends to the backbone: FIND's inputs are words, and a
     # long one costs the shared CPU backbone seconds to minutes (prompt length)
     max_input_chars: int = Field(500, ge=1)
-
-    @classmethod
-    def from_env(cls) -> BackboneSettings | None:
-        url = os.environ.get("HARNESS_BACKBONE_URL")
-        if not url:
-            return None
-        env = {
-            "model": "HARNESS_BACKBONE_MODEL",
-            "api_key": "HARNESS_BACKBONE_API_KEY",
-            "timeout_s": "HARNESS_BACKBONE_TIMEOUT",
-            "retries": "HARNESS_BACKBONE_RETRIES",
-            "forced_choice": "HARNESS_BACKBONE_FORCED_CHOICE",
-            "batch": "HARNESS_BACKBONE_BATCH",
-            "relation_max_tokens": "HARNESS_BACKBONE_RELATION_MAX_TOKENS",
-            "max_input_chars": "HARNESS_BACKBONE_MAX_INPUT_CHARS",
-        }
-        return cls(url=url, **{k: os.environ[v] for k, v in env.items() if os.environ.get(v)})
-
-    @property
-    def api_base(self) -> str:
-        u = self.url.rstrip("/")
-        return u if u.endswith("/v1") else u + "/v1"
 
 
 class BackboneClient:

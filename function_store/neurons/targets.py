@@ -15,7 +15,7 @@ import random
 
 from function_store.catalog import CatalogOptions
 from function_store.datasets import DataUnavailable
-from function_store.models import Family, HiddenTruth, PublicMeta, Target, make_canary
+from function_store.models import Family, Target, model_target
 from function_store.neurons import data
 
 log = logging.getLogger(__name__)
@@ -32,19 +32,8 @@ def neuron_id(model: str, layer: int, index: int) -> str:
 
 def _target(model: str, layer: int, index: int, explanation: str = "") -> Target:
     tid = neuron_id(model, layer, index)
-    return Target(
-        id=tid,
-        dataset="neuron",
-        family="neurons",
-        variant=model,
-        public=PublicMeta(input_kind="text", prompt_family="neurons"),
-        hidden=HiddenTruth(
-            runner="neuron",
-            spec={"model": model, "layer": layer, "index": index, "component": "mlp_activation"},
-            description=explanation,
-            canary=make_canary(tid),
-        ),
-    )
+    spec = {"model": model, "layer": layer, "index": index, "component": "mlp_activation"}
+    return model_target(tid, "neuron", "neurons", model, "neuron", spec, explanation)
 
 
 def smollm2_sample(seed: int = 0, n: int = SMOLLM2_SAMPLE) -> list[tuple[int, int]]:

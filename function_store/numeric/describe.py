@@ -6,6 +6,7 @@ without its bias, square waves reduced to a sign step where the release loses th
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from function_store.numeric.families import COMPOSE_OPS
@@ -20,13 +21,29 @@ def _poly(coeffs: list[Any], ascending: bool) -> str:
     return " + ".join(parts)
 
 
+# families whose description is a formula of their parameters alone
+_FORMULAS: dict[str, Callable[[Any], str]] = {
+    "linear": lambda p: f"a linear function {p[0]}*x + {p[1]}",
+    "polynomial": lambda p: f"a degree-{len(p) - 1} polynomial {_poly(p, ascending=False)}",
+    "rational": lambda p: f"a rational function ({_poly(p[0], True)}) / ({_poly(p[1], True)})",
+    "reciprocal": lambda p: f"a reciprocal 1/({p[0]}*x)",
+    "logarithm": lambda p: f"a logarithm {p[0]}*log_{p[2]}(x) + {p[1]}",
+    "step": lambda p: (
+        f"a step function: {p[1]} for x < 0, {p[0]} + {p[1]} for x > 0 "
+        f"(at x = 0: {p[0]}*{p[2]} + {p[1]})"
+    ),
+    "rectangle": lambda p: f"a rectangle: 1 where |x| <= {p[0]}/2, else 0",
+    "relu": lambda p: f"a leaky ReLU {p[0]}*(x if x > 0 else {p[2]}*x) + {p[1]}",
+    "gaussian": lambda p: f"a Gaussian density with mean {p[0]} and standard deviation {p[1]}",
+    "constant": lambda p: f"the constant {p}",
+    "ceil": lambda p: "the ceiling of x",
+    "floor": lambda p: "the floor of x",
+}
+
+
 def describe_atomic(name: str, p: Any, *, collapsed_square: bool, release: bool) -> str:
-    if name == "linear":
-        return f"a linear function {p[0]}*x + {p[1]}"
-    if name == "polynomial":
-        return f"a degree-{len(p) - 1} polynomial {_poly(p, ascending=False)}"
-    if name == "rational":
-        return f"a rational function ({_poly(p[0], True)}) / ({_poly(p[1], True)})"
+    if name in _FORMULAS:
+        return _FORMULAS[name](p)
     if name == "absolute":
         if release:
             return f"a scaled absolute value {p[0]}*|x| (the released code drops the bias {p[1]})"
@@ -34,25 +51,10 @@ def describe_atomic(name: str, p: Any, *, collapsed_square: bool, release: bool)
     if name == "root":
         kind = "square root" if p[2] == 2 else f"root of order {p[2]}"
         return f"a {kind}: {p[0]}*x^(1/{p[2]}) + {p[1]}"
-    if name == "reciprocal":
-        return f"a reciprocal 1/({p[0]}*x)"
-    if name == "logarithm":
-        return f"a logarithm {p[0]}*log_{p[2]}(x) + {p[1]}"
-    if name == "step":
-        return (
-            f"a step function: {p[1]} for x < 0, {p[0]} + {p[1]} for x > 0 "
-            f"(at x = 0: {p[0]}*{p[2]} + {p[1]})"
-        )
-    if name == "rectangle":
-        return f"a rectangle: 1 where |x| <= {p[0]}/2, else 0"
-    if name == "relu":
-        return f"a leaky ReLU {p[0]}*(x if x > 0 else {p[2]}*x) + {p[1]}"
     if name in ("tanh", "sin", "cos"):
         return f"{p[0]}*{name}(2*pi/{p[1]} * (x - {p[2]})) + {p[3]}" + (
             f", a periodic function with period {p[1]}" if name != "tanh" else ", an S-shaped curve"
         )
-    if name == "gaussian":
-        return f"a Gaussian density with mean {p[0]} and standard deviation {p[1]}"
     if name == "square_wave":
         if collapsed_square:
             return (
@@ -60,12 +62,6 @@ def describe_atomic(name: str, p: Any, *, collapsed_square: bool, release: bool)
                 f"{p[0]} and shift {p[1]} whose sine the released code loses)"
             )
         return f"a square wave of period {p[0]} and shift {p[1]}: 1 where sin(2*pi*(x - {p[1]})/{p[0]}) > 0, else -1"
-    if name == "constant":
-        return f"the constant {p}"
-    if name == "ceil":
-        return "the ceiling of x"
-    if name == "floor":
-        return "the floor of x"
     return name
 
 

@@ -17,7 +17,7 @@ import logging
 
 from function_store.catalog import CatalogOptions
 from function_store.datasets import DataUnavailable
-from function_store.models import Family, HiddenTruth, PublicMeta, Target, make_canary
+from function_store.models import Family, Target, model_target
 from function_store.ravel.instances import BuildConfig
 
 log = logging.getLogger(__name__)
@@ -98,25 +98,15 @@ def task_view(cfg: BuildConfig, attribute: str) -> dict:
 
 def _target(model: str, cfg: BuildConfig, attribute: str) -> Target:
     tid = ravel_id(model, cfg.entity_type, attribute)
-    return Target(
-        id=tid,
-        dataset="ravel",
-        family="ravel",
-        variant=model,
-        public=PublicMeta(input_kind="text", prompt_family="ravel"),
-        hidden=HiddenTruth(
-            runner="ravel",
-            spec={
-                "model": model,
-                "attribute": attribute,
-                "entity_type": cfg.entity_type,
-                "split": SCORE_SPLIT,
-                "task": task_view(cfg, attribute),
-            },
-            description=f"localise {cfg.entity_type} {attribute}",
-            canary=make_canary(tid),
-        ),
-    )
+    spec = {
+        "model": model,
+        "attribute": attribute,
+        "entity_type": cfg.entity_type,
+        "split": SCORE_SPLIT,
+        "task": task_view(cfg, attribute),
+    }
+    what = f"localise {cfg.entity_type} {attribute}"
+    return model_target(tid, "ravel", "ravel", model, "ravel", spec, what)
 
 
 def load(family: Family, options: CatalogOptions) -> list[Target]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 from pathlib import Path
 
@@ -40,32 +39,25 @@ def serve(
     ),
 ) -> None:
     """Serve /v1/chat/completions (+ /v1/models, /v1/batch/chat/completions, /tokenize) on CPU."""
-    from harness.ports import port_problem
+    from harness.ports import exit_if_port_taken, run_model_server
 
-    if problem := port_problem(host, port):
-        err.print(f"[red]{problem}[/red]", soft_wrap=True)
-        raise typer.Exit(2)
+    exit_if_port_taken(host, port, err)
     from model_services.backbone.omp_spin import limit_omp_spin
 
     limit_omp_spin()  # before torch loads
     from model_services.backbone.model import ModelNotFound
     from model_services.backbone.server import serve as run
 
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    try:
-        run(
-            model,
-            host=host,
-            port=port,
-            served_name=served_name,
-            cache_dir=cache_dir,
-            max_batch=max_batch,
-            max_model_len=max_model_len,
-            max_queue=max_queue,
-        )
-    except (ModelNotFound, OSError) as e:
-        err.print(f"[red]cannot serve {model!r}: {e}[/red]")
-        raise typer.Exit(1) from e
+    options = {
+        "host": host,
+        "port": port,
+        "served_name": served_name,
+        "cache_dir": cache_dir,
+        "max_batch": max_batch,
+        "max_model_len": max_model_len,
+        "max_queue": max_queue,
+    }
+    run_model_server(model, lambda: run(model, **options), (ModelNotFound, OSError), err)
 
 
 @backbone_app.command("check")

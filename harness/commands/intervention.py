@@ -3,8 +3,6 @@ generation) for the neuron and RAVEL benchmarks."""
 
 from __future__ import annotations
 
-import logging
-
 import typer
 from rich.console import Console
 
@@ -39,17 +37,14 @@ def serve(
     ),
 ) -> None:
     """Serve /v1/activations, /v1/interchange, /v1/generate, /v1/featurizers, /v1/tokenize."""
-    from harness.ports import port_problem
+    from harness.ports import exit_if_port_taken, run_model_server
 
-    if problem := port_problem(host, port):
-        err.print(f"[red]{problem}[/red]", soft_wrap=True)
-        raise typer.Exit(2)
+    exit_if_port_taken(host, port, err)
     from model_services.backbone.model import ModelNotFound
     from model_services.intervention.engine import Limits
     from model_services.intervention.model import ModelNotSupported
     from model_services.intervention.server import serve as run
 
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     limits = Limits(
         max_texts=max_texts,
         max_text_tokens=max_text_tokens,
@@ -57,11 +52,9 @@ def serve(
         max_request_tokens=max_request_tokens,
         max_queue_tokens=max_queue_tokens,
     )
-    try:
-        run(model, host=host, port=port, device=device, dtype=dtype, limits=limits)
-    except (ModelNotFound, ModelNotSupported, OSError) as e:
-        err.print(f"[red]cannot serve {model!r}: {e}[/red]")
-        raise typer.Exit(1) from e
+    options = {"host": host, "port": port, "device": device, "dtype": dtype, "limits": limits}
+    errors = (ModelNotFound, ModelNotSupported, OSError)
+    run_model_server(model, lambda: run(model, **options), errors, err)
 
 
 def register(app: typer.Typer) -> None:

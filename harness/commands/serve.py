@@ -18,11 +18,9 @@ def serve(
     ),
 ) -> None:
     """Run the API and the scheduler (embedded default: SQLite + bwrap + local target services)."""
-    from harness.ports import port_problem
+    from harness.ports import exit_if_port_taken
 
-    if problem := port_problem(host, port):
-        console.print(f"[red]{problem}[/red]", soft_wrap=True)
-        raise typer.Exit(2)
+    exit_if_port_taken(host, port, console)
     import uvicorn
 
     from harness.api import create_app

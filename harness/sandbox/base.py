@@ -43,7 +43,6 @@ class SandboxError(RuntimeError):
 class Sandbox(ABC):
     name: str = ""
 
-    @abstractmethod
     def run(
         self,
         argv: list[str],
@@ -61,8 +60,15 @@ class Sandbox(ABC):
         or stderr, which stay untrusted text); what it writes there is `RunResult.result`
         (capped at `limits.max_output_bytes`). A program that keeps it from its own children
         and makes itself undumpable (the scoring worker) has a channel they cannot write."""
+        return self._run_command(argv, files, stdin, limits or Limits(), result_channel)
 
     @abstractmethod
+    def _run_command(
+        self, argv: list[str], files: dict[str, bytes] | None, stdin: bytes | None,
+        limits: Limits, result_channel: bool,
+    ) -> RunResult:  # fmt: skip
+        """The backend's part of `run`, once the default limits are filled in."""
+
     def start_service(
         self,
         argv: list[str],
@@ -78,6 +84,14 @@ class Sandbox(ABC):
         `HARNESS_SERVICE_PORT` (TCP, all interfaces of its private network). `env` adds variables;
         `forward_url` is the one extra endpoint it may reach (the backbone for entity/relation
         targets, the intervention service for neuron/RAVEL targets)."""
+        return self._start_service(argv, files, limits, env, forward_url)
+
+    @abstractmethod
+    def _start_service(
+        self, argv: list[str], files: dict[str, bytes] | None, limits: Limits | None,
+        env: dict[str, str] | None, forward_url: str | None,
+    ) -> ServiceHandle:  # fmt: skip
+        """The backend's part of `start_service`; `limits` None: the backend's service default."""
 
     @abstractmethod
     def stop(self, handle: ServiceHandle) -> None: ...

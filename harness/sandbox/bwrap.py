@@ -217,16 +217,7 @@ class BwrapSandbox(Sandbox):
         return self._cgroup(limits, cpu_quota=None)
 
     # ---------------------------------------------------------------- run
-    def run(
-        self,
-        argv: list[str],
-        *,
-        files: dict[str, bytes] | None = None,
-        stdin: bytes | None = None,
-        limits: Limits | None = None,
-        result_channel: bool = False,
-    ) -> RunResult:
-        limits = limits or Limits()
+    def _run_command(self, argv, files, stdin, limits, result_channel) -> RunResult:  # type: ignore[no-untyped-def]
         files_dir = self._write_files(files)
         cg = self._cgroup(limits)
         try:
@@ -306,15 +297,7 @@ class BwrapSandbox(Sandbox):
         )
 
     # ---------------------------------------------------------------- services
-    def start_service(
-        self,
-        argv: list[str],
-        *,
-        files: dict[str, bytes] | None = None,
-        limits: Limits | None = None,
-        env: dict[str, str] | None = None,
-        forward_url: str | None = None,
-    ) -> ServiceHandle:
+    def _start_service(self, argv, files, limits, env, forward_url) -> ServiceHandle:  # type: ignore[no-untyped-def]
         """Start `argv` with HARNESS_SERVICE_UDS set to a socket path it must listen on.
 
         `limits.timeout_s` bounds the start-up; there is no CPU-time rlimit on a service (it would

@@ -170,10 +170,7 @@ class RemoteSandbox(Sandbox):
     def _limits(limits: Limits) -> LimitsIn:
         return LimitsIn(**asdict(limits))
 
-    def run(  # type: ignore[no-untyped-def]
-        self, argv, *, files=None, stdin=None, limits=None, result_channel=False
-    ) -> RunResult:
-        limits = limits or Limits()
+    def _run_command(self, argv, files, stdin, limits, result_channel) -> RunResult:  # type: ignore[no-untyped-def]
         body = RunIn(
             argv=argv,
             files={k: _b64(v) for k, v in (files or {}).items()},
@@ -192,9 +189,7 @@ class RemoteSandbox(Sandbox):
             base64.b64decode(out.result) if out.result is not None else None,
         )
 
-    def start_service(  # type: ignore[no-untyped-def]
-        self, argv, *, files=None, limits=None, env=None, forward_url=None
-    ) -> ServiceHandle:
+    def _start_service(self, argv, files, limits, env, forward_url) -> ServiceHandle:  # type: ignore[no-untyped-def]
         """Neural-module targets reach the backbone as under bwrap: through a Unix socket that
         this process (the api) forwards to `forward_url` and nowhere else (the daemon's
         container has no network)."""

@@ -147,16 +147,7 @@ class DockerSandbox(Sandbox):
             vol.remove(force=True)
 
     # ---------------------------------------------------------------- run
-    def run(
-        self,
-        argv: list[str],
-        *,
-        files: dict[str, bytes] | None = None,
-        stdin: bytes | None = None,
-        limits: Limits | None = None,
-        result_channel: bool = False,
-    ) -> RunResult:
-        limits = limits or Limits()
+    def _run_command(self, argv, files, stdin, limits, result_channel) -> RunResult:  # type: ignore[no-untyped-def]
         env = {RESULT_FD_ENV: "1"} if result_channel else {}
         c, vol = self._create(
             argv, files, limits, network_mode="none", stdin_open=stdin is not None,
@@ -201,15 +192,7 @@ class DockerSandbox(Sandbox):
             self._remove(c, vol)
 
     # ---------------------------------------------------------------- services
-    def start_service(
-        self,
-        argv: list[str],
-        *,
-        files: dict[str, bytes] | None = None,
-        limits: Limits | None = None,
-        env: dict[str, str] | None = None,
-        forward_url: str | None = None,
-    ) -> ServiceHandle:
+    def _start_service(self, argv, files, limits, env, forward_url) -> ServiceHandle:  # type: ignore[no-untyped-def]
         import os
         import shutil
         import tempfile

@@ -37,11 +37,8 @@ class InProcessSandbox(Sandbox):
     def _files_dir(self, files: dict[str, bytes] | None) -> str:
         return write_files(files, "sbx-inproc-")
 
-    def run(  # type: ignore[no-untyped-def]
-        self, argv, *, files=None, stdin=None, limits=None, result_channel=False
-    ) -> RunResult:
+    def _run_command(self, argv, files, stdin, limits, result_channel) -> RunResult:  # type: ignore[no-untyped-def]
         log.warning(_WARNING, "a command")
-        limits = limits or Limits()
         d = self._files_dir(files)
         try:
             argv = [a.replace("/sandbox/", d + "/") for a in argv]
@@ -55,9 +52,7 @@ class InProcessSandbox(Sandbox):
         finally:
             shutil.rmtree(d, ignore_errors=True)
 
-    def start_service(
-        self, argv, *, files=None, limits=None, env=None, forward_url=None
-    ) -> ServiceHandle:
+    def _start_service(self, argv, files, limits, env, forward_url) -> ServiceHandle:  # type: ignore[no-untyped-def]
         log.warning(_WARNING, "a service")
         limits = limits or Limits(timeout_s=20.0)
         d = self._files_dir(files)

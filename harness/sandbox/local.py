@@ -115,10 +115,7 @@ class LocalSandbox(Sandbox):
     def _files_dir(self, files: dict[str, bytes] | None) -> str:
         return write_files(files, "sbx-local-")
 
-    def run(  # type: ignore[no-untyped-def]
-        self, argv, *, files=None, stdin=None, limits=None, result_channel=False
-    ) -> RunResult:
-        limits = limits or Limits()
+    def _run_command(self, argv, files, stdin, limits, result_channel) -> RunResult:  # type: ignore[no-untyped-def]
         d = self._files_dir(files)
         try:
             argv = [a.replace(INSIDE, d + "/") for a in _python(argv)]
@@ -131,9 +128,7 @@ class LocalSandbox(Sandbox):
         finally:
             shutil.rmtree(d, ignore_errors=True)
 
-    def start_service(  # type: ignore[no-untyped-def]
-        self, argv, *, files=None, limits=None, env=None, forward_url=None
-    ) -> ServiceHandle:
+    def _start_service(self, argv, files, limits, env, forward_url) -> ServiceHandle:  # type: ignore[no-untyped-def]
         if forward_url:  # this container has no network: the caller forwards a socket (env)
             raise SandboxError("the local backend reaches a backbone only through env sockets")
         limits = limits or Limits(timeout_s=30.0, memory_mb=2048)

@@ -27,16 +27,9 @@ def main() -> None:
     ap.add_argument("--max-queue", type=int, default=DEFAULT_MAX_QUEUE)
     a = ap.parse_args()
     logging.basicConfig(level=logging.INFO)
-    serve(
-        a.model,
-        host=a.host,
-        port=a.port,
-        served_name=a.served_name,
-        cache_dir=a.cache_dir,
-        max_batch=a.max_batch,
-        max_model_len=a.max_model_len,
-        max_queue=a.max_queue,
-    )
+    # every option but the model is one of serve()'s keyword arguments, under the same name
+    options = vars(a)
+    serve(options.pop("model"), **options)
 
 
 if __name__ == "__main__":

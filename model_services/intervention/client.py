@@ -6,13 +6,12 @@ failure after the retries is an `InterventionError` (category `infrastructure`);
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import httpx
 from pydantic import BaseModel, Field, ValidationError
 
-from model_services.http_retry import NotFound, RetryPolicy, request_json
+from model_services.http_retry import NotFound, ServiceSettings, request_json
 from model_services.intervention import schemas as S
 
 
@@ -22,25 +21,12 @@ class InterventionError(RuntimeError):
     category = "infrastructure"
 
 
-class InterventionSettings(RetryPolicy):
+class InterventionSettings(ServiceSettings):
+    URL_ENV = "HARNESS_INTERVENTION_URL"
+    ENV = {"timeout_s": "HARNESS_INTERVENTION_TIMEOUT", "retries": "HARNESS_INTERVENTION_RETRIES"}
+
     url: str  # base URL, e.g. http://127.0.0.1:8010 (with or without /v1)
     timeout_s: float = Field(300.0, gt=0)  # large batches take a while on CPU
-
-    @classmethod
-    def from_env(cls) -> InterventionSettings | None:
-        url = os.environ.get("HARNESS_INTERVENTION_URL")
-        if not url:
-            return None
-        env = {
-            "timeout_s": "HARNESS_INTERVENTION_TIMEOUT",
-            "retries": "HARNESS_INTERVENTION_RETRIES",
-        }
-        return cls(url=url, **{k: os.environ[v] for k, v in env.items() if os.environ.get(v)})
-
-    @property
-    def api_base(self) -> str:
-        u = self.url.rstrip("/")
-        return u if u.endswith("/v1") else u + "/v1"
 
 
 class _Deleted(BaseModel):

@@ -94,6 +94,24 @@ def _pv() -> Any:
     return pyvene
 
 
+def _one_position(layer: int, component: str, intervention: Any, **group: Any) -> Any:
+    """pyvene's representation of one (layer, component) site at one position per example."""
+    return _pv().RepresentationConfig(
+        layer=layer,
+        component=component,
+        unit="pos",
+        max_number_of_units=1,
+        intervention=intervention,
+        **group,
+    )
+
+
+def _collect(width: int) -> Any:
+    """A read of the site's vectors; keep_last_dim: [batch, positions, d], not pyvene's flattened
+    default."""
+    return _pv().CollectIntervention(keep_last_dim=True, embed_dim=width)
+
+
 def _as_list(positions: S.Positions, n: int, what: str) -> list[S.PositionSpec]:
     if isinstance(positions, list):
         if len(positions) != n:
@@ -339,17 +357,7 @@ class Engine:
         pv = _pv()
         width = self.m.width(component)
         cfg = pv.IntervenableConfig(
-            representations=[
-                pv.RepresentationConfig(
-                    layer=layer,
-                    component=component,
-                    unit="pos",
-                    max_number_of_units=1,
-                    # keep_last_dim: a [batch, positions, d] read, not pyvene's flattened default
-                    intervention=pv.CollectIntervention(keep_last_dim=True, embed_dim=width),
-                )
-                for layer in layers
-            ]
+            representations=[_one_position(layer, component, _collect(width)) for layer in layers]
         )
         pm = pv.IntervenableModel(cfg, self.m.lm)
         idx = torch.tensor(neurons, device=self.m.device) if neurons is not None else None
@@ -498,16 +506,8 @@ class Engine:
         reps, b_locs, s_locs, subspaces = [], [], [], []
         for j in order:
             s = req.sites[j]
-            reps.append(
-                pv.RepresentationConfig(
-                    layer=s.layer,
-                    component=s.component,
-                    unit="pos",
-                    max_number_of_units=1,
-                    group_key=group[j],
-                    intervention=self._intervention(s, means),
-                )
-            )
+            intervention = self._intervention(s, means)
+            reps.append(_one_position(s.layer, s.component, intervention, group_key=group[j]))
             rows_b = [[base_pads[r] + p for p in base_pos[j][i]] for r, i in enumerate(chunk)]
             if group[j] in src_batches:
                 sp = src_batches[group[j]][1]
@@ -524,18 +524,8 @@ class Engine:
         read_pos: list[list[int]] = []
         if req.read is not None:  # last group: its hook runs after every write on the module
             r = req.read
-            reps.append(
-                pv.RepresentationConfig(
-                    layer=r.layer,
-                    component=r.component,
-                    unit="pos",
-                    max_number_of_units=1,
-                    group_key=len(rank),
-                    intervention=pv.CollectIntervention(
-                        keep_last_dim=True, embed_dim=self.m.width(r.component)
-                    ),
-                )
-            )
+            collect = _collect(self.m.width(r.component))
+            reps.append(_one_position(r.layer, r.component, collect, group_key=len(rank)))
             read_pos = [read_positions[i] for i in chunk]
             rows = _rect([[base_pads[k] + p for p in read_pos[k]] for k in range(len(chunk))])
             b_locs.append(rows)

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import base64
 import threading
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
+from pydantic import ConfigDict
 
 from model_services.intervention.schemas import FeaturizerInfo, FeaturizerSpec
 
@@ -117,27 +117,15 @@ def decode_arrays(spec: FeaturizerSpec) -> dict[str, torch.Tensor]:
     return {k: v.float() for k, v in out.items()}
 
 
-@dataclass
-class Featurizer:
-    id: str
-    kind: str
-    component: str
-    layer: int | None
-    input_dim: int
-    feature_count: int
-    feature_dims: list[int]
+class Featurizer(FeaturizerInfo):
+    """A registered featurizer: what GET /featurizers shows, and its tensors."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
     tensors: dict[str, torch.Tensor]
 
     def info(self) -> FeaturizerInfo:
-        return FeaturizerInfo(
-            id=self.id,
-            kind=self.kind,
-            component=self.component,
-            layer=self.layer,
-            input_dim=self.input_dim,
-            feature_count=self.feature_count,
-            feature_dims=self.feature_dims,
-        )
+        return FeaturizerInfo(**self.model_dump(exclude={"tensors"}))
 
     def check_dims(self, dims: list[int]) -> None:
         bad = [d for d in dims if not 0 <= d < self.feature_count]

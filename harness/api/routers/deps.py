@@ -5,6 +5,7 @@ from __future__ import annotations
 import hmac
 import threading
 from dataclasses import dataclass
+from typing import Any
 
 from fastapi import Depends, Header, HTTPException, Request
 
@@ -15,11 +16,20 @@ from harness.services import Services
 from harness.settings import Settings
 from harness.store.models import Run
 
+
+def error_reply(status: int, description: str | None = None) -> dict[int, dict[str, Any]]:
+    """A route's `responses` entry for an error reply with an ErrorOut body."""
+    entry: dict[str, Any] = {"model": S.ErrorOut}
+    if description is not None:
+        entry["description"] = description
+    return {status: entry}
+
+
 ERRORS = {
-    400: {"model": S.ErrorOut, "description": "bad input (says what is wrong)"},
-    401: {"model": S.ErrorOut, "description": "missing or wrong bearer token"},
+    **error_reply(400, "bad input (says what is wrong)"),
+    **error_reply(401, "missing or wrong bearer token"),
 }
-NOT_FOUND = {404: {"model": S.ErrorOut, "description": "no such id"}}
+NOT_FOUND = error_reply(404, "no such id")
 MAX_OFFSET = 1_000_000_000  # beyond any store's size, far inside SQLite's 64-bit integers
 MAX_EVENT_ID = 2**62
 

@@ -11,6 +11,7 @@ from fastapi.responses import StreamingResponse
 from starlette.background import BackgroundTask
 
 from harness.api import schemas as S
+from harness.api.routers import deps
 from harness.api.routers.deps import (
     MAX_EVENT_ID,
     NOT_FOUND,
@@ -31,7 +32,7 @@ router = APIRouter()
     response_model=list[S.EventOut],
     responses={
         **NOT_FOUND,
-        429: {"model": S.ErrorOut, "description": "too many open event streams"},
+        **deps.error_reply(429, "too many open event streams"),
         200: {
             "description": "server-sent events (text/event-stream; `data` is an EventOut) "
             "or, with stream=false, a JSON list of EventOut",

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Depends, HTTPException, Query
 from fastapi.exceptions import RequestValidationError
 
 from harness.api import schemas as S
+from harness.api.routers import deps
 from harness.api.routers.deps import (
     ERRORS,
     MAX_OFFSET,
@@ -93,7 +94,7 @@ def run_episodes(
 @router.post(
     "/runs/{run_id}/cancel",
     response_model=S.RunOut,
-    responses={**ERRORS, **NOT_FOUND, 409: {"model": S.ErrorOut}},
+    responses={**ERRORS, **NOT_FOUND, **deps.error_reply(409)},
     dependencies=[Depends(require_token)],
 )
 async def cancel_run(run_id: str, svc: Services = Depends(services)) -> S.RunOut:
@@ -107,7 +108,7 @@ async def cancel_run(run_id: str, svc: Services = Depends(services)) -> S.RunOut
 @router.get(
     "/runs/{run_id}/report",
     response_model=S.ReportOut,
-    responses={**NOT_FOUND, 501: {"model": S.ErrorOut}},
+    responses={**NOT_FOUND, **deps.error_reply(501)},
 )
 def run_report(run_id: str, svc: Services = Depends(services)) -> S.ReportOut:
     """The evaluator's report (success rates per category, with counts and errors)."""

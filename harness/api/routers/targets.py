@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, HTTPException, Query
 
 from harness.api import schemas as S
+from harness.api.routers import deps
 from harness.api.routers.deps import ERRORS, MAX_OFFSET, ApiState, api_state, authorised, services
 from harness.services import Services
 
@@ -14,10 +15,7 @@ router = APIRouter()
 @router.get(
     "/targets",
     response_model=list[S.PublicTargetOut],
-    responses={
-        **ERRORS,
-        503: {"model": S.ErrorOut, "description": "another new seed is being built"},
-    },
+    responses={**ERRORS, **deps.error_reply(503, "another new seed is being built")},
 )
 def list_targets(
     dataset: str = Query(..., description="find-v1 | find-gen | find-import | ..."),
