@@ -61,11 +61,16 @@ def list_(
 
 @runs_app.command("show")
 def show(run_id: str, as_json: bool = typer.Option(False, "--json")) -> None:
-    """A run's status, progress, usage and score summary, with its episodes."""
+    """A run's status, progress, usage and score summary, with its episodes; or, given an
+    episode's id, that episode with its error and the agent's traceback."""
     from harness.commands.run import print_summary
     from harness.runs.views import run_detail
 
     store = _store()
+    if store.get_run(run_id) is None and (ep := store.get_episode(run_id)) is not None:
+        from harness.commands._episode import show_episode
+
+        return show_episode(console, store, ep, as_json)
     detail = run_detail(store, _run_or_exit(store, run_id))
     if as_json:
         sys.stdout.write(detail.model_dump_json(indent=2) + "\n")
