@@ -8,20 +8,17 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from typer.testing import CliRunner
 
 from harness.cli import app
 from harness.store import make_engine
 from harness.store.repo import Store
+from tests.harness.app_server import serve_app
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 
@@ -92,41 +89,14 @@ def test_traceback_is_stored_and_shown(raised, tmp_path: Path) -> None:
     assert sample["error"]["message"].startswith("[agent] ValueError: boom")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_episode_page_shows_the_traceback_escaped(raised, monkeypatch) -> None:
-    from harness.api.app import create_app
-    from harness.settings import Settings
-
     summary, store, env = raised
     (ep,) = store.episodes(summary["id"])
     for k, v in env.items():
         monkeypatch.setenv(k, v)
-    port = _free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(
-            create_app(Settings(), run_scheduler=False),
-            host="127.0.0.1",
-            port=port,
-            log_level="error",
-        )
-    )
-    t = threading.Thread(target=server.run, daemon=True)
-    t.start()
-    try:
-        deadline = time.monotonic() + 30
-        while not server.started:
-            assert time.monotonic() < deadline, "server did not start"
-            time.sleep(0.05)
-        page = httpx.get(f"http://127.0.0.1:{port}/ui/episodes/{ep.id}", timeout=30)
-        api = httpx.get(f"http://127.0.0.1:{port}/episodes/{ep.id}", timeout=30)
-    finally:
-        server.should_exit = True
-        t.join(10)
+    with serve_app() as url:
+        page = httpx.get(f"{url}/ui/episodes/{ep.id}", timeout=30)
+        api = httpx.get(f"{url}/episodes/{ep.id}", timeout=30)
     assert page.status_code == 200, page.text[:2000]
     assert "Traceback" in page.text and "in _fail_deep" in page.text
     assert "ValueError: boom &lt;b&gt;bold&lt;/b&gt;" in page.text  # escaped: agent text
