@@ -65,7 +65,14 @@ from harness.agent_host_net import Seen, UsageMeter
 from harness.policy import profile_for
 from harness.providers import ProfileError, ProviderProfile
 from harness.sandbox.base import Limits
-from harness.sandbox.bwrap import BwrapSandbox, options_via_fd, python_roots
+from harness.sandbox.bwrap import (
+    BwrapSandbox,
+    Capped,
+    feed,
+    kill_tree,
+    options_via_fd,
+    python_roots,
+)
 from harness.sandbox.env import launcher_env
 
 log = logging.getLogger(__name__)
@@ -379,26 +386,24 @@ class AgentHosts:
                 os.close(args_fd)
                 if cg:
                     cg.close_fds()
+            # the agent's module runs in there: what it writes is read with a bound
+            out = Capped(proc.stdout, 1 << 20)
+            feed(proc.stdin, encode(Check(agent=plan.agent)) + encode(Close()))
             try:
-                out, _ = proc.communicate(
-                    encode(Check(agent=plan.agent)) + encode(Close()), self.limits.timeout_s
-                )
+                proc.wait(self.limits.timeout_s)
             except subprocess.TimeoutExpired:
-                out = b""
+                pass
             finally:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                if cg:
-                    cg.kill_all()
+                kill_tree(proc, cg)
                 proc.wait()
                 if cg:
                     cg.remove()
-            line = out.split(b"\n", 1)[0]
+            line = out.join().split(b"\n", 1)[0]
             try:
                 resp = RESPONSE.validate_json(line)
             except ValidationError:
-                log_file.seek(0)
-                tail = log_file.read()[-3000:].decode("utf-8", "replace").strip()
+                log_file.seek(max(0, log_file.seek(0, os.SEEK_END) - 3000))
+                tail = log_file.read().decode("utf-8", "replace").strip()
                 note = f" (status {proc.returncode}); its output:\n{tail}" if tail else ""
                 return Failure(
                     message=f"agent host did not answer{note}", category="infrastructure"

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from harness.cli import app
 from harness.store import make_engine
 from harness.store.repo import Store
-from tests.harness.app_server import serve_app
+from tests.harness.run_support import cli_env, serve_app
 
 TOKEN = "option-typos-token"
 SELECT = ["-d", "find-v1", "-f", "numeric", "--limit", "1", "--no-floor", "--max-rounds", "2"]
@@ -23,12 +23,7 @@ DOWN = "http://127.0.0.1:9/v1"  # nothing listens: a refusal must come before an
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
-    return {
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'harness.db'}",
-        "HARNESS_SANDBOX": "inprocess",
-        "HARNESS_PLUGINS": "",
-        "HARNESS_SCORE_HOOK": "none",
-    }
+    return cli_env(tmp_path)
 
 
 def _cli(env: dict[str, str], *args: str) -> tuple[int, str]:

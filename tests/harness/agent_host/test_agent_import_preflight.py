@@ -16,20 +16,12 @@ from typer.testing import CliRunner
 from harness.cli import app
 from harness.store import make_engine
 from harness.store.repo import Store
+from tests.harness.run_support import cli_env
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 
 AGENT = "error_agent_imports:HelperAgent"
 ARGS = ["run", "-a", AGENT, "-d", "find-v1", "-f", "numeric", "--limit", "1", "--no-floor"]
-
-
-def _env(tmp_path: Path) -> dict[str, str]:
-    return {
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'harness.db'}",
-        "HARNESS_SANDBOX": "inprocess",
-        "HARNESS_PLUGINS": "",
-        "HARNESS_SCORE_HOOK": "none",
-    }
 
 
 def test_it_imports_here() -> None:
@@ -40,7 +32,7 @@ def test_it_imports_here() -> None:
 
 
 def test_preflight_refuses_an_agent_its_host_cannot_import(tmp_path: Path) -> None:
-    env = _env(tmp_path)
+    env = cli_env(tmp_path)
     result = CliRunner().invoke(app, [*ARGS, "--json"], env=env, terminal_width=200)
     assert result.exit_code == 2, result.output
     err = " ".join(result.stderr.split())  # rich wraps long lines
@@ -53,7 +45,7 @@ def test_preflight_refuses_an_agent_its_host_cannot_import(tmp_path: Path) -> No
 
 
 def test_without_preflight_the_episode_error_says_it_once(tmp_path: Path) -> None:
-    env = _env(tmp_path)
+    env = cli_env(tmp_path)
     result = CliRunner().invoke(app, [*ARGS, "--json", "--no-preflight"], env=env)
     assert result.exit_code == 1, result.output
     summary = json.loads(result.stdout[result.stdout.index("{") :])

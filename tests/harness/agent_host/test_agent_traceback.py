@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from harness.cli import app
 from harness.store import make_engine
 from harness.store.repo import Store
-from tests.harness.app_server import serve_app
+from tests.harness.run_support import cli_env, serve_app
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 
@@ -26,19 +26,9 @@ SECRET = "sk-operator-secret-for-the-traceback-test"
 AGENT = "error_agents:RaisingAgent"
 
 
-def _env(tmp_path: Path) -> dict[str, str]:
-    return {
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'harness.db'}",
-        "HARNESS_SANDBOX": "inprocess",  # target services in this process; the agent in bwrap
-        "HARNESS_PLUGINS": "",
-        "HARNESS_SCORE_HOOK": "none",
-        "OPENAI_API_KEY": SECRET,  # in the orchestrator's environment only
-    }
-
-
 @pytest.fixture
 def raised(tmp_path: Path) -> tuple[dict[str, Any], Store, dict[str, str]]:
-    env = _env(tmp_path)
+    env = cli_env(tmp_path) | {"OPENAI_API_KEY": SECRET}  # the orchestrator's only
     args = ["run", "-a", AGENT, "-d", "find-v1", "-f", "numeric", "--limit", "1", "--no-floor"]
     result = CliRunner().invoke(app, [*args, "--json"], env=env)
     assert result.exit_code == 1, result.output  # every episode ended in error: failed

@@ -1,5 +1,6 @@
-"""The harness's real app (`harness.api.app.create_app`, scheduler off) served by uvicorn on a
-loopback port in a thread, for tests that read pages and routes of a store they filled."""
+"""For tests that drive `harness run` in their process (CliRunner) and then read what it stored:
+the environment of such a run, and the harness's real app (`harness.api.app.create_app`,
+scheduler off) served by uvicorn on a loopback port in a thread."""
 
 from __future__ import annotations
 
@@ -8,8 +9,20 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import uvicorn
+
+
+def cli_env(tmp_path: Path) -> dict[str, str]:
+    """A `harness run` in this process: SQLite under `tmp_path`, target services in-process (the
+    agent still runs in its bubblewrap agent host), no plugins, no scoring."""
+    return {
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'harness.db'}",
+        "HARNESS_SANDBOX": "inprocess",
+        "HARNESS_PLUGINS": "",
+        "HARNESS_SCORE_HOOK": "none",
+    }
 
 
 @contextmanager
