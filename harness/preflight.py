@@ -114,9 +114,13 @@ def check_agent(spec: RunSpec, policy: ApiPolicy | None, plan: RunPlan | None = 
 def check_agent_host(spec: RunSpec, settings: Settings, plan: RunPlan) -> list[str]:
     """The agent's class imports in an agent host started as its episodes' are (same binds,
     bubblewrap): a module the orchestrator can import but the host cannot (a helper beside the
-    agent's file) fails here, not in every episode. Nothing to check when agents run in this
-    process (agent_isolation "none")."""
+    agent's file, or a plugin that imports `harness`) fails here, not in every episode. Nothing
+    to check when agents run in this process (agent_isolation "none"), nor for the built-ins."""
     if settings.agent_isolation == "none":
+        return []
+    if plan.agent_cls.__module__.split(".")[0] == "agents":
+        # the built-ins: the host has the whole `agents` package, which imports nothing of ours
+        # (tests/architecture), and the same Python prefix; resolving them here imported them
         return []
     from agents.base import AgentError
     from harness.agent_host import AgentHosts, importable_note, plan_host
