@@ -72,9 +72,12 @@ def _problems(e: Exception) -> str:
 
 class AgentOptions(BaseModel):
     """The options an API caller may set for an agent (subclass per agent). Unknown keys are
-    refused; the CLI (the operator) is not bound by it."""
+    refused. The CLI (the operator) may also set the names in `operator_only` (an endpoint, a
+    file to read); any other name the class does not declare is refused there too, once the
+    class declares any."""
 
     model_config = ConfigDict(extra="forbid")
+    operator_only: ClassVar[frozenset[str]] = frozenset()
 
 
 class Agent(ABC):

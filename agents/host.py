@@ -13,6 +13,7 @@ import contextlib
 import importlib.util
 import os
 import sys
+import traceback
 from typing import Any, BinaryIO
 from urllib.parse import urlsplit, urlunsplit
 
@@ -23,6 +24,7 @@ from agents.host_protocol import (
     DEFAULT_MAX_MESSAGE_CHARS,
     MAX_LINE,
     REQUEST,
+    Check,
     Close,
     Closed,
     Failure,
@@ -34,7 +36,7 @@ from agents.host_protocol import (
     encode,
     too_long,
 )
-from agents.registry import check_agent_class, import_path
+from agents.registry import UnknownAgent, check_agent_class, import_path
 
 # The orchestrator binds its byte forwarder module (function_store.service.forward, stdlib only)
 # here: the host reuses it without being able to import anything else of function_store.
@@ -53,8 +55,10 @@ def _listen(net: Network) -> int:
     return int(fwd.port)
 
 
-def _route(net: Network, options: dict[str, Any]) -> dict[str, Any]:
-    """Point the SDK at the in-sandbox listener; returns the options to build the agent with."""
+def _route(net: Network, options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """Point the SDK at the in-sandbox listener; returns the options to build the agent with, and
+    what to write in the agent's error texts in place of the listener's address (the URL the user
+    configured: the listener is an internal detail no one outside the host can reach)."""
     port = _listen(net)
     u = urlsplit(net.url)
     # plain http to the orchestrator's forwarder, which speaks http(s) to the endpoint itself
@@ -62,7 +66,39 @@ def _route(net: Network, options: dict[str, Any]) -> dict[str, Any]:
     os.environ[net.url_env] = local
     if options.get("base_url") and str(options["base_url"]).rstrip("/") == net.url.rstrip("/"):
         options = {**options, "base_url": local}
-    return options
+    # the local URL keeps the profile's path, so replacing the origin maps every URL under it
+    public = {f"http://127.0.0.1:{port}": f"{u.scheme}://{u.netloc}", f"127.0.0.1:{port}": u.netloc}
+    return options, public
+
+
+def _agent_traceback(e: BaseException) -> str:
+    """The exception's traceback without the host's own frames (this module, asyncio's loop)."""
+    te = traceback.TracebackException.from_exception(e)
+    for t in _chain(te):
+        frames = [f for f in t.stack if not _host_frame(f.filename)]
+        t.stack = traceback.StackSummary.from_list(frames or list(t.stack))
+    return "".join(te.format())
+
+
+def _chain(te: traceback.TracebackException) -> list[traceback.TracebackException]:
+    out, seen = [], set()
+    todo: list[traceback.TracebackException | None] = [te]
+    while todo:
+        t = todo.pop()
+        if t is None or id(t) in seen:
+            continue
+        seen.add(id(t))
+        out.append(t)
+        todo += [t.__cause__, t.__context__]
+    return out
+
+
+def _host_frame(filename: str) -> bool:
+    return filename == __file__ or f"{os.sep}asyncio{os.sep}" in filename
+
+
+class _ImportFailed(Exception):
+    """The agent's class could not be imported (its module, or a module that one imports)."""
 
 
 class _Host:
@@ -71,27 +107,54 @@ class _Host:
         self.agent: Agent | None = None
         self.conv: list[Message] = []
         self.max_chars = DEFAULT_MAX_MESSAGE_CHARS
+        self.public: dict[str, str] = {}  # internal address -> the URL the user configured
 
-    def handle(self, req: Init | Step | Close) -> Ready | Reply | Failure | Closed:
+    def handle(self, req: Init | Check | Step | Close) -> Ready | Reply | Failure | Closed:
         try:
             if isinstance(req, Init):
                 return self._init(req)
+            if isinstance(req, Check):
+                return self._ready(_import_agent(req.agent))
             if isinstance(req, Step):
                 return self._step(req)
             return self._close()
+        except _ImportFailed as e:
+            cause = e.__cause__ or e
+            return self._failure(str(e), "agent", False, cause, import_error=True)
         except AgentError as e:
-            return Failure(message=str(e), category=e.category, retryable=e.retryable)
+            return self._failure(str(e), e.category, e.retryable, e)
         except Exception as e:  # the agent's own failure: reported, the host stays up
-            return Failure(message=f"{type(e).__name__}: {e}", category="agent")
+            return self._failure(f"{type(e).__name__}: {e}", "agent", False, e)
+
+    def _failure(
+        self, message: str, category: str, retryable: bool, e: BaseException, **kw: Any
+    ) -> Failure:
+        return Failure(
+            message=self._public(message),
+            category=category,
+            retryable=retryable,
+            traceback=self._public(_agent_traceback(e)),
+            **kw,
+        )
+
+    def _public(self, text: str) -> str:
+        for internal, public in self.public.items():
+            text = text.replace(internal, public)
+        return text
+
+    def _ready(self, cls: type[Agent]) -> Ready:
+        return Ready(name=cls.name or cls.__qualname__, provider=cls.provider)
 
     def _init(self, req: Init) -> Ready:
         if self.agent is not None:
             raise RuntimeError("agent host: init sent twice")
         self.max_chars = req.max_message_chars
-        options = _route(req.network, dict(req.options)) if req.network else dict(req.options)
-        cls = check_agent_class(import_path(req.agent), req.agent)
+        options = dict(req.options)
+        if req.network:
+            options, self.public = _route(req.network, options)
+        cls = _import_agent(req.agent)
         self.agent = cls(**options)
-        return Ready(name=cls.name or cls.__qualname__, provider=cls.provider)
+        return self._ready(cls)
 
     def _step(self, req: Step) -> Reply | Failure:
         if self.agent is None:
@@ -120,10 +183,18 @@ class _Host:
         return Closed()
 
 
+def _import_agent(path: str) -> type[Agent]:
+    try:
+        obj = import_path(path)
+    except UnknownAgent as e:
+        raise _ImportFailed(str(e)) from e.__cause__ or e
+    return check_agent_class(obj, path)
+
+
 def serve(inp: BinaryIO, out: BinaryIO) -> None:
     host = _Host()
     while line := inp.readline(MAX_LINE + 1):
-        req: Init | Step | Close | None = None
+        req: Init | Check | Step | Close | None = None
         if len(line) > MAX_LINE or not line.endswith(b"\n"):
             out.write(encode(Failure(message="request too long", category="infrastructure")))
             return

@@ -1,6 +1,7 @@
 """The agent host's wire protocol: one JSON object per line, in both directions.
 
-The orchestrator writes requests to the host's stdin (`Init` once, then `Step`s, then `Close`)
+The orchestrator writes requests to the host's stdin (`Init` once, then `Step`s, then `Close`;
+or, in pre-flight, `Check` then `Close`)
 and reads one response per request from its stdout (`Ready` / `Reply` / `Closed`, or `Failure`).
 Lines are bounded (`MAX_LINE`; a reply line by `reply_line_limit` of the message cap). A `Step` carries only what changed: the host keeps the
 conversation it was last sent, keeps its first `keep` messages and appends `messages` (a context
@@ -21,6 +22,8 @@ MAX_LINE = 64 * 1024 * 1024  # one message, either way; a longer line is a proto
 # An agent message's text, in characters (HARNESS_AGENT_MAX_MESSAGE_CHARS; operator).
 DEFAULT_MAX_MESSAGE_CHARS = 256 * 1024
 MAX_NOTE_CHARS = 4000  # a failure's message (stored as the episode's error)
+MAX_TRACEBACK_CHARS = 16_000  # a failure's traceback (stored with the episode's end; its tail kept)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # terminal escapes too; \t, \n stay
 MAX_MODEL_CHARS = 200  # a reply's model id
 
 
@@ -67,6 +70,14 @@ class Init(_Msg):
     max_message_chars: int = Field(DEFAULT_MAX_MESSAGE_CHARS, ge=1)
 
 
+class Check(_Msg):
+    """Import the agent class and say its name (pre-flight: the agent's imports work in a host
+    like the episodes'); nothing is built and no step is asked."""
+
+    type: Literal["check"] = "check"
+    agent: str  # `module:Class`
+
+
 class Step(_Msg):
     type: Literal["step"] = "step"
     keep: int = Field(0, ge=0)
@@ -107,6 +118,12 @@ class Failure(_Msg):
     message: str
     category: str = "agent"
     retryable: bool = False
+    # the agent's code failed to import (its module, or a module it imports): the orchestrator
+    # then says what an agent host can import
+    import_error: bool = False
+    # where the agent raised (Python's traceback, from the host: agent text, stored and shown
+    # escaped, never run); None when the host itself refused the request
+    traceback: str | None = None
 
     @field_validator("message")
     @classmethod
@@ -115,14 +132,29 @@ class Failure(_Msg):
             v = v[:MAX_NOTE_CHARS] + f" [... {len(v) - MAX_NOTE_CHARS:,} more characters]"
         return valid_unicode(v)
 
+    @field_validator("traceback")
+    @classmethod
+    def _bounded(cls, v: str | None) -> str | None:
+        return None if v is None else bounded_traceback(v)
+
+
+def bounded_traceback(text: str) -> str:
+    """`text` with control characters (terminal escapes) dropped and at most MAX_TRACEBACK_CHARS
+    characters: the tail, where the exception is, with a note of what was cut."""
+    text = valid_unicode(_CONTROL.sub("", text))
+    if len(text) <= MAX_TRACEBACK_CHARS:
+        return text
+    cut = len(text) - MAX_TRACEBACK_CHARS
+    return f"[... {cut:,} characters cut]\n" + text[cut:]
+
 
 class Closed(_Msg):
     type: Literal["closed"] = "closed"
 
 
-Request = Annotated[Init | Step | Close, Field(discriminator="type")]
+Request = Annotated[Init | Check | Step | Close, Field(discriminator="type")]
 Response = Annotated[Ready | Reply | Failure | Closed, Field(discriminator="type")]
-REQUEST: TypeAdapter[Init | Step | Close] = TypeAdapter(Request)
+REQUEST: TypeAdapter[Init | Check | Step | Close] = TypeAdapter(Request)
 RESPONSE: TypeAdapter[Ready | Reply | Failure | Closed] = TypeAdapter(Response)
 
 

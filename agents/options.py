@@ -7,7 +7,7 @@ never sends a URL or a key. `base_url` and `api_key` stay constructor options fo
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import Field, model_validator
 
@@ -46,6 +46,8 @@ _OPERATOR_ONLY = {
 
 
 class ProviderOptions(AgentOptions):
+    operator_only: ClassVar[frozenset[str]] = frozenset(_OPERATOR_ONLY)
+
     profile: str | None = Field(
         None,
         max_length=200,

@@ -8,6 +8,7 @@ A spec is one of:
 
 from __future__ import annotations
 
+import difflib
 import importlib
 from collections.abc import Callable
 from importlib import metadata
@@ -132,8 +133,10 @@ def resolve_agent(spec: str, *, allow_dotted: bool = True) -> tuple[type[Agent],
                 f"entry point {spec!r} ({eps[spec].value}) failed to load: {e}"
             ) from e
         return check_agent_class(obj, spec), "entry_point"
+    close = difflib.get_close_matches(spec, known_names(), n=1, cutoff=0.6)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
     raise UnknownAgent(
-        f"unknown agent {spec!r}. Known agents: {', '.join(known_names())}. "
+        f"unknown agent {spec!r}.{hint} Known agents: {', '.join(known_names())}. "
         "A custom class can also be named by dotted path, e.g. 'mypkg.mymod:MyAgent', or installed "
         f"under the entry-point group {ENTRY_POINT_GROUP!r}."
     )

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -71,6 +71,7 @@ class _Turn(BaseModel):
 class ReplayOptions(AgentOptions):
     """Over the API the transcript travels inline: `path` would read a file on the server."""
 
+    operator_only: ClassVar[frozenset[str]] = frozenset({"path", "episode"})
     messages: list[str | _Turn] = Field(..., max_length=10_000)
 
     @model_validator(mode="before")

@@ -283,9 +283,9 @@ def child_main(ans: dict, lim: dict, wfd: int, capture_path: str) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
         cpu = max(1, int(math.ceil(lim["cpu_s"])))
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-        resource.setrlimit(
-            resource.RLIMIT_FSIZE, (int(lim["output_bytes"]), int(lim["output_bytes"]))
-        )
+        # one byte over the cap, so that the parent tells "printed exactly the cap" from "over it"
+        fsize = int(lim["output_bytes"]) + 1
+        resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
         resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
         try:
             resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
@@ -301,7 +301,20 @@ def child_main(ans: dict, lim: dict, wfd: int, capture_path: str) -> None:
             _send(wfd, {"fatal": _fmt_exc(e)})
         except BaseException:
             code = 3
+    _flush_output()
     os._exit(code)
+
+
+def _flush_output() -> None:
+    """Write out what the answer printed and Python still buffers: `os._exit` skips it, and the
+    score's `printed_bytes` is the size of the capture file. Agent code may have replaced
+    sys.stdout, so the original streams are flushed too; a write over the cap fails (EFBIG,
+    Python ignores SIGXFSZ) and is counted as capped by the parent."""
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try:
+            stream.flush()
+        except BaseException:  # noqa: BLE001 - a closed, capped or hostile stream: nothing to add
+            pass
 
 
 def _close_all_but(wfd: int) -> None:
@@ -454,11 +467,13 @@ def _valid_result(r: dict, kind: str) -> bool:
 def finish(child: Child, lim: dict) -> dict:
     os.close(child.rfd)
     _, status = os.waitpid(child.pid, 0)
+    cap = int(lim["output_bytes"])
     try:
-        printed = os.path.getsize(child.capture)
+        written = os.path.getsize(child.capture)  # at most cap + 1 (the child's RLIMIT_FSIZE)
         os.unlink(child.capture)
     except OSError:
-        printed = 0
+        written = 0
+    printed = min(written, cap)
     results: list[dict] = []
     guard, load_error, fatal, invalid = None, None, None, None
     for line in bytes(child.buf).split(b"\n"):
@@ -500,7 +515,7 @@ def finish(child: Child, lim: dict) -> dict:
         "reason": reason,
         "results": results,
         "printed_bytes": printed,
-        "output_capped": printed >= int(lim["output_bytes"]),
+        "output_capped": written > cap,
         "guard": guard,
     }
 

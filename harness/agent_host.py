@@ -32,6 +32,7 @@ import logging
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -47,6 +48,7 @@ from agents.host_protocol import (
     DEFAULT_MAX_MESSAGE_CHARS,
     MAX_LINE,
     RESPONSE,
+    Check,
     Close,
     Failure,
     Init,
@@ -58,11 +60,19 @@ from agents.host_protocol import (
 )
 from agents.host_protocol import Step as StepRequest
 from function_store.service import forward
+from harness.agent_errors import CREATE_PREFIX, HostedAgentError
 from harness.agent_host_net import Seen, UsageMeter
 from harness.policy import profile_for
 from harness.providers import ProfileError, ProviderProfile
 from harness.sandbox.base import Limits
-from harness.sandbox.bwrap import BwrapSandbox, options_via_fd, python_roots
+from harness.sandbox.bwrap import (
+    BwrapSandbox,
+    Capped,
+    feed,
+    kill_tree,
+    options_via_fd,
+    python_roots,
+)
 from harness.sandbox.env import launcher_env
 
 log = logging.getLogger(__name__)
@@ -176,6 +186,18 @@ def file_binds(cls: type[Agent], options: dict[str, Any]) -> list[tuple[str, str
         if isinstance(value, str) and os.path.isfile(value):
             out.append((os.path.realpath(value), os.path.abspath(value)))
     return out
+
+
+def importable_note(plan: HostPlan) -> str:
+    """What an agent host can import (said with an import failure)."""
+    own = [host for host, inside in plan.binds if inside.startswith(_CODE_ROOT + "/")]
+    where = f" ({', '.join(own)})" if own else ""
+    return (
+        "an agent host can import only the standard library and the packages installed for "
+        f"{sys.executable}, the `agents` package, and the agent's own top-level module or "
+        f"package{where}; a module beside the agent's file is not there: move it into the "
+        'agent\'s package or install it (docs/agents.md, "What an agent can and cannot reach")'
+    )
 
 
 _RESOLVE = object()  # plan_host: resolve the profile from the options
@@ -318,17 +340,85 @@ class AgentHosts:
                     args += ["--ro-bind", blocker, place]
         return args
 
+    def _command(
+        self, plan: HostPlan, env: dict[str, str], net_mounts: list[str]
+    ) -> tuple[list[str], int]:
+        """The bwrap command of a host for `plan`, its options in a memfd (close it after)."""
+        agents_dir = os.path.dirname(os.path.realpath(agents.__file__))
+        mounts = ["--ro-bind", agents_dir, f"{_AGENTS_ROOT}/agents"]
+        env = {"PYTHONPATH": f"{_AGENTS_ROOT}:{_CODE_ROOT}", "PYTHONNOUSERSITE": "1", **env}
+        for host, inside in plan.binds:
+            mounts += ["--ro-bind", host, inside]
+        mounts += self._hide(python_roots() + ["/usr"] + [h for h, _ in plan.binds])
+        return options_via_fd(
+            self.sandbox.command(
+                [sys.executable, "-s", "-m", "agents.host"],
+                limits=self.limits,
+                env=env,
+                extra=mounts + net_mounts,
+            )
+        )
+
+    def check(self, plan: HostPlan) -> Failure | None:
+        """Pre-flight: start a host as an episode's (same binds, no network) and ask it to import
+        the agent's class; the host's Failure when it cannot, else None."""
+        cmd, args_fd = self._command(plan, {}, [])
+        cg = self.sandbox.cgroup(self.limits)
+        if cg:
+            cg.open_join_fds()
+        with tempfile.TemporaryFile(prefix="agent-host-log-") as log_file:
+            try:
+                proc = subprocess.Popen(
+                    cmd,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=log_file,
+                    start_new_session=True,
+                    preexec_fn=cg.preexec if cg else None,  # noqa: PLW1509 - only writes to an fd
+                    pass_fds=(args_fd,),
+                    env=launcher_env(),
+                )
+            except OSError as e:
+                return Failure(
+                    message=f"agent host failed to start: {e}", category="infrastructure"
+                )
+            finally:
+                os.close(args_fd)
+                if cg:
+                    cg.close_fds()
+            # the agent's module runs in there: what it writes is read with a bound
+            out = Capped(proc.stdout, 1 << 20)
+            feed(proc.stdin, encode(Check(agent=plan.agent)) + encode(Close()))
+            try:
+                proc.wait(self.limits.timeout_s)
+            except subprocess.TimeoutExpired:
+                pass
+            finally:
+                kill_tree(proc, cg)
+                proc.wait()
+                if cg:
+                    cg.remove()
+            line = out.join().split(b"\n", 1)[0]
+            try:
+                resp = RESPONSE.validate_json(line)
+            except ValidationError:
+                log_file.seek(max(0, log_file.seek(0, os.SEEK_END) - 3000))
+                tail = log_file.read().decode("utf-8", "replace").strip()
+                note = f" (status {proc.returncode}); its output:\n{tail}" if tail else ""
+                return Failure(
+                    message=f"agent host did not answer{note}", category="infrastructure"
+                )
+        if isinstance(resp, Failure):
+            return resp
+        return None
+
     async def start(self, plan: HostPlan, meter: UsageMeter | None = None) -> _Process:
         """A running host for `plan`; a provider route counts the provider's usage into `meter`."""
         meter = meter or UsageMeter()
         before = meter.reading()
-        agents_dir = os.path.dirname(os.path.realpath(agents.__file__))
-        mounts = ["--ro-bind", agents_dir, f"{_AGENTS_ROOT}/agents"]
         forward_py = os.path.realpath(forward.__file__)
-        env = {"PYTHONPATH": f"{_AGENTS_ROOT}:{_CODE_ROOT}", "PYTHONNOUSERSITE": "1"}
-        for host, inside in plan.binds:
-            mounts += ["--ro-bind", host, inside]
-        mounts += self._hide(python_roots() + ["/usr"] + [h for h, _ in plan.binds])
+        env: dict[str, str] = {}
+        net_mounts: list[str] = []
         dirs: list[str] = []
         relay, network = None, None
         if plan.profile is not None:
@@ -339,15 +429,8 @@ class AgentHosts:
             from harness.agent_host_net import open_route
 
             network, relay = open_route(plan.profile, sock_dir, _NET_DIR, meter)
-            mounts += ["--bind", sock_dir, _NET_DIR, "--ro-bind", forward_py, FORWARD_PY]
-        cmd, args_fd = options_via_fd(
-            self.sandbox.command(
-                [sys.executable, "-s", "-m", "agents.host"],
-                limits=self.limits,
-                env=env,
-                extra=mounts,
-            )
-        )
+            net_mounts = ["--bind", sock_dir, _NET_DIR, "--ro-bind", forward_py, FORWARD_PY]
+        cmd, args_fd = self._command(plan, env, net_mounts)
         cg = self.sandbox.cgroup(self.limits)
         log_file = tempfile.TemporaryFile(prefix="agent-host-log-")
         if cg:
@@ -392,12 +475,37 @@ class AgentHosts:
             raise
         if not isinstance(resp, Ready):
             await host.close(graceful=False)
+            tb = None
             if isinstance(resp, Failure):
                 category, message = checked_category(resp, meter.since(before))
+                tb = for_user(resp.traceback, plan)
+                if resp.import_error:
+                    message += f". Note: {importable_note(plan)}"
             else:
                 category, message = "infrastructure", repr(resp)
-            raise AgentError(f"agent could not be created: {message}", category=category)
+            raise HostedAgentError(
+                CREATE_PREFIX + (for_user(message, plan) or ""),
+                category=category,
+                agent_traceback=tb,
+            )
         return host
+
+
+def for_user(text: str | None, plan: HostPlan) -> str | None:
+    """An agent host's failure text as the user reads it: the agent's own code named by its path
+    here (not its mount point in the host), and without the profile's key. The host never holds
+    the key, but the forwarder relays the provider's replies, and a provider may quote the key it
+    was sent in an error body."""
+    if text is None:
+        return text
+    for host, inside in plan.binds:
+        if inside.startswith(_CODE_ROOT + "/"):
+            text = text.replace(f'File "{inside}', f'File "{host}')
+    try:
+        key = plan.profile.api_key() if plan.profile is not None else None
+    except ProfileError:
+        key = None
+    return text.replace(key, "[the provider profile's key]") if key and len(key) >= 8 else text
 
 
 def checked_category(failure: Failure, seen: Seen) -> tuple[str, str]:
@@ -468,7 +576,12 @@ class AgentHostClient(Agent):
                 return AgentReply(content=resp.content, usage=usage, model=resp.model)
             if isinstance(resp, Failure):
                 category, message = checked_category(resp, self.meter.since(before))
-                raise AgentError(message, category=category, retryable=resp.retryable)
+                raise HostedAgentError(
+                    for_user(message, self.plan) or "",
+                    category=category,
+                    retryable=resp.retryable,
+                    agent_traceback=for_user(resp.traceback, self.plan),
+                )
             await self._discard()
             raise AgentError(f"agent host answered {resp!r:.200}", category="infrastructure")
         # only agent code runs in the host: a host that keeps dying is the agent's failure

@@ -32,6 +32,7 @@ from evaluator.scorer import ScoringContext
 from function_store.benchmark import benchmark
 from function_store.models import Target
 from harness import prompts
+from harness.agent_errors import agent_traceback
 from harness.runs.spec import RunSpec
 from harness.sandbox.code_runner import run_in_sandbox
 from harness.store.models import Episode
@@ -80,10 +81,11 @@ class EpisodeEnd(Exception):
         category: str | None = None,
         error: str | None = None,
         answer: str | None = None,
+        traceback: str | None = None,
     ) -> None:
         super().__init__(reason or status)
         self.status, self.reason, self.category, self.error = status, reason, category, error
-        self.answer = answer
+        self.answer, self.traceback = answer, traceback
 
 
 @dataclass
@@ -354,7 +356,11 @@ class EpisodeRunner:
             raise EpisodeEnd("budget_exhausted", "wall_time", answer="") from None
         except AgentError as e:
             raise EpisodeEnd(
-                "error", "agent_error", category=_category(e.category), error=str(e)
+                "error",
+                "agent_error",
+                category=_category(e.category),
+                error=str(e),
+                traceback=agent_traceback(e),
             ) from e
         except Exception as e:
             raise EpisodeEnd("error", "agent_error", category="agent", error=_describe(e)) from e
@@ -422,6 +428,7 @@ class EpisodeRunner:
             error=end.error,
             final_answer=end.answer,
             active_s=self._elapsed(),
+            traceback=end.traceback,
         )
         self.ep.status, self.ep.final_answer = end.status, end.answer
 

@@ -164,6 +164,15 @@ def _scores(store: Store, run: Run, ep: Episode, scorer: Any) -> dict[str, Any]:
     return out
 
 
+def _error(store: Store, ep: Episode, log: Any) -> Any:
+    # the agent host's traceback has no control characters (agents.host_protocol), so the plain
+    # text is also valid as the "ANSI" form `inspect view` renders
+    tb = store.episode_traceback(ep.id, ep.run_id) or ""
+    return log.EvalError(
+        message=f"[{ep.error_category}] {ep.error}", traceback=tb, traceback_ansi=tb
+    )
+
+
 def _sample(store: Store, run: Run, ep: Episode) -> Any:
     log, model, scorer, event, tool = _inspect()
     messages, usage = _messages(store, run, ep, model)
@@ -180,11 +189,7 @@ def _sample(store: Store, run: Run, ep: Episode) -> Any:
         scores=_scores(store, run, ep, scorer),
         events=_tool_events(store, ep, event, tool),
         model_usage=usage,
-        error=log.EvalError(
-            message=f"[{ep.error_category}] {ep.error}", traceback="", traceback_ansi=""
-        )
-        if ep.status == "error"
-        else None,
+        error=_error(store, ep, log) if ep.status == "error" else None,
         metadata={
             "episode_id": ep.id,
             "status": ep.status,

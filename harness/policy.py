@@ -7,12 +7,15 @@ offers (docs/security.md). The CLI is the operator: `create_run(..., policy=None
 
 from __future__ import annotations
 
+import difflib
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
 
+from agents.base import AgentOptions
 from agents.options import PROFILE_GOVERNED_KEYS
 from harness.providers import ProfileError, ProviderProfile, get_profile
 from harness.settings import Settings
@@ -59,8 +62,50 @@ class ApiPolicy:
             schema.model_validate(options)
         except ValidationError as e:
             raise RequestInvalid(
-                [_error((*_OPTIONS, *x["loc"]), x["msg"], x["type"]) for x in e.errors()]
+                [
+                    _error((*_OPTIONS, *x["loc"]), _with_hint(x, schema), x["type"])
+                    for x in e.errors()
+                ]
             ) from None
+
+
+def _with_hint(error: Any, schema: type[AgentOptions]) -> str:
+    """An unknown option's error, with the closest declared name (`temprature`: temperature)."""
+    msg = str(error["msg"])
+    if error["type"] == "extra_forbidden" and error["loc"]:
+        msg += did_you_mean(str(error["loc"][-1]), list(schema.model_fields))
+    return msg
+
+
+def did_you_mean(name: str, known: Sequence[str]) -> str:
+    """ "; did you mean 'x'?" for the closest of `known` to `name`, or the known names."""
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    if close:
+        return f"; did you mean {close[0]!r}?"
+    return f"; known: {', '.join(sorted(known))}" if known else ""
+
+
+def check_operator_options(agent_cls: type, options: dict[str, Any]) -> None:
+    """The CLI's options (the operator's): names the agent's `Options` declares, and the ones it
+    leaves to the operator (`operator_only`: an endpoint, a file); ValueError naming the closest
+    for any other. Values are the agent's to check. An agent that declares no options at all
+    gets whatever the CLI passes (nothing tells what it reads)."""
+    schema = getattr(agent_cls, "Options", None)
+    if schema is None:
+        return
+    known = [*schema.model_fields, *sorted(getattr(schema, "operator_only", ()))]
+    if not known:
+        return
+    name = getattr(agent_cls, "name", "") or agent_cls.__qualname__
+    problems = [
+        f"unknown option {key!r} for agent {name!r}{did_you_mean(key, known)}"
+        for key in options
+        if key not in known and key not in _SECRET_OPTIONS and key != "profile"
+    ]
+    if problems:
+        raise ValueError(
+            "; ".join(problems) + f" (its options: {', '.join(known)}; docs/agents.md)"
+        )
 
 
 def _error(loc: tuple[Any, ...], msg: str, kind: str = "value_error") -> dict[str, Any]:

@@ -4,6 +4,7 @@ Checked, in order, for `harness run` and `POST /runs`:
 - the agent: it resolves, its options carry no key, its provider profile exists and the
   operator's key for it is set; when the profile names its own endpoint (a local server,
   vLLM, ...), that endpoint answers `GET {base_url}/models` and lists the model the agent will ask for;
+  its class imports in an agent host started as its episodes' are (`check_agent_host`);
 - the selection: non-empty, every target available (reference data present);
 - the model services the selected targets' benchmark records declare (`services`): the LM
   backbone (`HARNESS_BACKBONE_URL`), the intervention service (`HARNESS_INTERVENTION_URL`,
@@ -110,6 +111,40 @@ def check_agent(spec: RunSpec, policy: ApiPolicy | None, plan: RunPlan | None = 
         check_model(profile.base_url, _endpoint_name(profile), model, key, profile.kind)
 
 
+def check_agent_host(spec: RunSpec, settings: Settings, plan: RunPlan) -> list[str]:
+    """The agent's class imports in an agent host started as its episodes' are (same binds,
+    bubblewrap): a module the orchestrator can import but the host cannot (a helper beside the
+    agent's file, or a plugin that imports `harness`) fails here, not in every episode. Nothing
+    to check when agents run in this process (agent_isolation "none"), nor for the built-ins."""
+    if settings.agent_isolation == "none":
+        return []
+    if plan.agent_cls.__module__.split(".")[0] == "agents":
+        # the built-ins: the host has the whole `agents` package, which imports nothing of ours
+        # (tests/architecture), and the same Python prefix; resolving them here imported them
+        return []
+    from agents.base import AgentError
+    from harness.agent_host import AgentHosts, importable_note, plan_host
+
+    try:
+        host_plan = plan_host(plan.agent_cls, spec.agent_options, plan.profile)
+    except AgentError as e:  # e.g. a class defined in __main__, a namespace package
+        return [str(e)]
+    hosts = AgentHosts(
+        memory_mb=settings.agent_memory_mb, max_message_chars=settings.agent_max_message_chars
+    )
+    try:
+        failure = hosts.check(host_plan)
+    finally:
+        hosts.close()
+    if failure is None:
+        return []
+    problem = f"agent {spec.agent!r} cannot be loaded in an agent host, where its episodes run: "
+    problem += failure.message
+    if failure.import_error:
+        problem += f". Note: {importable_note(host_plan)}"
+    return [problem]
+
+
 def _endpoint_name(profile: ProviderProfile) -> str:
     if profile.name == "cli":  # harness.policy's ad-hoc profile for `-o base_url=...`
         return f"the {profile.kind} endpoint given by base_url"
@@ -199,6 +234,8 @@ def preflight(
         check_agent(spec, policy, plan)
     except PreflightError as e:
         problems += e.problems
+    if plan is not None:
+        problems += check_agent_host(spec, settings, plan)
     targets = plan.targets if plan is not None else []
     try:
         if plan is None:

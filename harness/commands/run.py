@@ -306,6 +306,8 @@ def print_summary(console: Console, detail) -> None:  # type: ignore[no-untyped-
         console.print("[bold]errors[/bold] (not scored; left out of the means):")
         for g in detail.errors:
             console.print(f"  [red]{escape(g.line())}[/red]")
+        example = detail.errors[0].example_episode
+        console.print(f"  (in full, with the agent's traceback: harness runs show {example})")
     if detail.error:
         console.print(f"[red]{escape(detail.error)}[/red]")
 

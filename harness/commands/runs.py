@@ -72,11 +72,20 @@ def list_(
 
 @runs_app.command("show")
 def show(run_id: str, as_json: bool = typer.Option(False, "--json")) -> None:
-    """A run's status, progress, usage and score summary, with its episodes."""
+    """A run's status, progress, usage and score summary, with its episodes; or, given an
+    episode's id, that episode with its error and the agent's traceback."""
     from harness.commands.run import print_summary
     from harness.runs.views import run_detail
 
     store = _store()
+    prefix = run_id.strip().rstrip("…").rstrip(".")
+    if not store.ids_starting("run", prefix, limit=1) and store.ids_starting(
+        "episode", prefix, limit=1
+    ):
+        from harness.commands._episode import show_episode
+        from harness.commands._ids import episode_or_exit
+
+        return show_episode(console, store, episode_or_exit(store, run_id), as_json)
     run = _run_or_exit(store, run_id)
     detail = run_detail(store, run)
     if as_json:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from agents.base import Agent
 from function_store.models import Target
+from harness.agent_errors import agent_traceback, creation_error
 from harness.episode import LOST, EpisodeRunner, ScoreHook
 from harness.executors.base import EpisodeJob, RunControl
 from harness.policy import agent_kwargs, profile_for
@@ -75,7 +76,8 @@ async def execute_episode(
             status="error",
             end_reason="agent_error",
             error_category=getattr(e, "category", "agent"),
-            error=f"agent could not be created: {type(e).__name__}: {e}",
+            error=creation_error(e),
+            traceback=agent_traceback(e),
         )
         return "error"
     runner = EpisodeRunner(

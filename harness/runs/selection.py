@@ -8,7 +8,7 @@ from agents.registry import resolve_agent
 from function_store.benchmark import benchmarks
 from function_store.catalog import Catalog
 from function_store.models import Target
-from harness.policy import ApiPolicy
+from harness.policy import ApiPolicy, check_operator_options
 from harness.runs.spec import RunSpec
 
 
@@ -28,9 +28,15 @@ def resolve_agent_class(spec: str, *, allow_dotted: bool = True) -> type:
 
 def resolve_checked_agent(spec: RunSpec, policy: ApiPolicy | None) -> type:
     """The run's agent class; with the REST API's `policy`, only after its spec fields, the
-    agent name and the options passed the policy (RequestInvalid otherwise)."""
+    agent name and the options passed the policy (RequestInvalid otherwise); without (the
+    operator's CLI), only after its option names did (SelectionError naming the closest)."""
     if policy is None:
-        return resolve_agent_class(spec.agent)
+        agent_cls = resolve_agent_class(spec.agent)
+        try:
+            check_operator_options(agent_cls, spec.agent_options)
+        except ValueError as e:
+            raise SelectionError(str(e)) from None
+        return agent_cls
     policy.check_spec_fields(spec.floor_for)
     agent_cls = resolve_agent_class(spec.agent, allow_dotted=policy.allow_dotted_agents)
     policy.check_options(agent_cls, spec.agent_options)

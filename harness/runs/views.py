@@ -152,6 +152,11 @@ class EpisodeDetail(EpisodeOut):
     final_answer_chars: int | None = None
     final_answer_truncated: bool = False
     final_answer_url: str | None = Field(None, description="the full answer, when truncated")
+    error_traceback: str | None = Field(
+        None,
+        description="where the agent raised, as its agent host reported it (agent text, at most "
+        "16,000 characters: the tail)",
+    )
     messages: list[MessageOut]
     calls: list[TargetCallOut]
     scores: list[ScoreOut]
@@ -348,6 +353,7 @@ def episode_detail(
     return EpisodeDetail(
         **episode_out(ep).model_dump(),
         **answer,
+        error_traceback=store.episode_traceback(ep.id, ep.run_id) if ep.status == "error" else None,
         messages=messages,
         calls=[call_out(c) for c in store.target_calls(ep.id)],
         scores=scores,

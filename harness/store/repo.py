@@ -408,7 +408,10 @@ class Store:
         error: str | None = None,
         final_answer: str | None = None,
         active_s: float | None = None,
+        traceback: str | None = None,
     ) -> None:
+        """`traceback`: where the agent raised, as its agent host reported it (agent text, already
+        bounded); kept in the episode_finished event's data."""
         values: dict[str, Any] = {
             "status": status,
             "end_reason": end_reason,
@@ -420,6 +423,8 @@ class Store:
         if active_s is not None:
             values["active_s"] = active_s
         data = {k: values[k] for k in ("status", "end_reason", "error_category", "error")}
+        if traceback:
+            data["traceback"] = traceback
         with self.engine.begin() as c:
             c.execute(update(Episode).where(Episode.id == episode_id).values(**values))
             c.execute(
@@ -592,6 +597,23 @@ class Store:
         )
         with self.engine.connect() as c:
             return c.execute(q).scalar_one_or_none()
+
+    def episode_traceback(self, episode_id: str, run_id: str) -> str | None:
+        """The agent's traceback stored with the episode's end (`finish_episode`); None if none."""
+        q = (
+            select(Event.data)
+            .where(
+                Event.run_id == run_id,
+                Event.episode_id == episode_id,
+                Event.kind == "episode_finished",
+            )
+            .order_by(Event.id.desc())  # type: ignore[union-attr]
+            .limit(1)
+        )
+        with self.engine.connect() as c:
+            data = c.execute(q).scalar_one_or_none()
+        tb = data.get("traceback") if isinstance(data, dict) else None
+        return tb if isinstance(tb, str) else None
 
     def floor_run(self, run_id: str) -> Run | None:
         """The floor run of `run_id`, linked by its "floor_run" event; None if none."""
