@@ -79,8 +79,10 @@ def show(run_id: str, as_json: bool = typer.Option(False, "--json")) -> None:
 
     store = _store()
     prefix = run_id.strip().rstrip("…").rstrip(".")
-    if not store.ids_starting("run", prefix, limit=1) and store.ids_starting(
-        "episode", prefix, limit=1
+    if (
+        prefix
+        and not store.ids_starting("run", prefix, limit=1)
+        and store.ids_starting("episode", prefix, limit=1)
     ):
         from harness.commands._episode import show_episode
         from harness.commands._ids import episode_or_exit
