@@ -1,8 +1,26 @@
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
+
+TESTS = Path(__file__).resolve().parent
+# Helper modules that tests in other folders import by name (pytest's default "prepend" import mode
+# puts only a test's own folder on sys.path). One list here instead of a path hack in each file.
+for helpers in (
+    TESTS,  # support, pg_server, route_walk
+    TESTS / "evaluator",  # evaluator_helpers
+    TESTS / "model_services" / "backbone",  # backbone_server
+    TESTS / "harness" / "api",  # trust_helpers, openai_stub
+    TESTS / "harness" / "runs",  # orch_helpers, orch_plugin (the orch-test targets)
+    TESTS / "harness" / "agent_host",  # host_test_agents
+    # battery, canary, adv_agents: that folder is a package (package-scoped fixtures), so pytest
+    # puts tests/system, not the folder itself, on the path
+    TESTS / "system" / "adversarial",
+):
+    if str(helpers) not in sys.path:
+        sys.path.insert(0, str(helpers))
 
 # Tests read reference data from ../shared/data unless told otherwise (never copied into the project).
 os.environ.setdefault(
