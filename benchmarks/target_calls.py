@@ -24,8 +24,10 @@ from rich.console import Console
 from rich.progress import track
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # tests/: find_scripts
 os.environ.setdefault("HARNESS_DATA_DIR", str(ROOT.parent / "shared" / "data"))
+
+from find_scripts import numeric_script  # noqa: E402
 
 from agents.protocol import format_reply, parse_message  # noqa: E402
 from function_store.catalog import Catalog  # noqa: E402
@@ -39,27 +41,7 @@ MESSAGE = "Let me test. COMMAND: PYTHON(./temp/function.py " + " ".join(INPUTS) 
 
 # A FIND-format function file (as `write_source_code.py` lays it out), written here, for
 # f00473's clean expression.
-FIND_FILE = """import numpy as np
-import scipy.signal
-import sys
-from scipy.special import gamma, factorial, erf
-
-
-def function(x):
-
-    return -1.5*x + -5.0
-
-if __name__ == '__main__':
-    outputs = ''
-    for arg in sys.argv[1:]:
-        x = float(arg)
-        try:
-            out = function(x)
-        except:
-            out = 'None'
-        outputs += f'({arg}, {out}) '
-    print(f'Function input - output pairs: {outputs}')
-"""
+FIND_FILE = numeric_script("-1.5*x + -5.0")
 
 
 def pct(xs: list[float], q: float) -> float:

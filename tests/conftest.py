@@ -1,6 +1,7 @@
 import os
 import shutil
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -37,3 +38,26 @@ def needs_bwrap() -> None:
     require(
         shutil.which("bwrap") is not None, "bubblewrap is not installed", "HARNESS_TEST_SKIP_BWRAP"
     )
+
+
+# PostgreSQL for the tests that run on both stores (tests/harness/runs, tests/harness/web)
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[str]:
+    """A PostgreSQL server started for this test session; yields its base URL (no database)."""
+    from pg_server import pg_missing, postgres
+    from support import require
+
+    why = pg_missing()
+    require(why is None, why or "", "HARNESS_TEST_SKIP_POSTGRES")
+    with postgres() as url:
+        yield url
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh empty database of each kind."""
+    from pg_server import create_database
+
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'harness.db'}"
+    return create_database(request.getfixturevalue("pg_server"))

@@ -4,20 +4,15 @@ the orchestrator reads from the host's pipe is bounded even when the agent subve
 
 from __future__ import annotations
 
-import asyncio
 import tracemalloc
 from pathlib import Path
 
 import pytest
+from orch_helpers import run_in_process
 
 from agents import AgentError, Message
 from agents.registry import resolve_agent
 from harness.agent_host import AgentHosts
-from harness.runs.spec import RunSpec
-from harness.scheduler import CatalogCache, Scheduler, create_run, make_target_client
-from harness.settings import Settings
-from harness.store import make_engine
-from harness.store.repo import Store
 
 CONV = [Message(role="system", content="S"), Message(role="user", content="U")]
 MB40 = 40 * 2**20
@@ -85,25 +80,15 @@ async def test_the_episode_ends_with_an_agent_error_and_nothing_huge_is_stored(
     import orch_plugin  # noqa: F401 - registers the orch-test targets
 
     monkeypatch.setenv("HARNESS_AGENT_MAX_MESSAGE_CHARS", "100000")  # the operator's setting
-    store = Store(make_engine(f"sqlite:///{tmp_path / 'h.db'}"))
-    cfg = Settings(sandbox="inprocess", poll_interval_s=0.05)
-    cats = CatalogCache()
-    spec = RunSpec.model_validate(
-        {
-            "agent": "cap_agents:HugeAgent",
-            "agent_options": {"chars": MB40},
-            "dataset": "orch-test",
-            "ids": ["orch-test/numeric/f00000"],
-            "floor": False,
-        }
-    )
-    run = create_run(store, spec, cats)
-    sched = Scheduler(store, make_target_client(cfg, cats), settings=cfg, catalogs=cats)
-    sched.start()
-    try:
-        await asyncio.wait_for(sched.wait_run(run.id, poll_s=0.05), 120)
-    finally:
-        await sched.stop()
+    spec = {
+        "agent": "cap_agents:HugeAgent",
+        "agent_options": {"chars": MB40},
+        "dataset": "orch-test",
+        "ids": ["orch-test/numeric/f00000"],
+        "floor": False,
+    }
+    url = f"sqlite:///{tmp_path / 'h.db'}"
+    store, [run] = await run_in_process(url, spec, hook=None, timeout=120)
     [ep] = store.episodes(run.id)
     assert (ep.status, ep.end_reason, ep.error_category) == ("error", "agent_error", "agent")
     assert ep.error and f"{MB40:,} characters" in ep.error and "100,000" in ep.error

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 import schemathesis
-from hypothesis import HealthCheck, settings
+from support import fuzz_settings
 from trust_helpers import HarnessServer
 
 EXAMPLES = 20  # per operation; bounded so that CI stays quick
@@ -34,12 +34,7 @@ schema = schemathesis.pytest.from_fixture("api_schema")
 
 
 @schema.parametrize()
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=list(HealthCheck),
-)
+@fuzz_settings(EXAMPLES)
 def test_no_server_errors(case) -> None:  # type: ignore[no-untyped-def]
     response = case.call(timeout=30)
     assert response.status_code < 500, (

@@ -14,7 +14,7 @@ import shutil
 import httpx
 import pytest
 from openai_stub import OpenAIStub
-from trust_helpers import wait_for
+from support import wait_for
 
 from agents import Message
 from agents.registry import resolve_agent

@@ -10,7 +10,7 @@ from contextlib import ExitStack
 
 import httpx
 import pytest
-from trust_helpers import wait_for
+from support import wait_for
 
 RUN = {"agent": "scripted-numeric", "dataset": "find-gen", "family": "numeric", "floor": False}
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from trust_helpers import wait_for
+from support import wait_for
 
 from harness.sandbox import workdir
 

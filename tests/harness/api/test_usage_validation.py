@@ -7,24 +7,19 @@ endpoint standing in for the paid API."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import shutil
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from openai_stub import OpenAIStub
+from orch_helpers import run_in_process
+from support import LoopbackHTTP, QuietHandler
 
 from harness.agent_host_net import SOCKET_NAME, UsageMeter, open_route
 from harness.providers import ProviderProfile
-from harness.runs.spec import RunSpec
-from harness.scheduler import CatalogCache, Scheduler, create_run, make_target_client
-from harness.settings import Settings
-from harness.store import make_engine
 from harness.store.models import Episode
 from harness.store.repo import Store
 
@@ -35,17 +30,9 @@ TARGET = "find-v1/numeric/f00150"
 
 
 async def _run(tmp_path: Path, spec: dict[str, Any], **settings: Any) -> tuple[Store, Episode]:
-    store = Store(make_engine(f"sqlite:///{tmp_path / 'h.db'}"))
-    cfg = Settings(sandbox="inprocess", poll_interval_s=0.05, **settings)
-    cats = CatalogCache()
     body = {"dataset": "find-v1", "ids": [TARGET], "floor": False, **spec}
-    run = create_run(store, RunSpec.model_validate(body), cats)
-    sched = Scheduler(store, make_target_client(cfg, cats), settings=cfg, catalogs=cats)
-    sched.start()
-    try:
-        await asyncio.wait_for(sched.wait_run(run.id, poll_s=0.05), 180)
-    finally:
-        await sched.stop()
+    url = f"sqlite:///{tmp_path / 'h.db'}"
+    store, [run] = await run_in_process(url, body, hook=None, timeout=180, **settings)
     [ep] = store.episodes(run.id)
     return store, ep
 
@@ -116,7 +103,7 @@ async def test_token_budget_counts_what_the_provider_reported(
     assert len(stub.posts()) == 2
 
 
-class _StreamingEndpoint:
+class _StreamingEndpoint(LoopbackHTTP):
     """A loopback endpoint that answers every POST with a server-sent event stream (OpenAI chunks
     with a final usage chunk, or Anthropic events with cumulative output tokens)."""
 
@@ -125,7 +112,7 @@ class _StreamingEndpoint:
         self.payload = payload + b"data: [DONE]\n\n"
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_POST(self) -> None:  # noqa: N802
                 self.rfile.read(int(self.headers.get("content-length") or 0))
                 self.send_response(200)
@@ -135,16 +122,7 @@ class _StreamingEndpoint:
                     self.wfile.write(outer.payload[i : i + 7])
                     self.wfile.flush()
 
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.serve(Handler)
 
 
 @pytest.mark.parametrize(

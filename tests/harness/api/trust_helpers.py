@@ -3,28 +3,25 @@ every request it gets (an OpenAI-compatible stand-in, or an attacker's endpoint)
 
 from __future__ import annotations
 
-import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import httpx
+from support import (
+    LoopbackHTTP,
+    QuietHandler,
+    chat_completion,
+    free_port,
+    stop_process,
+    wait_until_up,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class HarnessServer:
@@ -67,17 +64,8 @@ class HarnessServer:
             stderr=subprocess.STDOUT,
         )
         log.close()
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"server exited: {self.log()[-3000:]}")
-            try:
-                if httpx.get(self.url + "/healthz", timeout=1).status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        raise RuntimeError(f"server did not start: {self.log()[-3000:]}")
+        wait_until_up(self.proc, self.url + "/healthz", self.log, timeout, poll=0.1)
+        return self
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
@@ -91,16 +79,10 @@ class HarnessServer:
         self.proc.wait()
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc, grace=15)
 
 
-class Listener:
+class Listener(LoopbackHTTP):
     """A loopback HTTP server recording (method, path, headers, body) of every request. It answers
     like an OpenAI-compatible chat endpoint with `reply` as the assistant message, and lists
     `models` at GET .../models (what the run pre-flight asks)."""
@@ -111,7 +93,7 @@ class Listener:
         self.models = models
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def _record(self) -> None:
                 n = int(self.headers.get("content-length") or 0)
                 body = self.rfile.read(n).decode("utf-8", "replace") if n else ""
@@ -129,57 +111,12 @@ class Listener:
                     return self.do_POST()
                 self._record()
                 models = [{"id": m, "object": "model"} for m in outer.models]
-                data = json.dumps({"object": "list", "data": models}).encode()
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                self.send_json(200, {"object": "list", "data": models})
 
             def do_POST(self) -> None:  # noqa: N802
                 self._record()
-                data = json.dumps(
-                    {
-                        "id": "chatcmpl-1",
-                        "object": "chat.completion",
-                        "created": 0,
-                        "model": "stand-in",
-                        "choices": [
-                            {
-                                "index": 0,
-                                "message": {"role": "assistant", "content": outer.reply},
-                                "finish_reason": "stop",
-                            }
-                        ],
-                        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-                    }
-                ).encode()
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                self.send_json(200, chat_completion(outer.reply))
 
             do_PUT = do_DELETE = do_POST  # noqa: N815
 
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self._thread.start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
-def wait_for(predicate, timeout: float = 60, interval: float = 0.1):  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError("condition not met in time")
+        self.serve(Handler)

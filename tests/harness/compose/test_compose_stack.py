@@ -16,8 +16,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-
-from tests.support import free_port
+from support import free_port
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[3]

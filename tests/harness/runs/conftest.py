@@ -7,25 +7,6 @@ from collections.abc import Iterator
 
 import pytest
 from orch_helpers import Server, server_env
-from pg_server import create_database, pg_missing, postgres
-from support import require
-
-
-@pytest.fixture(scope="session")
-def pg_server() -> Iterator[str]:
-    """A PostgreSQL server started for this test session; yields its base URL (no database)."""
-    why = pg_missing()
-    require(why is None, why or "", "HARNESS_TEST_SKIP_POSTGRES")
-    with postgres() as url:
-        yield url
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db_url(request, tmp_path) -> str:  # type: ignore[no-untyped-def]
-    """A fresh empty database of each kind."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'harness.db'}"
-    return create_database(request.getfixturevalue("pg_server"))
 
 
 @pytest.fixture

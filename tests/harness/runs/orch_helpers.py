@@ -4,22 +4,14 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-import httpx
+from support import free_port, stop_process, wait_until_up
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def server_env(db: str, **extra: str) -> dict[str, str]:
@@ -65,17 +57,8 @@ class Server:
             stdout=self.log,
             stderr=subprocess.STDOUT,
         )
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"server exited: {self.log_path.read_text()[-3000:]}")
-            try:
-                if httpx.get(self.url + "/healthz", timeout=1).status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        raise RuntimeError(f"server did not start: {self.log_path.read_text()[-3000:]}")
+        wait_until_up(self.proc, self.url + "/healthz", self.log_path.read_text, timeout, poll=0.1)
+        return self
 
     def kill9(self) -> None:
         assert self.proc is not None
@@ -83,31 +66,18 @@ class Server:
         self.proc.wait()
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)
         if getattr(self, "log", None):
             self.log.close()
 
 
-def wait_for(predicate, timeout: float = 60, interval: float = 0.1):  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError("condition not met in time")
-
-
-async def run_in_process(url: str, spec: dict, *, hook="default", runs: int = 1, **settings):  # type: ignore[no-untyped-def]
+async def run_in_process(  # type: ignore[no-untyped-def]
+    url: str, spec: dict, *, hook="default", runs: int = 1, timeout: float | None = None, **settings
+):
     """Store `runs` copies of `spec`, run them to their end with an in-process scheduler on the
-    in-process target client, and return (store, [run, ...])."""
-    import orch_plugin
+    in-process target client, and return (store, [run, ...]). `hook`: the score hook ("default":
+    the orch-test plugin's; None: no scoring); `timeout`: seconds each run may take."""
+    import asyncio
 
     from harness.runs.spec import RunSpec
     from harness.scheduler import CatalogCache, Scheduler, create_run, make_target_client
@@ -119,16 +89,16 @@ async def run_in_process(url: str, spec: dict, *, hook="default", runs: int = 1,
     cfg = Settings(sandbox="inprocess", poll_interval_s=0.05, **settings)
     cats = CatalogCache()
     created = [create_run(store, RunSpec.model_validate(spec), cats) for _ in range(runs)]
+    if hook == "default":
+        import orch_plugin
+
+        hook = orch_plugin.score_hook
     sched = Scheduler(
-        store,
-        make_target_client(cfg, cats),
-        settings=cfg,
-        catalogs=cats,
-        score_hook=orch_plugin.score_hook if hook == "default" else hook,
+        store, make_target_client(cfg, cats), settings=cfg, catalogs=cats, score_hook=hook
     )
     sched.start()
     try:
-        done = [await sched.wait_run(r.id, poll_s=0.02) for r in created]
+        done = [await asyncio.wait_for(sched.wait_run(r.id, poll_s=0.02), timeout) for r in created]
     finally:
         await sched.stop()
     return store, done

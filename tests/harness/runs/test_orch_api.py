@@ -7,7 +7,8 @@ import json
 
 import httpx
 import pytest
-from orch_helpers import Server, server_env, wait_for
+from orch_helpers import Server, server_env
+from support import wait_for
 
 TOKEN = "s3cret-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

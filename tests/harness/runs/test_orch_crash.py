@@ -7,7 +7,7 @@ import json
 from collections import Counter
 
 import httpx
-from orch_helpers import wait_for
+from support import wait_for
 
 from harness.store import make_engine
 from harness.store.repo import Store

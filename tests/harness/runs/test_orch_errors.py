@@ -8,7 +8,8 @@ import json
 import subprocess
 
 import httpx
-from orch_helpers import ROOT, Server, server_env, wait_for
+from orch_helpers import ROOT, Server, server_env
+from support import wait_for
 
 CREDITS = "provider said: insufficient credits"
 JUDGE = "RuntimeError: judge endpoint unreachable"

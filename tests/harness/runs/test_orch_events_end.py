@@ -9,7 +9,7 @@ import time
 
 import httpx
 import uvicorn
-from orch_helpers import free_port
+from support import free_port
 
 from harness.api.app import create_app
 from harness.runs.spec import RunSpec

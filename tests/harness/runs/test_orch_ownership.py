@@ -22,9 +22,11 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import httpx
-from orch_helpers import ROOT, server_env, wait_for
+from orch_helpers import ROOT, server_env
+from support import wait_for
 
 from harness.store import make_engine
 from harness.store.repo import Store
@@ -114,18 +116,20 @@ def test_cli_and_server_on_one_store(db_url: str, start_server, tmp_path) -> Non
     assert summary["usage"]["rounds"] == n_eps * (n_calls + 1)
 
 
-def test_owner_killed_run_taken_over_after_its_lease(db_url: str, start_server, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def _server_and_cli(db: str, start_server, rec: Path, n_calls: int, **popen: Any):  # type: ignore[no-untyped-def]
+    """A server and a `harness run` (two targets, `n_calls` slow steps each, recorded to `rec`) on
+    one store, with a 2 s run lease."""
     lease = {"HARNESS_RUN_LEASE_S": "2"}
-    env = server_env(db_url, HARNESS_AGENT_ISOLATION="none", **lease)
-    srv = start_server(db_url, cli=True, HARNESS_AGENT_ISOLATION="none", **lease)
-    rec = tmp_path / "steps.jsonl"
-    n_calls = 12
-    cli = subprocess.Popen(
-        run_cmd(rec, *TWO, "--no-floor", "-o", f"n_calls={n_calls}", "-o", "delay=0.3"),
-        env=env,
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+    env = server_env(db, HARNESS_AGENT_ISOLATION="none", **lease)
+    srv = start_server(db, cli=True, HARNESS_AGENT_ISOLATION="none", **lease)
+    argv = run_cmd(rec, *TWO, "--no-floor", "-o", f"n_calls={n_calls}", "-o", "delay=0.3")
+    return srv, subprocess.Popen(argv, env=env, cwd=ROOT, **popen)
+
+
+def test_owner_killed_run_taken_over_after_its_lease(db_url: str, start_server, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    rec, n_calls = tmp_path / "steps.jsonl", 12
+    srv, cli = _server_and_cli(
+        db_url, start_server, rec, n_calls, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
         wait_for(lambda: len(records(rec)) >= 6, 120, 0.05)
@@ -162,15 +166,12 @@ def test_owner_killed_run_taken_over_after_its_lease(db_url: str, start_server, 
 
 
 def test_paused_owner_stops_once_taken_over(sqlite_url: str, start_server, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    lease = {"HARNESS_RUN_LEASE_S": "2"}
-    env = server_env(sqlite_url, HARNESS_AGENT_ISOLATION="none", **lease)
-    srv = start_server(sqlite_url, cli=True, HARNESS_AGENT_ISOLATION="none", **lease)
-    rec = tmp_path / "steps.jsonl"
-    n_calls = 12
-    cli = subprocess.Popen(
-        run_cmd(rec, *TWO, "--no-floor", "-o", f"n_calls={n_calls}", "-o", "delay=0.3"),
-        env=env,
-        cwd=ROOT,
+    rec, n_calls = tmp_path / "steps.jsonl", 12
+    srv, cli = _server_and_cli(
+        sqlite_url,
+        start_server,
+        rec,
+        n_calls,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -18,14 +18,13 @@ import textwrap
 
 import pytest
 import sbx_env_agent
-from sbx_find_script import numeric_script
+from find_scripts import numeric_script, script_target
 
 from agents.base import Message
 from evaluator.numeric.scorer import score_numeric_batch
 from evaluator.parsing import parse_answer
 from evaluator.sandbox_exec import CodeJob, CodeLimits, ExecSettings, run_code_jobs
 from evaluator.scorer import EvalSettings, Item
-from function_store.models import HiddenTruth, PublicMeta, Target, make_canary
 from function_store.service.client import TargetServiceClient
 from harness.agent_host import AgentHosts
 from harness.providers import HELD_KEY
@@ -141,16 +140,22 @@ def test_a_scores_failure_text_carries_no_operator_secret() -> None:
 # ---- an agent class in its agent host -----------------------------------------------------------
 
 
-async def test_an_agent_host_gives_a_local_agent_no_operator_secret() -> None:
+async def _one_step_in_a_host(agent_cls: type, options: dict[str, str]) -> str:
+    """The agent's reply to one message, the agent run in its own agent host."""
     hosts = AgentHosts()
-    agent = hosts.client(sbx_env_agent.EnvSnoopAgent, {})
+    agent = hosts.client(agent_cls, options)
     try:
         reply = await agent.step([Message(role="user", content="go")])
     finally:
         await agent.aclose()
         hosts.close()
     _probe_ran(reply.content)
-    assert leaked(reply.content) == [], reply.content[:3000]
+    return reply.content
+
+
+async def test_an_agent_host_gives_a_local_agent_no_operator_secret() -> None:
+    content = await _one_step_in_a_host(sbx_env_agent.EnvSnoopAgent, {})
+    assert leaked(content) == [], content[:3000]
 
 
 async def test_a_provider_agent_holds_no_key_not_even_its_profiles(
@@ -168,18 +173,13 @@ async def test_a_provider_agent_holds_no_key_not_even_its_profiles(
             }
         ),
     )
-    hosts = AgentHosts()
-    agent = hosts.client(sbx_env_agent.EnvSnoopOpenAIAgent, {"profile": "canary-profile"})
-    try:
-        reply = await agent.step([Message(role="user", content="go")])
-    finally:
-        await agent.aclose()
-        hosts.close()
-    _probe_ran(reply.content)
+    content = await _one_step_in_a_host(
+        sbx_env_agent.EnvSnoopOpenAIAgent, {"profile": "canary-profile"}
+    )
     # its profile's key stays with the orchestrator (the forwarder sends it to the endpoint:
     # tests/harness/agent_host/test_network.py); the SDK inside sees a placeholder
-    assert f"os.environ: OPENAI_API_KEY={HELD_KEY}" in reply.content
-    assert leaked(reply.content) == [], reply.content[:3000]
+    assert f"os.environ: OPENAI_API_KEY={HELD_KEY}" in content
+    assert leaked(content) == [], content[:3000]
 
 
 # ---- target code in a target service ------------------------------------------------------------
@@ -195,17 +195,8 @@ def _snoop_script() -> str:
 
 
 async def test_a_target_service_gives_target_code_no_operator_secret(bwrap, tmp_path) -> None:
-    path = tmp_path / "function_code.py"
-    path.write_text(_snoop_script())
-    tid = "find-import/numeric/f00001"
-    target = Target(
-        id=tid,
-        dataset="find-import",
-        family="numeric",
-        variant="clean",
-        public=PublicMeta(input_kind="number", prompt_family="numeric"),
-        hidden=HiddenTruth(runner="script", spec={"path": str(path)}, canary=make_canary(tid)),
-    )
+    target = script_target(tmp_path / "function_code.py", _snoop_script())
+    tid = target.id
     pool = ServicePool(bwrap)
     pool.serve([target])
     client = TargetServiceClient(pool.url_for(tid))

@@ -5,11 +5,11 @@ import os
 import signal
 import time
 
+import find_scripts
 import pytest
-from sbx_find_script import numeric_script
+from find_scripts import numeric_script
 
 from function_store.catalog import Catalog
-from function_store.models import HiddenTruth, PublicMeta, Target, make_canary
 from function_store.service.client import TargetServiceClient, TargetServiceError
 from harness.sandbox import Limits, get_sandbox
 from harness.sandbox.pool import ServicePool, service_argv, target_files
@@ -24,16 +24,7 @@ def catalog():
 
 
 def script_target(tmp_path, expr="2*x + 1", tid="find-import/numeric/f00001"):
-    path = tmp_path / "function_code.py"
-    path.write_text(numeric_script(expr))
-    return Target(
-        id=tid,
-        dataset="find-import",
-        family="numeric",
-        variant="clean",
-        public=PublicMeta(input_kind="number", prompt_family="numeric"),
-        hidden=HiddenTruth(runner="script", spec={"path": str(path)}, canary=make_canary(tid)),
-    )
+    return find_scripts.script_target(tmp_path / "function_code.py", numeric_script(expr), tid)
 
 
 @pytest.fixture(scope="module")

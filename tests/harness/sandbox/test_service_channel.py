@@ -15,10 +15,10 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from sbx_find_script import numeric_script
+from find_scripts import numeric_script, script_target
 from sbx_hostile_script import HOSTILE_SCRIPT
 
-from function_store.models import HiddenTruth, PublicMeta, Target, make_canary
+from function_store.models import Target
 from function_store.service.client import TargetServiceClient
 from harness.sandbox import Limits
 from harness.sandbox.pool import service_argv, target_files
@@ -64,18 +64,7 @@ def backbone():
 def _target(tmp_path, tid: str, family: str, code: str, **spec) -> Target:
     folder = tmp_path / tid.rsplit("/", 1)[1]
     folder.mkdir()
-    path = folder / "function_code.py"
-    path.write_text(code)
-    return Target(
-        id=tid,
-        dataset="find-import",
-        family=family,
-        variant="clean",
-        public=PublicMeta(input_kind="number", prompt_family="numeric"),
-        hidden=HiddenTruth(
-            runner="script", spec={"path": str(path), **spec}, canary=make_canary(tid)
-        ),
-    )
+    return script_target(folder / "function_code.py", code, tid, family, **spec)
 
 
 async def _outputs(url: str, tid: str, inputs: list[str]) -> list[str | None]:

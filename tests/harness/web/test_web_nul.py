@@ -6,38 +6,19 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import pytest
-from pg_server import create_database, pg_missing, postgres
 from trust_helpers import ROOT, HarnessServer
 from web_helpers import AUTH, TOKEN
 
 from harness.runs.spec import RunSpec
 from harness.store import make_engine
 from harness.store.repo import Store
-from tests.support import require
 
 HERE = Path(__file__).resolve().parent
 
 SHOWN = "\u2400"
-
-
-@pytest.fixture(scope="module")
-def pg_base() -> Iterator[str]:
-    why = pg_missing()
-    require(why is None, why or "", "HARNESS_TEST_SKIP_PG")
-    with postgres() as base:
-        yield base
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path}/nul.db"
-    return create_database(request.getfixturevalue("pg_base"))
 
 
 def test_store_keeps_agent_text_with_nul(db_url: str) -> None:

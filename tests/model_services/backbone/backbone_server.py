@@ -5,24 +5,16 @@ conftests of tests/model_services/backbone/ and tests/entities_relations/."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
+from support import free_port, stop_process, wait_until_up
 
 ROOT = Path(__file__).resolve().parents[3]
 START_TIMEOUT_S = 600  # a cold cache converts the GGUF first (tens of seconds on a busy CPU)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def serve_backbone(log: Path, *extra: str) -> Iterator[str]:
@@ -43,30 +35,11 @@ def serve_backbone(log: Path, *extra: str) -> Iterator[str]:
             stderr=subprocess.STDOUT,
         )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + START_TIMEOUT_S
     try:
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(
-                    f"backbone server exited with {proc.returncode}:\n{log.read_text()[-3000:]}"
-                )
-            try:
-                if httpx.get(url + "/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(
-                    f"backbone server did not start in {START_TIMEOUT_S}s:\n{log.read_text()[-3000:]}"
-                )
-            time.sleep(0.5)
+        wait_until_up(proc, url + "/health", log.read_text, START_TIMEOUT_S, poll=0.5)
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_process(proc)
 
 
 @pytest.fixture(scope="session")

@@ -8,26 +8,17 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
+from support import free_port, stop_process, wait_until_up
 
 from model_services.intervention import model as model_mod
 from model_services.intervention.client import InterventionClient
 
 ROOT = Path(__file__).resolve().parents[3]
 START_TIMEOUT_S = 600  # pyvene's import and a cold GGUF conversion are slow on a busy CPU
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start_server(model: str, log: Path, *extra: str) -> tuple[subprocess.Popen, str]:
@@ -47,19 +38,8 @@ def start_server(model: str, log: Path, *extra: str) -> tuple[subprocess.Popen, 
             stderr=subprocess.STDOUT,
         )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while True:
-        if proc.poll() is not None:
-            pytest.fail(f"server exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
-        try:
-            if httpx.get(url + "/health", timeout=2).status_code == 200:
-                return proc, url
-        except httpx.HTTPError:
-            pass
-        if time.monotonic() > deadline:
-            proc.kill()
-            pytest.fail(f"server did not start in {START_TIMEOUT_S}s:\n{log.read_text()[-3000:]}")
-        time.sleep(0.5)
+    wait_until_up(proc, url + "/health", log.read_text, START_TIMEOUT_S, poll=0.5)
+    return proc, url
 
 
 def _served(model: str, factory: pytest.TempPathFactory, *extra: str) -> Iterator[str]:
@@ -67,11 +47,7 @@ def _served(model: str, factory: pytest.TempPathFactory, *extra: str) -> Iterato
     try:
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_process(proc)
 
 
 @pytest.fixture(scope="session")

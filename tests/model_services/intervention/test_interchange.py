@@ -217,27 +217,16 @@ def test_bad_requests_are_400_with_a_message(served, body, needle):
 def test_bad_featurizer_and_activation_requests(served):
     client, m = served
     api = client.settings.api_base
-    not_orth = encode_array(torch.ones(2, m.hidden_size))
-    r = httpx.post(
-        api + "/featurizers",
-        json={
-            "id": "bad",
-            "kind": "rotation",
-            "component": "block_output",
-            "arrays": {"weight": not_orth},
-        },
-    )
+
+    def rotation(weight: torch.Tensor) -> httpx.Response:
+        body = {"id": "bad", "kind": "rotation", "component": "block_output"}
+        return httpx.post(
+            api + "/featurizers", json=body | {"arrays": {"weight": encode_array(weight)}}
+        )
+
+    r = rotation(torch.ones(2, m.hidden_size))  # not orthonormal
     assert r.status_code == 400 and "orthonormal" in r.json()["error"]["message"]
-    wrong = encode_array(torch.eye(3))
-    r = httpx.post(
-        api + "/featurizers",
-        json={
-            "id": "bad",
-            "kind": "rotation",
-            "component": "block_output",
-            "arrays": {"weight": wrong},
-        },
-    )
+    r = rotation(torch.eye(3))  # the wrong size
     assert r.status_code == 400 and "rotation weight" in r.json()["error"]["message"]
     r = httpx.post(
         api + "/activations",

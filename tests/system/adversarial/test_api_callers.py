@@ -19,7 +19,7 @@ import pytest
 import schemathesis
 from battery import TERMINAL, AdvServer, Battery
 from canary import Canaries, assert_clean
-from hypothesis import HealthCheck, settings
+from support import fuzz_settings
 
 EXAMPLES = 10  # per operation and caller: bounded so that CI stays quick
 UNKNOWN = "no-such-id"
@@ -243,12 +243,7 @@ schema = schemathesis.pytest.from_fixture("adv_schema")
 
 
 @schema.parametrize()
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=list(HealthCheck),
-)
+@fuzz_settings(EXAMPLES)
 def test_schemathesis(case, adv_server: AdvServer, canaries: Canaries, battery: Battery) -> None:  # type: ignore[no-untyped-def]
     who = {"anonymous": {}}
     if case.method == "GET":  # see the module's docstring
