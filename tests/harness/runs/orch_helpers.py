@@ -79,6 +79,8 @@ async def run_in_process(  # type: ignore[no-untyped-def]
     the orch-test plugin's; None: no scoring); `timeout`: seconds each run may take."""
     import asyncio
 
+    import orch_plugin  # registers the orch-test targets, whatever the hook
+
     from harness.runs.spec import RunSpec
     from harness.scheduler import CatalogCache, Scheduler, create_run, make_target_client
     from harness.settings import Settings
@@ -89,12 +91,12 @@ async def run_in_process(  # type: ignore[no-untyped-def]
     cfg = Settings(sandbox="inprocess", poll_interval_s=0.05, **settings)
     cats = CatalogCache()
     created = [create_run(store, RunSpec.model_validate(spec), cats) for _ in range(runs)]
-    if hook == "default":
-        import orch_plugin
-
-        hook = orch_plugin.score_hook
     sched = Scheduler(
-        store, make_target_client(cfg, cats), settings=cfg, catalogs=cats, score_hook=hook
+        store,
+        make_target_client(cfg, cats),
+        settings=cfg,
+        catalogs=cats,
+        score_hook=orch_plugin.score_hook if hook == "default" else hook,
     )
     sched.start()
     try:
