@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -27,30 +26,12 @@ import httpx
 from rich.progress import Progress
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # tests/: support
+
+from support import free_port, wait_until_up  # noqa: E402
 
 from function_store.catalog import Catalog  # noqa: E402
 from function_store.models import Target  # noqa: E402
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_http(url: str, proc: subprocess.Popen, what: str, timeout: float = 900) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"{what} exited with {proc.returncode}")
-        try:
-            if httpx.get(url, timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    raise SystemExit(f"{what} did not start in {timeout:.0f}s")
 
 
 def start(argv: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
@@ -107,7 +88,7 @@ def main() -> None:
         proc = start(
             [sys.executable, "-m", "model_services.backbone", "--port", str(bport)], env, log
         )
-        wait_http(backbone + "/health", proc, "backbone server")
+        wait_until_up(proc, backbone + "/health", log.read_text, 900, poll=0.5)
         # warm-up: first forward passes allocate and are slower
         httpx.post(
             backbone + "/v1/chat/completions",

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "tests" / "scale_out"), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT / "tests" / "harness" / "executors"), str(ROOT / "tests")]
 
 from cluster import ray_cluster  # noqa: E402
 from pg_server import create_database, postgres  # noqa: E402

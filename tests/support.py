@@ -1,12 +1,19 @@
-"""Small helpers shared across test folders (imported as `support` where tests/ is on sys.path,
-as `tests.support` elsewhere): a free loopback port, and the rule for a tool scripts/install.sh
-installs but a test cannot find."""
+"""Small helpers shared across test folders (imported as `support`: tests/conftest.py puts tests/
+on sys.path): a free loopback port, a loopback HTTP server, waiting for a server subprocess and
+stopping it, and the rule for a tool scripts/install.sh installs but a test cannot find."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import httpx
 import pytest
 
 
@@ -14,6 +21,110 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def wait_until_up(
+    proc: subprocess.Popen[bytes], url: str, log: Callable[[], str], timeout: float, poll: float
+) -> None:
+    """Wait until `url` answers 200; RuntimeError (with the log's tail) when the process exits
+    first or `timeout` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}: {log()[-3000:]}")
+        try:
+            if httpx.get(url, timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(poll)
+    proc.kill()
+    raise RuntimeError(f"server did not start in {timeout}s: {log()[-3000:]}")
+
+
+def wait_for(predicate, timeout: float = 60, interval: float = 0.1):  # type: ignore[no-untyped-def]
+    """`predicate()`'s first truthy value, polled every `interval` seconds; AssertionError after
+    `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError("condition not met in time")
+
+
+def stop_process(proc: subprocess.Popen[bytes] | None, grace: float = 10) -> None:
+    """SIGTERM, then SIGKILL after `grace` seconds."""
+    if proc is None or proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+class QuietHandler(BaseHTTPRequestHandler):
+    """A request handler that logs nothing and answers JSON with `send_json`."""
+
+    def send_json(self, status: int, body: object) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def chat_completion(
+    content: str, model: str | None = "stand-in", usage: dict[str, int] | None = None
+) -> dict[str, object]:
+    """An OpenAI chat completion body with one assistant message."""
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": usage or {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }
+
+
+class LoopbackHTTP:
+    """A threaded HTTP server on a free loopback port, serving `handler` until `close()`."""
+
+    def serve(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def fuzz_settings(max_examples: int):  # type: ignore[no-untyped-def]
+    """Hypothesis settings shared by the schema fuzzers: `max_examples` per operation, the same
+    examples on every run, no deadline, no health checks."""
+    from hypothesis import HealthCheck, settings
+
+    return settings(
+        max_examples=max_examples,
+        deadline=None,
+        derandomize=True,
+        suppress_health_check=list(HealthCheck),
+    )
 
 
 def require(ok: bool, why: str, opt_out: str) -> None:

@@ -1,7 +1,7 @@
 """FIND's text protocol, written once for both sides: the agent (and the agent host, which may
 import nothing else of ours) and the harness and evaluator. Each part has its writer and its
 reader side by side, and a property test checks that what one writes the other reads back
-(tests/protocol/test_protocol_roundtrip.py).
+(tests/agents/protocol/test_protocol_roundtrip.py).
 
 - commands (`commands.py`, `find_compat.py`, `lexer.py`): the agent writes
   `PYTHON(./temp/function.py v1 v2 ...)` (`command`, `quote_input`); the harness reads every

@@ -10,7 +10,7 @@
   pattern can match in one way only (each alternative is chosen by the next character), so a
   recursive descent memoised on the position after each `(` finds the same match in O(n).
 
-Both are checked against the originals on random inputs (tests/protocol/test_lexer.py).
+Both are checked against the originals on random inputs (tests/agents/protocol/test_lexer.py).
 """
 
 from __future__ import annotations

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -10,12 +9,7 @@ from collections.abc import Callable, Iterator
 import pytest
 import uvicorn
 from fastapi import FastAPI
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from support import free_port
 
 
 class LoopbackServer:

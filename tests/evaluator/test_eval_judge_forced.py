@@ -1,5 +1,5 @@
 """Forced-choice judge mode: detection and malformed replies (a loopback stand-in, since the real
-server never sends these; its correct replies are tested in tests/neural/test_neural_judge.py)."""
+server never sends these; its correct replies are tested in tests/entities_relations/test_neural_judge.py)."""
 
 import pytest
 from evaluator_helpers import string_target

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from model_services.intervention.client import InterventionClient
-from tests.intervention.conftest import _served
+from tests.model_services.intervention.conftest import _served
 
 
 @pytest.fixture(scope="session")

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from support import LoopbackHTTP, QuietHandler
 
 from evaluator.judge import OpenAICompatibleJudge
 from evaluator.neurons import judge_probes as J
@@ -30,7 +29,7 @@ TYPE1_REPLY = "\n".join(
 )
 
 
-class _Fake(BaseHTTPRequestHandler):
+class _Fake(QuietHandler):
     calls: list[str] = []
 
     def do_POST(self) -> None:  # noqa: N802
@@ -46,24 +45,16 @@ class _Fake(BaseHTTPRequestHandler):
             "model": body["model"],
             "choices": [{"message": {"role": "assistant", "content": text}}],
         }
-        data = json.dumps(out).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *a: object) -> None:
-        pass
+        self.send_json(200, out)
 
 
 @pytest.fixture()
 def fake_llm():
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Fake)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    srv = LoopbackHTTP()
+    srv.serve(_Fake)
     _Fake.calls = []
-    yield f"http://127.0.0.1:{srv.server_address[1]}/v1"
-    srv.shutdown()
+    yield srv.url + "/v1"
+    srv.close()
 
 
 def test_parse_type1_keeps_embedded_strings_and_counts_the_rest():

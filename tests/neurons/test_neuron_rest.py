@@ -6,18 +6,14 @@ reaches the agent."""
 from __future__ import annotations
 
 import os
-import sys
 import time
-from pathlib import Path
 
 import httpx
 import pytest
+from orch_helpers import ROOT, Server
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "orchestrator"))
-from orch_helpers import ROOT, Server  # noqa: E402
-
-from function_store.catalog import Catalog  # noqa: E402
-from function_store.models import make_canary  # noqa: E402
+from function_store.catalog import Catalog
+from function_store.models import make_canary
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from evaluator.ravel.agent_task import score_ravel_episode
 from function_store.catalog import Catalog
 from function_store.ravel.runner import RavelRunner, parse
 from function_store.runtime import RuntimeContext
-from tests.intervention.conftest import _served
+from tests.model_services.intervention.conftest import _served
 
 ROOT = Path(__file__).resolve().parents[2]
 COUNTRY = "ravel/smollm2/city/Country"
@@ -137,8 +137,6 @@ def test_rest_run_in_bwrap_is_scored_and_leaks_nothing(env, tmp_path):
     import time
 
     import httpx
-
-    sys.path.insert(0, str(ROOT / "tests" / "orchestrator"))
     from orch_helpers import Server
 
     from function_store.ravel.data import load

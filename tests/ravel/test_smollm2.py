@@ -21,7 +21,7 @@ from evaluator.ravel.scores import disentangle
 from function_store.ravel.instances import build
 from function_store.ravel.targets import INSTANCES
 from model_services.intervention.client import InterventionClient
-from tests.intervention.conftest import _served
+from tests.model_services.intervention.conftest import _served
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYER = 8

@@ -8,46 +8,24 @@ import sys
 from pathlib import Path
 
 import pytest
+from find_scripts import FIND_STRINGS_MAIN, numeric_script
 
 from function_store.catalog import Catalog, CatalogOptions
 from function_store.find_import import parse_pairs, script_argv
 from function_store.runtime import NoBackboneConfigured, RuntimeContext, build_runner, call_target
 
-CLI = """
-if __name__ == '__main__':
-    outputs = ''
-    for arg in sys.argv[1:]:
-        string = str(arg)
-        outputs += f'({arg}, {str(function(string))}) '
-
-    print(f'Function input - output pairs: {outputs}')
-"""
-
 # atomic: output contains ", ", parentheses and ") (" followed by the input itself
-TRICKY = "import sys\n\n\ndef function(string):\n    return string + ', x) (' + string\n" + CLI
+TRICKY = (
+    "import sys\n\n\ndef function(string):\n    return string + ', x) (' + string\n"
+    + FIND_STRINGS_MAIN
+)
 # composed, FIND-style, and raising on an empty input (no try/except: the whole call fails)
 COMPOSED = (
     "import sys\n\n\ndef function1(string):\n    return string[::-1]\n\n\n"
     "def function2(string):\n    return string[0] + string\n\n\n"
-    "def function(string):\n    return function1(function2(string))\n" + CLI
+    "def function(string):\n    return function1(function2(string))\n" + FIND_STRINGS_MAIN
 )
-NUMERIC = """import sys
-
-
-def function(x):
-    return 1 / (2.0 * x)
-
-if __name__ == '__main__':
-    outputs = ''
-    for arg in sys.argv[1:]:
-        x = float(arg)
-        try:
-            out = function(x)
-        except:
-            out = 'None'
-        outputs += f'({arg}, {out}) '
-    print(f'Function input - output pairs: {outputs}')
-"""
+NUMERIC = numeric_script("1 / (2.0 * x)")
 # an entity module whose backbone address FIND fills in; this one just reports it
 ENTITY = """import sys
 API = {API_BASE}

@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from find_scripts import FIND_STRINGS_MAIN
 
 from function_store.catalog import Catalog, CatalogOptions
 from function_store.datasets import DataUnavailable, data_path
@@ -20,19 +21,12 @@ from function_store.find_import import set_script_sandbox
 from function_store.runtime import call_target
 from function_store.strings.find_folder import stale_strings_reason
 
-CLI = """
-if __name__ == '__main__':
-    outputs = ''
-    for arg in sys.argv[1:]:
-        string = str(arg)
-        outputs += f'({arg}, {str(function(string))}) '
-
-    print(f'Function input - output pairs: {outputs}')
-"""
 # stands in for a function of the other release: never equal to a current expected output
-OTHER = "import sys\n\n\ndef function(string):\n    return string[::-1] + '#'\n" + CLI
+OTHER = "import sys\n\n\ndef function(string):\n    return string[::-1] + '#'\n" + FIND_STRINGS_MAIN
 # the current f00001 appends a fixed suffix; its 10 unit tests reproduce with it
-CURRENT_F1 = "import sys\n\n\ndef function(string):\n    return string + 'lvmBi'\n" + CLI
+CURRENT_F1 = (
+    "import sys\n\n\ndef function(string):\n    return string + 'lvmBi'\n" + FIND_STRINGS_MAIN
+)
 
 
 def _units() -> list[dict]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from find_scripts import FIND_STRINGS_MAIN
 
 from function_store.catalog import Catalog, CatalogOptions
 from function_store.datasets import data_path
@@ -111,22 +112,10 @@ def test_find_v1_strings_load_without_folder(monkeypatch):
         build_runner(t1)
 
 
-F1_SCRIPT = """
-import numpy as np
-import sys
-
-
-def function(string):
-    new_string = 'lvmBi'
-    return string + new_string
-if __name__ == '__main__':
-    outputs = ''
-    for arg in sys.argv[1:]:
-        string = str(arg)
-        outputs += f'({arg}, {str(function(string))}) '
-
-    print(f'Function input - output pairs: {outputs}')
-"""
+F1_SCRIPT = (
+    "\nimport numpy as np\nimport sys\n\n\ndef function(string):\n"
+    "    new_string = 'lvmBi'\n    return string + new_string" + FIND_STRINGS_MAIN
+)
 
 
 def test_find_v1_strings_served_from_a_find_folder(monkeypatch, tmp_path):

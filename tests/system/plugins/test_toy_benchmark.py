@@ -1,0 +1,90 @@
+"""A benchmark family from a package outside the tree (tests/system/plugins/site/toy_benchmark, registered
+only by its entry point) runs through the CLI, the REST API, the report, the web episode page, the
+Inspect export and its own CLI subcommand, with no edit to generic code."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import httpx
+from inspect_ai import log as inspect_log
+from orch_helpers import ROOT, Server
+
+from tests.system.plugins.conftest import SITE
+
+AGENT = "toy_benchmark.agent:ToyAgent"
+
+
+def _env(db: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        DATABASE_URL=db,
+        HARNESS_SANDBOX="inprocess",
+        HARNESS_API_ALLOW_DOTTED_AGENTS="1",
+        HARNESS_POLL_INTERVAL_S="0.1",
+        PYTHONPATH=os.pathsep.join([str(SITE), str(ROOT), env.get("PYTHONPATH", "")]),
+    )
+    return env
+
+
+def harness(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    r = subprocess.run(
+        ["harness", *args], env=env, cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert r.returncode == 0, f"harness {' '.join(args)}:\n{r.stdout}\n{r.stderr}"
+    return r
+
+
+def test_toy_family_through_cli_report_and_export(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    env = _env(f"sqlite:///{tmp_path / 'h.db'}")
+    assert harness(env, "toy", "moods").stdout.split() == ["shout", "whisper", "shout", "whisper"]
+    listed = harness(env, "targets", "list", "--dataset", "toy").stdout
+    assert "toy/shout/0" in listed and "toy/whisper/3" in listed
+
+    summary = json.loads(harness(env, "run", "--agent", AGENT, "-d", "toy", "--json").stdout)
+    assert summary["status"] == "completed", summary
+    assert summary["progress"] == {"total": 4, "done": 4, "by_status": {"completed": 4}}
+    metrics = {m["metric"]: m for m in summary["metrics"]}
+    assert metrics["toy_mood"]["n"] == 4 and metrics["toy_mood"]["mean"] == 1.0
+    assert metrics["toy_mood"]["n_errors"] == 0
+
+    [row] = json.loads(harness(env, "report", summary["id"], "--json").stdout)["report"]["rows"]
+    assert (row["category"], row["metric"], row["value"], row["scored"]) == (
+        "toy, mood",
+        "toy_mood",
+        1.0,
+        4,
+    )
+
+    out = tmp_path / "toy.eval"
+    harness(env, "export", summary["id"], "--format", "inspect", "-o", str(out))
+    log = inspect_log.read_eval_log(str(out))
+    assert log.status == "success" and len(log.samples) == 4
+    by_id = {s.id: s for s in log.samples}
+    assert by_id["toy/shout/0"].scores["toy_mood"].value == 1.0
+    assert by_id["toy/whisper/1"].output.completion == "[DESCRIPTION]: whisper"
+
+
+def test_toy_family_through_rest_and_web(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    env = _env(f"sqlite:///{tmp_path / 'h.db'}") | {"HARNESS_API_TOKENS": "toy-token"}
+    srv = Server(env, tmp_path / "server.log").start()
+    try:
+        c = httpx.Client(base_url=srv.url, timeout=60)
+        auth = {"Authorization": "Bearer toy-token"}
+        r = c.post("/runs", json={"agent": AGENT, "dataset": "toy", "limit": 2}, headers=auth)
+        assert r.status_code == 201, r.text
+        run_id = r.json()["id"]
+        c.get(f"/runs/{run_id}/events")  # returns when the run has ended
+        detail = c.get(f"/runs/{run_id}").json()
+        assert detail["status"] == "completed", detail
+        assert {m["metric"]: m["mean"] for m in detail["metrics"]}["toy_mood"] == 1.0
+        [ep, _] = c.get(f"/runs/{run_id}/episodes").json()
+        task = c.get(f"/episodes/{ep['id']}").json()["messages"][1]["content"]
+        assert 'PYTHON(./temp/function.py "Hello There")' in task  # the record's prompt, filled
+        page = c.get(f"/ui/episodes/{ep['id']}").text
+        assert 'class="toy-panel"' in page and "calls: 1" in page
+        assert "mood: shout" not in page  # the ground truth is not shown to an anonymous viewer
+    finally:
+        srv.stop()
