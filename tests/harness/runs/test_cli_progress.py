@@ -11,7 +11,7 @@ from pathlib import Path
 from cli_store import ROOT, harness_env
 
 # orch_agents:ProbeAgent: one target call per round, `delay` seconds per step
-ORCH = ROOT / "tests" / "orchestrator"
+ORCH = ROOT / "tests" / "harness" / "runs"
 
 
 def test_progress_shows_rounds_and_target_calls_of_running_episodes(tmp_path: Path) -> None:

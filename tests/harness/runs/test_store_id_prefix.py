@@ -3,37 +3,13 @@ escaped wildcards: a `%` or `_` typed by a user matches itself, not anything).""
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
 from cli_store import add_run
 
 from harness.store.repo import open_store
-from tests.support import require
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # pg_server imports `support`
-from pg_server import create_database, pg_missing, postgres  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def pg() -> Iterator[str]:
-    why = pg_missing()
-    require(why is None, why or "", "HARNESS_TEST_SKIP_POSTGRES")
-    with postgres() as url:
-        yield url
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def url(request, tmp_path) -> str:  # type: ignore[no-untyped-def]
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'harness.db'}"
-    return create_database(request.getfixturevalue("pg"))
-
-
-def test_ids_starting_and_running_counters(url: str) -> None:
-    store = open_store(url)
+def test_ids_starting_and_running_counters(db_url: str) -> None:
+    store = open_store(db_url)
     rid = add_run(store, "scripted-numeric", "numeric", [{"code_success": 1.0}] * 2)
     assert store.ids_starting("run", rid[:3]) == [rid]
     assert store.ids_starting("run", rid) == [rid]

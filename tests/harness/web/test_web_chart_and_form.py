@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import socket
 import subprocess
 import sys
@@ -20,10 +19,6 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "runs"))
 from cli_store import ROOT, main_job_store  # noqa: E402
-
-from tests.support import require  # noqa: E402
-
-CHROMIUM = os.environ.get("HARNESS_TEST_CHROMIUM", "/usr/bin/chromium")
 
 
 def _free_port() -> int:
@@ -45,9 +40,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, list
         "HARNESS_HOME": str(home),
         "HARNESS_SANDBOX": "inprocess",
         "HARNESS_POLL_INTERVAL_S": "0.1",
-        # orch_agents:ProbeAgent (tests/orchestrator) for the running-episode test
+        # orch_agents:ProbeAgent (tests/harness/runs) for the running-episode test
         "HARNESS_API_ALLOW_DOTTED_AGENTS": "1",
-        "PYTHONPATH": os.pathsep.join([str(ROOT / "tests" / "orchestrator"), str(ROOT)]),
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "tests" / "harness" / "runs"), str(ROOT)]),
     }
     env.pop("HARNESS_API_TOKENS", None)
     with open(home / "server.log", "ab") as log:
@@ -77,21 +72,13 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, list
 
 
 @pytest.fixture(scope="module")
-def page() -> Iterator[object]:
-    require(
-        Path(CHROMIUM).exists() and shutil.which(CHROMIUM) is not None,
-        f"Debian chromium not found at {CHROMIUM}",
-        "HARNESS_TEST_SKIP_BROWSER",
-    )
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        # --no-sandbox: chromium's own sandbox needs user namespaces it cannot get as root here
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        pg = b.new_page()
-        pg.set_default_timeout(60_000)
-        yield pg
-        b.close()
+def page(browser):  # type: ignore[no-untyped-def]
+    """One page for this module's tests, from the one browser of tests/harness/web/conftest.py:
+    a second sync_playwright in the same process would start a second event loop."""
+    pg = browser.new_page()
+    pg.set_default_timeout(60_000)
+    yield pg
+    pg.close()
 
 
 def test_queries_chart_buckets_in_numeric_order(served, page) -> None:  # type: ignore[no-untyped-def]

@@ -22,8 +22,8 @@ import openai
 import pytest
 import torch
 
-# the server fixture's helper (it moves with tests/neural/conftest.py)
-from tests.neural.conftest import serve_backbone
+# the server fixture's helper (tests/model_services/backbone/backbone_server.py)
+from backbone_server import serve_backbone
 
 MODEL = "SmolLM2-135M-Instruct"
 SEA = [{"role": "user", "content": "Write two sentences about the sea."}]
