@@ -87,6 +87,10 @@ def import_path(path: str) -> object:
         obj: object = importlib.import_module(module_name)
     except ImportError as e:
         raise UnknownAgent(f"cannot import module {module_name!r} for agent {path!r}: {e}") from e
+    except Exception as e:  # the module itself fails (a syntax error, a raise at import time)
+        raise UnknownAgent(
+            f"module {module_name!r} of agent {path!r} fails on import: {type(e).__name__}: {e}"
+        ) from e
     for part in attr.split("."):
         try:
             obj = getattr(obj, part)
