@@ -86,7 +86,10 @@ def filled(server: WebServer) -> dict[str, dict]:
     return out
 
 
-@pytest.fixture(scope="package")
+# Module scope, not package: while playwright's sync API is open it holds an event loop as this
+# thread's running loop, so every later test that calls asyncio.run (outside this folder too: a
+# folder without __init__.py gives "package" fixtures the whole session) would fail.
+@pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
     require(
         Path(CHROMIUM).exists() and shutil.which(CHROMIUM) is not None,
