@@ -55,3 +55,22 @@ def test_checker_reports_family_names(tmp_path: Path) -> None:
         ("harness/web/bad.py", 5, "neuron/"),
         ("harness/web/bad.py", 6, "ravel"),
     ]
+
+
+def test_web_templates_and_scripts_name_no_family() -> None:
+    """The generic pages (templates, static scripts) say what the registry says, never a family
+    (a caption once read "numeric targets" on every run page)."""
+    import re
+
+    keys = keys_of(builtin_records())
+    words = re.compile(
+        r"\b(" + "|".join(sorted(keys.families | keys.fixed_datasets)) + r")\b", re.I
+    )
+    web = ROOT / "harness" / "web"
+    found = [
+        f"{p.relative_to(ROOT)}:{n}: {m.group(0)}"
+        for p in sorted([*web.glob("templates/*.html"), *web.glob("static/*.js")])
+        for n, line in enumerate(p.read_text().splitlines(), 1)
+        for m in words.finditer(line)
+    ]
+    assert not found, "a generic page names a family:\n" + "\n".join(found)
