@@ -71,6 +71,14 @@ def run(
     max_tokens: int = typer.Option(None, "--max-tokens"),
     max_wall_s: float = typer.Option(None, "--max-wall-s"),
     agent_option: list[str] = typer.Option(None, "--agent-option", "-o", help="KEY=VALUE"),
+    epochs: int = typer.Option(
+        1, "--epochs", help="episodes per target (1-20): repeated samples of a stochastic agent"
+    ),
+    epoch_reducer: str = typer.Option(
+        "mean",
+        "--epoch-reducer",
+        help="how the report reduces a target's epochs: mean | max | at_least_one",
+    ),
     as_json: bool = typer.Option(False, "--json", help="machine-readable summary on stdout"),
     no_floor: bool = typer.Option(
         False,
@@ -122,6 +130,8 @@ def run(
                     "max_wall_s": max_wall_s,
                 },
                 "floor": not no_floor,
+                "epochs": epochs,
+                "epoch_reducer": epoch_reducer,
             }
         )
     except ValidationError as e:
@@ -171,6 +181,7 @@ async def _run(  # type: ignore[no-untyped-def]
     from harness.runs.leases import new_owner_id
     from harness.runs.plan import store_plan
     from harness.runs.selection import SelectionError
+    from harness.runs.spec import episode_total
     from harness.runs.views import run_detail
     from harness.services import build_services
     from harness.settings import Settings
@@ -215,7 +226,10 @@ async def _run(  # type: ignore[no-untyped-def]
         raise typer.Exit(2) from e
     store, sched = svc.store, svc.scheduler
     sched.only_runs = {run.id} | ({floor.id} if floor else set())
-    err.print(f"run [bold]{run.id}[/bold]: {len(run.target_ids)} targets, agent {spec.agent}")
+    epochs = f" x {spec.epochs} epochs ({spec.epoch_reducer})" if spec.epochs > 1 else ""
+    err.print(
+        f"run [bold]{run.id}[/bold]: {len(run.target_ids)} targets{epochs}, agent {spec.agent}"
+    )
     if floor is not None:
         err.print(
             f"floor run [bold]{floor.id}[/bold]: {len(floor.target_ids)} targets, "
@@ -236,7 +250,7 @@ async def _run(  # type: ignore[no-untyped-def]
         with progress:
             labels = ["episodes", "floor episodes"][: len(runs)]
             tasks = [
-                progress.add_task(lbl, total=len(r.target_ids), running="")
+                progress.add_task(lbl, total=episode_total(r.spec, r.target_ids), running="")
                 for lbl, r in zip(labels, runs, strict=True)
             ]
             while True:

@@ -102,7 +102,7 @@ def plan_run(spec: RunSpec, catalogs: CatalogCache, *, policy: ApiPolicy | None 
 def floor_spec(spec: RunSpec, target_ids: list[str], run_id: str, agent: str) -> RunSpec:
     """A floor's spec for `spec`: same dataset, find-gen seed, protocol and budgets.
 
-    The floor agent's own options stay at their defaults (the interpolation agent: 129 grid
+    One epoch whatever the run's. The floor agent's own options stay at their defaults (the interpolation agent: 129 grid
     points in one call): Budgets limit target *calls*, rounds, tokens and time, not inputs."""
     return spec.model_copy(
         update={
@@ -115,6 +115,8 @@ def floor_spec(spec: RunSpec, target_ids: list[str], run_id: str, agent: str) ->
             "seed": None,
             "floor": False,
             "floor_for": run_id,
+            # floor agents are deterministic: repeating them would only repeat the same scores
+            "epochs": 1,
         },
         deep=True,
     )

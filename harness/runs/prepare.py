@@ -49,20 +49,24 @@ async def load_run(store: Store, catalogs: CatalogCache, run: Run) -> RunState:
 
 
 def store_episodes(store: Store, run: Run, rs: RunState) -> None:
-    """One episode per target, in run order (kept when they exist already: a resumed run)."""
+    """One episode per (epoch, target), in run order (kept when they exist already: a resumed
+    run). Epoch e's episode of the i-th target has idx e * len(targets) + i, so an episode's
+    epoch is `episode_epoch` of its idx and needs no column of its own."""
     with_ex = rs.spec.protocol.method != "interactive"
     targets = rs.targets
+    n = len(run.target_ids)
     store.ensure_episodes(
         run.id,
         (
             {
-                "idx": i,
+                "idx": epoch * n + i,
                 "target_id": tid,
                 "dataset": targets[tid].dataset,
                 "family": targets[tid].family,
                 "variant": targets[tid].variant,
                 "exemplar_init": with_ex and bool(targets[tid].exemplars),
             }
+            for epoch in range(rs.spec.epochs)
             for i, tid in enumerate(run.target_ids)
         ),
     )

@@ -13,6 +13,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 ProtocolMode = Literal["default", "find-compat"]
+# How a target's repeated samples (epochs) are reduced to one score, as Inspect's reducers:
+# "at_least_one" is 1 when any epoch's 0/1 success is 1 (for other metrics it is the max).
+EpochReducer = Literal["mean", "max", "at_least_one"]
+MAX_EPOCHS = 20  # each epoch is a whole episode per target: a caller multiplies work at most 20x
 # FIND's three interpretation methods (Schwettmann et al. 2023, §4.3): plain interactive;
 # interactive with the exemplar hint appended (FIND's --hints); one round on the exemplars,
 # MILAN-like (FIND's --single_round).
@@ -98,6 +102,16 @@ class RunSpec(BaseModel):
     gen_seed: int = Field(0, ge=0, lt=2**32, description="find-gen generator seed")
     protocol: ProtocolOptions = Field(default_factory=ProtocolOptions)
     budgets: Budgets = Field(default_factory=Budgets)
+    epochs: int = Field(
+        1,
+        ge=1,
+        le=MAX_EPOCHS,
+        description="episodes per target (repeated samples of a stochastic agent); the report "
+        "reduces each target's epochs with `epoch_reducer` before averaging over targets",
+    )
+    epoch_reducer: EpochReducer = Field(
+        "mean", description="mean | max | at_least_one (1 if any epoch succeeded)"
+    )
     floor: bool = Field(
         True,
         description="also run the floor agents (e.g. `interpolation`) that the selected "
@@ -123,3 +137,18 @@ class RunSpec(BaseModel):
                     f"agent_options: {size} characters as JSON; at most {MAX_OPTIONS_CHARS}"
                 )
         return data
+
+
+def spec_epochs(spec: dict[str, Any] | None) -> int:
+    """A stored run's epochs (runs stored before epochs existed have 1)."""
+    return int((spec or {}).get("epochs") or 1)
+
+
+def episode_epoch(idx: int, n_targets: int) -> int:
+    """The epoch of a run's episode `idx` (harness.runs.prepare.store_episodes lays them out)."""
+    return idx // n_targets if n_targets else 0
+
+
+def episode_total(run_spec: dict[str, Any] | None, target_ids: list[str]) -> int:
+    """How many episodes a run has: one per target and epoch."""
+    return len(target_ids) * spec_epochs(run_spec)

@@ -14,7 +14,7 @@ from evaluator.api import ScoreResult
 from evaluator.errors import ErrorGroup, group_errors
 from function_store.models import CallOutput
 from harness.runs.report import episode_summaries
-from harness.runs.spec import RunSpec
+from harness.runs.spec import RunSpec, episode_total
 from harness.store.models import Episode, Event, Message, Run, Score, TargetCall
 from harness.store.repo import Store, missing_scores
 
@@ -262,7 +262,7 @@ def run_detail(store: Store, run: Run) -> RunDetail:
         usage.prompt_tokens += e.prompt_tokens
         usage.completion_tokens += e.completion_tokens
         usage.cost_usd += e.cost_usd
-    total = len(run.target_ids)
+    total = episode_total(run.spec, run.target_ids)
     done = sum(n for s, n in by_status.items() if s not in ("queued", "running"))
     return RunDetail(
         **run_out(run).model_dump(),

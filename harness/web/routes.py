@@ -23,6 +23,7 @@ from fastapi.templating import Jinja2Templates
 from evaluator.panel import Panel, PanelView
 from function_store.benchmark import benchmarks
 from harness.api import schemas as S
+from harness.runs.spec import episode_total
 from harness.store.models import RUN_TERMINAL
 from harness.web import auth, panels, plots, queries, views
 
@@ -125,7 +126,7 @@ def runs_list(
         rows.append(
             {
                 "run": r,
-                "total": len(r.target_ids),
+                "total": episode_total(r.spec, r.target_ids),
                 "done": sum(n for s, n in counts.items() if s not in ("queued", "running")),
                 "running": counts.get("running", 0),
                 "errors": page.errors.get(r.id, {}),
