@@ -45,3 +45,6 @@ class EpisodeSummary(BaseModel):
     error: str | None = None  # the episode's error message (status "error")
     stats: EpisodeStats = Field(default_factory=EpisodeStats)
     scores: list[ScoreResult] = Field(default_factory=list)
+    # which repeated sample of its target this episode is (a run with epochs > 1): reports
+    # reduce a target's epochs to one score before averaging over targets
+    epoch: int = 0

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from statistics import mean, stdev
+from statistics import mean, stdev, variance
+from typing import Literal
 
 from pydantic import BaseModel, Field
 from rich import box
@@ -39,6 +40,8 @@ Z95 = 1.959963984540054
 
 # (row label, family, metric, interval method, is a Table 2 row)
 Row = tuple[str, str, str, str, bool]
+# Inspect's epoch reducers: how a target's repeated samples (epochs) become one score
+EpochReducer = Literal["mean", "max", "at_least_one"]
 
 
 def report_rows(records: list[Benchmark] | None = None) -> list[Row]:
@@ -92,6 +95,9 @@ class ReportRow(BaseModel):
     mean_target_calls: float | None = None
     mean_inputs: float | None = None
     extra: dict[str, int] = Field(default_factory=dict)  # e.g. domain outcomes
+    # repeated samples: `episodes` and `scored` count targets, `errors` errored epochs
+    epochs: int = 1
+    epoch_var: float | None = None  # mean over targets of the across-epoch sample variance
 
 
 class QueryRow(BaseModel):
@@ -139,6 +145,16 @@ def _score(ep: EpisodeSummary, metric: str):
     return next((s for s in ep.scores if s.metric == metric), None)
 
 
+def reduce_epochs(values: list[float], reducer: EpochReducer, method: str) -> float:
+    """One target's score from its epochs' scores (errored epochs already left out)."""
+    if reducer == "mean":
+        return mean(values)
+    if reducer == "at_least_one" and method == "wilson":
+        # a 0/1 success row counts v >= 0.5 as a success (as its Wilson interval does)
+        return 1.0 if any(v >= 0.5 for v in values) else 0.0
+    return max(values)  # "max", and "at_least_one" of a metric that is not a 0/1 success
+
+
 def _row(
     agent: str,
     label: str,
@@ -148,6 +164,7 @@ def _row(
     table2: bool,
     init: bool,
     eps: list[EpisodeSummary],
+    reducer: EpochReducer = "mean",
 ) -> ReportRow:
     values: list[float] = []
     errors: Counter[str] = Counter()
@@ -190,6 +207,13 @@ def _row(
                 n = len(c.details.get("verdicts") or []) or 10
                 ceil_k += c.value * n
                 ceil_n += n
+    units, epochs, epoch_var = len(eps), 1, None
+    if any(e.epoch for e in eps):
+        values, epoch_var = _reduce_targets(used, values, reducer, method)
+        units = len({e.target_id for e in eps})
+        epochs = max(e.epoch for e in eps) + 1
+        if any(v not in (0.0, 1.0) for v in values):
+            method = "t"  # mean of a target's 0/1 epochs is a rate per target, not an outcome
     if method == "wilson":
         ci = wilson(sum(1 for v in values if v >= 0.5), len(values))
     else:
@@ -201,7 +225,7 @@ def _row(
         metric=metric,
         exemplar_init=init,
         table2=table2,
-        episodes=len(eps),
+        episodes=units,
         scored=len(values),
         value=mean(values) if values else None,
         ci_low=ci[0] if ci else None,
@@ -211,10 +235,25 @@ def _row(
         mean_target_calls=mean(e.stats.target_calls for e in used) if used else None,
         mean_inputs=mean(e.stats.inputs for e in used) if used else None,
         extra=dict(extra),
+        epochs=epochs,
+        epoch_var=epoch_var,
     )
     if metric in CEILING:
         _judge_verdict(row, ceilings, round(ceil_k), int(ceil_n), unconfigured)
     return row
+
+
+def _reduce_targets(
+    used: list[EpisodeSummary], values: list[float], reducer: EpochReducer, method: str
+) -> tuple[list[float], float | None]:
+    """Per target, its scored epochs reduced to one value; and the mean over targets of the
+    across-epoch sample variance (targets with at least two scored epochs)."""
+    by_target: dict[str, list[float]] = defaultdict(list)
+    for ep, v in zip(used, values, strict=True):
+        by_target[ep.target_id].append(v)
+    variances = [variance(vs) for vs in by_target.values() if len(vs) > 1]
+    reduced = [reduce_epochs(vs, reducer, method) for vs in by_target.values()]
+    return reduced, mean(variances) if variances else None
 
 
 def _judge_verdict(
@@ -250,7 +289,9 @@ def _judge_verdict(
         row.judge_status = "ok"
 
 
-def build_report(summaries: list[EpisodeSummary]) -> Report:
+def build_report(summaries: list[EpisodeSummary], epoch_reducer: EpochReducer = "mean") -> Report:
+    """The report of `summaries`; targets sampled in several epochs are first reduced with
+    `epoch_reducer` (per target and metric), so that n and the intervals count targets."""
     groups: dict[tuple[str, str, bool], list[EpisodeSummary]] = defaultdict(list)
     for ep in summaries:
         groups[(ep.agent, ep.family, ep.stats.exemplar_init)].append(ep)
@@ -262,7 +303,9 @@ def build_report(summaries: list[EpisodeSummary]) -> Report:
             for init in (False, True):
                 eps = groups.get((agent, family, init))
                 if eps:
-                    rep.rows.append(_row(agent, label, family, metric, method, table2, init, eps))
+                    rep.rows.append(
+                        _row(agent, label, family, metric, method, table2, init, eps, epoch_reducer)
+                    )
     floored = [b for b in records if b.floors and b.headline_metric]
     for b in floored:
         rep.queries += _queries(summaries, agents, b.family, b.headline_metric or "")
@@ -278,6 +321,12 @@ def build_report(summaries: list[EpisodeSummary]) -> Report:
         if r.judge_note and r.table2:
             init = ", exemplar init" if r.exemplar_init else ""
             rep.notes.append(f"{r.agent} / {r.category}{init}: {r.judge_note}")
+    if any(r.epochs > 1 for r in rep.rows):
+        rep.notes.append(
+            f"repeated samples: each target's epochs reduced with `{epoch_reducer}` (errored "
+            "epochs left out) before averaging over targets; n counts targets, errors count "
+            "epochs; epoch var: mean over targets of the across-epoch sample variance"
+        )
     rep.notes.append("95% intervals: Wilson for success rates (0/1 outcomes); Student-t for means")
     return rep
 
@@ -351,6 +400,10 @@ def render_report(report: Report) -> Table:
         Column("calls", **right),  # type: ignore[arg-type]
         Column("inputs", **right),  # type: ignore[arg-type]
     )
+    # repeated samples only: a run with one epoch per target renders as it always did
+    with_var = any(r.epochs > 1 for r in report.rows)
+    if with_var:
+        main.add_column("ep.var", justify="right", no_wrap=True)
     notes: list[str] = []
     agent = None
     for r in report.rows:
@@ -378,6 +431,7 @@ def render_report(report: Report) -> Table:
             _ceiling_cell(r),
             _fmt(r.mean_target_calls, 1),
             _fmt(r.mean_inputs, 0),
+            *([_fmt(r.epoch_var, 3)] if with_var else []),
         )
     chance = sorted({r.chance for r in report.rows if r.chance is not None})
     if chance:
@@ -389,7 +443,10 @@ def render_report(report: Report) -> Table:
         notes.append(f"{NO_INFO}, (score): the row's judge ceiling is near chance (see above)")
     if any(r.errors for r in report.rows):
         notes.append("errors: episodes left out of the mean (never scored 0); see Errors below")
-    notes.append("n: episodes scored / episodes; calls, inputs: means over the scored episodes")
+    if with_var:
+        notes.append("n: targets scored / targets; calls, inputs: means over the scored epochs")
+    else:
+        notes.append("n: episodes scored / episodes; calls, inputs: means over the scored episodes")
     parts: list[Table | str] = [main]
     parts += [f"- {escape(n)}" for n in report.notes + notes]
     if report.queries:

@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from evaluator.api import EpisodeStats, EpisodeSummary, ScoreResult
+from harness.runs.spec import RunSpec, episode_epoch
 from harness.store.models import Run
 from harness.store.repo import Store, missing_scores
 
@@ -24,6 +25,7 @@ class ReportOut(BaseModel):
 def episode_summaries(store: Store, run: Run) -> list[EpisodeSummary]:
     """What the evaluator's report is built from (evaluator.api.EpisodeSummary)."""
     eps = store.episodes(run.id, with_answer=False)
+    n_targets = len(run.target_ids)
     scores: dict[str, list[ScoreResult]] = {}
     for s in store.run_scores(run.id):
         scores.setdefault(s.episode_id, []).append(
@@ -55,6 +57,7 @@ def episode_summaries(store: Store, run: Run) -> list[EpisodeSummary]:
             ),
             scores=scores.get(e.id)
             or [ScoreResult.model_validate(m) for m in [missing_scores(e, 0, run.status)] if m],
+            epoch=episode_epoch(e.idx, n_targets),
         )
         for e in eps
     ]
@@ -76,7 +79,7 @@ def build_report(store: Store, run: Run) -> ReportOut:
     floor = store.floor_run(run.id)
     if floor is not None:  # the interpolation floor (its summaries carry agent "interpolation")
         summaries += episode_summaries(store, floor)
-    result = evaluator_report(summaries)
+    result = evaluator_report(summaries, RunSpec.model_validate(run.spec).epoch_reducer)
     text = None
     if isinstance(result, BaseModel):
         render = getattr(result, "render", None) or getattr(result, "to_text", None)
