@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from evaluator.api import ScoreResult
+from harness.runs.spec import RunSpec, episode_epoch
 from harness.runs.views import public_details
 from harness.store.models import Episode, Run
 from harness.store.repo import Store, missing_scores
@@ -69,7 +70,7 @@ def run_to_eval_log(store: Store, run: Run) -> Any:
         run_id=run.id,
         dataset=log.EvalDataset(name=run.dataset, samples=len(samples)),
         model=models[0],
-        config=log.EvalConfig(),
+        config=_eval_config(log, run),
         metadata={"agent": run.agent, "spec": run.spec, "interp_harness_run": run.id},
     )
     return log.EvalLog(
@@ -92,6 +93,17 @@ def run_to_eval_log(store: Store, run: Run) -> Any:
         else None,
         samples=samples,
     )
+
+
+# our reducers by Inspect's names (its `at_least_1`: 1 when one epoch scores >= 1)
+INSPECT_REDUCERS = {"mean": "mean", "max": "max", "at_least_one": "at_least_1"}
+
+
+def _eval_config(log: Any, run: Run) -> Any:
+    spec = RunSpec.model_validate(run.spec)
+    if spec.epochs == 1:
+        return log.EvalConfig()
+    return log.EvalConfig(epochs=spec.epochs, epochs_reducer=[INSPECT_REDUCERS[spec.epoch_reducer]])
 
 
 def _messages(store: Store, run: Run, ep: Episode, model: Any) -> tuple[list[Any], dict[str, Any]]:
@@ -181,7 +193,7 @@ def _sample(store: Store, run: Run, ep: Episode) -> Any:
     last_model = next((m.model for m in reversed(messages) if m.role == "assistant"), None)
     return log.EvalSample(
         id=ep.target_id,
-        epoch=1,
+        epoch=episode_epoch(ep.idx, len(run.target_ids)) + 1,  # Inspect counts from 1
         input=prompt,
         target="",  # the ground truth stays with the target service
         messages=messages,

@@ -75,6 +75,7 @@ def show(run_id: str, as_json: bool = typer.Option(False, "--json")) -> None:
     """A run's status, progress, usage and score summary, with its episodes; or, given an
     episode's id, that episode with its error and the agent's traceback."""
     from harness.commands.run import print_summary
+    from harness.runs.spec import episode_epoch, spec_epochs
     from harness.runs.views import run_detail
 
     store = _store()
@@ -94,9 +95,12 @@ def show(run_id: str, as_json: bool = typer.Option(False, "--json")) -> None:
         sys.stdout.write(detail.model_dump_json(indent=2) + "\n")
         return
     print_summary(console, detail)
+    # repeated samples: an epoch column (a run with one epoch per target shows none)
+    n_targets, epochs = len(run.target_ids), spec_epochs(run.spec)
     t = Table(
         Column("episode", no_wrap=True, min_width=ID_WIDTH),
-        *("target", "status", "reason", "score", "rounds", "calls", "error"),
+        *("target", *(["epoch"] if epochs > 1 else []), "status", "reason", "score"),
+        *("rounds", "calls", "error"),
     )
     episodes = store.episodes(run.id, with_answer=False)
     scores = _headline_scores(store, run.id, {e.id: e.family for e in episodes})
@@ -108,6 +112,7 @@ def show(run_id: str, as_json: bool = typer.Option(False, "--json")) -> None:
         t.add_row(
             e.id,
             e.target_id,
+            *([str(episode_epoch(e.idx, n_targets))] if epochs > 1 else []),
             e.status,
             reason,
             _score_cell(scores.get(e.id), e.family),

@@ -14,7 +14,7 @@ from evaluator.api import ScoreResult
 from evaluator.errors import ErrorGroup, group_errors
 from function_store.models import CallOutput
 from harness.runs.report import episode_summaries
-from harness.runs.spec import RunSpec, episode_total
+from harness.runs.spec import RunSpec, episode_epoch, episode_total
 from harness.store.models import Episode, Event, Message, Run, Score, TargetCall
 from harness.store.repo import Store, missing_scores
 
@@ -104,6 +104,7 @@ class EpisodeOut(BaseModel):
     scored: bool
     started_at: datetime | None
     finished_at: datetime | None
+    epoch: int = Field(0, description="which repeated sample of its target (0 = the first)")
 
 
 # Served messages and final answers are cut to this many characters (issue 27: an agent's 40 MB
@@ -200,8 +201,11 @@ def run_list_item(run: Run) -> RunListItem:
     )
 
 
-def episode_out(ep: Episode) -> EpisodeOut:
-    return EpisodeOut.model_validate(ep, from_attributes=True)
+def episode_out(ep: Episode, n_targets: int = 0) -> EpisodeOut:
+    """`n_targets`: the run's number of targets, from which the episode's epoch follows."""
+    out = EpisodeOut.model_validate(ep, from_attributes=True)
+    out.epoch = episode_epoch(ep.idx, n_targets)
+    return out
 
 
 def score_out(s: Score) -> ScoreOut:
@@ -351,7 +355,7 @@ def episode_detail(
         answer = {"final_answer": ep.final_answer}
         messages = [message_out(m) for m in store.messages(ep.id)]
     return EpisodeDetail(
-        **episode_out(ep).model_dump(),
+        **episode_out(ep, len(run.target_ids) if run is not None else 0).model_dump(),
         **answer,
         error_traceback=store.episode_traceback(ep.id, ep.run_id) if ep.status == "error" else None,
         messages=messages,

@@ -86,9 +86,9 @@ def get_run(run_id: str, svc: Services = Depends(services)) -> S.RunDetail:
 def run_episodes(
     run_id: str, status: str | None = None, svc: Services = Depends(services)
 ) -> list[S.EpisodeOut]:
-    get_run_or_404(svc, run_id)
+    run = get_run_or_404(svc, run_id)
     eps = svc.store.episodes(run_id, status=[status] if status else None, with_answer=False)
-    return [S.episode_out(e) for e in eps]
+    return [S.episode_out(e, len(run.target_ids)) for e in eps]
 
 
 @router.post(
