@@ -235,14 +235,25 @@ def export(
             out.close()
 
 
-def report(run_id: str, as_json: bool = typer.Option(False, "--json")) -> None:
+def report(
+    run_id: str,
+    as_json: bool = typer.Option(False, "--json"),
+    epoch_reducer: str = typer.Option(
+        None,
+        "--epoch-reducer",
+        help="reduce a target's repeated samples with mean | max | at_least_one instead of "
+        "the run's own reducer",
+    ),
+) -> None:
     """Print the evaluator's report for a run (when the evaluator provides one)."""
     from harness.runs.report import ReportUnavailable, build_report
 
+    if epoch_reducer not in (None, "mean", "max", "at_least_one"):
+        raise typer.BadParameter("--epoch-reducer must be mean, max or at_least_one")
     store = _store()
     run = _run_or_exit(store, run_id)
     try:
-        rep = build_report(store, run)
+        rep = build_report(store, run, epoch_reducer)  # type: ignore[arg-type]
     except ReportUnavailable as e:
         err.print(f"[red]{e}[/red]")
         raise typer.Exit(1) from e

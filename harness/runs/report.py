@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from evaluator.api import EpisodeStats, EpisodeSummary, ScoreResult
-from harness.runs.spec import RunSpec, episode_epoch
+from harness.runs.spec import EpochReducer, RunSpec, episode_epoch
 from harness.store.models import Run
 from harness.store.repo import Store, missing_scores
 
@@ -67,8 +67,10 @@ class ReportUnavailable(RuntimeError):
     """The evaluator's report module is not installed."""
 
 
-def build_report(store: Store, run: Run) -> ReportOut:
-    """Calls evaluator.report.build_report(list[EpisodeSummary]) and makes its result JSON."""
+def build_report(store: Store, run: Run, epoch_reducer: EpochReducer | None = None) -> ReportOut:
+    """Calls evaluator.report.build_report(list[EpisodeSummary]) and makes its result JSON.
+    `epoch_reducer`: reduce repeated samples another way than the run's spec says (the same
+    episodes seen as mean, max or at-least-one, without running them again)."""
     try:
         from evaluator.report import build_report as evaluator_report  # type: ignore[import-not-found]
     except ImportError as e:
@@ -79,7 +81,8 @@ def build_report(store: Store, run: Run) -> ReportOut:
     floor = store.floor_run(run.id)
     if floor is not None:  # the interpolation floor (its summaries carry agent "interpolation")
         summaries += episode_summaries(store, floor)
-    result = evaluator_report(summaries, RunSpec.model_validate(run.spec).epoch_reducer)
+    reducer = epoch_reducer or RunSpec.model_validate(run.spec).epoch_reducer
+    result = evaluator_report(summaries, reducer)
     text = None
     if isinstance(result, BaseModel):
         render = getattr(result, "render", None) or getattr(result, "to_text", None)

@@ -24,7 +24,7 @@ from harness.preflight import PreflightError
 from harness.runs.admission import checked_plan
 from harness.runs.plan import store_plan
 from harness.runs.selection import SelectionError
-from harness.runs.spec import RunSpec
+from harness.runs.spec import EpochReducer, RunSpec
 from harness.services import Services
 
 router = APIRouter()
@@ -110,10 +110,16 @@ async def cancel_run(run_id: str, svc: Services = Depends(services)) -> S.RunOut
     response_model=S.ReportOut,
     responses={**NOT_FOUND, **deps.error_reply(501)},
 )
-def run_report(run_id: str, svc: Services = Depends(services)) -> S.ReportOut:
+def run_report(
+    run_id: str,
+    epoch_reducer: EpochReducer | None = Query(
+        None, description="reduce repeated samples this way instead of as the run's spec says"
+    ),
+    svc: Services = Depends(services),
+) -> S.ReportOut:
     """The evaluator's report (success rates per category, with counts and errors)."""
     run = get_run_or_404(svc, run_id)
     try:
-        return S.build_report(svc.store, run)
+        return S.build_report(svc.store, run, epoch_reducer)
     except S.ReportUnavailable as e:
         raise HTTPException(501, str(e)) from e
