@@ -4,7 +4,6 @@ carries the mean over targets of the across-epoch sample variance. Figures worke
 
 from __future__ import annotations
 
-
 import pytest
 from rich.console import Console
 
