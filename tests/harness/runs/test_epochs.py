@@ -107,6 +107,16 @@ def test_epochs_run_stores_exports_and_reduces(tmp_path: Path) -> None:
     floor_shown = harness(env, "runs", "show", floor["id"]).stdout
     assert " epoch " not in floor_shown
 
+    # the web run page shows the reduced table with each row's variance and the note
+    srv = Server(env, tmp_path / "server.log").start()
+    try:
+        page = httpx.get(f"{srv.url}/ui/runs/{run_id}", timeout=30)
+    finally:
+        srv.stop()
+    assert page.status_code == 200, page.text
+    assert f"(epoch var {var:.3f})" in page.text and "reduced with `at_least_one`" in page.text
+    assert f">{expected['at_least_one']:.2f}<" in page.text  # the row's value cell
+
     # Inspect's log: a sample per (target, epoch), epochs counted from 1; the eval's config
     ins = harness(env, "export", run_id, "--format", "inspect", "-o", str(tmp_path / "r.eval"))
     assert ins.returncode == 0, ins.stderr
