@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from evaluator.api import ScoreResult
+from evaluator.report import reduce_epochs
 from harness.runs.spec import RunSpec, episode_epoch
 from harness.runs.views import public_details
 from harness.store.models import Episode, Run
@@ -81,7 +82,7 @@ def run_to_eval_log(store: Store, run: Run) -> Any:
             completed_samples=sum(
                 ep.status in ("completed", "budget_exhausted") for ep in episodes
             ),
-            scores=_score_summaries(samples, log),
+            scores=_score_summaries(samples, log, RunSpec.model_validate(run.spec)),
         ),
         stats=log.EvalStats(
             started_at=run.created_at.isoformat(),
@@ -216,13 +217,25 @@ def _sample(store: Store, run: Run, ep: Episode) -> Any:
     )
 
 
-def _score_summaries(samples: list[Any], log: Any) -> list[Any]:
-    by_metric: dict[str, list[float]] = {}
+def _score_summaries(samples: list[Any], log: Any, spec: RunSpec) -> list[Any]:
+    """Each metric's mean over samples; with epochs, over targets, each target's epochs reduced
+    first with the run's reducer (as Inspect and our report do)."""
+    by_metric: dict[str, dict[Any, list[float]]] = {}
     for s in samples:
         for name, sc in (s.scores or {}).items():
-            vals = by_metric.setdefault(name, [])
+            per_id = by_metric.setdefault(name, {})
             if isinstance(sc.value, int | float) and not isinstance(sc.value, bool):
-                vals.append(float(sc.value))
+                # one epoch: every sample counts on its own (a fresh key)
+                key = s.id if spec.epochs > 1 else len(per_id)
+                per_id.setdefault(key, []).append(float(sc.value))
+    by_metric_vals = {
+        name: [
+            # "t": reduce as for any metric (at_least_one = max: the same on 0/1 successes)
+            reduce_epochs(v, spec.epoch_reducer, "t") if spec.epochs > 1 else v[0]
+            for v in per_id.values()
+        ]
+        for name, per_id in by_metric.items()
+    }
     return [
         log.EvalScore(
             name=name,
@@ -232,7 +245,7 @@ def _score_summaries(samples: list[Any], log: Any) -> list[Any]:
             if vals
             else {},
         )
-        for name, vals in sorted(by_metric.items())
+        for name, vals in sorted(by_metric_vals.items())
     ]
 
 

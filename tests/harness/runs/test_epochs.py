@@ -127,6 +127,10 @@ def test_epochs_run_stores_exports_and_reduces(tmp_path: Path) -> None:
         (t, k) for t in IDS for k in (1, 2, 3)
     )
     assert (log.eval.config.epochs, log.eval.config.epochs_reducer) == (3, ["at_least_1"])
+    assert log.results is not None
+    (score,) = [s for s in log.results.scores if s.name == "code_success"]
+    assert score.scored_samples == 2  # targets, each reduced over its epochs
+    assert score.metrics["mean"].value == pytest.approx(expected["at_least_one"])
 
 
 def test_one_epoch_reports_exactly_as_a_run_without_the_option(tmp_path: Path) -> None:
