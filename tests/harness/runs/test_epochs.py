@@ -149,6 +149,11 @@ def test_one_epoch_reports_exactly_as_a_run_without_the_option(tmp_path: Path) -
     js = [json.loads(harness(env, "report", i, "--json").stdout)["report"] for i in ids]
     assert js[0] == js[1] and js[0]["rows"]
 
+    bad = harness(env, *run, "--epochs", "21")
+    assert bad.returncode == 2 and "epochs: Input should be less than or equal to 20" in bad.stderr
+    bad = harness(env, "report", ids[0], "--epoch-reducer", "median")
+    assert bad.returncode == 2 and "--epoch-reducer must be mean, max or at_least_one" in bad.stderr
+
 
 def test_api_caller_sets_epochs_within_bounds(tmp_path: Path) -> None:
     env = server_env(f"sqlite:///{tmp_path / 'harness.db'}")  # orch_plugin's orch-test targets
