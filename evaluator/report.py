@@ -18,6 +18,12 @@ A family with floor agents (`Benchmark.floors`, e.g. `interpolation`: see
 benchmarks/interpolation_floor.py) also gets a score-versus-queries table of its headline metric
 (success by number of inputs the agent used) for each agent, floors included, because a code
 metric can be won by sampling densely; a run without the floor says so in a note.
+
+Repeated samples (a run's epochs, `EpisodeSummary.epoch`): a row first reduces each target's
+scored epochs with the run's reducer (mean, max, at-least-one, as Inspect's reducers), then
+averages over targets, so n and the intervals count targets; errored epochs are left out of the
+reduction and counted under errors; `epoch_var` is the mean over targets of the across-epoch
+sample variance. Summaries that are all epoch 0 report exactly as without epochs.
 """
 
 from __future__ import annotations
