@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import parse_qs, urlencode
 
@@ -21,9 +22,10 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
 from evaluator.panel import Panel, PanelView
+from evaluator.report import reduce_epochs
 from function_store.benchmark import benchmarks
 from harness.api import schemas as S
-from harness.runs.spec import episode_total
+from harness.runs.spec import RunSpec, episode_total
 from harness.store.models import RUN_TERMINAL
 from harness.web import auth, panels, plots, queries, views
 
@@ -395,6 +397,21 @@ async def episode_panel_file(request: Request, episode_id: str, file: str) -> Re
     return await _panel_asset(request, episode_id, file)
 
 
+def _target_score(
+    eps: list[Any], metric: str, scores: dict[tuple[str, str], Any], spec: Any
+) -> Any:
+    """A target's score on `metric` in one run: its episode's, or with repeated samples its
+    scored epochs reduced with the run's reducer (an error when none was scored)."""
+    own = [scores.get((e.id, metric)) for e in eps]
+    if len(eps) == 1:
+        return own[0]
+    ok = [s.value for s in own if s is not None and s.status == "ok" and s.value is not None]
+    if not ok:
+        return next((s for s in own if s is not None), None)
+    reducer = RunSpec.model_validate(spec).epoch_reducer
+    return SimpleNamespace(status="ok", value=reduce_epochs(ok, reducer, "t"), epochs=len(eps))
+
+
 @router.get("/ui/compare", response_class=HTMLResponse)
 def compare(
     request: Request,
@@ -407,16 +424,23 @@ def compare(
     rows: list[dict[str, Any]] = []
     wins = {"a": 0, "b": 0, "tie": 0}
     if ra is not None and rb is not None:
-        ea = {e.target_id: e for e in store.episodes(ra.id, with_answer=False)}
-        eb = {e.target_id: e for e in store.episodes(rb.id, with_answer=False)}
-        common = [t for t in ea if t in eb][:MAX_COMPARE]
-        ids = [ea[t].id for t in common] + [eb[t].id for t in common]
+        # a target's episodes, one per epoch (a run with repeated samples has several)
+        ta: dict[str, list[Any]] = {}
+        tb: dict[str, list[Any]] = {}
+        for run, by in ((ra, ta), (rb, tb)):
+            for e in store.episodes(run.id, with_answer=False):
+                by.setdefault(e.target_id, []).append(e)
+        common = [t for t in ta if t in tb][:MAX_COMPARE]
+        ids = [e.id for t in common for e in ta[t] + tb[t]]
         scores: dict[tuple[str, str], Any] = {
             (s.episode_id, s.metric): s for s in store.scores(ids)
         }
+        ea = {t: ta[t][0] for t in common}  # each side's link: the target's first epoch
+        eb = {t: tb[t][0] for t in common}
         for t in common:
             metric = views.headline_metric(ea[t].family) or ""
-            sa, sb = scores.get((ea[t].id, metric)), scores.get((eb[t].id, metric))
+            sa = _target_score(ta[t], metric, scores, ra.spec)
+            sb = _target_score(tb[t], metric, scores, rb.spec)
             va = sa.value if sa is not None and sa.status == "ok" else None
             vb = sb.value if sb is not None and sb.status == "ok" else None
             won = None

@@ -111,11 +111,20 @@ def test_epochs_run_stores_exports_and_reduces(tmp_path: Path) -> None:
     srv = Server(env, tmp_path / "server.log").start()
     try:
         page = httpx.get(f"{srv.url}/ui/runs/{run_id}", timeout=30)
+        params = {"a": run_id, "b": floor["id"]}
+        compare = httpx.get(f"{srv.url}/ui/compare", params=params, timeout=30)
     finally:
         srv.stop()
     assert page.status_code == 200, page.text
     assert f"(epoch var {var:.3f})" in page.text and "reduced with `at_least_one`" in page.text
     assert f">{expected['at_least_one']:.2f}<" in page.text  # the row's value cell
+
+    # the compare page: per target, the epochs reduced with the run's reducer beside the floor
+    assert compare.status_code == 200, compare.text
+    for t, v in by_target.items():
+        row = compare.text.split(f'<tr data-target="{t}">')[1].split("</tr>")[0]
+        a_cell = row.split('<td class="num">')[1]
+        assert f"{float(any(x >= 0.5 for x in v)):.3f} " in a_cell and "(3 epochs)" in a_cell, row
 
     # Inspect's log: a sample per (target, epoch), epochs counted from 1; the eval's config
     ins = harness(env, "export", run_id, "--format", "inspect", "-o", str(tmp_path / "r.eval"))
