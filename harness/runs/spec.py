@@ -12,10 +12,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from evaluator.report import EpochReducer
+
 ProtocolMode = Literal["default", "find-compat"]
-# How a target's repeated samples (epochs) are reduced to one score, as Inspect's reducers:
-# "at_least_one" is 1 when any epoch's 0/1 success is 1 (for other metrics it is the max).
-EpochReducer = Literal["mean", "max", "at_least_one"]
+# EpochReducer (evaluator.report): how a target's repeated samples are reduced to one score
 MAX_EPOCHS = 20  # each epoch is a whole episode per target: a caller multiplies work at most 20x
 # FIND's three interpretation methods (Schwettmann et al. 2023, §4.3): plain interactive;
 # interactive with the exemplar hint appended (FIND's --hints); one round on the exemplars,
