@@ -16,7 +16,7 @@ import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
-from fastapi import Request
+from fastapi import FastAPI, Request
 from fastapi.routing import APIRoute
 
 T = TypeVar("T")
@@ -119,3 +119,22 @@ async def cancel_on_disconnect(request: Request, work: Awaitable[T]) -> T:
     if task.cancelled():
         raise ClientGone()
     return task.result()
+
+
+def worker_app(title: str, worker: Any, **state: Any) -> FastAPI:
+    """A model server's app: its queue worker (a `QueueWorker`) starts and stops with it, request
+    bodies are strict JSON on every route, and `state` (with `batcher`) is on `app.state`."""
+    import contextlib
+    from collections.abc import AsyncIterator
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        worker.start()
+        yield
+        await worker.stop()
+
+    app = FastAPI(title=title, lifespan=lifespan)
+    app.router.route_class = StrictJSONRoute  # NaN / lone surrogates: a 400, on every route
+    for name, value in {**state, "batcher": worker}.items():
+        setattr(app.state, name, value)
+    return app

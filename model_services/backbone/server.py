@@ -48,9 +48,9 @@ from model_services.backbone.engine import (
 )
 from model_services.backbone.guards import (
     ClientGone,
-    StrictJSONRoute,
     cancel_on_disconnect,
     describe_errors,
+    worker_app,
 )
 from model_services.backbone.schemas import (
     BatchChatCompletion,
@@ -362,17 +362,7 @@ def create_app(
 ) -> FastAPI:
     batcher = Batcher(engine, max_batch=max_batch, max_queue=max_queue)
 
-    @contextlib.asynccontextmanager
-    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        batcher.start()
-        yield
-        await batcher.stop()
-
-    app = FastAPI(title="interp-harness backbone", lifespan=lifespan)
-    app.router.route_class = StrictJSONRoute  # NaN / lone surrogates: a 400, on every route
-    app.state.engine = engine
-    app.state.served_name = served_name
-    app.state.batcher = batcher
+    app = worker_app("interp-harness backbone", batcher, engine=engine, served_name=served_name)
 
     def check_model(name: str | None) -> None:
         if name and name != served_name:

@@ -20,10 +20,9 @@ when none of its callers is left). Malformed JSON (NaN, lone surrogates) is a 40
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -35,9 +34,9 @@ from pydantic import BaseModel
 from model_services.backbone.engine import BadRequest
 from model_services.backbone.guards import (
     ClientGone,
-    StrictJSONRoute,
     cancel_on_disconnect,
     describe_errors,
+    worker_app,
 )
 from model_services.intervention import schemas as S
 from model_services.intervention.engine import CANCEL, Cancelled, Engine
@@ -221,16 +220,7 @@ def create_app(engine: Engine) -> FastAPI:
     lim = engine.limits
     batcher = Batcher(engine, max_items=lim.max_texts, max_queue_tokens=lim.max_queue_tokens)
 
-    @contextlib.asynccontextmanager
-    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        batcher.start()
-        yield
-        await batcher.stop()
-
-    app = FastAPI(title="interp-harness intervention service", lifespan=lifespan)
-    app.router.route_class = StrictJSONRoute  # NaN / lone surrogates: a 400, on every route
-    app.state.engine = engine
-    app.state.batcher = batcher
+    app = worker_app("interp-harness intervention service", batcher, engine=engine)
 
     @app.exception_handler(BadRequest)
     async def _bad(_, exc: BadRequest) -> JSONResponse:
