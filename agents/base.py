@@ -7,6 +7,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agents.toolspec import ToolCall
+
 # Bounds on what one agent message may claim. 2**22 tokens is above any model's context; 501
 # messages of it (the most rounds a run may allow) still fit the store's 32-bit counters.
 MAX_MESSAGE_TOKENS = 2**22
@@ -14,8 +16,14 @@ MAX_MESSAGE_COST_USD = 1e6
 
 
 class Message(BaseModel):
-    role: Literal["system", "user", "assistant"]
+    """One message of the conversation. In protocol mode `tools` an assistant message may carry
+    tool calls, and each result comes back as a `tool` message naming the call it answers."""
+
+    role: Literal["system", "user", "assistant", "tool"]
     content: str
+    tool_calls: list[ToolCall] = Field(default_factory=list)  # assistant
+    tool_call_id: str | None = None  # tool: the call this result answers
+    is_error: bool = False  # tool: the call failed (unknown tool, bad arguments, refused input)
 
 
 class Usage(BaseModel):
@@ -37,6 +45,7 @@ class Usage(BaseModel):
 
 class AgentReply(BaseModel):
     content: str
+    tool_calls: list[ToolCall] = Field(default_factory=list)  # protocol mode `tools` only
     usage: Usage = Field(default_factory=Usage)
     model: str | None = None  # the model id that produced it, when there is one
 
@@ -93,13 +102,19 @@ class Agent(ABC):
     # read-only at the same path, and nothing else of the orchestrator's file system.
     file_options: ClassVar[tuple[str, ...]] = ()
     Options: ClassVar[type[AgentOptions]] = AgentOptions
+    # True when `step` takes `tools=` and may answer with tool calls (protocol mode `tools`);
+    # a run in that mode refuses an agent without it
+    supports_tools: ClassVar[bool] = False
 
     def __init__(self, **options: Any) -> None:
         self.options = options
 
     @abstractmethod
     async def step(self, conversation: list[Message]) -> AgentReply:
-        """Return the next assistant message given the conversation (system, user, assistant...)."""
+        """Return the next assistant message given the conversation (system, user, assistant...).
+
+        Agents with `supports_tools` take `step(conversation, tools=[ToolSpec, ...])` in protocol
+        mode `tools` (the benchmark's commands) and may reply with `tool_calls`."""
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         """Release clients; called once when the episode ends."""

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any, Literal
 
+from agents.toolspec import ToolSpec
+
 GROUP = "interp_harness.benchmarks"
 
 Service = Literal["backbone", "intervention"]
@@ -58,6 +60,10 @@ class Benchmark:
     # `module:attr`, a mapping prompt family -> the family's own task-prompt template
     # (harness.prompts adds FIND's shared parts: its prompt files, {DIR2FUNC}, exemplars)
     prompt: str = ""
+    # the family's commands, declared once (agents/toolspec.py): protocol mode `tools` offers them
+    # as tools, MCP serves them; the text protocol is their rendering. A family without them
+    # runs in the text modes only.
+    commands: tuple[ToolSpec, ...] = ()
     reply_decimals: int | None = None  # replies print numeric outputs with this many decimals
     # `module:attr`, an evaluator Scorer (class or instance) for this family
     scorer: str = ""

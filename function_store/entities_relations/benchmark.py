@@ -4,6 +4,7 @@ share the backbone (FIND §3.2, Table 2)."""
 from typing import Any
 
 from function_store.benchmark import Benchmark, ReportRow, find_sources
+from function_store.commands import find_commands
 
 
 def _word_benchmark(family: str, runner: str, what: str, order: int, **extra: Any) -> Benchmark:
@@ -19,6 +20,7 @@ def _word_benchmark(family: str, runner: str, what: str, order: int, **extra: An
             "script": "function_store.find_import",
         },
         services=("backbone",),
+        commands=find_commands(),
         prompt=f"function_store.entities_relations.task_prompts:{family.upper()}_PROMPTS",
         scorer=f"evaluator.entities_relations:{family.upper()}",
         report_rows=(

@@ -1,6 +1,7 @@
 """Explaining a language model's neuron (Bills et al. 2023; Huang et al. 2023) as a benchmark unit."""
 
 from function_store.benchmark import Benchmark
+from function_store.neurons.commands import COMMANDS
 
 BENCHMARK = Benchmark(
     family="neurons",
@@ -10,6 +11,7 @@ BENCHMARK = Benchmark(
     reference_data=("function_store.neurons.data",),
     runners={"neuron": "function_store.neurons.runner"},
     services=("intervention",),
+    commands=COMMANDS,
     prompt="function_store.neurons.prompt:PROMPTS",
     scorer="evaluator.neurons.scoring:NeuronScorer",
     panels=("evaluator.neurons.panel:token_panel",),

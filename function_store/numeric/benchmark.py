@@ -1,6 +1,7 @@
 """FIND's numeric functions as a benchmark unit (Schwettmann et al. 2023, FIND §3.1, Table 2)."""
 
 from function_store.benchmark import Benchmark, ReportRow, find_sources
+from function_store.commands import find_commands
 
 BENCHMARK = Benchmark(
     family="numeric",
@@ -12,6 +13,7 @@ BENCHMARK = Benchmark(
         "mlp": "function_store.numeric.runners",
         "script": "function_store.find_import",
     },
+    commands=find_commands(domain=True, code=True),
     prompt="function_store.numeric.prompt:PROMPTS",
     scorer="evaluator.numeric.scorer:NumericScorer",
     report_rows=(

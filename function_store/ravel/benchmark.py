@@ -1,6 +1,7 @@
 """RAVEL attribute localisation (Huang et al. 2024) as a benchmark unit."""
 
 from function_store.benchmark import Benchmark
+from function_store.ravel.commands import COMMANDS
 
 BENCHMARK = Benchmark(
     family="ravel",
@@ -10,6 +11,7 @@ BENCHMARK = Benchmark(
     reference_data=("function_store.ravel.data",),
     runners={"ravel": "function_store.ravel.runner"},
     services=("intervention",),
+    commands=COMMANDS,
     prompt="function_store.ravel.prompt:PROMPTS",
     scorer="evaluator.ravel.agent_task:RavelScorer",
     cli={"ravel": "evaluator.ravel.cli:ravel_app"},

@@ -1,6 +1,7 @@
 """FIND's string functions as a benchmark unit (FIND §3.1, Table 2)."""
 
 from function_store.benchmark import Benchmark, ReportRow, find_sources
+from function_store.commands import find_commands
 
 BENCHMARK = Benchmark(
     family="strings",
@@ -8,6 +9,7 @@ BENCHMARK = Benchmark(
     sources=find_sources("function_store.strings.sources"),
     reference_data=("function_store.find_data",),
     runners={"string": "function_store.strings.runners", "script": "function_store.find_import"},
+    commands=find_commands(code=True),
     prompt="function_store.strings.prompt:PROMPTS",
     scorer="evaluator.strings.scorer:StringsScorer",
     report_rows=(

@@ -1,0 +1,68 @@
+"""The command declarations FIND's families share (`find_commands`). A family's record names its
+commands (`Benchmark.commands`); the text protocol, native tool calls and MCP tools are renderings
+of them (agents/protocol/tools.py)."""
+
+from __future__ import annotations
+
+from agents.toolspec import SUBMIT, AnswerTag, ToolSpec, Word
+
+_DESCRIPTION = {"type": "string", "minLength": 1, "description": "what the function does"}
+
+
+def find_commands(
+    *, domain: bool = False, code: bool = False, call: str = "call_function"
+) -> tuple[ToolSpec, ...]:
+    """FIND's two commands: call the function on inputs (`PYTHON(function.py i1 i2 ...)`), and
+    the final answer with the family's parts ([DESCRIPTION], and [DOMAIN] / [CODE] where FIND's
+    prompt asks for them)."""
+    props: dict[str, object] = {"description": _DESCRIPTION}
+    tags = [AnswerTag(arg="description", tag="[DESCRIPTION]")]
+    required = ["description"]
+    if domain:
+        props["domain"] = {
+            "type": "string",
+            "description": "the domain, and any interval where the function behaves differently",
+        }
+        tags.append(AnswerTag(arg="domain", tag="[DOMAIN]"))
+        required.append("domain")
+    if code:
+        props["code"] = {
+            "type": "string",
+            "description": "Python code defining f(x) that approximates the function",
+        }
+        tags.append(AnswerTag(arg="code", tag="[CODE]", fence=True))
+        required.append("code")
+    return (
+        ToolSpec(
+            name=call,
+            description="Call the function on one or more inputs (each input is one value).",
+            parameters={
+                "type": "object",
+                "properties": {
+                    "inputs": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "minItems": 1,
+                        "description": "the inputs, each as text",
+                    }
+                },
+                "required": ["inputs"],
+                "additionalProperties": False,
+            },
+            result="one line per input: (input, output), as FIND prints them",
+            words=(Word(arg="inputs"),),
+        ),
+        ToolSpec(
+            name=SUBMIT,
+            description="Submit your final answer; this ends the experiment.",
+            parameters={
+                "type": "object",
+                "properties": props,
+                "required": required,
+                "additionalProperties": False,
+            },
+            result="nothing: the episode ends and the answer is scored",
+            kind="answer",
+            tags=tuple(tags),
+        ),
+    )
