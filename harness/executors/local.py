@@ -38,7 +38,11 @@ async def make_agent(
 ) -> Agent:
     """The episode's agent: a client of a sandboxed agent host started here (so that its start-up
     is not charged to the episode's wall time); or (agent_isolation "none", development only) the
-    agent class itself in this process."""
+    agent class itself in this process. An agent class that `runs_in_orchestrator` (it holds no
+    secret and runs no agent code: `external`, a rendezvous with an MCP client) is built here for
+    its episode whatever the isolation (docs/security.md)."""
+    if getattr(agent_cls, "runs_in_orchestrator", False):
+        return agent_cls(**agent_kwargs(options, profile), episode_id=ep.id)
     if settings.agent_isolation == "none":
         return agent_cls(**agent_kwargs(options, profile))
     # the host gets the profile's key and endpoint in its environment, not in its options
@@ -92,9 +96,16 @@ async def execute_episode(
         owns=owns,
         step_timeout_s=step_timeout_s,
     )
+    status = LOST
     try:
-        return await runner.run()
+        status = await runner.run()
+        return status
     finally:
+        ended = getattr(agent, "episode_ended", None)
+        if ended is not None and status != LOST:  # answers the client's last request
+            final = store.get_episode(ep.id, with_answer=False)
+            reason = f"{status} ({final.end_reason})" if final and final.end_reason else status
+            ended(reason, store.messages(ep.id))
         try:
             await agent.aclose()
         except Exception:

@@ -1,0 +1,208 @@
+"""The MCP server external agents reach: the official `mcp` SDK's low-level server over
+Streamable HTTP, one endpoint per episode (`<base>/<episode id>`), one bearer token per episode.
+
+A request is answered only when its token is the episode's in the path; once that episode has
+ended, its token lists no tool and every call answers "episode ended". The tool handlers look the episode up by the request's token again, so neither an MCP
+session id nor the path alone grants anything. Tools are the episode's benchmark's commands
+(`function_store.benchmark.benchmark(family).commands`), listed with their JSON schemas.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from typing import Any
+
+import mcp_types as types
+from mcp.server import Server, ServerRequestContext
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from pydantic import BaseModel
+
+from function_store.benchmark import benchmark
+from harness.mcp.channel import RENDEZVOUS, Channel, EpisodeEnded, Rendezvous
+from harness.store.models import EPISODE_TERMINAL
+from harness.store.repo import Store
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+class Endpoint(BaseModel):
+    """Where one episode's external agent connects, and with what (shown to the run's owner)."""
+
+    episode_id: str
+    target_id: str
+    url: str
+    token: str
+
+
+def _bearer(headers: Any) -> str | None:
+    auth = headers.get("authorization") or ""
+    scheme, _, token = auth.partition(" ")
+    return token.strip() or None if scheme.lower() == "bearer" else None
+
+
+class McpApp:
+    """The ASGI app serving every episode of this process's rendezvous under one path."""
+
+    def __init__(self, rendezvous: Rendezvous = RENDEZVOUS, *, host: str = "127.0.0.1") -> None:
+        self.rendezvous = rendezvous
+        self.server: Server[Any] = Server(
+            "interp-harness",
+            instructions=(
+                "Tools of one interpretability episode: call the target with its call tool, "
+                "then end with submit_answer."
+            ),
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+        )
+        security = None
+        if host in LOOPBACK:  # DNS-rebinding protection, as the SDK sets it for loopback
+            security = TransportSecuritySettings(
+                enable_dns_rebinding_protection=True,
+                allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+                allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+            )
+        self.sessions = StreamableHTTPSessionManager(app=self.server, security_settings=security)
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """The session manager's task group; requests are served inside it only."""
+        async with self.sessions.run():
+            yield
+
+    # ASGI --------------------------------------------------------------------------------
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":  # served on its own (harness mcp serve)
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        episode_id = scope["path"][len(scope.get("root_path", "")) :].strip("/").split("/")[-1]
+        token = _bearer(headers)
+        channel = self.rendezvous.by_token(token) if token else None
+        if channel is None:
+            await _refuse(send, 401, "a bearer token of one episode is required")
+        elif channel.episode_id != episode_id:
+            await _refuse(send, 403, "this token is for another episode")
+        else:  # an ended episode's token still reaches the server, to be told it has ended
+            # (its client's last `tools/call` is followed by a `tools/list`: the SDK's check)
+            await self.sessions.handle_request(scope, receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        await receive()
+        async with self.running():
+            await send({"type": "lifespan.startup.complete"})
+            await receive()
+        await send({"type": "lifespan.shutdown.complete"})
+
+    # MCP handlers ------------------------------------------------------------------------
+
+    def _channel(self, ctx: ServerRequestContext[Any]) -> Channel:
+        # by this request's token, whatever session it arrived on
+        request = ctx.request
+        token = _bearer(getattr(request, "headers", {})) if request is not None else None
+        channel = self.rendezvous.by_token(token) if token else None
+        if channel is None:
+            raise PermissionError("a bearer token of one episode is required")
+        return channel
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        channel = self._channel(ctx)
+        if channel.ended is not None:  # an expired token lists nothing
+            return types.ListToolsResult(tools=[])
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(
+                    name=spec.name,
+                    description=spec.tool_description(),
+                    input_schema=spec.parameters,
+                )
+                for spec in benchmark(channel.family).commands
+            ]
+        )
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        channel = self._channel(ctx)
+        try:
+            result = await channel.call(params.name, dict(params.arguments or {}))
+        except EpisodeEnded as e:
+            return _text(f"episode ended: {e}", error=True)
+        return _text(result.text, error=result.is_error)
+
+
+def _text(text: str, *, error: bool) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=error)
+
+
+async def _refuse(send: Send, status: int, message: str) -> None:
+    body = json.dumps({"error": message}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if status == 401:
+        headers.append((b"www-authenticate", b'Bearer realm="harness-mcp"'))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def issue_endpoints(
+    store: Store, run_id: str, base_url: str, rendezvous: Rendezvous = RENDEZVOUS
+) -> list[Endpoint]:
+    """An endpoint and token for each episode of the run that has not ended (made on first
+    request, the same ones after)."""
+    out = []
+    for ep in store.episodes(run_id):
+        if ep.status in EPISODE_TERMINAL:
+            continue
+        ch = rendezvous.open(ep.id, ep.family)
+        url = f"{base_url.rstrip('/')}/{ep.id}"
+        out.append(Endpoint(episode_id=ep.id, target_id=ep.target_id, url=url, token=ch.token))
+    return out
+
+
+class McpServer:
+    """The MCP app on its own port, in this event loop (beside the episodes it serves)."""
+
+    def __init__(self, app: McpApp, host: str = "127.0.0.1", port: int = 0) -> None:
+        import uvicorn
+
+        self.app, self.host = app, host
+        self.sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind((host, port))
+        self.port = self.sock.getsockname()[1]
+        self._server = uvicorn.Server(
+            uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2)
+        )
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def base_url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/mcp"
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._server.serve(sockets=[self.sock]))
+        while not self._server.started:
+            if self._task.done():
+                await self._task  # its error
+            await asyncio.sleep(0.02)
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._server.should_exit = True
+            await self._task
+            self._task = None
+        self.sock.close()
