@@ -104,6 +104,20 @@ def run(
         help="local (default: episodes in this process) | ray (Ray tasks on the cluster at "
         "HARNESS_RAY_ADDRESS; needs a PostgreSQL store; docs/scale-out.md)",
     ),
+    mcp_host: str = typer.Option(
+        "127.0.0.1",
+        "--mcp-host",
+        help="agent `external`: the address its MCP server binds (loopback by default)",
+    ),
+    mcp_port: int = typer.Option(
+        0, "--mcp-port", min=0, max=65535, help="agent `external`: its MCP port (0: any free one)"
+    ),
+    mcp_endpoints: str = typer.Option(
+        None,
+        "--mcp-endpoints",
+        help="agent `external`: also write the episodes' endpoints and tokens to this file "
+        "(JSON, mode 0600)",
+    ),
 ) -> None:
     """Run AGENT on a target selection in this process and print the summary."""
     from pydantic import ValidationError
@@ -150,6 +164,7 @@ def run(
                 agent_isolation=agent_isolation,
                 preflight=not no_preflight,
                 executor=executor,
+                mcp=(mcp_host, mcp_port, mcp_endpoints),
             )
         )
     if as_json:
@@ -174,6 +189,7 @@ async def _run(  # type: ignore[no-untyped-def]
     agent_isolation: str | None = None,
     preflight: bool = True,
     executor: str | None = None,
+    mcp: tuple[str, int, str | None] = ("127.0.0.1", 0, None),
 ):
     from harness.executors import ExecutorConfigError, make_executor
     from harness.preflight import PreflightError
@@ -236,6 +252,7 @@ async def _run(  # type: ignore[no-untyped-def]
             f"agent {floor.agent}"
         )
     runs = [run] + ([floor] if floor else [])
+    mcp_server = await _serve_mcp(store, run.id, plan.agent_cls, *mcp)
     sched.start()
     progress = Progress(
         TextColumn("{task.description}"),
@@ -274,8 +291,32 @@ async def _run(  # type: ignore[no-untyped-def]
         raise
     finally:
         await svc.aclose(dispose=False)
+        if mcp_server is not None:
+            await mcp_server.stop()
     floor_detail = run_detail(store, store.get_run(floor.id)) if floor else None
     return run_detail(store, store.get_run(run.id)), floor_detail
+
+
+async def _serve_mcp(  # type: ignore[no-untyped-def]
+    store, run_id: str, agent_cls: type, host: str, port: int, path: str | None
+):
+    """For an agent that meets its client over MCP (`external`): its server in this process, and
+    each episode's endpoint and token on stderr (its client needs them while the run waits)."""
+    if not getattr(agent_cls, "runs_in_orchestrator", False):
+        return None
+    from harness.mcp.server import McpApp, McpServer, issue_endpoints
+
+    server = McpServer(McpApp(host=host), host, port)
+    await server.start()
+    err.print(f"MCP server at {server.base_url}/<episode> (one endpoint and token per episode):")
+    endpoints = issue_endpoints(store, run_id, server.base_url)
+    for e in endpoints:
+        err.print(f"  target {escape(e.target_id)}  {e.url}  token {e.token}", soft_wrap=True)
+    if path is not None:  # the tokens are secrets: only the operator may read the file
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            json.dump([e.model_dump() for e in endpoints], f, indent=2)
+    return server
 
 
 def running_text(counters: dict[str, tuple[int, int]]) -> str:
