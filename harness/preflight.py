@@ -115,8 +115,9 @@ def check_agent_host(spec: RunSpec, settings: Settings, plan: RunPlan) -> list[s
     """The agent's class imports in an agent host started as its episodes' are (same binds,
     bubblewrap): a module the orchestrator can import but the host cannot (a helper beside the
     agent's file, or a plugin that imports `harness`) fails here, not in every episode. Nothing
-    to check when agents run in this process (agent_isolation "none"), nor for the built-ins."""
-    if settings.agent_isolation == "none":
+    to check when agents run in this process (agent_isolation "none", or an agent class that
+    `runs_in_orchestrator`), nor for the built-ins."""
+    if settings.agent_isolation == "none" or getattr(plan.agent_cls, "runs_in_orchestrator", 0):
         return []
     if plan.agent_cls.__module__.split(".")[0] == "agents":
         # the built-ins: the host has the whole `agents` package, which imports nothing of ours

@@ -15,6 +15,8 @@ from fastapi.responses import JSONResponse
 
 from harness.api import schemas as S
 from harness.api.limits import BodyLimit
+from harness.api.mcp import MOUNT as MCP_MOUNT
+from harness.api.mcp import McpOwners
 from harness.api.nul_guard import RejectNul
 from harness.api.routers import ROUTERS
 from harness.api.routers.deps import ApiState
@@ -25,6 +27,8 @@ from harness.settings import Settings
 def create_app(settings: Settings | None = None, *, run_scheduler: bool = True) -> FastAPI:
     settings = settings or Settings()
 
+    mcp = McpOwners()
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         svc = build_services(settings)  # applies pending migrations
@@ -32,7 +36,8 @@ def create_app(settings: Settings | None = None, *, run_scheduler: bool = True) 
         if run_scheduler:
             svc.scheduler.start()
         try:
-            yield
+            async with mcp.app.running():  # external agents' MCP sessions (harness/api/mcp.py)
+                yield
         finally:
             await svc.aclose()
             if settings.sandbox != "inprocess":
@@ -48,6 +53,8 @@ def create_app(settings: Settings | None = None, *, run_scheduler: bool = True) 
         lifespan=lifespan,
     )
     app.state.api = ApiState.from_settings(settings)
+    app.state.mcp = mcp
+    app.mount(MCP_MOUNT, mcp.app)
     app.add_middleware(BodyLimit, max_bytes=settings.api_max_body_bytes)
     app.add_middleware(RejectNul)
 

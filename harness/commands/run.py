@@ -304,9 +304,9 @@ async def _serve_mcp(  # type: ignore[no-untyped-def]
     each episode's endpoint and token on stderr (its client needs them while the run waits)."""
     if not getattr(agent_cls, "runs_in_orchestrator", False):
         return None
-    from harness.mcp.server import McpApp, McpServer, issue_endpoints
+    from harness.mcp.server import LOOPBACK, McpApp, McpServer, issue_endpoints
 
-    server = McpServer(McpApp(host=host), host, port)
+    server = McpServer(McpApp(rebinding_protection=host in LOOPBACK), host, port)
     await server.start()
     err.print(f"MCP server at {server.base_url}/<episode> (one endpoint and token per episode):")
     endpoints = issue_endpoints(store, run_id, server.base_url)

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from agents.toolspec import SUBMIT, ToolCall
 
@@ -40,6 +40,16 @@ class CallResult:
 
     text: str
     is_error: bool = False
+
+
+class Endpoint(BaseModel):
+    """Where one episode's external agent connects, and with what: shown to the run's owner
+    only (the token is that episode's agent)."""
+
+    episode_id: str
+    target_id: str
+    url: str
+    token: str
 
 
 class EpisodeEnded(Exception):

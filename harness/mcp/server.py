@@ -20,10 +20,9 @@ import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
-from pydantic import BaseModel
 
 from function_store.benchmark import benchmark
-from harness.mcp.channel import RENDEZVOUS, Channel, EpisodeEnded, Rendezvous
+from harness.mcp.channel import RENDEZVOUS, Channel, Endpoint, EpisodeEnded, Rendezvous
 from harness.store.models import EPISODE_TERMINAL
 from harness.store.repo import Store
 
@@ -32,15 +31,6 @@ Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
-
-
-class Endpoint(BaseModel):
-    """Where one episode's external agent connects, and with what (shown to the run's owner)."""
-
-    episode_id: str
-    target_id: str
-    url: str
-    token: str
 
 
 def _bearer(headers: Any) -> str | None:
@@ -52,7 +42,11 @@ def _bearer(headers: Any) -> str | None:
 class McpApp:
     """The ASGI app serving every episode of this process's rendezvous under one path."""
 
-    def __init__(self, rendezvous: Rendezvous = RENDEZVOUS, *, host: str = "127.0.0.1") -> None:
+    def __init__(
+        self, rendezvous: Rendezvous = RENDEZVOUS, *, rebinding_protection: bool = True
+    ) -> None:
+        """`rebinding_protection`: accept only loopback Host and Origin headers (a server bound
+        to loopback, as the SDK does for it)."""
         self.rendezvous = rendezvous
         self.server: Server[Any] = Server(
             "interp-harness",
@@ -64,7 +58,7 @@ class McpApp:
             on_call_tool=self._call_tool,
         )
         security = None
-        if host in LOOPBACK:  # DNS-rebinding protection, as the SDK sets it for loopback
+        if rebinding_protection:
             security = TransportSecuritySettings(
                 enable_dns_rebinding_protection=True,
                 allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],

@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 from evaluator.api import ScoreResult
 from evaluator.errors import ErrorGroup, group_errors
 from function_store.models import CallOutput
+from harness.mcp.channel import Endpoint
 from harness.runs.report import episode_summaries
 from harness.runs.spec import RunSpec, episode_epoch, episode_total
 from harness.store.models import Episode, Event, Message, Run, Score, TargetCall
@@ -34,6 +35,8 @@ class _RunFields(BaseModel):
 class RunOut(_RunFields):
     error: str | None
     spec: RunSpec
+    # agent `external`: each unfinished episode's MCP endpoint and token, to the run's owner only
+    mcp_endpoints: list[Endpoint] | None = None
 
 
 class RunListItem(_RunFields):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from fastapi import APIRouter, Depends, HTTPException, Query
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
 
 from harness.api import schemas as S
@@ -38,7 +38,10 @@ router = APIRouter()
     dependencies=[Depends(require_token)],
 )
 async def post_run(
-    spec: RunSpec, svc: Services = Depends(services), api: ApiState = Depends(api_state)
+    spec: RunSpec,
+    request: Request,
+    svc: Services = Depends(services),
+    api: ApiState = Depends(api_state),
 ) -> S.RunOut:
     """Store a run (queued) and return at once; the scheduler starts it.
 
@@ -46,7 +49,11 @@ async def post_run(
     fit the agent's declared options; endpoints and keys come from the operator's provider
     profiles, picked by `agent_options.profile` (docs/security.md). A run that cannot work
     (no key, endpoint down, unknown model, empty selection, backbone or judge down) is
-    refused with 400 and not stored (harness/preflight.py)."""
+    refused with 400 and not stored (harness/preflight.py).
+
+    An agent that meets its client over MCP (`external`): the reply lists each episode's MCP
+    endpoint and token (`mcp_endpoints`); GET /runs/{id} shows them again only to a caller with
+    the API token that created the run (docs/agents.md)."""
     if svc.settings.agent_isolation == "none":  # in-process agents are for the CLI only
         raise HTTPException(403, "agent isolation 'none' is refused over REST")
     try:
@@ -59,8 +66,11 @@ async def post_run(
         raise RequestValidationError(e.errors) from e
     except (SelectionError, PreflightError) as e:
         raise HTTPException(400, str(e)) from e
+    out = S.run_out(run)
+    if getattr(plan.agent_cls, "runs_in_orchestrator", False):
+        out.mcp_endpoints = request.app.state.mcp.created(request, svc.store, run.id)
     svc.scheduler.wake()
-    return S.run_out(run)
+    return out
 
 
 @router.get("/runs", response_model=list[S.RunListItem])
@@ -78,8 +88,10 @@ def list_runs(
 
 
 @router.get("/runs/{run_id}", response_model=S.RunDetail, responses=NOT_FOUND)
-def get_run(run_id: str, svc: Services = Depends(services)) -> S.RunDetail:
-    return S.run_detail(svc.store, get_run_or_404(svc, run_id))
+def get_run(run_id: str, request: Request, svc: Services = Depends(services)) -> S.RunDetail:
+    detail = S.run_detail(svc.store, get_run_or_404(svc, run_id))
+    detail.mcp_endpoints = request.app.state.mcp.for_owner(request, svc.store, run_id)
+    return detail
 
 
 @router.get("/runs/{run_id}/episodes", response_model=list[S.EpisodeOut], responses=NOT_FOUND)

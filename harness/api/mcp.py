@@ -1,0 +1,49 @@
+"""The MCP server inside the REST API (`/mcp/<episode id>`): a run of the agent `external`
+created with `POST /runs` is served by this process, and its endpoints and tokens go to the run's
+owner only: in the `POST /runs` reply, and in `GET /runs/{id}` to a caller with the same API
+token as created it (with no API tokens configured, there is no owner to recognise: only the
+`POST` reply has them). Owners are kept in memory, as the episode tokens are."""
+
+from __future__ import annotations
+
+import hashlib
+
+from fastapi import Request
+
+from harness.mcp.channel import Endpoint
+from harness.mcp.server import McpApp, issue_endpoints
+from harness.store.repo import Store
+
+MOUNT = "/mcp"
+
+
+class McpOwners:
+    """Which API token created which run of an agent that meets its client over MCP."""
+
+    def __init__(self) -> None:
+        self.app = McpApp(rebinding_protection=False)  # every request needs an episode's token
+        self._owners: dict[str, str] = {}
+
+    @staticmethod
+    def _caller(request: Request) -> str | None:
+        scheme, _, token = (request.headers.get("authorization") or "").partition(" ")
+        if scheme.lower() != "bearer" or not token:
+            return None
+        return hashlib.sha256(token.encode()).hexdigest()
+
+    def created(self, request: Request, store: Store, run_id: str) -> list[Endpoint]:
+        """The new run's endpoints, for the reply to its creator, who becomes its owner."""
+        caller = self._caller(request)
+        if caller is not None:
+            self._owners[run_id] = caller
+        return self.endpoints(request, store, run_id)
+
+    def for_owner(self, request: Request, store: Store, run_id: str) -> list[Endpoint] | None:
+        owner = self._owners.get(run_id)
+        if owner is None or self._caller(request) != owner:
+            return None
+        return self.endpoints(request, store, run_id)
+
+    def endpoints(self, request: Request, store: Store, run_id: str) -> list[Endpoint]:
+        base = str(request.base_url).rstrip("/") + MOUNT
+        return issue_endpoints(store, run_id, base, self.app.rendezvous)
