@@ -76,6 +76,9 @@ class Channel:
     token: str
     family: str = ""  # its benchmark (the tools it lists); set by whoever hands out the endpoint
     ended: str | None = None  # why the episode ended, once it has
+    # the episode's opening messages (role, text): what its agent is told, before any call
+    task: list[tuple[str, str]] | None = None
+    _started: asyncio.Event = field(default_factory=asyncio.Event)
     _pending: asyncio.Queue[_Pending] = field(default_factory=asyncio.Queue)
     _answers: dict[str, _Pending] = field(default_factory=dict)  # call id -> its MCP request
 
@@ -90,12 +93,25 @@ class Channel:
         self._pending.put_nowait(pending)
         return await pending.answer
 
+    async def opening(self) -> list[tuple[str, str]]:
+        """The episode's opening messages, once it has started (its first step)."""
+        if self.task is None and self.ended is not None:
+            raise EpisodeEnded(self.ended)
+        await self._started.wait()
+        if self.task is None:
+            raise EpisodeEnded(self.ended or "ended")
+        return self.task
+
     # the episode side ---------------------------------------------------------------------
 
     async def next_call(self, conversation: Sequence[ToolMessage]) -> ToolCall:
         """Answer the calls whose results end `conversation`, then wait for the client's next
         call. Its id is `mcp_<n>`, n counting the episode's tool calls (resume-safe: the stored
         conversation holds the earlier ones)."""
+        if self.task is None:
+            opening = conversation[: _opening_length(conversation)]
+            self.task = [(m.role, m.content) for m in opening]
+            self._started.set()
         self._deliver(conversation)
         n = 1 + sum(len(getattr(m, "tool_calls", None) or ()) for m in conversation)
         while True:
@@ -128,6 +144,7 @@ class Channel:
         if self.ended is not None:
             return
         self.ended = reason
+        self._started.set()  # wakes a client waiting for a task that will not come
         self._deliver(transcript)
         for call_id, pending in self._answers.items():
             if pending.answer.done():
@@ -142,6 +159,14 @@ class Channel:
             pending = self._pending.get_nowait()
             if not pending.answer.done():
                 pending.answer.set_result(CallResult(f"episode ended: {reason}", True))
+
+
+def _opening_length(conversation: Sequence[ToolMessage]) -> int:
+    """How many messages open the conversation before the agent's first one."""
+    for i, m in enumerate(conversation):
+        if m.role not in ("system", "user"):
+            return i
+    return len(conversation)
 
 
 def _result_of(call_id: str, transcript: Sequence[ToolMessage]) -> CallResult | None:

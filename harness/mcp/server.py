@@ -31,6 +31,11 @@ Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+TASK = "task"  # the one MCP prompt: the episode's instructions
+TASK_HELP = (
+    "The episode's instructions, as its agent is told them: its system prompt, then its first "
+    "user message (answered once the episode has started)."
+)
 
 
 def _bearer(headers: Any) -> str | None:
@@ -51,11 +56,13 @@ class McpApp:
         self.server: Server[Any] = Server(
             "interp-harness",
             instructions=(
-                "Tools of one interpretability episode: call the target with its call tool, "
-                "then end with submit_answer."
+                "Tools of one interpretability episode. Read the prompt `task` (the episode's "
+                "instructions), call the target with its tools, then end with submit_answer."
             ),
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
+            on_list_prompts=self._list_prompts,
+            on_get_prompt=self._get_prompt,
         )
         security = None
         if rebinding_protection:
@@ -136,6 +143,30 @@ class McpApp:
         except EpisodeEnded as e:
             return _text(f"episode ended: {e}", error=True)
         return _text(result.text, error=result.is_error)
+
+    async def _list_prompts(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        self._channel(ctx)
+        return types.ListPromptsResult(prompts=[types.Prompt(name=TASK, description=TASK_HELP)])
+
+    async def _get_prompt(
+        self, ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        channel = self._channel(ctx)
+        if params.name != TASK:
+            raise ValueError(f"unknown prompt {params.name!r}; the one prompt is {TASK!r}")
+        try:
+            opening = await channel.opening()  # waits for the episode to start
+        except EpisodeEnded as e:
+            raise ValueError(f"episode ended: {e}") from None
+        return types.GetPromptResult(
+            description=TASK_HELP,
+            messages=[
+                types.PromptMessage(role="user", content=types.TextContent(type="text", text=t))
+                for _, t in opening
+            ],
+        )
 
 
 def _text(text: str, *, error: bool) -> types.CallToolResult:

@@ -66,6 +66,8 @@ async def test_sdk_client_lists_the_benchmark_tools_and_drives_the_episode() -> 
     async with served(rv) as server:
         loop = asyncio.create_task(fake_loop(agent))
         async with client(f"{server.base_url}/ep1", ch.token) as c:
+            task = await c.get_prompt("task")
+            assert [m.content.text for m in task.messages] == ["s", "u"]
             listed = (await c.list_tools()).tools
             specs = benchmark(FAMILY).commands
             assert [t.name for t in listed] == [s.name for s in specs]
