@@ -10,7 +10,16 @@ from harness.runs.spec import RunSpec
 from harness.store import current_revision, make_engine, upgrade_schema
 from harness.store.repo import Store
 
-TABLES = {"runs", "episodes", "messages", "target_calls", "tool_calls", "scores", "events", "alembic_version"}
+TABLES = {
+    "runs",
+    "episodes",
+    "messages",
+    "target_calls",
+    "tool_calls",
+    "scores",
+    "events",
+    "alembic_version",
+}
 
 
 def _episode(store: Store) -> tuple[str, str]:

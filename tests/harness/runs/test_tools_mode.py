@@ -5,8 +5,8 @@ agent scoring the same in `default` and `tools` mode."""
 
 from __future__ import annotations
 
-import pytest
 import orch_plugin  # noqa: F401  (registers the orch-test targets)
+import pytest
 from orch_helpers import resume_in_process, run_in_process
 from tool_agents import ScriptedToolsAgent
 
