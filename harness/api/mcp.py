@@ -11,7 +11,9 @@ import hashlib
 from fastapi import Request
 
 from harness.mcp.channel import Endpoint
-from harness.mcp.server import McpApp, issue_endpoints
+from harness.mcp.server import McpApp, issue_endpoints, store_episodes_now
+from harness.runs.plan import RunPlan
+from harness.store.models import Run
 from harness.store.repo import Store
 
 MOUNT = "/mcp"
@@ -31,12 +33,13 @@ class McpOwners:
             return None
         return hashlib.sha256(token.encode()).hexdigest()
 
-    def created(self, request: Request, store: Store, run_id: str) -> list[Endpoint]:
+    def created(self, request: Request, store: Store, run: Run, plan: RunPlan) -> list[Endpoint]:
         """The new run's endpoints, for the reply to its creator, who becomes its owner."""
         caller = self._caller(request)
         if caller is not None:
-            self._owners[run_id] = caller
-        return self.endpoints(request, store, run_id)
+            self._owners[run.id] = caller
+        store_episodes_now(store, run, plan)
+        return self.endpoints(request, store, run.id)
 
     def for_owner(self, request: Request, store: Store, run_id: str) -> list[Endpoint] | None:
         owner = self._owners.get(run_id)

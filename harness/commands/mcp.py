@@ -25,10 +25,11 @@ def serve(**options: object) -> None:
 
 
 # `harness run`'s options, with the two defaults above
-serve.__signature__ = inspect.signature(run).replace(  # type: ignore[attr-defined]
+_RUN = inspect.signature(run, eval_str=True)  # types, not the strings of `from __future__`
+serve.__signature__ = _RUN.replace(  # type: ignore[attr-defined]
     parameters=[
         p.replace(default=_DEFAULTS[p.name]) if p.name in _DEFAULTS else p
-        for p in inspect.signature(run).parameters.values()
+        for p in _RUN.parameters.values()
     ]
 )
 mcp_app.command("serve")(serve)

@@ -252,7 +252,7 @@ async def _run(  # type: ignore[no-untyped-def]
             f"agent {floor.agent}"
         )
     runs = [run] + ([floor] if floor else [])
-    mcp_server = await _serve_mcp(store, run.id, plan.agent_cls, *mcp)
+    mcp_server = await _serve_mcp(store, run, plan, *mcp)
     sched.start()
     progress = Progress(
         TextColumn("{task.description}"),
@@ -298,18 +298,25 @@ async def _run(  # type: ignore[no-untyped-def]
 
 
 async def _serve_mcp(  # type: ignore[no-untyped-def]
-    store, run_id: str, agent_cls: type, host: str, port: int, path: str | None
+    store, run, plan, host: str, port: int, path: str | None
 ):
     """For an agent that meets its client over MCP (`external`): its server in this process, and
     each episode's endpoint and token on stderr (its client needs them while the run waits)."""
-    if not getattr(agent_cls, "runs_in_orchestrator", False):
+    if not getattr(plan.agent_cls, "runs_in_orchestrator", False):
         return None
-    from harness.mcp.server import LOOPBACK, McpApp, McpServer, issue_endpoints
+    from harness.mcp.server import (
+        LOOPBACK,
+        McpApp,
+        McpServer,
+        issue_endpoints,
+        store_episodes_now,
+    )
 
+    store_episodes_now(store, run, plan)
     server = McpServer(McpApp(rebinding_protection=host in LOOPBACK), host, port)
     await server.start()
     err.print(f"MCP server at {server.base_url}/<episode> (one endpoint and token per episode):")
-    endpoints = issue_endpoints(store, run_id, server.base_url)
+    endpoints = issue_endpoints(store, run.id, server.base_url)
     for e in endpoints:
         err.print(f"  target {escape(e.target_id)}  {e.url}  token {e.token}", soft_wrap=True)
     if path is not None:  # the tokens are secrets: only the operator may read the file

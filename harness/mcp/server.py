@@ -23,7 +23,9 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from function_store.benchmark import benchmark
 from harness.mcp.channel import RENDEZVOUS, Channel, Endpoint, EpisodeEnded, Rendezvous
-from harness.store.models import EPISODE_TERMINAL
+from harness.runs.plan import RunPlan
+from harness.runs.prepare import RunState, store_episodes
+from harness.store.models import EPISODE_TERMINAL, Run
 from harness.store.repo import Store
 
 Scope = MutableMapping[str, Any]
@@ -180,6 +182,14 @@ async def _refuse(send: Send, status: int, message: str) -> None:
         headers.append((b"www-authenticate", b'Bearer realm="harness-mcp"'))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+def store_episodes_now(store: Store, run: Run, plan: RunPlan) -> None:
+    """Store the new run's episodes now, as the scheduler will when it starts the run (it keeps
+    them: idempotent), so that their endpoints can be handed out before it does."""
+    targets = {t.id: t for t in plan.targets}
+    provider = getattr(plan.agent_cls, "provider", "local")
+    store_episodes(store, run, RunState(run.id, plan.spec, None, provider, targets))
 
 
 def issue_endpoints(

@@ -68,7 +68,7 @@ async def post_run(
         raise HTTPException(400, str(e)) from e
     out = S.run_out(run)
     if getattr(plan.agent_cls, "runs_in_orchestrator", False):
-        out.mcp_endpoints = request.app.state.mcp.created(request, svc.store, run.id)
+        out.mcp_endpoints = request.app.state.mcp.created(request, svc.store, run, plan)
     svc.scheduler.wake()
     return out
 

@@ -54,9 +54,7 @@ async def fake_loop(agent: ExternalAgent, answer: str = "f(x) = x") -> list[Mess
             return conv
         known = call.name in {t.name for t in tools}
         text = f"echo {call.arguments}" if known else f"unknown tool {call.name!r}"
-        conv.append(
-            Message(role="tool", content=text, tool_call_id=call.id, is_error=not known)
-        )
+        conv.append(Message(role="tool", content=text, tool_call_id=call.id, is_error=not known))
 
 
 async def test_sdk_client_lists_the_benchmark_tools_and_drives_the_episode() -> None:
