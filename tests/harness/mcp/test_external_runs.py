@@ -26,7 +26,7 @@ from harness.store.repo import Store
 
 ROOT = Path(__file__).resolve().parents[3]
 NUMERIC = ["find-v1/numeric/f00150", "find-v1/numeric/f00001"]
-STRINGS = ["find-v1/strings/f00003"]
+STRINGS = ["find-gen/strings/s0/f00003"]  # find-v1's string functions are not released
 
 
 def env_for(db: Path) -> dict[str, str]:
@@ -40,7 +40,8 @@ def env_for(db: Path) -> dict[str, str]:
 
 
 def harness_args(family: str, ids: list[str]) -> list[str]:
-    return ["-d", "find-v1", "-f", family, *(a for t in ids for a in ("--id", t)), "--no-floor"]
+    dataset = ids[0].split("/")[0]
+    return ["-d", dataset, "-f", family, *(a for t in ids for a in ("--id", t)), "--no-floor"]
 
 
 def native_run(tmp: Path, agent: str, family: str, ids: list[str]) -> Store:
