@@ -1,0 +1,115 @@
+"""An external agent on a neuron target, through the REST API (`POST /runs` with agent
+`external`; the MCP server mounted at `/mcp` of `harness serve`'s app): the target service runs
+in bubblewrap and reaches SmolLM2's intervention service (started here) through its one forwarded
+endpoint. The `mcp` SDK client runs the scripted neuron baseline's strategy; the run scores what
+the same baseline scores natively (protocol mode `default`, in its agent host), with the same
+target calls and the same replies. Endpoints and tokens go to the run's owner only."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from mcp_drive import drive
+from orch_helpers import ROOT, Server
+
+import harness  # noqa: F401  (registers the agent `external`)
+from agents.registry import get_agent
+from tests.model_services.intervention.conftest import _served
+
+OWNER, OTHER = "owner-token-0123456789", "other-token-0123456789"
+RUN = {"dataset": "neuron", "family": "neurons", "variant": "smollm2", "limit": 1, "seed": 1}
+
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    smol = _served("smollm2", tmp_path_factory)
+    smol_url = next(smol)
+    d = tmp_path_factory.mktemp("mcp-neurons")
+    env = dict(os.environ)
+    env.update(
+        {
+            "DATABASE_URL": f"sqlite:///{d / 'h.db'}",
+            "HARNESS_HOME": str(d),
+            "HARNESS_SANDBOX": "bwrap",
+            "HARNESS_INTERVENTION_URL": smol_url,
+            "HARNESS_NEURON_EVAL_SENTENCES": "16",  # a small scoring corpus: 2 shared cores
+            "HARNESS_SERVICE_CALL_TIMEOUT_S": "300",
+            "HARNESS_POLL_INTERVAL_S": "0.1",
+            "HARNESS_API_TOKENS": f"{OWNER},{OTHER}",
+            "PYTHONPATH": os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]),
+        }
+    )
+    srv = Server(env, d / "api.log").start(timeout=120)
+    yield srv
+    srv.stop()
+    next(smol, None)  # stops the intervention service
+
+
+def auth(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def wait_done(c: httpx.Client, run_id: str, timeout: float = 900) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        detail = c.get(f"/runs/{run_id}").json()
+        if detail["status"] in ("completed", "failed", "cancelled"):
+            return detail
+        time.sleep(1)
+    raise AssertionError(f"run {run_id} did not finish")
+
+
+def episode(c: httpx.Client, run_id: str) -> dict[str, Any]:
+    [e] = c.get(f"/runs/{run_id}/episodes").json()
+    full = c.get(f"/episodes/{e['id']}", headers=auth(OWNER)).json()
+    return {
+        "target": e["target_id"],
+        "status": full["status"],
+        "replies": [m["content"] for m in full["messages"] if m["role"] in ("user", "tool")][1:],
+        "calls": [x["inputs"] for x in full["calls"]],
+        # stripped: protocol mode `tools` renders submit_answer with a closing newline
+        "answer": full["final_answer"].strip(),
+        "scores": sorted((s["metric"], s["status"], s["value"]) for s in full["scores"]),
+    }
+
+
+@pytest.mark.slow
+def test_neuron_target_over_mcp_through_the_rest_api(api: Server) -> None:
+    c = httpx.Client(base_url=api.url, timeout=120)
+    r = c.post(
+        "/runs",
+        json={"agent": "external", "protocol": {"mode": "tools"}, **RUN},
+        headers=auth(OWNER),
+    )
+    assert r.status_code == 201, r.text
+    run_id = r.json()["id"]
+    [ep] = r.json()["mcp_endpoints"]
+    assert ep["url"] == f"{api.url}/mcp/{ep['episode_id']}"
+    # only the owner sees them again
+    assert c.get(f"/runs/{run_id}").json()["mcp_endpoints"] is None
+    assert c.get(f"/runs/{run_id}", headers=auth(OTHER)).json()["mcp_endpoints"] is None
+    assert c.get(f"/runs/{run_id}", headers=auth(OWNER)).json()["mcp_endpoints"] == [ep]
+    # an API token is not an episode token
+    assert httpx.post(ep["url"], json={}, headers=auth(OWNER)).status_code == 401
+
+    seen = asyncio.run(drive(ep["url"], ep["token"], get_agent("scripted-neuron"), "neurons"))
+    assert seen[-1]["text"] == "answer submitted; the episode has ended"
+    assert wait_done(c, run_id)["status"] == "completed"
+    assert c.get(f"/runs/{run_id}", headers=auth(OWNER)).json()["mcp_endpoints"] == []
+    over_mcp = episode(c, run_id)
+
+    r = c.post("/runs", json={"agent": "scripted-neuron", **RUN}, headers=auth(OWNER))
+    assert r.status_code == 201, r.text
+    assert r.json()["mcp_endpoints"] is None
+    assert wait_done(c, r.json()["id"])["status"] == "completed"
+    native = episode(c, r.json()["id"])
+
+    assert over_mcp["status"] == "completed" and len(over_mcp["calls"]) == 3
+    assert any(status == "ok" for _, status, _ in over_mcp["scores"]), over_mcp["scores"]
+    assert over_mcp == native
