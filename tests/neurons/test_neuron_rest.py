@@ -5,46 +5,22 @@ reaches the agent."""
 
 from __future__ import annotations
 
-import os
-import time
-
 import httpx
 import pytest
-from orch_helpers import ROOT, Server
+from orch_helpers import Server
 
 from function_store.catalog import Catalog
 from function_store.models import make_canary
+from tests.neurons.conftest import neuron_api_env, wait_done
 
 
 @pytest.fixture(scope="module")
 def api(smol_url: str, tmp_path_factory: pytest.TempPathFactory):
     d = tmp_path_factory.mktemp("neur-api")
-    env = dict(os.environ)
-    env.update(
-        {
-            "DATABASE_URL": f"sqlite:///{d / 'h.db'}",
-            "HARNESS_HOME": str(d),
-            "HARNESS_SANDBOX": "bwrap",
-            "HARNESS_INTERVENTION_URL": smol_url,
-            "HARNESS_NEURON_EVAL_SENTENCES": "16",  # a small scoring corpus: 2 shared cores
-            "HARNESS_SERVICE_CALL_TIMEOUT_S": "300",
-            "HARNESS_POLL_INTERVAL_S": "0.1",
-            "PYTHONPATH": os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]),
-        }
-    )
+    env = neuron_api_env(d, smol_url)
     srv = Server(env, d / "api.log").start(timeout=120)
     yield srv
     srv.stop()
-
-
-def _wait_done(c: httpx.Client, run_id: str, timeout: float = 900) -> dict:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        detail = c.get(f"/runs/{run_id}").json()
-        if detail["status"] in ("completed", "failed", "cancelled"):
-            return detail
-        time.sleep(1)
-    raise AssertionError(f"run {run_id} did not finish")
 
 
 def test_scripted_neuron_run_is_scored_and_leaks_nothing(api: Server) -> None:
@@ -59,7 +35,7 @@ def test_scripted_neuron_run_is_scored_and_leaks_nothing(api: Server) -> None:
     }
     r = c.post("/runs", json=body)
     assert r.status_code == 201, r.text
-    detail = _wait_done(c, r.json()["id"])
+    detail = wait_done(c, r.json()["id"])
     assert detail["status"] == "completed", detail
     eps = c.get(f"/runs/{detail['id']}/episodes").json()
     assert len(eps) == 2

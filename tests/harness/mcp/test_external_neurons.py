@@ -8,19 +8,18 @@ target calls and the same replies. Endpoints and tokens go to the run's owner on
 from __future__ import annotations
 
 import asyncio
-import os
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 from mcp_drive import drive
-from orch_helpers import ROOT, Server
+from orch_helpers import Server
 
 import harness  # noqa: F401  (registers the agent `external`)
 from agents.registry import get_agent
 from tests.model_services.intervention.conftest import _served
+from tests.neurons.conftest import neuron_api_env, wait_done
 
 OWNER, OTHER = "owner-token-0123456789", "other-token-0123456789"
 RUN = {"dataset": "neuron", "family": "neurons", "variant": "smollm2", "limit": 1, "seed": 1}
@@ -31,20 +30,7 @@ def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     smol = _served("smollm2", tmp_path_factory)
     smol_url = next(smol)
     d = tmp_path_factory.mktemp("mcp-neurons")
-    env = dict(os.environ)
-    env.update(
-        {
-            "DATABASE_URL": f"sqlite:///{d / 'h.db'}",
-            "HARNESS_HOME": str(d),
-            "HARNESS_SANDBOX": "bwrap",
-            "HARNESS_INTERVENTION_URL": smol_url,
-            "HARNESS_NEURON_EVAL_SENTENCES": "16",  # a small scoring corpus: 2 shared cores
-            "HARNESS_SERVICE_CALL_TIMEOUT_S": "300",
-            "HARNESS_POLL_INTERVAL_S": "0.1",
-            "HARNESS_API_TOKENS": f"{OWNER},{OTHER}",
-            "PYTHONPATH": os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]),
-        }
-    )
+    env = neuron_api_env(d, smol_url, HARNESS_API_TOKENS=f"{OWNER},{OTHER}")
     srv = Server(env, d / "api.log").start(timeout=120)
     yield srv
     srv.stop()
@@ -53,16 +39,6 @@ def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 def auth(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
-
-
-def wait_done(c: httpx.Client, run_id: str, timeout: float = 900) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        detail = c.get(f"/runs/{run_id}").json()
-        if detail["status"] in ("completed", "failed", "cancelled"):
-            return detail
-        time.sleep(1)
-    raise AssertionError(f"run {run_id} did not finish")
 
 
 def episode(c: httpx.Client, run_id: str) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from agents.base import AgentError, Message
 from agents.toolspec import SUBMIT
 from function_store.benchmark import benchmark
 from harness.mcp.agent import ExternalAgent
-from harness.mcp.channel import ANSWER_SUBMITTED, Rendezvous
+from harness.mcp.channel import ANSWER_SUBMITTED, Channel, Rendezvous
 from harness.mcp.server import McpApp, McpServer
 
 FAMILY = "numeric"
@@ -57,10 +57,13 @@ async def fake_loop(agent: ExternalAgent, answer: str = "f(x) = x") -> list[Mess
         conv.append(Message(role="tool", content=text, tool_call_id=call.id, is_error=not known))
 
 
-async def test_sdk_client_lists_the_benchmark_tools_and_drives_the_episode() -> None:
+def one_episode() -> tuple[Rendezvous, Channel, ExternalAgent]:
     rv = Rendezvous()
-    ch = rv.open("ep1", FAMILY)
-    agent = ExternalAgent(episode_id="ep1", rendezvous=rv)
+    return rv, rv.open("ep1", FAMILY), ExternalAgent(episode_id="ep1", rendezvous=rv)
+
+
+async def test_sdk_client_lists_the_benchmark_tools_and_drives_the_episode() -> None:
+    rv, ch, agent = one_episode()
     async with served(rv) as server:
         loop = asyncio.create_task(fake_loop(agent))
         async with client(f"{server.base_url}/ep1", ch.token) as c:
@@ -133,9 +136,7 @@ async def test_refusals_are_http_statuses() -> None:
 
 
 async def test_a_client_that_reconnects_carries_on() -> None:
-    rv = Rendezvous()
-    ch = rv.open("ep1", FAMILY)
-    agent = ExternalAgent(episode_id="ep1", rendezvous=rv)
+    rv, ch, agent = one_episode()
     async with served(rv) as server:
         loop = asyncio.create_task(fake_loop(agent))
         url = f"{server.base_url}/ep1"
@@ -161,9 +162,7 @@ async def test_a_silent_client_ends_the_step_with_an_agent_error() -> None:
 async def test_a_call_waiting_when_the_episode_ends_is_answered() -> None:
     """A budget ends the episode after executing a call: the client gets that call's result
     from the final transcript; a call the episode never took gets "episode ended"."""
-    rv = Rendezvous()
-    ch = rv.open("ep1", FAMILY)
-    agent = ExternalAgent(episode_id="ep1", rendezvous=rv)
+    rv, ch, agent = one_episode()
     first = asyncio.create_task(ch.call("call_function", {"inputs": [1]}))
     (call,) = (await agent.step([], tools=[])).tool_calls
     second = asyncio.create_task(ch.call("call_function", {"inputs": [2]}))
