@@ -29,6 +29,23 @@ def checked_plan(
         if preflight:  # says this problem with every other one found
             check(spec, settings, catalogs, policy=policy)
         raise
+    if getattr(plan.agent_cls, "runs_in_orchestrator", False):
+        _check_in_orchestrator(spec, settings)
     if preflight:
         check(spec, settings, catalogs, policy=policy, plan=plan)
     return plan
+
+
+def _check_in_orchestrator(spec: RunSpec, settings: Settings) -> None:
+    """An agent that meets its client in the orchestrator's process (`external`, over MCP) needs
+    its episodes there, and tool calls to meet."""
+    if settings.executor != "local":
+        raise SelectionError(
+            f"agent {spec.agent!r} runs in the orchestrator's process (its clients reach it over "
+            f"MCP there): it needs the local executor, not {settings.executor!r}"
+        )
+    if spec.protocol.mode != "tools":
+        raise SelectionError(
+            f"agent {spec.agent!r} calls tools: use protocol mode 'tools' (--mode tools), "
+            f"not {spec.protocol.mode!r}"
+        )

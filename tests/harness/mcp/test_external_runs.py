@@ -169,3 +169,18 @@ def test_strings_over_mcp_equals_a_native_tools_run(tmp_path: Path) -> None:
     native = stored(native_run(tmp_path, "scripted-strings", "strings", STRINGS))
     assert mcp[STRINGS[0]]["calls"] and mcp[STRINGS[0]]["scores"]
     assert mcp == native
+
+
+def test_an_external_run_needs_tools_mode(tmp_path: Path) -> None:
+    argv = ["run", "--agent", "external", *harness_args("numeric", NUMERIC[:1])]
+    r = subprocess.run(
+        [sys.executable, "-m", "harness.cli", *argv],
+        env=env_for(tmp_path / "h.db"),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 2
+    assert "use protocol mode 'tools'" in r.stderr
+    assert "MCP server" not in r.stderr  # refused before anything is served or stored
