@@ -8,7 +8,7 @@ import inspect
 
 import typer
 
-from harness.commands.run import run
+from harness.commands.run import execute_here, run, run_and_report
 
 mcp_app = typer.Typer(no_args_is_help=True, help="Serve episodes to external agents over MCP.")
 
@@ -33,6 +33,20 @@ serve.__signature__ = _RUN.replace(  # type: ignore[attr-defined]
     ]
 )
 mcp_app.command("serve")(serve)
+
+
+@mcp_app.command("resume")
+def resume(
+    run_id: str = typer.Argument(..., help="a stored run of the agent `external`"),
+    mcp_host: str = _RUN.parameters["mcp_host"].default,
+    mcp_port: int = _RUN.parameters["mcp_port"].default,
+    mcp_endpoints: str = _RUN.parameters["mcp_endpoints"].default,
+    as_json: bool = _RUN.parameters["as_json"].default,
+) -> None:
+    """Go on with a stored run of the agent `external` in this process (one stopped with Ctrl-C,
+    or whose process died): new tokens for its unfinished episodes, printed as `serve` does."""
+    work = execute_here(None, quiet=as_json, mcp=(mcp_host, mcp_port, mcp_endpoints), resume=run_id)
+    run_and_report(work, as_json)
 
 
 def register(app: typer.Typer) -> None:

@@ -8,6 +8,7 @@ import json
 import os
 import sys
 from collections.abc import Iterator
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -156,17 +157,23 @@ def run(
         raise typer.BadParameter("--agent-isolation must be bwrap or none")
     if executor not in (None, "local", "ray"):
         raise typer.BadParameter("--executor must be local or ray")
+    run_and_report(
+        execute_here(
+            spec,
+            quiet=as_json,
+            agent_isolation=agent_isolation,
+            preflight=not no_preflight,
+            executor=executor,
+            mcp=(mcp_host, mcp_port, mcp_endpoints),
+        ),
+        as_json,
+    )
+
+
+def run_and_report(work, as_json: bool) -> None:  # type: ignore[no-untyped-def]
+    """Run `execute_here(...)` and print its summary (JSON with --json); exit 1 when the run failed."""
     with _stdout_is_stderr(as_json):
-        detail, floor = asyncio.run(
-            _run(
-                spec,
-                quiet=as_json,
-                agent_isolation=agent_isolation,
-                preflight=not no_preflight,
-                executor=executor,
-                mcp=(mcp_host, mcp_port, mcp_endpoints),
-            )
-        )
+        detail, floor = asyncio.run(work)
     if as_json:
         # the run's detail; floor_run_id names its floor run, whose detail is under "floor"
         out = detail.model_dump(mode="json") | {
@@ -183,21 +190,24 @@ def run(
         raise typer.Exit(1)
 
 
-async def _run(  # type: ignore[no-untyped-def]
+async def execute_here(  # type: ignore[no-untyped-def]
     spec,
     quiet: bool,
     agent_isolation: str | None = None,
     preflight: bool = True,
     executor: str | None = None,
     mcp: tuple[str, int, str | None] = ("127.0.0.1", 0, None),
+    resume: str | None = None,
 ):
+    """Store the run `spec` describes and execute it here; or (`resume`, a run id) execute a
+    stored run whose lease is free (its unfinished episodes)."""
     from harness.executors import ExecutorConfigError, make_executor
     from harness.preflight import PreflightError
     from harness.runs.admission import checked_plan
     from harness.runs.leases import new_owner_id
     from harness.runs.plan import store_plan
     from harness.runs.selection import SelectionError
-    from harness.runs.spec import episode_total
+    from harness.runs.spec import RunSpec, episode_total
     from harness.runs.views import run_detail
     from harness.services import build_services
     from harness.settings import Settings
@@ -226,8 +236,13 @@ async def _run(  # type: ignore[no-untyped-def]
     svc = None
     try:
         svc = build_services(settings, executor=remote, owner=owner)
-        plan = checked_plan(spec, settings, svc.catalogs, preflight=preflight)
-        run = store_plan(svc.store, plan, owner=owner, lease_s=settings.run_lease_s)
+        if resume is None:
+            plan = checked_plan(spec, settings, svc.catalogs, preflight=preflight)
+            run = store_plan(svc.store, plan, owner=owner, lease_s=settings.run_lease_s)
+            agent_cls = plan.agent_cls
+        else:
+            plan, (run, agent_cls) = None, resumable(svc.store, resume, owner)
+            spec = RunSpec.model_validate(run.spec)
         floor = svc.store.floor_run(run.id)
     except PreflightError as e:
         await _close(svc)
@@ -252,7 +267,7 @@ async def _run(  # type: ignore[no-untyped-def]
             f"agent {floor.agent}"
         )
     runs = [run] + ([floor] if floor else [])
-    mcp_server = await _serve_mcp(store, run, plan, *mcp)
+    mcp_server = await _serve_mcp(store, run, agent_cls, plan, *mcp)
     sched.start()
     progress = Progress(
         TextColumn("{task.description}"),
@@ -298,11 +313,12 @@ async def _run(  # type: ignore[no-untyped-def]
 
 
 async def _serve_mcp(  # type: ignore[no-untyped-def]
-    store, run, plan, host: str, port: int, path: str | None
+    store, run, agent_cls: type, plan, host: str, port: int, path: str | None
 ):
     """For an agent that meets its client over MCP (`external`): its server in this process, and
-    each episode's endpoint and token on stderr (its client needs them while the run waits)."""
-    if not getattr(plan.agent_cls, "runs_in_orchestrator", False):
+    each unfinished episode's endpoint and token on stderr (its client needs them while the run
+    waits). `plan`: a new run's, whose episodes are stored here first."""
+    if not getattr(agent_cls, "runs_in_orchestrator", False):
         return None
     from harness.mcp.server import (
         LOOPBACK,
@@ -312,7 +328,8 @@ async def _serve_mcp(  # type: ignore[no-untyped-def]
         store_episodes_now,
     )
 
-    store_episodes_now(store, run, plan)
+    if plan is not None:
+        store_episodes_now(store, run, plan)
     server = McpServer(McpApp(rebinding_protection=host in LOOPBACK), host, port)
     await server.start()
     err.print(f"MCP server at {server.base_url}/<episode> (one endpoint and token per episode):")
@@ -324,6 +341,31 @@ async def _serve_mcp(  # type: ignore[no-untyped-def]
         with os.fdopen(fd, "w") as f:
             json.dump([e.model_dump() for e in endpoints], f, indent=2)
     return server
+
+
+def resumable(store, run_id: str, owner: str) -> tuple[Any, type]:  # type: ignore[no-untyped-def]
+    """The stored run `run_id` and its agent class, when this process may execute it now
+    (SelectionError otherwise)."""
+    from harness.runs.leases import lease_free
+    from harness.runs.plan import planned_agent_class, stored_agent_path
+    from harness.runs.selection import SelectionError
+    from harness.runs.spec import RunSpec
+    from harness.store import RUN_TERMINAL
+
+    run = store.get_run(run_id)
+    if run is None:
+        raise SelectionError(f"no run with id {run_id!r}")
+    if run.status in RUN_TERMINAL:
+        raise SelectionError(f"run {run_id} has ended ({run.status})")
+    if not lease_free(run, owner):
+        raise SelectionError(
+            f"run {run_id} is executed by another process (its lease runs until "
+            f"{run.lease_expires_at}); stop that one first"
+        )
+    agent_cls = planned_agent_class(
+        RunSpec.model_validate(run.spec), stored_agent_path(store, run_id)
+    )
+    return run, agent_cls
 
 
 def running_text(counters: dict[str, tuple[int, int]]) -> str:

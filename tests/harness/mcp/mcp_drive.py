@@ -28,14 +28,22 @@ def read_endpoints(path: Path) -> list[dict[str, Any]]:
 
 
 async def drive(
-    url: str, token: str, agent: Agent, family: str, *, reconnect_after: int | None = None
+    url: str,
+    token: str,
+    agent: Agent,
+    family: str,
+    *,
+    reconnect_after: int | None = None,
+    stop_after: int | None = None,
+    seen: list[dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """Run `agent` as the episode's external agent; returns what the client saw per call
     (name, arguments, text, is_error). `reconnect_after`: drop the MCP session after that many
-    agent steps and go on in a new one with the same token."""
+    agent steps and go on in a new one with the same token. `stop_after`: return after that many
+    steps; `seen`: go on from such a return (the client's memory of the episode)."""
     specs: list[ToolSpec] = list(benchmark(family).commands)
-    seen: list[dict[str, Any]] = []
-    steps = 0
+    seen = list(seen or [])
+    steps = 1 + max((s["step"] for s in seen), default=-1)
     while True:
         async with mcp_client(url, token) as c:
             listed = (await c.list_tools()).tools
@@ -73,6 +81,8 @@ async def drive(
                         )
                     )
                 steps += 1
+                if steps == stop_after:
+                    return seen
                 if reconnect_after is not None and steps == reconnect_after:
                     reconnect_after = None
                     break  # a new session below, same token: the episode carries on

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -65,10 +66,12 @@ def native_run(tmp: Path, agent: str, family: str, ids: list[str]) -> Store:
 class Served:
     """`harness mcp serve` on the given targets, until its run ends."""
 
-    def __init__(self, tmp: Path, family: str, ids: list[str]) -> None:
+    def __init__(
+        self, tmp: Path, family: str, ids: list[str], *, resume: str | None = None
+    ) -> None:
         self.db, self.endpoints_file = tmp / "mcp.db", tmp / "endpoints.json"
-        self.log = open(tmp / "serve.log", "wb")  # noqa: SIM115 - closed in wait()
-        argv = ["mcp", "serve", *harness_args(family, ids)]
+        self.log = open(tmp / "serve.log", "ab")  # noqa: SIM115 - closed in wait()
+        argv = ["mcp", "resume", resume] if resume else ["mcp", "serve", *harness_args(family, ids)]
         argv += ["--mcp-endpoints", str(self.endpoints_file)]
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "harness.cli", *argv],
@@ -184,3 +187,31 @@ def test_an_external_run_needs_tools_mode(tmp_path: Path) -> None:
     assert r.returncode == 2
     assert "use protocol mode 'tools'" in r.stderr
     assert "MCP server" not in r.stderr  # refused before anything is served or stored
+
+
+@pytest.mark.slow
+def test_a_stopped_external_run_resumes_with_new_tokens(tmp_path: Path) -> None:
+    """Ctrl-C after the client's first step; `harness mcp resume` serves the rest with a new
+    token (the old one died with its process); the client carries on from its own memory, and
+    the run stores what an uninterrupted native run stores."""
+    target = NUMERIC[1]
+    served = Served(tmp_path, "numeric", [target])
+    try:
+        [a] = served.endpoints()
+        agent = get_agent("scripted-numeric")
+        seen = asyncio.run(drive(a["url"], a["token"], agent, "numeric", stop_after=1))
+        served.proc.send_signal(signal.SIGINT)
+        assert served.proc.wait(timeout=60) != 0
+    finally:
+        served.kill()
+    [run] = Store(make_engine(f"sqlite:///{served.db}")).list_runs()
+    served.endpoints_file.unlink()
+    resumed = Served(tmp_path, "numeric", [], resume=run.id)
+    try:
+        [b] = resumed.endpoints()
+        assert b["episode_id"] == a["episode_id"] and b["token"] != a["token"]
+        asyncio.run(drive(b["url"], b["token"], agent, "numeric", seen=seen))
+        mcp = stored(resumed.wait())
+    finally:
+        resumed.kill()
+    assert mcp == stored(native_run(tmp_path, "scripted-numeric", "numeric", [target]))
