@@ -113,9 +113,7 @@ def arguments_of(value: Any) -> dict[str, Any]:
         except ValueError:
             return {RAW_ARGUMENTS: value}
         return parsed if isinstance(parsed, dict) else {RAW_ARGUMENTS: value}
-    if isinstance(value, dict):
-        return value
-    return {RAW_ARGUMENTS: json.dumps(value)}
+    return value if isinstance(value, dict) else {RAW_ARGUMENTS: json.dumps(value)}
 
 
 def wire_arguments(call: ToolCall) -> str:
@@ -200,9 +198,8 @@ def anthropic_reply(response: httpx.Response, *, tools: bool = False) -> Turn:
 def _anthropic_call(block: _AnthropicBlock, response: httpx.Response) -> ToolCall:
     if not isinstance(block.name, str):
         raise MalformedReply(f"200 reply has a tool_use block without a name: {_quote(response)}")
-    return ToolCall(
-        id=call_id(block.id), name=block.name[:256], arguments=arguments_of(block.input)
-    )
+    args = block.input if isinstance(block.input, dict) else json.dumps(block.input)  # as JSON text
+    return ToolCall(id=call_id(block.id), name=block.name[:256], arguments=arguments_of(args))
 
 
 # ---- a real empty answer ---------------------------------------------------------------------
