@@ -10,8 +10,9 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from agents.base import Agent, AgentOptions, AgentReply, Message
+from agents.base import AgentOptions, AgentReply, Message
 from agents.protocol import answer, command, fmt_number, function_path, numeric_points, observations
+from agents.tools_adapter import TextProtocolAgent
 
 
 def interpolation_code(xs: list[float], ys: list[float]) -> str:
@@ -44,7 +45,7 @@ class InterpolationOptions(AgentOptions):
     high: float = Field(128.0, allow_inf_nan=False)
 
 
-class InterpolationAgent(Agent):
+class InterpolationAgent(TextProtocolAgent):
     """Baseline: grid-samples [-128, 128] and answers with linear interpolation of the samples.
 
     Options: max_inputs (default 129), batch_size (inputs per PYTHON call, default max_inputs),
@@ -70,7 +71,7 @@ class InterpolationAgent(Agent):
             values[i : i + self.batch_size] for i in range(0, len(values), self.batch_size)
         ]
 
-    async def step(self, conversation: list[Message]) -> AgentReply:
+    async def text_step(self, conversation: list[Message]) -> AgentReply:
         obs, sent = observations(conversation)
         if sent < len(self.batches):
             return AgentReply(

@@ -7,18 +7,19 @@ from abc import abstractmethod
 from collections.abc import Sequence
 from typing import ClassVar
 
-from agents.base import Agent, AgentReply, Message
+from agents.base import AgentReply, Message
 from agents.protocol import Observation, next_chunk, observations
+from agents.tools_adapter import TextProtocolAgent
 
 
-class FixedProbesAgent(Agent):
+class FixedProbesAgent(TextProtocolAgent):
     """Sends `probes`, `chunk` a round, then answers with `describe(observations)`. Stateless
     between steps: a resumed episode continues where it stopped."""
 
     probes: ClassVar[Sequence[str]] = ()
     chunk: ClassVar[int] = 1
 
-    async def step(self, conversation: list[Message]) -> AgentReply:
+    async def text_step(self, conversation: list[Message]) -> AgentReply:
         cmd = next_chunk(conversation, self.probes, self.chunk)
         if cmd is not None:
             return AgentReply(content=cmd)

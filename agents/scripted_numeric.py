@@ -18,10 +18,11 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from agents.base import Agent, AgentOptions, AgentReply, Message
+from agents.base import AgentOptions, AgentReply, Message
 from agents.interpolation import interpolation_code
 from agents.numeric_fit import Fit, fit_samples, interp_cv_rss, num
 from agents.protocol import answer, command, fmt_number, function_path, numeric_points, observations
+from agents.tools_adapter import TextProtocolAgent
 
 
 def default_plan(max_inputs_per_call: int = 130) -> list[list[str]]:
@@ -73,7 +74,7 @@ class ScriptedNumericOptions(AgentOptions):
     max_inputs_per_call: int = Field(130, ge=1, le=10_000)
 
 
-class ScriptedNumericAgent(Agent):
+class ScriptedNumericAgent(TextProtocolAgent):
     """Offline numeric baseline: samples f on [-128, 128] and fits candidate families."""
 
     name = "scripted-numeric"
@@ -87,7 +88,7 @@ class ScriptedNumericAgent(Agent):
         super().__init__(**options)
         self.plan = default_plan(int(options.get("max_inputs_per_call", 130)))
 
-    async def step(self, conversation: list[Message]) -> AgentReply:
+    async def text_step(self, conversation: list[Message]) -> AgentReply:
         path = function_path(conversation)
         obs, sent = observations(conversation)
         if sent < len(self.plan):

@@ -23,8 +23,9 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field
 
-from agents.base import Agent, AgentOptions, AgentReply, Message
+from agents.base import AgentOptions, AgentReply, Message
 from agents.protocol import function_path
+from agents.tools_adapter import TextProtocolAgent
 
 LAYER = 8
 TOP = 32
@@ -98,7 +99,7 @@ class ScriptedRavelOptions(AgentOptions):
     top: int = Field(TOP, ge=1, le=100_000)
 
 
-class ScriptedRavelAgent(Agent):
+class ScriptedRavelAgent(TextProtocolAgent):
     name = "scripted-ravel"
     provider = "local"
     description = "offline baseline for RAVEL targets: top dims by activation difference"
@@ -108,7 +109,7 @@ class ScriptedRavelAgent(Agent):
         super().__init__(**options)
         self.opts = ScriptedRavelOptions.model_validate(options)
 
-    async def step(self, conversation: list[Message]) -> AgentReply:
+    async def text_step(self, conversation: list[Message]) -> AgentReply:
         path = function_path(conversation)
         replies = _responses(conversation)
         if not replies:

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents.base import Agent, AgentReply, Message
+from agents.base import AgentReply, Message
 from agents.protocol import answer, command, function_path, observations
 from agents.string_candidates import HELPERS, Candidate, atomic_candidates, data_candidates
+from agents.tools_adapter import TextProtocolAgent
 
 PROBES = [
     "hello", "World", "abc123", "Python3", "a", "xyz", "Zebra", "racecar", "OpenAI", "data2023",
@@ -114,7 +115,7 @@ def describe(chain: list[Candidate], hits: int, total: int) -> str:
     return text
 
 
-class ScriptedStringsAgent(Agent):
+class ScriptedStringsAgent(TextProtocolAgent):
     """Offline strings baseline: probes f and searches candidate transformations."""
 
     name = "scripted-strings"
@@ -123,7 +124,7 @@ class ScriptedStringsAgent(Agent):
         "offline baseline: probes a string function and searches candidate transformations (no API)"
     )
 
-    async def step(self, conversation: list[Message]) -> AgentReply:
+    async def text_step(self, conversation: list[Message]) -> AgentReply:
         path = function_path(conversation)
         obs, sent = observations(conversation)
         plan = [PROBES, SPACED_PROBES]

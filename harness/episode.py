@@ -12,6 +12,14 @@ loop grants one extra round, because FIND's check (`round_count > 20` after the 
 assistant messages through; in "default" mode the cap is exactly `max_rounds`. Method
 "single_round" (FIND's --single_round) stops after the second assistant message, whose text is the
 answer whether or not it has a [DESCRIPTION] tag, as FIND does.
+
+Protocol mode "tools": the agent is offered the benchmark's commands as tools (its record's
+`commands`) and answers with tool calls. A call runs the text command it stands for (so its
+result is the text protocol's reply, byte for byte) and each result is stored as a `tool`
+message, with a row per call in `tool_calls`, in the same transaction as the target calls;
+`submit_answer` ends the episode with the answer rendered as text, which the same scorers score.
+A call to an unknown tool or with arguments against the schema is answered as a tool error the
+agent can correct. Budgets count as in the text modes (a round is one assistant message).
 """
 
 from __future__ import annotations
@@ -27,18 +35,21 @@ from agents import protocol as proto
 from agents.base import Agent, AgentError, check_usage
 from agents.base import Message as AgentMessage
 from agents.host_protocol import valid_unicode
+from agents.protocol import tools as tool_text
+from agents.toolspec import ToolCall, ToolSpec
 from evaluator.api import EpisodeStats, ScoreResult
 from evaluator.scorer import ScoringContext
 from function_store.benchmark import benchmark
 from function_store.models import Target
 from harness import prompts
 from harness.agent_errors import agent_traceback
-from harness.runs.spec import RunSpec
+from harness.runs.spec import RunSpec, check_json_value
 from harness.sandbox.code_runner import run_in_sandbox
 from harness.store.models import Episode
 from harness.store.models import Message as MessageRow
 from harness.store.repo import Store
 from harness.target_client import TargetClient
+from harness.tool_checks import MAX_TOOL_CALLS, argument_errors
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +58,10 @@ ScoreHook = Callable[[Target, str, EpisodeStats, ScoringContext], Awaitable[list
 
 _PARSE_INLINE_CHARS = 20_000  # messages parsed on the event loop; longer ones in a thread
 
+NO_TOOL_HINT = (
+    "No tool call found in your message. Run experiments by calling the tools; give your final "
+    "answer by calling {submit}."
+)
 NO_COMMAND_HINT = (
     "No command found in your message. Call the function with "
     f"PYTHON({prompts.DIR2FUNC} input1 input2 ...), or give your final answer starting with "
@@ -93,6 +108,7 @@ class _State:
     last_step: int
     last_role: str
     last_content: str
+    last_tool_calls: list[ToolCall]
     conversation: list[AgentMessage]  # what the agent sees next (kept incrementally: O(1)/step)
     rounds: int
     target_calls: int
@@ -131,6 +147,10 @@ class EpisodeRunner:
         self.step_timeout_s = step_timeout_s  # the operator's bound on one agent step
         self.mode = spec.protocol.mode
         self.method = spec.protocol.method
+        # the benchmark's commands, offered as tools in protocol mode "tools"
+        self.tools: list[ToolSpec] = (
+            list(benchmark(target.family).commands) if self.mode == "tools" else []
+        )
 
     # ---- public -----------------------------------------------------------------------------
     async def run(self) -> str:
@@ -190,7 +210,8 @@ class EpisodeRunner:
 
     def _prompt(self) -> str:
         ex = self.target.exemplars if self.method in ("exemplars", "single_round") else None
-        return prompts.task_prompt(self.target.public.prompt_family, ex)
+        text = prompts.task_prompt(self.target.public.prompt_family, ex)
+        return text + prompts.tools_note(self.tools) if self.tools else text
 
     def _load_state(self) -> _State:
         msgs = self.store.messages(self.ep.id)
@@ -208,6 +229,7 @@ class EpisodeRunner:
             last_step=msgs[-1].step,
             last_role=msgs[-1].role,
             last_content=msgs[-1].content,
+            last_tool_calls=[ToolCall.model_validate(c) for c in msgs[-1].tool_calls],
             conversation=self._conversation(msgs),
             rounds=sum(m.role == "assistant" for m in msgs),
             target_calls=len(calls),
@@ -235,7 +257,15 @@ class EpisodeRunner:
         for m in msgs:
             if m.role == "user" and m.resets_context:
                 conv = conv[:1]  # keep the system prompt
-            conv.append(AgentMessage(role=m.role, content=m.content))  # type: ignore[arg-type]
+            conv.append(
+                AgentMessage(
+                    role=m.role,  # type: ignore[arg-type]
+                    content=m.content,
+                    tool_calls=m.tool_calls,  # type: ignore[arg-type]
+                    tool_call_id=m.tool_call_id,
+                    is_error=m.is_error,
+                )
+            )
         return conv
 
     async def _loop(self) -> EpisodeEnd:
@@ -248,6 +278,9 @@ class EpisodeRunner:
             if st.last_role != "assistant":
                 self._check_budgets(st)
                 await self._agent_turn(st, st.last_step + 1)
+                continue
+            if self.mode == "tools":
+                await self._tool_turn(st)
                 continue
             step, content = st.last_step, st.last_content
             if len(content) > _PARSE_INLINE_CHARS:  # long: off the event loop (others keep going)
@@ -319,6 +352,108 @@ class EpisodeRunner:
             else:
                 st.conversation.append(user)
 
+    async def _tool_turn(self, st: _State) -> None:
+        """Run the tool calls of the last assistant message (protocol mode "tools"); raises
+        EpisodeEnd at `submit_answer` or a budget."""
+        step, calls = st.last_step, st.last_tool_calls
+        specs = tool_text.by_name(self.tools)
+        submit = next(
+            (c for c in calls if c.name in specs and specs[c.name].kind == "answer"), None
+        )
+        if submit is not None and not argument_errors(specs[submit.name], submit.arguments):
+            answer = tool_text.to_answer(specs[submit.name], submit.arguments)
+            ended = "not run: the episode ended at submit_answer"
+            rows = [
+                _tool_row(step, i, c, *(("answer submitted", None) if c is submit else ("", ended)))
+                for i, c in enumerate(calls)
+            ]
+            self._fence()
+            self.store.add_tool_rows(self.ep.id, rows)
+            raise EpisodeEnd("completed", "submit_answer", answer=answer)
+        if st.rounds >= self._round_cap():
+            raise EpisodeEnd("budget_exhausted", "rounds", answer="")
+        budgets = self.spec.budgets
+        decimals = benchmark(self.target.family).reply_decimals
+        results: list[dict[str, Any]] = []  # the tool messages
+        tool_rows: list[dict[str, Any]] = []
+        target_rows: list[dict[str, Any]] = []
+        end: EpisodeEnd | None = None
+        for idx, c in enumerate(calls):
+            t = time.monotonic()
+            spec = specs.get(c.name)
+            error: str | None = None
+            if spec is None:
+                error = f"unknown tool {c.name[:100]!r}; the tools are: {', '.join(specs)}"
+            elif problems := argument_errors(spec, c.arguments):
+                error = f"invalid arguments for {spec.name}: {problems}"
+            if error is not None:  # no text command stands for it: a plain error
+                text = f"Error: {error}"
+            else:
+                assert spec is not None
+                if (
+                    budgets.max_target_calls is not None
+                    and st.target_calls >= budgets.max_target_calls
+                ):  # the calls made so far are stored below; the rest are not run
+                    end = EpisodeEnd("budget_exhausted", "target_calls", answer="")
+                    break
+                words = tool_text.to_words(spec, c.arguments)
+                call = await self._call_target(words)
+                if "_rejected" in call:  # the service refused the agent's input
+                    error = call["_rejected"]
+                    text = proto.format_error(call["_rejected"])
+                else:
+                    target_rows.append({"step": step, "idx": idx, **call})
+                    st.target_calls += 1
+                    st.inputs += len(words)
+                    text = proto.format_reply(call["_outputs"], "default", decimals=decimals)
+            tool_rows.append(_tool_row(step, idx, c, text, error, time.monotonic() - t))
+            results.append(
+                {
+                    "step": step + 1 + idx,
+                    "role": "tool",
+                    "content": text,
+                    "tool_call_id": c.id,
+                    "is_error": error is not None,
+                }
+            )
+        if end is not None:
+            if tool_rows:
+                self._fence()
+                self.store.add_tool_rows(self.ep.id, tool_rows)
+            if target_rows:
+                self._store_calls(st, target_rows)
+            raise end
+        if not calls:
+            hint = NO_TOOL_HINT.format(submit=tool_text.SUBMIT)
+            results = [{"step": step + 1, "role": "user", "content": proto.format_error(hint)}]
+        last = results[-1]["step"]
+        self._fence()
+        self.store.add_reply(
+            self.ep.id,
+            self.ep.run_id,
+            results,
+            self._counters(st),
+            event={
+                "step": last,
+                "rounds": st.rounds,
+                "target_calls": st.target_calls,
+                "tool_errors": sum(r["error"] is not None for r in tool_rows),
+            },
+            calls=[_call_row(c) for c in target_rows],
+            tool_calls=tool_rows,
+        )
+        st.last_step, st.last_role = last, results[-1]["role"]
+        st.last_content, st.last_tool_calls = results[-1]["content"], []
+        st.conversation.extend(
+            AgentMessage(
+                role=r["role"],
+                content=r["content"],
+                tool_call_id=r.get("tool_call_id"),
+                is_error=r.get("is_error", False),
+            )
+            for r in results
+        )
+
     def _store_calls(self, st: _State, calls: list[dict[str, Any]]) -> None:
         self._fence()
         for c in calls:
@@ -335,6 +470,14 @@ class EpisodeRunner:
             raise EpisodeEnd("budget_exhausted", "wall_time", answer="")
 
     async def _agent_turn(self, st: _State, step: int) -> None:
+        if self.tools and not getattr(self.agent, "supports_tools", False):
+            raise EpisodeEnd(
+                "error",
+                "agent_error",
+                category="agent",
+                error=f"agent {getattr(self.agent, 'name', '?')!r} does not support protocol "
+                "mode 'tools' (it takes no tools)",
+            )
         conv = list(st.conversation)  # a copy: agents may keep or alter what they are given
         t = time.monotonic()
         left, bound = self._time_left(), self.step_timeout_s
@@ -343,7 +486,10 @@ class EpisodeRunner:
             # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow a cancellation (run
             # cancelled, server stopping) that arrives as the step completes
             async with asyncio.timeout(bound if by_step else left):
-                reply = await self.agent.step(conv)
+                if self.tools:
+                    reply = await self.agent.step(conv, tools=list(self.tools))  # type: ignore[call-arg]
+                else:
+                    reply = await self.agent.step(conv)
         except TimeoutError:
             if by_step:  # the operator's bound on one step, not the run's wall-time budget
                 raise EpisodeEnd(
@@ -375,6 +521,7 @@ class EpisodeRunner:
         model = valid_unicode(reply.model) if reply.model else reply.model
         try:  # an in-process agent's claim; a hosted agent's was checked at the host boundary
             u = check_usage(reply.usage)
+            tool_calls = self._check_tool_calls(reply)
         except AgentError as e:
             raise EpisodeEnd("error", "agent_error", category="agent", error=str(e)) from None
         st.rounds += 1
@@ -390,11 +537,36 @@ class EpisodeRunner:
             "cost_usd": u.cost_usd,
             "latency_s": latency,
             "model": model,
+            "tool_calls": [c.model_dump() for c in tool_calls],
         }
         self._fence()
         self.store.add_agent_message(self.ep.id, msg, self._counters(st))
         st.last_step, st.last_role, st.last_content = step, "assistant", content
-        st.conversation.append(AgentMessage(role="assistant", content=content))
+        st.last_tool_calls = tool_calls
+        st.conversation.append(
+            AgentMessage(role="assistant", content=content, tool_calls=tool_calls)
+        )
+
+    def _check_tool_calls(self, reply: Any) -> list[ToolCall]:
+        """The reply's tool calls, revalidated (an in-process agent may have built them without
+        validation): none outside protocol mode "tools", at most MAX_TOOL_CALLS, plain JSON."""
+        raw = getattr(reply, "tool_calls", None) or []
+        if not raw:
+            return []
+        if not self.tools:
+            raise AgentError("agent returned tool calls outside protocol mode 'tools'")
+        if len(raw) > MAX_TOOL_CALLS:
+            raise AgentError(f"agent returned {len(raw)} tool calls; at most {MAX_TOOL_CALLS}")
+        try:
+            calls = [
+                ToolCall.model_validate(c.model_dump() if hasattr(c, "model_dump") else c)
+                for c in raw
+            ]
+            for c in calls:
+                check_json_value(c.model_dump(), "tool call")
+        except (ValueError, TypeError) as e:
+            raise AgentError(f"agent returned an invalid tool call: {str(e)[:500]}") from None
+        return calls
 
     async def _call_target(self, inputs: list[str]) -> dict[str, Any]:
         t = time.monotonic()
@@ -462,6 +634,21 @@ class EpisodeRunner:
             ]
         if self.owns():  # else the run's new owner scores it
             self.store.save_scores(ep.id, rows)
+
+
+def _tool_row(
+    step: int, idx: int, call: ToolCall, result: str, error: str | None, latency_s: float = 0.0
+) -> dict[str, Any]:
+    return {
+        "step": step,
+        "idx": idx,
+        "call_id": call.id,
+        "name": call.name,
+        "arguments": call.arguments,
+        "result": result,
+        "error": error,
+        "latency_s": latency_s,
+    }
 
 
 def _call_row(c: dict[str, Any]) -> dict[str, Any]:

@@ -12,6 +12,10 @@ The system prompt: in `find-compat` mode it is FIND's, verbatim, from the data d
 `collect_interpretations.py`: the text every model got, its misspelling included). In `default`
 mode, and in `find-compat` mode when that file is missing (a warning says so), it is our own
 wording below. `HARNESS_SYSTEM_PROMPT_FILE` (set by the operator) overrides both.
+
+In `tools` mode the system prompt says the commands are tools (`TOOLS_SYSTEM_PROMPT`), and the
+task prompt, unchanged, is followed by a note mapping its `PYTHON(...)` commands and answer tags
+to the tools (`tools_note`, written from the benchmark's declared commands).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agents.protocol import Mode
+from agents.toolspec import ToolSpec
 from function_store.benchmark import benchmarks, load_ref
 from function_store.datasets import DataUnavailable, data_path
 from function_store.models import PromptFamily
@@ -47,12 +52,40 @@ SYSTEM_PROMPT = (
 )
 
 
-def system_prompt_source(mode: Mode = "default") -> tuple[str, str]:
+TOOLS_SYSTEM_PROMPT = (
+    "You are a helpful assistant that interprets an opaque system by running experiments on it. "
+    "You run an experiment by calling one of the tools you are given; each tool's result is "
+    "what the experiment printed. You may call several tools in one message. When you are done, "
+    "call submit_answer with your final answer: that ends the session."
+)
+
+
+def tools_note(tools: Sequence[ToolSpec]) -> str:
+    """What follows the task prompt in `tools` mode: which tool stands for which command."""
+    lines = [
+        "",
+        "",
+        "In this session you run the commands above by calling tools instead of writing "
+        "PYTHON(...):",
+    ]
+    for t in tools:
+        if t.kind == "answer":
+            tags = ", ".join(f"{a.tag} as `{a.arg}`" for a in t.tags)
+            lines.append(f"- {t.name}: your final answer ({tags}); it ends the session.")
+        else:
+            args = ", ".join(f"`{w.arg}`" for w in t.words if w.arg) or "no arguments"
+            lines.append(f"- {t.name} ({args}): {t.description}")
+    return "\n".join(lines)
+
+
+def system_prompt_source(mode: Mode | str = "default") -> tuple[str, str]:
     """(system prompt, source): source is "file" (HARNESS_SYSTEM_PROMPT_FILE), "find" (FIND's
     text from the data directory, find-compat mode) or "own"."""
     path = os.environ.get("HARNESS_SYSTEM_PROMPT_FILE")
     if path:
         return Path(path).read_text(encoding="utf-8"), "file"
+    if mode == "tools":
+        return TOOLS_SYSTEM_PROMPT, "own"
     if mode == "find-compat":
         try:
             return data_path(FIND_SYSTEM_PROMPT).read_text(encoding="utf-8"), "find"
@@ -65,7 +98,7 @@ def system_prompt_source(mode: Mode = "default") -> tuple[str, str]:
     return SYSTEM_PROMPT, "own"
 
 
-def system_prompt(mode: Mode = "default") -> str:
+def system_prompt(mode: Mode | str = "default") -> str:
     """The system prompt of an episode in protocol mode `mode` (see the module docstring)."""
     return system_prompt_source(mode)[0]
 

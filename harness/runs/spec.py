@@ -14,7 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from evaluator.report import EpochReducer
 
-ProtocolMode = Literal["default", "find-compat"]
+# "tools": the benchmark's commands offered as tools (native tool calls; MCP for agent external)
+ProtocolMode = Literal["default", "find-compat", "tools"]
 # EpochReducer (evaluator.report): how a target's repeated samples are reduced to one score
 MAX_EPOCHS = 20  # each epoch is a whole episode per target: a caller multiplies work at most 20x
 # FIND's three interpretation methods (Schwettmann et al. 2023, §4.3): plain interactive;

@@ -11,7 +11,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, DateTime, Index, UniqueConstraint
+from sqlalchemy import JSON, Column, DateTime, Index, UniqueConstraint, false, text
 from sqlmodel import Field, SQLModel
 
 
@@ -95,6 +95,34 @@ class Message(SQLModel, table=True):
     cost_usd: float = 0.0
     latency_s: float | None = None
     model: str | None = Field(default=None, max_length=256)
+    # protocol mode `tools`: an assistant message's tool calls ({"id", "name", "arguments"}), and
+    # on a `tool` message the call it answers and whether it failed
+    tool_calls: list[dict[str, Any]] = Field(
+        default_factory=list,
+        sa_column=Column(JSON, nullable=False, server_default=text("'[]'")),
+    )
+    tool_call_id: str | None = Field(default=None, max_length=256)
+    is_error: bool = Field(default=False, sa_column_kwargs={"server_default": false()})
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class ToolCall(SQLModel, table=True):
+    """One tool call of an assistant message (protocol mode `tools`), with what it returned. A
+    call that reached the target has the target call row of the same (episode, step, idx)."""
+
+    __tablename__ = "tool_calls"
+    __table_args__ = (UniqueConstraint("episode_id", "step", "idx", name="uq_tool_call_step_idx"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    episode_id: str = Field(foreign_key="episodes.id", index=True, max_length=32)
+    step: int  # the assistant message that made it
+    idx: int  # its index among that message's tool calls
+    call_id: str = Field(max_length=256)
+    name: str = Field(max_length=256)
+    arguments: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    result: str = ""  # the text the agent got back
+    error: str | None = None  # set when the call failed (unknown tool, bad arguments, refused)
+    latency_s: float | None = None
     created_at: datetime = Field(default_factory=utcnow)
 
 

@@ -29,6 +29,7 @@ from harness.store.models import (
     Run,
     Score,
     TargetCall,
+    ToolCall,
     utcnow,
 )
 
@@ -75,6 +76,7 @@ _EVENTS = Event.__table__  # type: ignore[attr-defined]
 _INSERT_MESSAGE = insert(_MESSAGES)
 _INSERT_CALL = insert(_CALLS)
 _INSERT_EVENT = insert(_EVENTS)
+_INSERT_TOOL_CALL = insert(ToolCall.__table__)  # type: ignore[attr-defined]
 COUNTERS = (
     "rounds",
     "target_calls",
@@ -505,6 +507,14 @@ class Store:
         )
         return self._all(q)
 
+    def tool_calls(self, episode_id: str) -> list[ToolCall]:
+        q = (
+            select(ToolCall)
+            .where(ToolCall.episode_id == episode_id)
+            .order_by(ToolCall.step, ToolCall.idx)
+        )
+        return self._all(q)
+
     def add_messages(self, episode_id: str, messages: Sequence[dict[str, Any]]) -> None:
         """Insert messages (dicts with step, role, content, ...) in one transaction."""
         now = utcnow()
@@ -520,6 +530,15 @@ class Store:
             c.execute(_INSERT_MESSAGE, _message_row(episode_id, message, utcnow()))
             c.execute(_UPDATE_COUNTERS, {"episode_id_": episode_id, **counters})
 
+    def add_tool_rows(self, episode_id: str, rows: Sequence[dict[str, Any]]) -> None:
+        """Tool calls that caused no reply (the message that submitted the answer)."""
+        with self.engine.begin() as c:
+            now = utcnow()
+            c.execute(
+                _INSERT_TOOL_CALL,
+                [{"episode_id": episode_id, "created_at": now, **r} for r in rows],
+            )
+
     def add_target_call(self, episode_id: str, call: dict[str, Any]) -> None:
         with self.engine.begin() as c:
             c.execute(_INSERT_CALL, _call_row(episode_id, call, utcnow()))
@@ -528,19 +547,26 @@ class Store:
         self,
         episode_id: str,
         run_id: str,
-        message: dict[str, Any],
+        message: dict[str, Any] | Sequence[dict[str, Any]],
         counters: dict[str, Any],
         event: dict[str, Any] | None = None,
         calls: Sequence[dict[str, Any]] = (),
+        tool_calls: Sequence[dict[str, Any]] = (),
     ) -> None:
-        """The user message answering a step, the target calls it reports, the counters and a
-        progress event, atomically (a crash before the commit re-executes the calls; it can
+        """The message(s) answering a step (a user message, or in protocol mode `tools` one
+        `tool` message per call), the target calls and tool calls they report, the counters and
+        a progress event, atomically (a crash before the commit re-executes the calls; it can
         never store them twice)."""
         now = utcnow()
+        messages = [message] if isinstance(message, dict) else list(message)
         with self.engine.begin() as c:
             if calls:
                 c.execute(_INSERT_CALL, [_call_row(episode_id, call, now) for call in calls])
-            c.execute(_INSERT_MESSAGE, _message_row(episode_id, message, now))
+            if tool_calls:
+                rows = [{"episode_id": episode_id, "created_at": now, **t} for t in tool_calls]
+                c.execute(_INSERT_TOOL_CALL, rows)
+            rows = [_message_row(episode_id, m, now) for m in messages]
+            c.execute(_INSERT_MESSAGE, rows[0] if len(rows) == 1 else rows)
             c.execute(_UPDATE_COUNTERS, {"episode_id_": episode_id, **counters})
             if event is not None:
                 row = {"run_id": run_id, "episode_id": episode_id, "kind": "step"}
@@ -639,6 +665,10 @@ def _message_row(episode_id: str, m: dict[str, Any], now: datetime) -> dict[str,
         "cost_usd": 0.0,
         "latency_s": None,
         "model": None,
+        # every row has every key: an executemany takes its columns from the first row
+        "tool_calls": [],
+        "tool_call_id": None,
+        "is_error": False,
         "created_at": now,
     }
     row.update(m)

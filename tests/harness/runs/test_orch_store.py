@@ -10,7 +10,16 @@ from harness.runs.spec import RunSpec
 from harness.store import current_revision, make_engine, upgrade_schema
 from harness.store.repo import Store
 
-TABLES = {"runs", "episodes", "messages", "target_calls", "scores", "events", "alembic_version"}
+TABLES = {
+    "runs",
+    "episodes",
+    "messages",
+    "target_calls",
+    "tool_calls",
+    "scores",
+    "events",
+    "alembic_version",
+}
 
 
 def _episode(store: Store) -> tuple[str, str]:
@@ -33,9 +42,9 @@ def _episode(store: Store) -> tuple[str, str]:
 def test_migrations_create_schema_and_are_idempotent(db_url: str) -> None:
     engine = make_engine(db_url)
     assert set(inspect(engine).get_table_names()) == TABLES
-    assert current_revision(engine) == "0002"
+    assert current_revision(engine) == "0003"
     upgrade_schema(engine)  # a second start must not fail
-    assert current_revision(engine) == "0002"
+    assert current_revision(engine) == "0003"
 
 
 def test_step_keys_refuse_duplicates(db_url: str) -> None:
