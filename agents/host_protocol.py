@@ -166,8 +166,8 @@ class Failure(_Msg):
 def no_tools(name: str) -> str:
     """The error for an agent asked to run in protocol mode `tools` without supporting it."""
     return (
-        f"agent {name!r} does not support protocol mode tools (its class does not set "
-        "supports_tools = True); run it in protocol mode default or find-compat"
+        f"agent {name!r} does not support protocol mode 'tools' (its class does not set "
+        "supports_tools = True); run it in protocol mode 'default' or 'find-compat'"
     )
 
 

@@ -102,7 +102,7 @@ async def test_an_agent_without_tools_support_is_refused(hosts) -> None:
         await agent.step(START, tools=TOOLS)
     await agent.aclose()
     assert err.value.category == "agent"
-    assert "does not support protocol mode tools" in str(err.value)
+    assert "does not support protocol mode 'tools'" in str(err.value)
     assert agent.pid is None  # refused before a host was started
 
 
