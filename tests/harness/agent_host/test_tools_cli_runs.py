@@ -17,15 +17,12 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from function_store.catalog import Catalog
 from harness.cli import app
 from harness.store import make_engine
 from harness.store.repo import Store
-from tests.agents.tool_model import ANSWER, ToolModel
+from tests.agents.tool_model import TARGET, ToolModel, audit, check_session
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
-
-TARGET = "find-v1/numeric/f00150"
 
 
 @pytest.fixture
@@ -33,16 +30,6 @@ def model() -> Iterator[ToolModel]:
     m = ToolModel()
     yield m
     m.close()
-
-
-def forbidden(target_id: str) -> list[str]:
-    """What of the target's hidden truth must never reach the agent: its canary, its ground-truth
-    description and the return expression of its code."""
-    hidden = Catalog().get(target_id).hidden
-    code = [line.strip() for line in (hidden.code or "").splitlines() if "return" in line]
-    out = [hidden.canary, hidden.description, *code]
-    assert hidden.canary.startswith("CANARY-") and len(out) == 3 and all(out)
-    return out
 
 
 def harness_run(
@@ -59,60 +46,6 @@ def harness_run(
     store = Store(make_engine(db))
     (ep,) = store.episodes(summary["id"])
     return store, ep
-
-
-def audit(store: Store, ep: Any, model: ToolModel) -> None:
-    """No ground truth in the stored messages, tool calls (arguments, results, errors), nor in
-    the request bodies the model got."""
-    texts = [json.dumps(b) for b in model.bodies()]
-    for m in store.messages(ep.id):
-        texts += [m.content, json.dumps(m.tool_calls)]
-    for c in store.tool_calls(ep.id):
-        texts += [json.dumps(c.arguments), c.result, c.error or ""]
-    bad = forbidden(TARGET)
-    assert len(texts) > 20
-    for text in texts:
-        for f in bad:
-            assert f not in text, f"ground truth {f[:40]!r} reached the agent"
-
-
-def check_session(store: Store, ep: Any) -> None:
-    assert (ep.status, ep.end_reason) == ("completed", "submit_answer"), ep.error
-    msgs = store.messages(ep.id)
-    roles = [m.role for m in msgs]
-    assert roles == ["system", "user", "assistant", *["tool"] * 4, "assistant", "tool", "tool"] + [
-        "assistant"
-    ]
-    first = msgs[2]
-    assert [c["name"] for c in first.tool_calls] == ["call_function"] * 2 + [
-        "call_functon",
-        "call_function",
-    ]
-    # each result answers its call; the good ones are the text protocol's reply for them
-    results = msgs[3:7]
-    assert [r.tool_call_id for r in results] == [c["id"] for c in first.tool_calls]
-    assert results[0].content.startswith("Response: Function input - output pairs: (1, ")
-    assert "(2, " in results[0].content and results[1].content.startswith(
-        "Response: Function input - output pairs: (3, "
-    )
-    assert [r.is_error for r in results] == [False, False, True, True]
-    assert "unknown tool 'call_functon'" in results[2].content
-    assert "call_function" in results[3].content  # what the arguments broke, for the model
-    # the correction ran
-    assert [c["arguments"] for c in msgs[7].tool_calls] == [{"inputs": ["4"]}, {"inputs": ["5"]}]
-    assert [r.is_error for r in msgs[8:10]] == [False, False]
-    assert [c.inputs for c in store.target_calls(ep.id)] == [["1", "2"], ["3"], ["4"], ["5"]]
-    rows = store.tool_calls(ep.id)
-    assert [(r.step, r.idx, r.name, r.error is not None) for r in rows] == [
-        (2, 0, "call_function", False),
-        (2, 1, "call_function", False),
-        (2, 2, "call_functon", True),
-        (2, 3, "call_function", True),
-        (7, 0, "call_function", False),
-        (7, 1, "call_function", False),
-        (10, 0, "submit_answer", False),
-    ]
-    assert ANSWER in (store.get_episode(ep.id).final_answer or "")
 
 
 def test_openai_tools_run(tmp_path: Path, model: ToolModel) -> None:
