@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 import pytest
+from support import chat_completion
 
 from agents import Message, get_agent
 from agents.toolspec import RAW_ARGUMENTS, ToolCall, ToolSpec
@@ -66,17 +67,10 @@ def _anthropic(server: Any, **kw: Any) -> Any:
 
 
 def completion(content: str | None, calls: list[dict[str, Any]]) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": content}
+    body = chat_completion(content, "m1", {"prompt_tokens": 3, "completion_tokens": 2})  # type: ignore[arg-type]
     if calls:
-        message["tool_calls"] = calls
-    return {
-        "id": "chatcmpl-t",
-        "object": "chat.completion",
-        "created": 0,
-        "model": "m1",
-        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": message}],
-        "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5},
-    }
+        body["choices"][0]["message"]["tool_calls"] = calls  # type: ignore[index]
+    return body
 
 
 def fn(call_id: str | None, name: str, arguments: Any) -> dict[str, Any]:
@@ -97,6 +91,17 @@ def messages_reply(blocks: list[dict[str, Any]]) -> dict[str, Any]:
         "stop_sequence": None,
         "usage": {"input_tokens": 4, "output_tokens": 6},
     }
+
+
+async def text_step(agent: Any, server: Any, expected: str) -> dict[str, Any]:
+    """A step without tools (the text protocol): the reply's text and no tool calls; the request
+    had no tools. Returns the request body."""
+    reply = await agent.step(START)
+    await agent.aclose()
+    assert reply.content == expected and reply.tool_calls == []
+    body = server.script.requests[0]["body"]
+    assert "tools" not in body and "tool_choice" not in body
+    return body
 
 
 # ---- OpenAI Chat Completions ---------------------------------------------------------------
@@ -230,12 +235,8 @@ async def test_openai_text_mode_sends_no_tools_and_ignores_calls(server) -> None
     server.script.actions.append(
         ("reply", completion("text", [fn("c", "call_function", '{"inputs": ["1"]}')]))
     )
-    agent = _openai(server)
-    reply = await agent.step(START)
-    await agent.aclose()
-    assert reply.content == "text" and reply.tool_calls == []
-    body = server.script.requests[0]["body"]
-    assert "tools" not in body and "tool_choice" not in body
+    body = await text_step(_openai(server), server, "text")
+    assert body["messages"] == [{"role": m.role, "content": m.content} for m in START]
 
 
 async def test_calls_without_text_twice_are_not_empty_turns(server) -> None:
@@ -398,10 +399,5 @@ async def test_anthropic_input_that_is_not_an_object_keeps_the_call(server) -> N
 
 
 async def test_anthropic_text_mode_is_unchanged(server) -> None:
-    agent = _anthropic(server)
-    reply = await agent.step(START)
-    await agent.aclose()
-    assert reply.content == "part one, echo: explore f" and reply.tool_calls == []
-    body = server.script.requests[0]["body"]
-    assert "tools" not in body and "tool_choice" not in body
+    body = await text_step(_anthropic(server), server, "part one, echo: explore f")
     assert body["messages"] == [{"role": "user", "content": "explore f"}]

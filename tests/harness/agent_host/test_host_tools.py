@@ -12,11 +12,11 @@ import pytest
 
 from agents import AgentError, Message
 from agents.host_protocol import MAX_TOOL_CALLS
-from agents.registry import resolve_agent
 from agents.toolspec import ToolCall, ToolSpec
-from harness.agent_host import AgentHostClient, AgentHosts
+from harness.agent_host import AgentHosts
 from tests.agents.conftest import provider_server, server  # noqa: F401 - fixtures
 from tests.agents.test_native_tools import TOOLS, completion, fn, messages_reply
+from tests.harness.agent_host.test_host import client
 
 START = [Message(role="system", content="S"), Message(role="user", content="go")]
 
@@ -26,11 +26,6 @@ def hosts():  # type: ignore[no-untyped-def]
     h = AgentHosts(max_message_chars=4096)
     yield h
     h.close()
-
-
-def client(hosts: AgentHosts, spec: str, **options: object) -> AgentHostClient:
-    cls, _ = resolve_agent(spec)
-    return hosts.client(cls, dict(options))
 
 
 def say(text: str) -> list[Message]:
