@@ -5,7 +5,8 @@ or, in pre-flight, `Check` then `Close`)
 and reads one response per request from its stdout (`Ready` / `Reply` / `Closed`, or `Failure`).
 Lines are bounded (`MAX_LINE`; a reply line by `reply_line_limit` of the message cap). A `Step` carries only what changed: the host keeps the
 conversation it was last sent, keeps its first `keep` messages and appends `messages` (a context
-reset sends keep=1, a fresh host gets everything).
+reset sends keep=1, a fresh host gets everything). In protocol mode `tools` a `Step` carries the
+tools too, and a `Reply` the agent's tool calls (bounded and cleaned here: `clean_call`).
 """
 
 from __future__ import annotations

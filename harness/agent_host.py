@@ -13,6 +13,11 @@ environment is cleared; a provider agent gets its profile's base URL, a placehol
 route to the profile's endpoint, whose forwarder adds the real key on the orchestrator's side; any
 other agent gets no secrets and no network at all.
 
+In protocol mode `tools` each step also carries the benchmark's commands (`Step.tools`); the
+hosted agent's `step` gets `tools=` only then, and the reply's tool calls come back validated
+(`agents.host_protocol.Reply`: at most 64, arguments counted in the message cap). A class without
+`supports_tools` is refused before any host starts.
+
 A host that dies mid-step (killed, crashed) is replaced and the same step is asked again: nothing
 was stored for it, so nothing is duplicated. A cancelled step (the wall-time budget) kills the
 host, whose state is then unknown.

@@ -48,8 +48,9 @@ def harness_run(
     return store, ep
 
 
-def test_openai_tools_run(tmp_path: Path, model: ToolModel) -> None:
-    store, ep = harness_run(tmp_path, "openai", model.url + "/v1")
+@pytest.mark.parametrize("isolation", ["bwrap", "none"])  # none: the agent in the orchestrator
+def test_openai_tools_run(tmp_path: Path, model: ToolModel, isolation: str) -> None:
+    store, ep = harness_run(tmp_path, "openai", model.url + "/v1", "--agent-isolation", isolation)
     bodies = model.bodies()
     assert len(bodies) == 3
     assert all(b["tool_choice"] == "auto" for b in bodies)
