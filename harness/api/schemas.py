@@ -30,6 +30,7 @@ from harness.runs.views import (  # noqa: F401 (re-export)
     RunOut,
     ScoreOut,
     TargetCallOut,
+    ToolCallOut,
     UsageOut,
     answer_url,
     call_out,
