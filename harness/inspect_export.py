@@ -4,12 +4,12 @@
 One sample per episode: the conversation as chat messages, each target call as a tool event
 (function `PYTHON`, its inputs, the outputs the agent read); in protocol mode `tools` the
 assistant messages carry their tool calls, each result is a tool message (with its error when the
-call failed) and each tool call is the tool event (its name, arguments, result). The final answer as the sample's
-output, every score (an errored scorer is a score whose value is "error", with the message as its
-explanation, never a number), the episode's own error, and token usage. Nothing hidden is
-exported: score details go out only through the API's allow-list of keys that never carry ground
-truth (`harness.runs.views.SAFE_DETAILS`; a scorer's true interval, expected outputs or judge
-tests stay in the store).
+call failed) and each tool call is the tool event (its name, arguments, result). The final
+answer as the sample's output, every score (an errored scorer is a score whose value is "error",
+with the message as its explanation, never a number), the episode's own error, and token usage.
+Nothing hidden is exported: score details go out only through the API's allow-list of keys that
+never carry ground truth (`harness.runs.views.SAFE_DETAILS`; a scorer's true interval, expected
+outputs or judge tests stay in the store).
 
 `inspect-ai` is optional: `pip install inspect-ai` (it is in the `dev` and `inspect` extras).
 """

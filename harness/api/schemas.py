@@ -31,6 +31,7 @@ from harness.runs.views import (  # noqa: F401 (re-export)
     ScoreOut,
     TargetCallOut,
     ToolCallOut,
+    ToolCallRef,
     UsageOut,
     answer_url,
     call_out,

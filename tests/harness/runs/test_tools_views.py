@@ -7,35 +7,7 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from orch_helpers import run_in_process
-
-AGENT_PATH = "tool_agents:ScriptedToolsAgent"
-F0 = "orch-test/numeric/f00000"  # f(x) = 2x + 1
-XSS = "<script>window.pwned=1</script>"
-SCRIPT = [
-    [
-        {"name": "call_function", "arguments": {"inputs": ["0", "1"]}},
-        {"name": "run_python", "arguments": {"code": XSS}},  # unknown tool: a tool error
-    ]
-]
-
-
-async def tools_episode(url: str) -> tuple[object, object]:
-    """One finished tools-mode episode: [call_function + unknown tool], then submit_answer."""
-    store, [run] = await run_in_process(
-        url,
-        {
-            "agent": AGENT_PATH,
-            "dataset": "orch-test",
-            "ids": [F0],
-            "agent_options": {"script": SCRIPT},
-            "protocol": {"mode": "tools"},
-        },
-        agent_isolation="none",
-    )
-    assert run.status == "completed"
-    [ep] = store.episodes(run.id)
-    return store, ep
+from tool_episode import REPLY, XSS, tools_episode
 
 
 async def test_episode_detail_serves_tool_calls(sqlite_url: str, start_server) -> None:  # type: ignore[no-untyped-def]
@@ -52,7 +24,7 @@ async def test_episode_detail_serves_tool_calls(sqlite_url: str, start_server) -
         ("t0_0", False),
         ("t0_1", True),
     ]
-    assert msgs[3]["content"] == "Response: Function input - output pairs: (0, 1.0) (1, 3.0) \n"
+    assert msgs[3]["content"] == REPLY
     assert all(m["tool_calls"] == [] and m["tool_call_id"] is None for m in msgs[:2])
 
     calls = d["tool_calls"]
@@ -98,7 +70,7 @@ async def test_inspect_export_has_tool_calls_and_tool_events(sqlite_url: str, tm
         ("t0_1", "run_python", {"code": XSS}),
     ]
     assert (m[3].tool_call_id, m[3].function, m[3].error) == ("t0_0", "call_function", None)
-    assert m[3].text == "Response: Function input - output pairs: (0, 1.0) (1, 3.0) \n"
+    assert m[3].text == REPLY
     assert (m[4].tool_call_id, m[4].function) == ("t0_1", "run_python")
     assert m[4].error is not None and m[4].error.message.startswith("unknown tool 'run_python'")
     assert m[5].tool_calls[0].function == "submit_answer"
