@@ -14,6 +14,7 @@ import httpx
 import pytest
 from orch_helpers import Server, server_env
 from tool_episode import REPLY, XSS, tools_episode
+from web_helpers import artifacts_dir
 
 
 # Module scope, requested before `browser`: asyncio.run must not run while playwright holds a loop.
@@ -71,5 +72,7 @@ def test_episode_page_shows_tool_events_in_a_browser(tools_server, browser) -> N
         assert submit.locator(".tool-name").inner_text() == "submit_answer"
         assert json.loads(submit.locator("pre.tool-args").inner_text())["domain"] == "all reals"
         assert submit.locator(".tool-outcome").inner_text() == "answer submitted"
+        page.locator("#transcript").scroll_into_view_if_needed()
+        page.screenshot(path=str(artifacts_dir() / "episode-tools.png"), full_page=True)
     finally:
         page.close()
