@@ -57,7 +57,8 @@ class ToolEvent:
     """One tool call of an assistant message (protocol mode `tools`), as the page shows it."""
 
     call: S.ToolCallRef
-    arguments: str  # indented JSON; the template escapes it (agent text)
+    arguments: str  # indented JSON, cut to PREVIEW_CHARS; the template escapes it (agent text)
+    arguments_chars: int  # the whole JSON's length (the API serves the arguments whole)
     row: S.ToolCallOut | None  # its stored row: result, error, latency
     target: S.TargetCallOut | None  # the target call it made
 
@@ -83,15 +84,18 @@ def turns(detail: S.EpisodeDetail) -> list[Turn]:
             by_step.setdefault(c.step, []).append(c)
     out = []
     for m in detail.messages:
-        tools = [
-            ToolEvent(
-                call=c,
-                arguments=json.dumps(c.arguments, indent=2, ensure_ascii=False),
-                row=rows.get((m.step, i)),
-                target=targets.get((m.step, i)),
+        tools = []
+        for i, c in enumerate(m.tool_calls):
+            args = json.dumps(c.arguments, indent=2, ensure_ascii=False)
+            tools.append(
+                ToolEvent(
+                    call=c,
+                    arguments=args[: S.PREVIEW_CHARS],
+                    arguments_chars=len(args),
+                    row=rows.get((m.step, i)),
+                    target=targets.get((m.step, i)),
+                )
             )
-            for i, c in enumerate(m.tool_calls)
-        ]
         out.append(Turn(m, by_step.get(m.step, []), tools, answered.get(m.step)))
     return out
 

@@ -20,13 +20,13 @@ SCRIPT = [
 REPLY = "Response: Function input - output pairs: (0, 1.0) (1, 3.0) \n"  # FIND's reply format
 
 
-async def tools_episode(url: str) -> tuple[Any, Any]:
-    """(store, episode) after running SCRIPT to its end (agents in-process, SQLite at `url`)."""
+async def tools_episode(url: str, script: list[Any] = SCRIPT) -> tuple[Any, Any]:
+    """(store, episode) after running `script` to its end (agents in-process, SQLite at `url`)."""
     spec = {
         "agent": AGENT,
         "dataset": "orch-test",
         "ids": [F0],
-        "agent_options": {"script": SCRIPT},
+        "agent_options": {"script": script},
         "protocol": {"mode": "tools"},
     }
     store, [run] = await run_in_process(url, spec, agent_isolation="none")

@@ -16,20 +16,25 @@ from orch_helpers import Server, server_env
 from tool_episode import REPLY, XSS, tools_episode
 from web_helpers import artifacts_dir
 
+LONG = "x" * 30_000
+
 
 # Module scope, requested before `browser`: asyncio.run must not run while playwright holds a loop.
 @pytest.fixture(scope="module")
-def tools_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, str]]:
+def tools_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, str, str]]:
+    """The server, the episode of tool_episode.SCRIPT and one whose tool call has 30,000
+    characters of arguments."""
     tmp: Path = tmp_path_factory.mktemp("web-tools")
     url = f"sqlite:///{tmp / 'harness.db'}"
     _, ep = asyncio.run(tools_episode(url))
+    _, long = asyncio.run(tools_episode(url, [[{"name": "run_python", "arguments": {"c": LONG}}]]))
     srv = Server(server_env(url), tmp / "server.log").start()
-    yield srv, ep.id
+    yield srv, ep.id, long.id
     srv.stop()
 
 
 def test_tool_calls_are_events_in_the_html(tools_server) -> None:  # type: ignore[no-untyped-def]
-    srv, ep_id = tools_server
+    srv, ep_id, _ = tools_server
     html = httpx.get(f"{srv.url}/ui/episodes/{ep_id}", timeout=60).text
     assert "<script>window.pwned" not in html  # the agent's markup never reaches the page raw
     # the arguments as indented JSON, escaped (not Jinja's \u003c form: readable as sent)
@@ -41,7 +46,7 @@ def test_tool_calls_are_events_in_the_html(tools_server) -> None:  # type: ignor
 
 
 def test_episode_page_shows_tool_events_in_a_browser(tools_server, browser) -> None:  # type: ignore[no-untyped-def]
-    srv, ep_id = tools_server
+    srv, ep_id, _ = tools_server
     page = browser.new_page()
     try:
         page.goto(f"{srv.url}/ui/episodes/{ep_id}")
@@ -76,3 +81,14 @@ def test_episode_page_shows_tool_events_in_a_browser(tools_server, browser) -> N
         page.screenshot(path=str(artifacts_dir() / "episode-tools.png"), full_page=True)
     finally:
         page.close()
+
+
+def test_long_tool_arguments_are_cut_on_the_page(tools_server) -> None:  # type: ignore[no-untyped-def]
+    srv, _, ep_id = tools_server
+    html = httpx.get(f"{srv.url}/ui/episodes/{ep_id}", timeout=60).text
+    assert "x" * 19_000 in html and "x" * 20_001 not in html
+    whole = len(json.dumps({"c": LONG}, indent=2))
+    assert f"Showing the first 20000 of {whole} characters of the arguments" in html
+    # the API serves the call whole
+    d = httpx.get(f"{srv.url}/episodes/{ep_id}", timeout=60).json()
+    assert d["tool_calls"][0]["arguments"] == {"c": LONG}
