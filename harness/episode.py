@@ -559,7 +559,9 @@ class EpisodeRunner:
             raise AgentError(f"agent returned {len(raw)} tool calls; at most {MAX_TOOL_CALLS}")
         try:
             calls = [
-                ToolCall.model_validate(c.model_dump() if hasattr(c, "model_dump") else c)
+                ToolCall.model_validate(
+                    _clean_json(c.model_dump() if hasattr(c, "model_dump") else c)
+                )
                 for c in raw
             ]
             for c in calls:
@@ -649,6 +651,20 @@ def _tool_row(
         "error": error,
         "latency_s": latency_s,
     }
+
+
+def _clean_json(value: Any, depth: int = 0) -> Any:
+    """`value` with lone surrogates in its strings replaced (as in message text), so that what an
+    agent sent can be stored; nesting is checked afterwards (check_json_value)."""
+    if depth > 64:
+        return value
+    if isinstance(value, str):
+        return valid_unicode(value)
+    if isinstance(value, dict):
+        return {valid_unicode(str(k)): _clean_json(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean_json(v, depth + 1) for v in value]
+    return value
 
 
 def _call_row(c: dict[str, Any]) -> dict[str, Any]:
