@@ -10,28 +10,77 @@ import anthropic
 
 from agents.base import AgentError, AgentReply, Message
 from agents.options import ProviderOptions
-from agents.replies import AnthropicMessage, anthropic_reply
+from agents.replies import Turn, anthropic_reply
 from agents.retry import ProviderAgent, policy_from_options, provider_turn, sdk_classifier
+from agents.toolspec import ToolSpec
 
 _classify = sdk_classifier(anthropic)
 
 
-def to_messages_api(conversation: list[Message]) -> tuple[str | None, list[dict[str, str]]]:
+def to_messages_api(conversation: list[Message]) -> tuple[str | None, list[dict[str, Any]]]:
     """(system, messages): system messages are joined into the system field; consecutive turns of
     one role are merged (the API rejects two user turns in a row); a leading assistant turn gets an
-    empty user turn before it, since the API wants the first turn to be the user's."""
+    empty user turn before it, since the API wants the first turn to be the user's.
+
+    In protocol mode `tools` an assistant message's tool calls are `tool_use` blocks after its
+    text, and `tool` messages are `tool_result` blocks (with `is_error`) in the user turn that
+    follows, so consecutive results share one user message, as the API requires. Turns without
+    either keep their plain-text content."""
     system = "\n\n".join(m.content for m in conversation if m.role == "system") or None
-    turns: list[dict[str, str]] = []
+    turns: list[dict[str, Any]] = []
     for m in conversation:
         if m.role == "system":
             continue
-        if turns and turns[-1]["role"] == m.role:
-            turns[-1]["content"] += "\n\n" + m.content
+        role, content = ("user", _result_block(m)) if m.role == "tool" else (m.role, _content(m))
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"] = _merged(turns[-1]["content"], content)
         else:
-            turns.append({"role": m.role, "content": m.content})
+            turns.append({"role": role, "content": content})
     if turns and turns[0]["role"] == "assistant":
         turns.insert(0, {"role": "user", "content": "(start)"})
     return system, turns
+
+
+Content = str | list[dict[str, Any]]
+
+
+def _content(m: Message) -> Content:
+    if not m.tool_calls:
+        return m.content
+    text = [{"type": "text", "text": m.content}] if m.content else []  # no empty text blocks
+    return text + [
+        {"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in m.tool_calls
+    ]
+
+
+def _result_block(m: Message) -> Content:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": m.tool_call_id or ""}
+    if m.content:
+        block["content"] = m.content
+    block["is_error"] = m.is_error
+    return [block]
+
+
+def _merged(a: Content, b: Content) -> Content:
+    if isinstance(a, str) and isinstance(b, str):
+        return a + "\n\n" + b
+    return _blocks(a) + _blocks(b)
+
+
+def _blocks(c: Content) -> list[dict[str, Any]]:
+    if isinstance(c, list):
+        return c
+    return [{"type": "text", "text": c}] if c else []
+
+
+def to_messages_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
+    return [
+        {"name": s.name, "description": s.tool_description(), "input_schema": s.parameters}
+        for s in tools
+    ]
+
+
+_TOOL_CHOICE = {"auto": {"type": "auto"}, "required": {"type": "any"}}
 
 
 class AnthropicAgent(ProviderAgent):
@@ -40,11 +89,16 @@ class AnthropicAgent(ProviderAgent):
     Options (environment variable in brackets): model [ANTHROPIC_MODEL], api_key
     [ANTHROPIC_API_KEY], base_url [ANTHROPIC_BASE_URL], temperature [ANTHROPIC_TEMPERATURE],
     max_tokens (default 4096; the API requires one), timeout (s, default 120), max_retries
-    (default 5), backoff_base, backoff_max, prices (see agents.retry.make_usage).
+    (default 5), backoff_base, backoff_max, prices (see agents.retry.make_usage), tool_choice
+    (protocol mode tools: "auto", the default, or "required", the API's "any").
+
+    In protocol mode `tools` the commands go as `tools` (parallel tool use allowed, as the
+    API's default) and the reply's `tool_use` blocks come back as tool calls.
     """
 
     name = "anthropic"
     provider = "anthropic"
+    supports_tools = True
     default_model = "claude-sonnet-4-5"  # when neither the options nor the environment name one
     description = "Anthropic Messages API (Claude); system prompt sent separately"
     Options = ProviderOptions  # over the API: no base_url/api_key, a provider profile instead
@@ -65,6 +119,7 @@ class AnthropicAgent(ProviderAgent):
         self.temperature: float | None = float(temperature) if temperature is not None else None
         self.max_tokens = int(options.get("max_tokens", 4096))
         self.prices = options.get("prices")
+        self.tool_choice: str = options.get("tool_choice") or "auto"
         self.policy = policy_from_options(options)
         self.client = anthropic.AsyncAnthropic(
             api_key=api_key,
@@ -73,7 +128,9 @@ class AnthropicAgent(ProviderAgent):
             max_retries=0,  # ours: jittered, categorised, logged
         )
 
-    async def step(self, conversation: list[Message]) -> AgentReply:
+    async def step(
+        self, conversation: list[Message], tools: list[ToolSpec] | None = None
+    ) -> AgentReply:
         system, turns = to_messages_api(conversation)
         if not turns:
             raise AgentError(
@@ -88,11 +145,14 @@ class AnthropicAgent(ProviderAgent):
             kwargs["system"] = system
         if self.temperature is not None:
             kwargs["temperature"] = self.temperature
+        if tools:
+            kwargs["tools"] = to_messages_tools(tools)
+            kwargs["tool_choice"] = _TOOL_CHOICE[self.tool_choice]
 
-        async def call() -> tuple[str, AnthropicMessage]:
+        async def call() -> Turn:
             # The raw body is validated here: the SDK would build an object from anything.
             raw = await self.client.messages.with_raw_response.create(**kwargs)
-            return anthropic_reply(raw.http_response)
+            return anthropic_reply(raw.http_response, tools=tools is not None)
 
         what = f"anthropic {self.model}"
         return await provider_turn(self, conversation, call, _classify, what=what)

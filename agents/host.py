@@ -17,7 +17,7 @@ import traceback
 from typing import Any, BinaryIO
 from urllib.parse import urlsplit, urlunsplit
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from agents.base import Agent, AgentError, Message, check_usage
 from agents.host_protocol import (
@@ -34,9 +34,13 @@ from agents.host_protocol import (
     Reply,
     Step,
     encode,
+    invalid,
+    no_tools,
+    reply_chars,
     too_long,
 )
 from agents.registry import UnknownAgent, check_agent_class, import_path
+from agents.toolspec import ToolCall
 
 # The orchestrator binds its byte forwarder module (function_store.service.forward, stdlib only)
 # here: the host reuses it without being able to import anything else of function_store.
@@ -162,25 +166,46 @@ class _Host:
         if req.keep > len(self.conv):
             raise RuntimeError(f"agent host: keep={req.keep} but only {len(self.conv)} messages")
         self.conv = [*self.conv[: req.keep], *req.messages]
-        reply = self.loop.run_until_complete(self.agent.step(list(self.conv)))
+        if req.tools is None:
+            reply = self.loop.run_until_complete(self.agent.step(list(self.conv)))
+        elif not getattr(type(self.agent), "supports_tools", False):
+            cls = type(self.agent)
+            return Failure(message=no_tools(cls.name or cls.__qualname__), category="agent")
+        else:
+            step = self.agent.step(list(self.conv), tools=list(req.tools))  # type: ignore[call-arg]
+            reply = self.loop.run_until_complete(step)
         if not isinstance(getattr(reply, "content", None), str):
             return Failure(message=f"agent returned {reply!r:.200}", category="agent")
+        calls = _calls(reply) if req.tools is not None else []  # the text protocol has none
+        if isinstance(calls, Failure):
+            return calls
         # Said here, before a huge message is encoded; the orchestrator checks again (it does not
         # trust this process, which runs the agent's code).
-        if len(reply.content) > self.max_chars:
+        if (size := reply_chars(reply.content, calls)) > self.max_chars:
             return Failure(
-                message=too_long(f"{len(reply.content):,} characters", self.max_chars),
-                category="agent",
+                message=too_long(f"{size:,} characters", self.max_chars), category="agent"
             )
         usage = check_usage(reply.usage)  # AgentError -> a Failure, category agent
         model = reply.model if isinstance(reply.model, str) or reply.model is None else None
-        return Reply(content=reply.content, usage=usage, model=model)
+        return Reply(content=reply.content, tool_calls=calls, usage=usage, model=model)
 
     def _close(self) -> Closed:
         if self.agent is not None:
             with contextlib.suppress(Exception):
                 self.loop.run_until_complete(self.agent.aclose())
         return Closed()
+
+
+def _calls(reply: Any) -> list[ToolCall] | Failure:
+    """The reply's tool calls, validated as the orchestrator will (bounded, cleaned)."""
+    raw = getattr(reply, "tool_calls", None) or []
+    try:
+        if not isinstance(raw, list | tuple):
+            raise TypeError(f"tool_calls is a {type(raw).__name__}, not a list")
+        data = [c.model_dump() if isinstance(c, BaseModel) else c for c in raw]
+        return Reply.model_validate({"content": "", "tool_calls": data}).tool_calls
+    except (ValidationError, TypeError, ValueError) as e:
+        return Failure(message=f"agent returned invalid tool calls: {invalid(e)}", category="agent")
 
 
 def _import_agent(path: str) -> type[Agent]:

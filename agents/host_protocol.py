@@ -5,17 +5,21 @@ or, in pre-flight, `Check` then `Close`)
 and reads one response per request from its stdout (`Ready` / `Reply` / `Closed`, or `Failure`).
 Lines are bounded (`MAX_LINE`; a reply line by `reply_line_limit` of the message cap). A `Step` carries only what changed: the host keeps the
 conversation it was last sent, keeps its first `keep` messages and appends `messages` (a context
-reset sends keep=1, a fresh host gets everything).
+reset sends keep=1, a fresh host gets everything). In protocol mode `tools` a `Step` carries the
+tools too, and a `Reply` the agent's tool calls (bounded and cleaned here: `clean_call`).
 """
 
 from __future__ import annotations
 
+import json
+import math
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from agents.base import Message, Usage
+from agents.toolspec import ToolCall, ToolSpec
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 MAX_LINE = 64 * 1024 * 1024  # one message, either way; a longer line is a protocol error
@@ -25,12 +29,24 @@ MAX_NOTE_CHARS = 4000  # a failure's message (stored as the episode's error)
 MAX_TRACEBACK_CHARS = 16_000  # a failure's traceback (stored with the episode's end; its tail kept)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # terminal escapes too; \t, \n stay
 MAX_MODEL_CHARS = 200  # a reply's model id
+# Protocol mode `tools`: the commands one step offers, and the tool calls one reply may make
+# (a model's parallel calls; far more than any benchmark's budget of calls per turn needs)
+MAX_TOOLS = 64
+MAX_TOOL_CALLS = 64
+MAX_ARGUMENTS_DEPTH = 32  # nesting of a call's arguments, as for any JSON the store keeps
+_CALL_FIELD_CHARS = 2 * 256  # a call's id and name (ToolCall's bounds)
 
 
 def reply_line_limit(max_chars: int) -> int:
     """The longest Reply line a message of `max_chars` characters can take: JSON writes a control
-    character as \\u00XX (6 bytes, the most any character takes), plus room for the other fields."""
-    return 6 * max_chars + 64 * 1024
+    character as \\u00XX (6 bytes, the most any character takes), plus room for the other fields
+    (tool calls' ids and names included)."""
+    return 6 * max_chars + 64 * 1024 + 6 * MAX_TOOL_CALLS * _CALL_FIELD_CHARS
+
+
+def reply_chars(content: str, tool_calls: list[ToolCall]) -> int:
+    """What a reply counts against the message cap: its text and its calls' arguments (as JSON)."""
+    return len(content) + sum(len(json.dumps(c.arguments, ensure_ascii=False)) for c in tool_calls)
 
 
 def too_long(size: str, max_chars: int) -> str:
@@ -79,9 +95,13 @@ class Check(_Msg):
 
 
 class Step(_Msg):
+    """`tools`: protocol mode `tools`, the commands the agent may call (sent with every step: the
+    host keeps no state for them); None: the text protocol, `step(conversation)` as ever."""
+
     type: Literal["step"] = "step"
     keep: int = Field(0, ge=0)
     messages: list[Message]
+    tools: list[ToolSpec] | None = Field(None, max_length=MAX_TOOLS)
 
 
 class Close(_Msg):
@@ -97,6 +117,7 @@ class Ready(_Msg):
 class Reply(_Msg):
     type: Literal["reply"] = "reply"
     content: str
+    tool_calls: list[ToolCall] = Field(default_factory=list, max_length=MAX_TOOL_CALLS)
     usage: Usage = Field(default_factory=Usage)
     model: str | None = None
 
@@ -104,6 +125,11 @@ class Reply(_Msg):
     @classmethod
     def _valid_unicode(cls, v: str) -> str:
         return valid_unicode(v)
+
+    @field_validator("tool_calls")
+    @classmethod
+    def _clean_calls(cls, v: list[ToolCall]) -> list[ToolCall]:
+        return [clean_call(c) for c in v]
 
     @field_validator("model")
     @classmethod
@@ -136,6 +162,48 @@ class Failure(_Msg):
     @classmethod
     def _bounded(cls, v: str | None) -> str | None:
         return None if v is None else bounded_traceback(v)
+
+
+def no_tools(name: str) -> str:
+    """The error for an agent asked to run in protocol mode `tools` without supporting it."""
+    return (
+        f"agent {name!r} does not support protocol mode 'tools' (its class does not set "
+        "supports_tools = True); run it in protocol mode 'default' or 'find-compat'"
+    )
+
+
+def invalid(e: Exception) -> str:
+    """What is wrong, for an error message: the fields and rules, never the input (it may be a
+    40 MB string)."""
+    if not isinstance(e, ValidationError):
+        return f"{type(e).__name__}: {str(e)[:200]}"
+    return "; ".join(f"{'.'.join(map(str, x['loc']))}: {x['msg']}" for x in e.errors()[:5])
+
+
+def clean_call(call: ToolCall) -> ToolCall:
+    """A tool call as the harness keeps it: id and name without control characters (they are
+    shown and logged), arguments plain JSON (valid Unicode as content is, finite numbers, bounded
+    nesting); ValueError otherwise."""
+    ident, name = (valid_unicode(_CONTROL.sub("", x)) for x in (call.id, call.name))
+    if not ident:
+        raise ValueError("a tool call's id is empty")
+    return ToolCall(id=ident, name=name, arguments=_clean_json(call.arguments, 0))
+
+
+def _clean_json(value: Any, depth: int) -> Any:
+    if depth > MAX_ARGUMENTS_DEPTH:
+        raise ValueError(f"tool call arguments nested deeper than {MAX_ARGUMENTS_DEPTH} levels")
+    if isinstance(value, str):
+        return valid_unicode(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError("tool call arguments hold a number that is not finite")
+    if isinstance(value, dict):
+        return {valid_unicode(str(k)): _clean_json(x, depth + 1) for k, x in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean_json(x, depth + 1) for x in value]
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    raise ValueError(f"tool call arguments hold a {type(value).__name__}, not JSON")
 
 
 def bounded_traceback(text: str) -> str:

@@ -11,8 +11,9 @@ from pydantic import Field
 
 from agents.base import AgentError, AgentReply, Message
 from agents.options import ProviderOptions
-from agents.replies import OpenAICompletion, openai_reply
+from agents.replies import Turn, openai_reply, wire_arguments
 from agents.retry import ProviderAgent, policy_from_options, provider_turn, sdk_classifier
+from agents.toolspec import ToolSpec
 
 _classify = sdk_classifier(openai)
 
@@ -23,6 +24,44 @@ class OpenAIOptions(ProviderOptions):
         description="passed through in the request body (e.g. vLLM sampling options); the keys "
         "a provider profile governs (model, n, max_tokens, stream, tools, ...) are refused",
     )
+
+
+def to_chat_messages(conversation: list[Message]) -> list[dict[str, Any]]:
+    """The conversation as Chat Completions messages. Text messages are `{role, content}`; in
+    protocol mode `tools` an assistant message carries its `tool_calls` (arguments as a JSON
+    string) and each result is a `tool` message naming its call (the API has no error flag: the
+    result's text says what went wrong)."""
+    out: list[dict[str, Any]] = []
+    for m in conversation:
+        msg: dict[str, Any] = {"role": m.role, "content": m.content}
+        if m.tool_calls:
+            msg["content"] = m.content or None  # the API's form of "no text, only calls"
+            msg["tool_calls"] = [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": wire_arguments(c)},
+                }
+                for c in m.tool_calls
+            ]
+        if m.role == "tool":
+            msg["tool_call_id"] = m.tool_call_id or ""
+        out.append(msg)
+    return out
+
+
+def to_chat_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": s.name,
+                "description": s.tool_description(),
+                "parameters": s.parameters,
+            },
+        }
+        for s in tools
+    ]
 
 
 def _opt(options: dict[str, Any], key: str, env: str, default: Any = None) -> Any:
@@ -40,11 +79,17 @@ class OpenAIAgent(ProviderAgent):
     max_tokens, timeout (s, default 120), max_retries (default 5), backoff_base (s, default 1),
     backoff_max (s, default 60), prices (USD per million tokens, see agents.retry.make_usage),
     extra_body (dict passed through, e.g. vLLM sampling options; not the keys a provider profile
-    governs, agents.options.PROFILE_GOVERNED_KEYS).
+    governs, agents.options.PROFILE_GOVERNED_KEYS), tool_choice (protocol mode tools: "auto",
+    the default, or "required").
+
+    In protocol mode `tools` the commands go as `tools` (function tools; parallel calls allowed,
+    as the API's default) with `tool_choice`; nothing else is OpenAI-only, so a compatible server
+    that serves tool calls (vLLM with `--enable-auto-tool-choice` and a tool parser) works too.
     """
 
     name = "openai"
     provider = "openai"
+    supports_tools = True
     default_model = "gpt-4o"  # when neither the options nor the environment name one
     description = "OpenAI Chat Completions, or any OpenAI-compatible server (vLLM, ...) by base_url"
     Options = OpenAIOptions  # over the API: no base_url/api_key, a provider profile instead
@@ -69,6 +114,7 @@ class OpenAIAgent(ProviderAgent):
         self.max_tokens: int | None = options.get("max_tokens")
         self.prices = options.get("prices")
         self.extra_body: dict[str, Any] | None = options.get("extra_body")
+        self.tool_choice: str = options.get("tool_choice") or "auto"
         self.policy = policy_from_options(options)
         # The SDK's own retries are off: ours add jitter, categories and a log line per retry.
         self.client = openai.AsyncOpenAI(
@@ -78,11 +124,13 @@ class OpenAIAgent(ProviderAgent):
             max_retries=0,
         )
 
-    async def step(self, conversation: list[Message]) -> AgentReply:
-        kwargs: dict[str, Any] = {
-            "model": self.model,
-            "messages": [{"role": m.role, "content": m.content} for m in conversation],
-        }
+    async def step(
+        self, conversation: list[Message], tools: list[ToolSpec] | None = None
+    ) -> AgentReply:
+        kwargs: dict[str, Any] = {"model": self.model, "messages": to_chat_messages(conversation)}
+        if tools:  # the API refuses an empty list
+            kwargs["tools"] = to_chat_tools(tools)
+            kwargs["tool_choice"] = self.tool_choice
         if self.temperature is not None:
             kwargs["temperature"] = self.temperature
         if self.max_tokens is not None:
@@ -90,10 +138,10 @@ class OpenAIAgent(ProviderAgent):
         if self.extra_body:
             kwargs["extra_body"] = self.extra_body
 
-        async def call() -> tuple[str, OpenAICompletion]:
+        async def call() -> Turn:
             # The raw body is validated here: the SDK would build an object from anything.
             raw = await self.client.chat.completions.with_raw_response.create(**kwargs)
-            return openai_reply(raw.http_response)
+            return openai_reply(raw.http_response, tools=tools is not None)
 
         what = f"openai {self.model} at {self.base_url or 'api.openai.com'}"
         return await provider_turn(self, conversation, call, _classify, what=what)

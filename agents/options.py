@@ -7,7 +7,7 @@ never sends a URL or a key. `base_url` and `api_key` stay constructor options fo
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
@@ -62,6 +62,11 @@ class ProviderOptions(AgentOptions):
     backoff_max: float | None = Field(None, ge=0, le=3600)
     prices: Price | dict[str, Price] | None = Field(
         None, description="USD per million tokens: one price, or a table by model id"
+    )
+    tool_choice: Literal["auto", "required"] | None = Field(
+        None,
+        description="protocol mode tools: 'auto' (the default) lets the model answer with text "
+        "or tool calls, 'required' makes it call a tool every turn",
     )
 
     @model_validator(mode="before")

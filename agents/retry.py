@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, Field
 
 from agents.base import Agent, AgentError, AgentReply, Message, Usage
-from agents.replies import AnthropicMessage, MalformedReply, OpenAICompletion, check_empty_turn
+from agents.replies import MalformedReply, Turn, check_empty_turn
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -201,14 +201,14 @@ class ProviderAgent(Agent):
 async def provider_turn(
     agent: ProviderAgent,
     conversation: list[Message],
-    call: Callable[[], Awaitable[tuple[str, OpenAICompletion | AnthropicMessage]]],
+    call: Callable[[], Awaitable[Turn]],
     classify: Callable[[BaseException], Failure],
     *,
     what: str,
 ) -> AgentReply:
     """One turn of a provider agent: `call` with retries, the empty-answer check, and usage
     priced under the requested model id or the one the server answered with."""
-    text, reply = await call_with_retries(call, classify, agent.policy, what=what)
-    check_empty_turn(agent, conversation, text, what=what)
+    text, reply, calls = await call_with_retries(call, classify, agent.policy, what=what)
+    check_empty_turn(agent, conversation, text, what=what, calls=len(calls))
     usage = make_usage(*reply.tokens(), (agent.model, reply.model), agent.prices)
-    return AgentReply(content=text, usage=usage, model=reply.model or agent.model)
+    return AgentReply(content=text, tool_calls=calls, usage=usage, model=reply.model or agent.model)

@@ -9,6 +9,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 SUBMIT = "submit_answer"  # the answer command's name in every benchmark
+# A tool call whose arguments the model wrote as something other than a JSON object (text that
+# is not JSON, an array) keeps that text under this key (its only key), so the call is answered
+# with a tool error the model can correct; no command declares a parameter of this name.
+RAW_ARGUMENTS = "_raw_arguments"
 
 
 class Word(BaseModel):

@@ -13,6 +13,11 @@ environment is cleared; a provider agent gets its profile's base URL, a placehol
 route to the profile's endpoint, whose forwarder adds the real key on the orchestrator's side; any
 other agent gets no secrets and no network at all.
 
+In protocol mode `tools` each step also carries the benchmark's commands (`Step.tools`); the
+hosted agent's `step` gets `tools=` only then, and the reply's tool calls come back validated
+(`agents.host_protocol.Reply`: at most 64, arguments counted in the message cap). A class without
+`supports_tools` is refused before any host starts.
+
 A host that dies mid-step (killed, crashed) is replaced and the same step is asked again: nothing
 was stored for it, so nothing is duplicated. A cancelled step (the wall-time budget) kills the
 host, whose state is then unknown.
@@ -55,10 +60,14 @@ from agents.host_protocol import (
     Ready,
     Reply,
     encode,
+    invalid,
+    no_tools,
+    reply_chars,
     reply_line_limit,
     too_long,
 )
 from agents.host_protocol import Step as StepRequest
+from agents.toolspec import ToolSpec
 from function_store.service import forward
 from harness.agent_errors import CREATE_PREFIX, HostedAgentError
 from harness.agent_host_net import Seen, UsageMeter
@@ -122,11 +131,6 @@ async def read_line(stream: asyncio.StreamReader, limit: int) -> bytes:
     raise LineTooLong(seen, complete)
 
 
-def _invalid(e: ValidationError) -> str:
-    # the fields and rules, never the input (it may be a 40 MB string)
-    return "; ".join(f"{'.'.join(map(str, x['loc']))}: {x['msg']}" for x in e.errors()[:5])
-
-
 @dataclass
 class HostPlan:
     """Everything one episode's host is started with (decided in the orchestrator)."""
@@ -137,6 +141,7 @@ class HostPlan:
     options: dict[str, Any]
     profile: ProviderProfile | None = None
     binds: list[tuple[str, str]] = field(default_factory=list)  # (host path, inside path)
+    supports_tools: bool = False  # the class's: protocol mode `tools` may ask its steps
 
 
 def agent_path(cls: type[Agent]) -> str:
@@ -221,6 +226,7 @@ def plan_host(
         options={k: v for k, v in options.items() if k != "profile"},
         profile=profile,  # type: ignore[arg-type]
         binds=code_binds(cls) + file_binds(cls, options),
+        supports_tools=bool(getattr(cls, "supports_tools", False)),
     )
 
 
@@ -251,12 +257,12 @@ class _Process:
             resp = RESPONSE.validate_json(line)
         except ValidationError as e:  # only the agent's code runs in the host
             raise AgentError(
-                f"agent host sent an invalid reply: {_invalid(e)}", category="agent"
+                f"agent host sent an invalid reply: {invalid(e)}", category="agent"
             ) from None
-        if isinstance(resp, Reply) and len(resp.content) > self.max_chars:
-            raise AgentError(
-                too_long(f"{len(resp.content):,} characters", self.max_chars), category="agent"
-            )
+        if isinstance(resp, Reply):
+            size = reply_chars(resp.content, resp.tool_calls)
+            if size > self.max_chars:
+                raise AgentError(too_long(f"{size:,} characters", self.max_chars), category="agent")
         return resp
 
     def exit_note(self) -> str:
@@ -528,6 +534,7 @@ class AgentHostClient(Agent):
         super().__init__(**plan.options)
         self.hosts, self.plan = hosts, plan
         self.name, self.provider = plan.name, plan.provider  # type: ignore[misc]
+        self.supports_tools = plan.supports_tools  # type: ignore[misc]
         self._host: _Process | None = None
         self._sent: list[Message] = []  # what the current host holds
         self.meter = UsageMeter()  # what the provider reported through this agent's routes
@@ -553,15 +560,22 @@ class AgentHostClient(Agent):
         if self._host is None:
             self._host = await self.hosts.start(self.plan, self.meter)
 
-    async def step(self, conversation: list[Message]) -> AgentReply:
+    async def step(
+        self, conversation: list[Message], tools: list[ToolSpec] | None = None
+    ) -> AgentReply:
+        """The hosted agent's next message; `tools` (protocol mode `tools`) go with the step, and
+        the hosted agent's `step` gets `tools=` only then."""
+        if tools is not None and not self.supports_tools:
+            raise AgentError(no_tools(self.plan.name), category="agent")
         died = ""
         before = self.meter.reading()
         for attempt in range(self.max_restarts + 1):
             await self.start()
             assert self._host is not None
             keep, new = self._delta(conversation)
+            request = StepRequest(keep=keep, messages=new, tools=tools)
             try:
-                resp = await self._host.request(StepRequest(keep=keep, messages=new))
+                resp = await self._host.request(request)
             except HostDied as e:
                 died = str(e)
                 log.warning("agent host of %s died mid-step (try %d): %s", self.name, attempt, e)
@@ -573,7 +587,10 @@ class AgentHostClient(Agent):
             self._sent = list(conversation)
             if isinstance(resp, Reply):
                 usage = self._usage(resp.usage, before)
-                return AgentReply(content=resp.content, usage=usage, model=resp.model)
+                calls = resp.tool_calls if tools is not None else []
+                return AgentReply(
+                    content=resp.content, tool_calls=calls, usage=usage, model=resp.model
+                )
             if isinstance(resp, Failure):
                 category, message = checked_category(resp, self.meter.since(before))
                 raise HostedAgentError(

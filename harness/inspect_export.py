@@ -2,12 +2,14 @@
 `inspect view` and `read_eval_log`.
 
 One sample per episode: the conversation as chat messages, each target call as a tool event
-(function `PYTHON`, its inputs, the outputs the agent read), the final answer as the sample's
-output, every score (an errored scorer is a score whose value is "error", with the message as its
-explanation, never a number), the episode's own error, and token usage. Nothing hidden is
-exported: score details go out only through the API's allow-list of keys that never carry ground
-truth (`harness.runs.views.SAFE_DETAILS`; a scorer's true interval, expected outputs or judge
-tests stay in the store).
+(function `PYTHON`, its inputs, the outputs the agent read); in protocol mode `tools` the
+assistant messages carry their tool calls, each result is a tool message (with its error when the
+call failed) and each tool call is the tool event (its name, arguments, result). The final
+answer as the sample's output, every score (an errored scorer is a score whose value is "error",
+with the message as its explanation, never a number), the episode's own error, and token usage.
+Nothing hidden is exported: score details go out only through the API's allow-list of keys that
+never carry ground truth (`harness.runs.views.SAFE_DETAILS`; a scorer's true interval, expected
+outputs or judge tests stay in the store).
 
 `inspect-ai` is optional: `pip install inspect-ai` (it is in the `dev` and `inspect` extras).
 """
@@ -23,8 +25,8 @@ from typing import Any, BinaryIO
 from evaluator.api import ScoreResult
 from evaluator.report import reduce_epochs
 from harness.runs.spec import RunSpec, episode_epoch
-from harness.runs.views import public_details
-from harness.store.models import Episode, Run
+from harness.runs.views import ToolCallOut, message_out, public_details, tool_call_outs
+from harness.store.models import Episode, Message, Run
 from harness.store.repo import Store, missing_scores
 
 SCORER = "interp-harness"
@@ -107,18 +109,41 @@ def _eval_config(log: Any, run: Run) -> Any:
     return log.EvalConfig(epochs=spec.epochs, epochs_reducer=[INSPECT_REDUCERS[spec.epoch_reducer]])
 
 
-def _messages(store: Store, run: Run, ep: Episode, model: Any) -> tuple[list[Any], dict[str, Any]]:
+def _messages(
+    rows: list[Message], run: Run, model: Any, tool: Any, tool_rows: list[ToolCallOut]
+) -> tuple[list[Any], dict[str, Any]]:
     """The episode's messages, and its token usage by model: the model a provider reported, else
-    the run's agent (a custom agent that reports none is still named)."""
+    the run's agent (a custom agent that reports none is still named). In protocol mode `tools`
+    an assistant message carries its tool calls and each result is a tool message."""
     out: list[Any] = []
     usage: dict[str, Any] = {}
-    for m in store.messages(ep.id):
+    answered = {r.message_step: r for r in tool_rows if r.message_step is not None}
+    for m in rows:
         if m.role == "system":
             out.append(model.ChatMessageSystem(content=m.content))
         elif m.role == "user":
             out.append(model.ChatMessageUser(content=m.content))
+        elif m.role == "tool":
+            row = answered.get(m.step)
+            error = (row.error if row is not None else None) or m.content
+            out.append(
+                model.ChatMessageTool(
+                    content=m.content,
+                    tool_call_id=m.tool_call_id,
+                    function=row.name if row is not None else None,
+                    error=tool.ToolCallError(type="unknown", message=error) if m.is_error else None,
+                )
+            )
         else:
-            out.append(model.ChatMessageAssistant(content=m.content, model=m.model or run.agent))
+            calls = [
+                tool.ToolCall(id=c["id"], function=c["name"], arguments=c.get("arguments", {}))
+                for c in m.tool_calls
+            ]
+            out.append(
+                model.ChatMessageAssistant(
+                    content=m.content, model=m.model or run.agent, tool_calls=calls or None
+                )
+            )
             key = m.model or run.agent
             u = usage.setdefault(key, model.ModelUsage())
             u.input_tokens += m.prompt_tokens
@@ -127,9 +152,26 @@ def _messages(store: Store, run: Run, ep: Episode, model: Any) -> tuple[list[Any
     return out, usage
 
 
-def _tool_events(store: Store, ep: Episode, event: Any, tool: Any) -> list[Any]:
-    events = []
+def _tool_events(
+    store: Store, ep: Episode, event: Any, tool: Any, tool_rows: list[ToolCallOut]
+) -> list[Any]:
+    """Each tool call (protocol mode `tools`) as a tool event; each target call that no tool call
+    made (the text protocol's commands) as a `PYTHON` tool event."""
+    events = [
+        event.ToolEvent(
+            id=r.call_id,
+            function=r.name,
+            arguments=r.arguments,
+            result=r.result,
+            error=tool.ToolCallError(type="unknown", message=r.error) if r.error else None,
+            working_time=r.latency_s,
+        )
+        for r in tool_rows
+    ]
+    made = {(r.step, r.idx) for r in tool_rows}
     for c in store.target_calls(ep.id):
+        if (c.step, c.idx) in made:
+            continue
         shown = " ".join(
             f"({o['input']}, {o['output'] if o.get('error') is None else 'error: ' + o['error']})"
             for o in c.outputs
@@ -188,7 +230,9 @@ def _error(store: Store, ep: Episode, log: Any) -> Any:
 
 def _sample(store: Store, run: Run, ep: Episode) -> Any:
     log, model, scorer, event, tool = _inspect()
-    messages, usage = _messages(store, run, ep, model)
+    rows = store.messages(ep.id)
+    tool_rows = tool_call_outs(store.tool_calls(ep.id), [message_out(m) for m in rows], False)
+    messages, usage = _messages(rows, run, model, tool, tool_rows)
     prompt = next((m.content for m in messages if m.role == "user"), "")
     answer = ep.final_answer or ""
     last_model = next((m.model for m in reversed(messages) if m.role == "assistant"), None)
@@ -200,7 +244,7 @@ def _sample(store: Store, run: Run, ep: Episode) -> Any:
         messages=messages,
         output=model.ModelOutput.from_content(model=last_model or run.agent, content=answer),
         scores=_scores(store, run, ep, scorer),
-        events=_tool_events(store, ep, event, tool),
+        events=_tool_events(store, ep, event, tool, tool_rows),
         model_usage=usage,
         error=_error(store, ep, log) if ep.status == "error" else None,
         metadata={

@@ -9,9 +9,10 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from agents.toolspec import ToolSpec
+from agents.host_protocol import MAX_TOOL_CALLS
+from agents.toolspec import RAW_ARGUMENTS, ToolSpec
 
-MAX_TOOL_CALLS = 64  # tool calls in one assistant message
+__all__ = ["MAX_TOOL_CALLS", "argument_errors"]  # MAX_TOOL_CALLS: one message's, as the host's
 _MAX_PROBLEMS = 5  # schema violations listed in one tool error
 
 
@@ -23,6 +24,9 @@ def _validator(schema: str) -> Draft202012Validator:
 def argument_errors(spec: ToolSpec, arguments: dict[str, Any]) -> str:
     """What is wrong with `arguments` for `spec` ("" when they fit its schema), short enough to
     show the agent."""
+    raw = arguments.get(RAW_ARGUMENTS)
+    if len(arguments) == 1 and isinstance(raw, str):  # what the model wrote was no JSON object
+        return f"not a JSON object: {raw[:200]!r}"
     problems = []
     for e in _validator(json.dumps(spec.parameters, sort_keys=True)).iter_errors(arguments):
         where = "/".join(str(p) for p in e.absolute_path) or "arguments"

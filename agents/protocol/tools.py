@@ -64,6 +64,13 @@ def to_words(spec: ToolSpec, arguments: Mapping[str, Any]) -> list[str]:
 
 
 def _convert(value: str, schema: Mapping[str, Any]) -> Any:
+    for option in schema.get("anyOf", ()):  # the first alternative that reads the word
+        try:
+            converted = _convert(value, option)
+        except ValueError:
+            continue
+        if "const" not in option or option["const"] == converted:
+            return converted
     kind = schema.get("type")
     if kind == "integer":
         return int(value)

@@ -38,7 +38,10 @@ COMMANDS = (
         {
             "texts": {"type": "array", "items": {"type": "string"}, "minItems": 1},
             "layer": _LAYER,
-            "top": {"type": "integer", "minimum": 1, "description": "how many dims (default 16)"},
+            "top": {
+                "anyOf": [{"type": "integer", "minimum": 1}, {"const": "all"}],
+                "description": "how many dims (default 16), or all",
+            },
         },
         ["texts"],
         (Word(arg="texts"), Word(flag="--layer", arg="layer"), Word(flag="--top", arg="top")),

@@ -30,6 +30,8 @@ from harness.runs.views import (  # noqa: F401 (re-export)
     RunOut,
     ScoreOut,
     TargetCallOut,
+    ToolCallOut,
+    ToolCallRef,
     UsageOut,
     answer_url,
     call_out,

@@ -36,11 +36,21 @@ def resolve_checked_agent(spec: RunSpec, policy: ApiPolicy | None) -> type:
             check_operator_options(agent_cls, spec.agent_options)
         except ValueError as e:
             raise SelectionError(str(e)) from None
-        return agent_cls
-    policy.check_spec_fields(spec.floor_for)
-    agent_cls = resolve_agent_class(spec.agent, allow_dotted=policy.allow_dotted_agents)
-    policy.check_options(agent_cls, spec.agent_options)
+    else:
+        policy.check_spec_fields(spec.floor_for)
+        agent_cls = resolve_agent_class(spec.agent, allow_dotted=policy.allow_dotted_agents)
+        policy.check_options(agent_cls, spec.agent_options)
+    check_protocol_mode(spec, agent_cls)
     return agent_cls
+
+
+def check_protocol_mode(spec: RunSpec, agent_cls: type) -> None:
+    """SelectionError when the run's protocol mode asks what the agent cannot do: mode `tools`
+    needs an agent whose `step` takes tools (`Agent.supports_tools`)."""
+    from agents.host_protocol import no_tools
+
+    if str(spec.protocol.mode) == "tools" and not getattr(agent_cls, "supports_tools", False):
+        raise SelectionError(no_tools(getattr(agent_cls, "name", "") or agent_cls.__qualname__))
 
 
 def _exemplar_families() -> str:

@@ -10,13 +10,14 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from agents.toolspec import ToolCall as ToolCallRef
 from evaluator.api import ScoreResult
 from evaluator.errors import ErrorGroup, group_errors
 from function_store.models import CallOutput
 from harness.mcp.channel import Endpoint
 from harness.runs.report import episode_summaries
 from harness.runs.spec import RunSpec, episode_epoch, episode_total
-from harness.store.models import Episode, Event, Message, Run, Score, TargetCall
+from harness.store.models import Episode, Event, Message, Run, Score, TargetCall, ToolCall
 from harness.store.repo import Store, missing_scores
 
 
@@ -129,6 +130,34 @@ class MessageOut(BaseModel):
     cost_usd: float
     latency_s: float | None
     model: str | None
+    # protocol mode `tools` (the same visibility as the text: what the agent sent and read)
+    tool_calls: list[ToolCallRef] = Field(
+        default_factory=list, description="an assistant message's tool calls (protocol mode tools)"
+    )
+    tool_call_id: str | None = Field(None, description="on a `tool` message: the call it answers")
+    is_error: bool = Field(False, description="on a `tool` message: the call failed")
+    created_at: datetime
+
+
+class ToolCallOut(BaseModel):
+    """One tool call (protocol mode `tools`) with what the agent got back. A call that reached
+    the target has the target call of the same (step, idx) in `calls`."""
+
+    step: int = Field(description="the assistant message that made it")
+    idx: int = Field(description="its index among that message's tool calls")
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    result: str = Field(
+        description=f"the text the agent got back, cut to {PREVIEW_CHARS} characters"
+    )
+    result_chars: int | None = Field(None, description="the full result's length in characters")
+    result_truncated: bool = False
+    message_step: int | None = Field(
+        None, description="the `tool` message carrying the result (none after submit_answer)"
+    )
+    error: str | None = Field(None, description="why the call failed (unknown tool, bad arguments)")
+    latency_s: float | None
     created_at: datetime
 
 
@@ -163,6 +192,9 @@ class EpisodeDetail(EpisodeOut):
     )
     messages: list[MessageOut]
     calls: list[TargetCallOut]
+    tool_calls: list[ToolCallOut] = Field(
+        default_factory=list, description="protocol mode tools: every tool call, in order"
+    )
     scores: list[ScoreOut]
 
 
@@ -221,6 +253,33 @@ def message_out(m: Message) -> MessageOut:
 
 def call_out(c: TargetCall) -> TargetCallOut:
     return TargetCallOut.model_validate(c, from_attributes=True)
+
+
+def tool_call_outs(
+    rows: Sequence[ToolCall], messages: Sequence[MessageOut], preview: bool
+) -> list[ToolCallOut]:
+    """The episode's tool calls, each with the step of the `tool` message that answered it: the
+    first after the call's own step with its id (agents may reuse ids across messages). With
+    `preview`, results are cut to PREVIEW_CHARS (the message's `content_url` has the full text)."""
+    answers: dict[str, list[int]] = {}
+    for m in messages:
+        if m.role == "tool" and m.tool_call_id is not None:
+            answers.setdefault(m.tool_call_id, []).append(m.step)
+    out = []
+    for r in rows:
+        after = [s for s in answers.get(r.call_id, []) if s > r.step]
+        cut = preview and len(r.result) > PREVIEW_CHARS
+        out.append(
+            ToolCallOut.model_validate(r, from_attributes=True).model_copy(
+                update={
+                    "result": r.result[:PREVIEW_CHARS] if cut else r.result,
+                    "result_chars": len(r.result),
+                    "result_truncated": cut,
+                    "message_step": min(after) if after else None,
+                }
+            )
+        )
+    return out
 
 
 def event_out(e: Event) -> EventOut:
@@ -363,5 +422,6 @@ def episode_detail(
         error_traceback=store.episode_traceback(ep.id, ep.run_id) if ep.status == "error" else None,
         messages=messages,
         calls=[call_out(c) for c in store.target_calls(ep.id)],
+        tool_calls=tool_call_outs(store.tool_calls(ep.id), messages, preview),
         scores=scores,
     )

@@ -9,8 +9,9 @@ the viewer is authorised (harness.web.auth).
 
 from __future__ import annotations
 
+import json
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from function_store.benchmark import benchmarks
@@ -52,17 +53,51 @@ def score_rows(scores: list[S.ScoreOut], show_truth: bool) -> list[dict[str, Any
 
 
 @dataclass
+class ToolEvent:
+    """One tool call of an assistant message (protocol mode `tools`), as the page shows it."""
+
+    call: S.ToolCallRef
+    arguments: str  # indented JSON, cut to PREVIEW_CHARS; the template escapes it (agent text)
+    arguments_chars: int  # the whole JSON's length (the API serves the arguments whole)
+    row: S.ToolCallOut | None  # its stored row: result, error, latency
+    target: S.TargetCallOut | None  # the target call it made
+
+
+@dataclass
 class Turn:
     message: S.MessageOut
-    calls: list[S.TargetCallOut]
+    calls: list[S.TargetCallOut]  # the text protocol's commands of an assistant message
+    tools: list[ToolEvent] = field(default_factory=list)
+    answers: S.ToolCallOut | None = None  # on a `tool` message: the call it answers
 
 
 def turns(detail: S.EpisodeDetail) -> list[Turn]:
-    """Messages in order, each assistant message with the target calls it asked for."""
+    """Messages in order, each assistant message with the target calls it asked for; in protocol
+    mode `tools`, with its tool calls (each with the target call it made), and each `tool`
+    message with the call it answers."""
     by_step: dict[int, list[S.TargetCallOut]] = {}
+    targets = {(c.step, c.idx): c for c in detail.calls}
+    rows = {(r.step, r.idx): r for r in detail.tool_calls}
+    answered = {r.message_step: r for r in detail.tool_calls if r.message_step is not None}
     for c in detail.calls:
-        by_step.setdefault(c.step, []).append(c)
-    return [Turn(m, by_step.get(m.step, [])) for m in detail.messages]
+        if (c.step, c.idx) not in rows:
+            by_step.setdefault(c.step, []).append(c)
+    out = []
+    for m in detail.messages:
+        tools = []
+        for i, c in enumerate(m.tool_calls):
+            args = json.dumps(c.arguments, indent=2, ensure_ascii=False)
+            tools.append(
+                ToolEvent(
+                    call=c,
+                    arguments=args[: S.PREVIEW_CHARS],
+                    arguments_chars=len(args),
+                    row=rows.get((m.step, i)),
+                    target=targets.get((m.step, i)),
+                )
+            )
+        out.append(Turn(m, by_step.get(m.step, []), tools, answered.get(m.step)))
+    return out
 
 
 def split_answer(final_answer: str | None, scores: list[S.ScoreOut]) -> Any:

@@ -72,3 +72,30 @@ def test_gpt2xl_targets_carry_references_the_agent_never_sees() -> None:
         assert t.hidden.description and t.hidden.description not in prompt
         public = t.public_view().model_dump_json()
         assert t.hidden.description not in public and t.hidden.canary not in public
+
+
+def test_tools_mode_run_through_rest_scores_as_the_text_run(api: Server) -> None:
+    """`POST /runs` in protocol mode `tools`: the scripted baseline reads activations through the
+    `read_activations` tool and submits through `submit_answer`; the same targets score the same
+    as in the text protocol, and the tool results are the text replies."""
+    c = httpx.Client(base_url=api.url, timeout=60)
+    body = {"agent": "scripted-neuron", "dataset": "neuron", "family": "neurons"}
+    body |= {"variant": "smollm2", "limit": 1, "seed": 2}
+    runs = {}
+    for mode in ("default", "tools"):
+        r = c.post("/runs", json=body | {"protocol": {"mode": mode}})
+        assert r.status_code == 201, r.text
+        assert _wait_done(c, r.json()["id"])["status"] == "completed"
+        [e] = c.get(f"/runs/{r.json()['id']}/episodes").json()
+        runs[mode] = c.get(f"/episodes/{e['id']}").json()
+    text, tools = runs["default"], runs["tools"]
+    assert text["target_id"] == tools["target_id"]
+    replies = [m["content"] for m in text["messages"] if m["role"] == "user"][1:]
+    results = [m["content"] for m in tools["messages"] if m["role"] == "tool"]
+    assert results == replies and "[max " in results[0]
+    calls = [m["tool_calls"] for m in tools["messages"] if m["role"] == "assistant"]
+    assert [c[0]["name"] for c in calls] == ["read_activations"] * len(replies) + ["submit_answer"]
+    assert tools["final_answer"] == text["final_answer"]
+    score = {s["metric"]: (s["status"], s["value"]) for s in text["scores"]}
+    assert score == {s["metric"]: (s["status"], s["value"]) for s in tools["scores"]}
+    assert score["observational_f1"][0] == "ok"

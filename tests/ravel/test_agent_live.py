@@ -131,6 +131,44 @@ def test_cli_run_of_the_scripted_baseline_is_scored(env, tmp_path):
         print(answer, {k: m["mean"] for k, m in metrics.items()})
 
 
+def test_tools_mode_scores_as_the_text_protocol(env, tmp_path):
+    """The scripted baseline in protocol mode `tools` (task / activations tools, submit_answer
+    with layer and neurons): the same calls, replies and Cause/Isolate/Disentangle as in text."""
+    from harness.store import make_engine
+    from harness.store.repo import Store
+
+    db = f"sqlite:///{tmp_path / 'h.db'}"
+    run_env = {**os.environ, **env, "PYTHONPATH": str(ROOT), "DATABASE_URL": db}
+    out = {}
+    for mode in ("default", "tools"):
+        cmd = [sys.executable, "-m", "harness.cli", "run", "--agent", "scripted-ravel", "--json"]
+        cmd += ["-d", "ravel", "--id", COUNTRY, "--mode", mode, "--agent-isolation", "none"]
+        proc = subprocess.run(
+            cmd, cwd=ROOT, env=run_env, capture_output=True, text=True, timeout=900
+        )
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        out[mode] = json.loads(proc.stdout)["id"]
+    store = Store(make_engine(db))
+    seen = {}
+    for mode, run_id in out.items():
+        [ep] = store.episodes(run_id)
+        msgs = store.messages(ep.id)
+        seen[mode] = (
+            [m.content for m in msgs if m.role in ("user", "tool")][1:],
+            [c.inputs for c in store.target_calls(ep.id)],
+            sorted((s.metric, s.status, s.value) for s in store.scores([ep.id])),
+        )
+        if mode == "tools":
+            names = [c.name for c in store.tool_calls(ep.id)]
+            assert names == ["task", "activations", "submit_answer"], names
+    assert seen["default"] == seen["tools"]
+    assert [m for m, status, _ in seen["tools"][2] if status == "ok"] == [
+        "cause",
+        "disentangle",
+        "isolate",
+    ]
+
+
 def test_rest_run_in_bwrap_is_scored_and_leaks_nothing(env, tmp_path):
     """Through the real API server: the target service runs in bubblewrap and reaches the
     intervention service through its one forwarded endpoint; the answer is scored in the server."""

@@ -12,6 +12,7 @@ import socket
 from typing import Any
 
 from agents.base import Agent, AgentReply, Message
+from agents.toolspec import ToolCall, ToolSpec
 
 _HIDDEN_MODULES = ("function_store", "harness", "evaluator")
 _BENIGN_ENV = {
@@ -138,3 +139,43 @@ class ClaimsCategoryAgent(Agent):
         from agents import AgentError
 
         raise AgentError("the provider is down, honest", category=self.options["category"])
+
+
+class ToolEchoAgent(Agent):
+    """Protocol mode `tools`: answers with what its step received (the tools' names, None when it
+    was called without `tools=`; each tool result's call id and error flag) as JSON, and with the
+    tool calls the last message asks for: `calls N` (N calls), or one call whose arguments are
+    `surrogate` (a lone surrogate), `control` (control characters in id and name), `nan`,
+    `deep` (nested 40 levels) or `big N` (an argument of N characters)."""
+
+    name = "tool-echo"
+    supports_tools = True
+
+    async def step(
+        self, conversation: list[Message], tools: list[ToolSpec] | None = None
+    ) -> AgentReply:
+        seen = {
+            "tools": None if tools is None else [t.name for t in tools],
+            "results": [
+                [m.tool_call_id, m.content, m.is_error] for m in conversation if m.role == "tool"
+            ],
+            "calls": [c.id for m in conversation for c in m.tool_calls],
+        }
+        ask = conversation[-1].content.split()
+        word, n = (ask[0], int(ask[1]) if len(ask) > 1 else 0) if ask else ("", 0)
+        args: Any = {"inputs": ["1"]}
+        ident, name = "c0", "call_function"
+        if word == "surrogate":
+            args = {"inputs": ["a\ud800b"], "\udcff": 1}
+        elif word == "control":
+            ident, name = "c\x1b[31m0", "call_\x07function"
+        elif word == "nan":
+            args = {"x": float("nan")}
+        elif word == "deep":
+            for _ in range(40):
+                args = {"a": args}
+        elif word == "big":
+            args = {"inputs": ["x" * n]}
+        count = n if word == "calls" else 1
+        calls = [ToolCall(id=f"{ident}-{i}", name=name, arguments=args) for i in range(count)]
+        return AgentReply(content=json.dumps(seen), tool_calls=calls)

@@ -11,6 +11,7 @@ from orch_helpers import resume_in_process, run_in_process
 from tool_agents import ScriptedToolsAgent
 
 from harness import prompts
+from harness.runs.selection import SelectionError
 from harness.runs.spec import RunSpec
 from harness.scheduler import CatalogCache, create_run
 from harness.store import make_engine
@@ -119,13 +120,16 @@ async def test_budgets_count_tool_calls(sqlite_url: str, budgets, reason, calls)
     assert (ep.status, ep.end_reason, ep.target_calls) == ("budget_exhausted", reason, calls)
 
 
-async def test_an_agent_without_tools_is_an_error_state(sqlite_url: str) -> None:
-    s = spec([]) | {"agent": "tool_agents:TextOnlyAgent"}
-    store, [run] = await run_in_process(sqlite_url, s, agent_isolation="none")
-    [ep] = store.episodes(run.id)
-    assert (ep.status, ep.error_category) == ("error", "agent")
-    assert "does not support protocol mode 'tools'" in ep.error
-    assert store.scores([ep.id]) == []
+async def test_an_agent_without_tools_is_refused_at_admission(sqlite_url: str) -> None:
+    """Refused when the run is created (CLI and REST alike), before any episode exists."""
+    store = Store(make_engine(sqlite_url))
+    s = RunSpec.model_validate(spec([]) | {"agent": "tool_agents:TextOnlyAgent"})
+    with pytest.raises(SelectionError) as err:
+        create_run(store, s, CatalogCache())
+    assert "agent 'text-only' does not support protocol mode 'tools'" in str(err.value)
+    assert store.list_runs() == []
+    text = spec([]) | {"agent": "tool_agents:TextOnlyAgent", "protocol": {"mode": "default"}}
+    create_run(store, RunSpec.model_validate(text), CatalogCache())  # the text protocol: fine
 
 
 async def test_text_in_tools_mode_gets_a_hint(sqlite_url: str) -> None:
