@@ -85,7 +85,7 @@ def test_tools_mode_run_through_rest_scores_as_the_text_run(api: Server) -> None
     for mode in ("default", "tools"):
         r = c.post("/runs", json=body | {"protocol": {"mode": mode}})
         assert r.status_code == 201, r.text
-        assert _wait_done(c, r.json()["id"])["status"] == "completed"
+        assert wait_done(c, r.json()["id"])["status"] == "completed"
         [e] = c.get(f"/runs/{r.json()['id']}/episodes").json()
         runs[mode] = c.get(f"/episodes/{e['id']}").json()
     text, tools = runs["default"], runs["tools"]

@@ -49,8 +49,6 @@ def native_run(tmp: Path, agent: str, family: str, ids: list[str]) -> Store:
     """The same targets with the scripted agent itself in protocol mode `tools`."""
     db = tmp / "native.db"
     argv = ["run", "--agent", agent, "--mode", "tools", *harness_args(family, ids), "--json"]
-    # in this process: the agent host does not pass tools to its agent yet (main at f6e7493)
-    argv += ["--agent-isolation", "none"]
     r = subprocess.run(
         [sys.executable, "-m", "harness.cli", *argv],
         env=env_for(db),
