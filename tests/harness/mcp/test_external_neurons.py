@@ -2,8 +2,8 @@
 `external`; the MCP server mounted at `/mcp` of `harness serve`'s app): the target service runs
 in bubblewrap and reaches SmolLM2's intervention service (started here) through its one forwarded
 endpoint. The `mcp` SDK client runs the scripted neuron baseline's strategy; the run scores what
-the same baseline scores natively (protocol mode `default`, in its agent host), with the same
-target calls and the same replies. Endpoints and tokens go to the run's owner only."""
+the same baseline scores natively (protocol mode `tools`, in its agent host), with the same
+target calls, the same tool results and the same answer. Endpoints and tokens go to the run's owner only."""
 
 from __future__ import annotations
 
@@ -49,8 +49,7 @@ def episode(c: httpx.Client, run_id: str) -> dict[str, Any]:
         "status": full["status"],
         "replies": [m["content"] for m in full["messages"] if m["role"] in ("user", "tool")][1:],
         "calls": [x["inputs"] for x in full["calls"]],
-        # stripped: protocol mode `tools` renders submit_answer with a closing newline
-        "answer": full["final_answer"].strip(),
+        "answer": full["final_answer"],
         "scores": sorted((s["metric"], s["status"], s["value"]) for s in full["scores"]),
     }
 
@@ -80,7 +79,8 @@ def test_neuron_target_over_mcp_through_the_rest_api(api: Server) -> None:
     assert c.get(f"/runs/{run_id}", headers=auth(OWNER)).json()["mcp_endpoints"] == []
     over_mcp = episode(c, run_id)
 
-    r = c.post("/runs", json={"agent": "scripted-neuron", **RUN}, headers=auth(OWNER))
+    native_run = {"agent": "scripted-neuron", "protocol": {"mode": "tools"}, **RUN}
+    r = c.post("/runs", json=native_run, headers=auth(OWNER))
     assert r.status_code == 201, r.text
     assert r.json()["mcp_endpoints"] is None
     assert wait_done(c, r.json()["id"])["status"] == "completed"
