@@ -120,7 +120,7 @@ def stored(store: Store) -> dict[str, Any]:
 
 async def refused(url: str, token: str) -> None:
     with pytest.raises(BaseException) as e:  # the SDK raises in its task group
-        async with mcp_client(url, token) as c:
+        async with asyncio.timeout(10), mcp_client(url, token) as c:
             await c.call_tool("call_function", {"inputs": ["1"]})
     assert e.group_contains(MCPError)
 

@@ -97,7 +97,7 @@ async def test_tokens_grant_one_episode_and_expire_with_it() -> None:
         url_a, url_b = f"{server.base_url}/epA", f"{server.base_url}/epB"
         for url, token in [(url_b, a.token), (url_a, "not-a-token"), (url_a, "")]:
             with pytest.raises(BaseException) as e:  # the SDK raises in its task group
-                async with client(url, token) as c:
+                async with asyncio.timeout(10), client(url, token) as c:
                     await c.call_tool("call_function", {"inputs": [1]})
             assert e.group_contains(MCPError, match="error response")
         assert b._pending.empty() and a._pending.empty()  # nothing reached either episode
