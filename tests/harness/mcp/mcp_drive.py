@@ -88,6 +88,16 @@ async def drive(
                     break  # a new session below, same token: the episode carries on
 
 
+async def what_it_reads(url: str, token: str) -> list[str]:
+    """Every text the server offers the client before any call: the prompt `task`, the tools'
+    names, descriptions and schemas."""
+    async with mcp_client(url, token) as c:
+        task = await c.get_prompt("task")
+        tools = (await c.list_tools()).tools
+    texts = [m.content.text for m in task.messages]  # type: ignore[union-attr]
+    return texts + [f"{t.name} {t.description} {json.dumps(t.input_schema)}" for t in tools]
+
+
 def rebuild(seen: list[dict[str, Any]]) -> list[Message]:
     """The client's own conversation so far, from what it saw (after a reconnect)."""
     from agents.toolspec import ToolCall

@@ -18,10 +18,11 @@ from typing import Any
 
 import pytest
 from mcp.shared.exceptions import MCPError
-from mcp_drive import drive, mcp_client, read_endpoints
+from mcp_drive import drive, mcp_client, read_endpoints, what_it_reads
 
 import harness  # noqa: F401  (registers the agent `external`)
 from agents.registry import get_agent
+from function_store.models import make_canary
 from harness.store import make_engine
 from harness.store.repo import Store
 
@@ -146,7 +147,13 @@ def test_numeric_over_mcp_equals_a_native_tools_run(tmp_path: Path) -> None:
                 r = await c.call_tool("call_function", {"inputs": ["1"]})
                 assert r.is_error and r.content[0].text.startswith("episode ended")  # type: ignore[union-attr]
             # B, still running, is untouched by all of the above (the server stops after it)
-            await drive(b["url"], b["token"], get_agent("scripted-numeric"), "numeric")
+            read = await what_it_reads(b["url"], b["token"])
+            seen = await drive(b["url"], b["token"], get_agent("scripted-numeric"), "numeric")
+            read += [s["text"] for s in seen]
+            # nothing the client reads names its target or carries its canary (ground truth)
+            tid = b["target_id"]
+            for secret in (tid, tid.rsplit("/", 1)[1], make_canary(tid)):
+                assert not any(secret in text for text in read), secret
 
         asyncio.run(clients())
         mcp = stored(served.wait())
