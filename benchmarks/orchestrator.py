@@ -141,6 +141,7 @@ async def timed_run(
             ts = [m.created_at.timestamp() for m in store.messages(e.id) if m.role == "assistant"]
             gaps += [b - a for a, b in zip(ts, ts[1:], strict=False)]
             stamps += ts
+        store.engine.dispose()  # no pooled connection left to a removed file
         return Timing(sum(e.target_calls for e in eps), elapsed, cpu, gaps, stamps)
 
 

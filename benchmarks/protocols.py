@@ -76,7 +76,8 @@ async def steps(args: argparse.Namespace, isolation: str) -> None:
     runs: dict[str, list[Timing]] = {label: [] for label, _, _ in MODES}
     failed: dict[str, str] = {}
     for rep in range(args.reps + 1):  # rep 0 warms up (imports, first SQLite files, hosts)
-        for label, mode, agent in MODES:
+        # each repetition starts with the next mode: no mode always runs first or last
+        for label, mode, agent in MODES[rep % len(MODES) :] + MODES[: rep % len(MODES)]:
             if label in failed:
                 continue
             try:
