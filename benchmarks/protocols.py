@@ -295,4 +295,7 @@ if __name__ == "__main__":
     p.add_argument("--mcp-warmup", type=int, default=20)
     p.add_argument("--no-mcp", action="store_true")
     p.add_argument("--no-steps", action="store_true")
-    asyncio.run(main(p.parse_args()))
+    a = p.parse_args()
+    if a.mcp_calls + a.mcp_warmup + 2 > 500:  # the episode's rounds (RunSpec: at most 500)
+        p.error("--mcp-calls plus --mcp-warmup: at most 498")
+    asyncio.run(main(a))
