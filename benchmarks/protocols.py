@@ -296,6 +296,8 @@ if __name__ == "__main__":
     p.add_argument("--no-mcp", action="store_true")
     p.add_argument("--no-steps", action="store_true")
     a = p.parse_args()
+    if a.reps < 1 or a.mcp_calls < 1:
+        p.error("--reps and --mcp-calls: at least 1")
     if a.mcp_calls + a.mcp_warmup + 2 > 500:  # the episode's rounds (RunSpec: at most 500)
         p.error("--mcp-calls plus --mcp-warmup: at most 498")
     asyncio.run(main(a))
