@@ -19,6 +19,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from zero_agent import ZeroLatencyAgent
 
@@ -58,18 +59,62 @@ def _targets(family: str, options: CatalogOptions) -> list[Target]:
     ]
 
 
-async def measure(
-    episodes: int, rounds: int, concurrency: int, isolation: str
-) -> tuple[float, float]:
+class EpisodesFailed(Exception):
+    """An episode of the timed run did not end at its round cap (e.g. a mode the agent host
+    does not support yet): the run measured something else."""
+
+
+@dataclass
+class Timing:
+    """One timed run: its steps (target calls), wall and CPU seconds, and the stored agent
+    messages' times (gaps within an episode; all stamps, for the steady rate)."""
+
+    steps: int
+    elapsed: float
+    cpu: float
+    gaps: list[float]
+    stamps: list[float]
+
+    @property
+    def steps_per_s(self) -> float:
+        return self.steps / self.elapsed
+
+    @property
+    def steady(self) -> float:
+        return self.steps / (max(self.stamps) - min(self.stamps))
+
+    @property
+    def cpu_ms_per_step(self) -> float:
+        return self.cpu / self.steps * 1e3
+
+    @property
+    def p50_ms(self) -> float:
+        return statistics.median(self.gaps) * 1e3
+
+    @property
+    def p95_ms(self) -> float:
+        return statistics.quantiles(self.gaps, n=20)[-1] * 1e3
+
+
+async def timed_run(
+    agent: str,
+    episodes: int,
+    rounds: int,
+    concurrency: int,
+    isolation: str,
+    mode: str = "default",
+) -> Timing:
+    """Run `agent` (a dotted path) on `episodes` in-memory targets to the round cap."""
     with tempfile.TemporaryDirectory() as d:
         store = Store(make_engine(f"sqlite:///{d}/bench.db"))
         spec = RunSpec.model_validate(
             {
-                "agent": f"{ZeroLatencyAgent.__module__}:ZeroLatencyAgent",
+                "agent": agent,
                 "dataset": "bench",
                 "family": "numeric",
                 "limit": episodes,
                 "budgets": {"max_rounds": rounds},
+                "protocol": {"mode": mode},
             }
         )
         cats = CatalogCache()
@@ -87,26 +132,35 @@ async def measure(
         elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
         await sched.stop()
         eps = store.episodes(run.id)
-        steps = sum(e.target_calls for e in eps)
-        assert all(e.status == "budget_exhausted" and e.rounds == rounds for e in eps), eps
+        bad = [e for e in eps if e.status != "budget_exhausted" or e.rounds != rounds]
+        if bad:
+            e = bad[0]
+            raise EpisodesFailed(f"{e.status} ({e.end_reason}): {(e.error or '')[:300]}")
         gaps, stamps = [], []
         for e in eps:
             ts = [m.created_at.timestamp() for m in store.messages(e.id) if m.role == "assistant"]
             gaps += [b - a for a, b in zip(ts, ts[1:], strict=False)]
             stamps += ts
-        steady = steps / (max(stamps) - min(stamps))
-        p95 = statistics.quantiles(gaps, n=20)[-1]
-        where = "in-process" if isolation == "none" else "agent host (bwrap)"
-        print(f"[{where}] episodes={episodes} rounds={rounds} concurrency={concurrency}")
-        print(
-            f"  steps={steps} elapsed_s={elapsed:.3f} steps_per_s={steps / elapsed:.1f} "
-            f"steady_steps_per_s={steady:.1f}"
-        )
-        # on a shared machine wall time includes waiting for a core; CPU time per step does not
-        # (this process only: an agent host's own CPU time is not counted here)
-        print(f"  orchestrator cpu_ms_per_step={cpu / steps * 1e3:.2f}")
-        print(f"  step_latency_ms p50={statistics.median(gaps) * 1e3:.2f} p95={p95 * 1e3:.2f}")
-        return steps / elapsed, steady
+        store.engine.dispose()  # no pooled connection left to a removed file
+        return Timing(sum(e.target_calls for e in eps), elapsed, cpu, gaps, stamps)
+
+
+async def measure(
+    episodes: int, rounds: int, concurrency: int, isolation: str
+) -> tuple[float, float]:
+    agent = f"{ZeroLatencyAgent.__module__}:ZeroLatencyAgent"
+    t = await timed_run(agent, episodes, rounds, concurrency, isolation)
+    where = "in-process" if isolation == "none" else "agent host (bwrap)"
+    print(f"[{where}] episodes={episodes} rounds={rounds} concurrency={concurrency}")
+    print(
+        f"  steps={t.steps} elapsed_s={t.elapsed:.3f} steps_per_s={t.steps_per_s:.1f} "
+        f"steady_steps_per_s={t.steady:.1f}"
+    )
+    # on a shared machine wall time includes waiting for a core; CPU time per step does not
+    # (this process only: an agent host's own CPU time is not counted here)
+    print(f"  orchestrator cpu_ms_per_step={t.cpu_ms_per_step:.2f}")
+    print(f"  step_latency_ms p50={t.p50_ms:.2f} p95={t.p95_ms:.2f}")
+    return t.steps_per_s, t.steady
 
 
 async def main(episodes: int, rounds: int, concurrency: int) -> None:

@@ -34,7 +34,7 @@ from typing import Any
 from agents import protocol as proto
 from agents.base import Agent, AgentError, check_usage
 from agents.base import Message as AgentMessage
-from agents.host_protocol import valid_unicode
+from agents.host_protocol import clean_call, valid_unicode
 from agents.protocol import tools as tool_text
 from agents.toolspec import ToolCall, ToolSpec
 from evaluator.api import EpisodeStats, ScoreResult
@@ -43,7 +43,7 @@ from function_store.benchmark import benchmark
 from function_store.models import Target
 from harness import prompts
 from harness.agent_errors import agent_traceback
-from harness.runs.spec import RunSpec, check_json_value
+from harness.runs.spec import RunSpec
 from harness.sandbox.code_runner import run_in_sandbox
 from harness.store.models import Episode
 from harness.store.models import Message as MessageRow
@@ -559,13 +559,11 @@ class EpisodeRunner:
             raise AgentError(f"agent returned {len(raw)} tool calls; at most {MAX_TOOL_CALLS}")
         try:
             calls = [
-                ToolCall.model_validate(
-                    _clean_json(c.model_dump() if hasattr(c, "model_dump") else c)
+                clean_call(
+                    ToolCall.model_validate(c.model_dump() if hasattr(c, "model_dump") else c)
                 )
                 for c in raw
             ]
-            for c in calls:
-                check_json_value(c.model_dump(), "tool call")
         except (ValueError, TypeError) as e:
             raise AgentError(f"agent returned an invalid tool call: {str(e)[:500]}") from None
         return calls
@@ -651,20 +649,6 @@ def _tool_row(
         "error": error,
         "latency_s": latency_s,
     }
-
-
-def _clean_json(value: Any, depth: int = 0) -> Any:
-    """`value` with lone surrogates in its strings replaced (as in message text), so that what an
-    agent sent can be stored; nesting is checked afterwards (check_json_value)."""
-    if depth > 64:
-        return value
-    if isinstance(value, str):
-        return valid_unicode(value)
-    if isinstance(value, dict):
-        return {valid_unicode(str(k)): _clean_json(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clean_json(v, depth + 1) for v in value]
-    return value
 
 
 def _call_row(c: dict[str, Any]) -> dict[str, Any]:
