@@ -217,7 +217,7 @@ class McpServer:
         self.sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         # inherited by each accepted connection: without it every reply waits ~40 ms (Nagle
-        # against the client's delayed ACK; benchmarks/mcp_latency.py)
+        # against the client's delayed ACK; docs/benchmarks.md "protocols")
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.sock.bind((host, port))
         self.port = self.sock.getsockname()[1]
