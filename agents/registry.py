@@ -46,6 +46,7 @@ class AgentInfo(BaseModel):
     description: str
     source: Source
     target: str = ""  # where it comes from: module:Class, or the distribution of an entry point
+    tools: bool = False  # takes the benchmark's commands as tools (protocol mode `tools`)
 
 
 class UnknownAgent(ValueError):
@@ -156,7 +157,12 @@ def _info(name: str, cls: type[Agent], source: Source, target: str) -> AgentInfo
     doc = (cls.__doc__ or "").strip().splitlines()
     description = getattr(cls, "description", "") or (doc[0] if doc else "")
     return AgentInfo(
-        name=name, provider=cls.provider, description=description, source=source, target=target
+        name=name,
+        provider=cls.provider,
+        description=description,
+        source=source,
+        target=target,
+        tools=bool(getattr(cls, "supports_tools", False)),
     )
 
 

@@ -84,3 +84,4 @@ class AgentOut(BaseModel):
     description: str
     source: str
     target: str = ""
+    tools: bool = False  # runs in protocol mode `tools` (the benchmark's commands as tools)

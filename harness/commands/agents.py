@@ -21,6 +21,7 @@ class AgentListed(BaseModel):
     provider: str
     description: str
     target: str
+    tools: bool = False  # runs in protocol mode `tools`
     options: list[OptionOut] | None = None  # None: the agent could not be loaded
 
 
@@ -46,12 +47,13 @@ def list_(as_json: bool = typer.Option(False, "--json", help="one JSON object pe
         for a in agents:
             sys.stdout.write(a.model_dump_json() + "\n")
         return
-    t = Table("agent", "kind", "provider", "options (-o KEY=VALUE)", "description")
+    t = Table("agent", "kind", "provider", "tools", "options (-o KEY=VALUE)", "description")
     for a in agents:
         opts = (
             "(not loadable here)" if a.options is None else "\n".join(map(_option_cell, a.options))
         )
-        t.add_row(a.name, a.kind, a.provider, escape(opts or "-"), escape(a.description))
+        tools = "yes" if a.tools else "-"
+        t.add_row(a.name, a.kind, a.provider, tools, escape(opts or "-"), escape(a.description))
     Console().print(t)
 
 

@@ -44,3 +44,13 @@ def test_agents_list_table() -> None:
     assert r.returncode == 0, r.stderr
     line = next(x for x in r.stdout.splitlines() if "scripted-numeric" in x)
     assert "builtin" in line and "max_inputs_per_call: int (default 130)" in line
+
+
+def test_agents_list_says_which_agents_take_tools() -> None:
+    r = _harness("agents", "list", "--json")
+    tools = {a["name"]: a["tools"] for a in map(json.loads, r.stdout.splitlines())}
+    # native tool calls, MCP, the scripted baselines through the text adapter; replay re-sends text
+    assert tools["openai"] and tools["anthropic"] and tools["external"]
+    assert tools["scripted-numeric"] and tools["scripted-ravel"]
+    assert tools["replay"] is False
+    assert "tools" in _harness("agents", "list").stdout
