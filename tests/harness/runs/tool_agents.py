@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any
 
@@ -13,6 +14,7 @@ from agents.toolspec import ToolCall, ToolSpec
 class ScriptOptions(AgentOptions):
     # one list of {"name", "arguments"} per assistant message; past the end it submits
     script: list[list[dict[str, Any]]] = []
+    delay: float = 0.0  # seconds per step
 
 
 class ScriptedToolsAgent(Agent):
@@ -29,6 +31,8 @@ class ScriptedToolsAgent(Agent):
         self, conversation: list[Message], tools: Sequence[ToolSpec] | None = None
     ) -> AgentReply:
         ScriptedToolsAgent.offered.append([t.name for t in tools or ()])
+        if self.options.get("delay"):
+            await asyncio.sleep(float(self.options["delay"]))
         k = sum(m.role == "assistant" for m in conversation)
         script = self.options.get("script", [])
         usage = Usage(prompt_tokens=10, completion_tokens=5)
