@@ -46,11 +46,13 @@ def _by_target(store: Store, run_id: str) -> dict[str, tuple[object, ...]]:
     return out
 
 
-@pytest.mark.parametrize("isolation", ["none", "bwrap"])
 @pytest.mark.parametrize(("agent", "dataset", "ids"), CASES)
 def test_scripted_agent_scores_the_same_in_default_and_tools_mode(
-    tmp_path: Path, agent: str, dataset: str, ids: list[str], isolation: str
+    tmp_path: Path, agent: str, dataset: str, ids: list[str]
 ) -> None:
+    isolation = (
+        "bwrap"  # the agents in their agent hosts, as runs are made (in-process: test_tools_mode)
+    )
     db = f"sqlite:///{tmp_path / 'h.db'}"
     text_run = _run(db, agent, dataset, ids, "default", isolation)
     tools_run = _run(db, agent, dataset, ids, "tools", isolation)
