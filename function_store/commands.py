@@ -9,6 +9,30 @@ from agents.toolspec import SUBMIT, AnswerTag, ToolSpec, Word
 _DESCRIPTION = {"type": "string", "minLength": 1, "description": "what the function does"}
 
 
+def list_call(name: str, description: str, arg: str, what: str, result: str) -> ToolSpec:
+    """A command whose one argument is a list of texts, each one word of the text command
+    (`PYTHON(script t1 t2 ...)`)."""
+    return ToolSpec(
+        name=name,
+        description=description,
+        parameters={
+            "type": "object",
+            "properties": {
+                arg: {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "minItems": 1,
+                    "description": what,
+                }
+            },
+            "required": [arg],
+            "additionalProperties": False,
+        },
+        result=result,
+        words=(Word(arg=arg),),
+    )
+
+
 def find_commands(
     *, domain: bool = False, code: bool = False, call: str = "call_function"
 ) -> tuple[ToolSpec, ...]:
@@ -33,24 +57,12 @@ def find_commands(
         tags.append(AnswerTag(arg="code", tag="[CODE]", fence=True))
         required.append("code")
     return (
-        ToolSpec(
-            name=call,
-            description="Call the function on one or more inputs (each input is one value).",
-            parameters={
-                "type": "object",
-                "properties": {
-                    "inputs": {
-                        "type": "array",
-                        "items": {"type": "string"},
-                        "minItems": 1,
-                        "description": "the inputs, each as text",
-                    }
-                },
-                "required": ["inputs"],
-                "additionalProperties": False,
-            },
-            result="one line per input: (input, output), as FIND prints them",
-            words=(Word(arg="inputs"),),
+        list_call(
+            call,
+            "Call the function on one or more inputs (each input is one value).",
+            "inputs",
+            "the inputs, each as text",
+            "one line per input: (input, output), as FIND prints them",
         ),
         ToolSpec(
             name=SUBMIT,

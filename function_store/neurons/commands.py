@@ -1,26 +1,15 @@
 """The neuron targets' commands: read the neuron's activations on texts, and the description."""
 
-from agents.toolspec import SUBMIT, AnswerTag, ToolSpec, Word
+from agents.toolspec import SUBMIT, AnswerTag, ToolSpec
+from function_store.commands import list_call
 
 COMMANDS = (
-    ToolSpec(
-        name="read_activations",
-        description="Run the model on each text and read the neuron's activation on every token.",
-        parameters={
-            "type": "object",
-            "properties": {
-                "texts": {
-                    "type": "array",
-                    "items": {"type": "string"},
-                    "minItems": 1,
-                    "description": "the texts to run",
-                }
-            },
-            "required": ["texts"],
-            "additionalProperties": False,
-        },
-        result="per text: each token with the activation in parentheses, then [max value]",
-        words=(Word(arg="texts"),),
+    list_call(
+        "read_activations",
+        "Run the model on each text and read the neuron's activation on every token.",
+        "texts",
+        "the texts to run",
+        "per text: each token with the activation in parentheses, then [max value]",
     ),
     ToolSpec(
         name=SUBMIT,
