@@ -301,6 +301,8 @@ class EpisodeRunner:
                     budgets.max_target_calls is not None
                     and st.target_calls >= budgets.max_target_calls
                 ):
+                    if calls:  # the message's calls that ran are kept; the rest do not run
+                        self._store_calls(st, calls)
                     raise EpisodeEnd("budget_exhausted", "target_calls", answer="")
                 call = await self._call_target(list(cmd.inputs))
                 if "_rejected" in call:  # the service refused the agent's input: tell the agent

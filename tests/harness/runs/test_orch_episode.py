@@ -155,6 +155,19 @@ async def test_budgets_end_the_episode(sqlite_url: str, budgets, reason, rounds,
     assert len(store.target_calls(ep.id)) == calls
 
 
+async def test_calls_made_before_the_target_call_budget_ends_a_message_are_stored(
+    sqlite_url: str,
+) -> None:
+    """A message with two commands and one target call left: the first runs and is stored (with
+    the counters), the second does not run."""
+    s = spec("orch_agents:TwoCommandsAgent", budgets={"max_target_calls": 1})
+    store, [run] = await run_in_process(sqlite_url, s)
+    [ep] = store.episodes(run.id)
+    assert (ep.status, ep.end_reason) == ("budget_exhausted", "target_calls")
+    assert [(c.step, c.idx, c.inputs) for c in store.target_calls(ep.id)] == [(2, 0, ["1", "2"])]
+    assert (ep.target_calls, ep.inputs) == (1, 2)
+
+
 async def test_wall_time_budget(sqlite_url: str) -> None:
     # Every agent call takes 3 s and the budget is 1 s, so the first call must be cut while it
     # runs: waiting for it would end the episode after 3 s or more. The margins are wide
