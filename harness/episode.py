@@ -472,14 +472,6 @@ class EpisodeRunner:
             raise EpisodeEnd("budget_exhausted", "wall_time", answer="")
 
     async def _agent_turn(self, st: _State, step: int) -> None:
-        if self.tools and not getattr(self.agent, "supports_tools", False):
-            raise EpisodeEnd(
-                "error",
-                "agent_error",
-                category="agent",
-                error=f"agent {getattr(self.agent, 'name', '?')!r} does not support protocol "
-                "mode 'tools' (it takes no tools)",
-            )
         conv = list(st.conversation)  # a copy: agents may keep or alter what they are given
         t = time.monotonic()
         left, bound = self._time_left(), self.step_timeout_s

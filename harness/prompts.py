@@ -25,6 +25,7 @@ import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 from agents.protocol import Mode
 from agents.toolspec import ToolSpec
@@ -78,7 +79,7 @@ def tools_note(tools: Sequence[ToolSpec]) -> str:
     return "\n".join(lines)
 
 
-def system_prompt_source(mode: Mode | str = "default") -> tuple[str, str]:
+def system_prompt_source(mode: Mode | Literal["tools"] = "default") -> tuple[str, str]:
     """(system prompt, source): source is "file" (HARNESS_SYSTEM_PROMPT_FILE), "find" (FIND's
     text from the data directory, find-compat mode) or "own"."""
     path = os.environ.get("HARNESS_SYSTEM_PROMPT_FILE")
@@ -98,7 +99,7 @@ def system_prompt_source(mode: Mode | str = "default") -> tuple[str, str]:
     return SYSTEM_PROMPT, "own"
 
 
-def system_prompt(mode: Mode | str = "default") -> str:
+def system_prompt(mode: Mode | Literal["tools"] = "default") -> str:
     """The system prompt of an episode in protocol mode `mode` (see the module docstring)."""
     return system_prompt_source(mode)[0]
 

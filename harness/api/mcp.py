@@ -6,12 +6,10 @@ token as created it (with no API tokens configured, there is no owner to recogni
 
 from __future__ import annotations
 
-import hashlib
-
 from fastapi import Request
 
-from harness.mcp.channel import Endpoint
-from harness.mcp.server import McpApp, issue_endpoints, store_episodes_now
+from harness.mcp.channel import Endpoint, token_key
+from harness.mcp.server import McpApp, bearer, issue_endpoints, store_episodes_now
 from harness.runs.plan import RunPlan
 from harness.store.models import Run
 from harness.store.repo import Store
@@ -28,10 +26,8 @@ class McpOwners:
 
     @staticmethod
     def _caller(request: Request) -> str | None:
-        scheme, _, token = (request.headers.get("authorization") or "").partition(" ")
-        if scheme.lower() != "bearer" or not token:
-            return None
-        return hashlib.sha256(token.encode()).hexdigest()
+        token = bearer(request.headers)
+        return None if token is None else token_key(token)
 
     def created(self, request: Request, store: Store, run: Run, plan: RunPlan) -> list[Endpoint]:
         """The new run's endpoints, for the reply to its creator, who becomes its owner."""

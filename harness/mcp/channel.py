@@ -63,7 +63,7 @@ class _Pending:
     answer: asyncio.Future[CallResult]
 
 
-def _token_key(token: str) -> str:
+def token_key(token: str) -> str:
     # tokens are looked up by their hash: no table holds a token a timing probe could walk
     return hashlib.sha256(token.encode()).hexdigest()
 
@@ -192,15 +192,12 @@ class Rendezvous:
         if ch is None or ch.ended is not None:
             ch = Channel(episode_id, secrets.token_urlsafe(32))
             self._channels[episode_id] = ch
-            self._by_token[_token_key(ch.token)] = ch
+            self._by_token[token_key(ch.token)] = ch
         ch.family = family or ch.family
         return ch
 
-    def get(self, episode_id: str) -> Channel | None:
-        return self._channels.get(episode_id)
-
     def by_token(self, token: str) -> Channel | None:
-        return self._by_token.get(_token_key(token))
+        return self._by_token.get(token_key(token))
 
     def close(self, episode_id: str, reason: str, transcript: Sequence[ToolMessage] = ()) -> None:
         """End the episode's channel; its token now only answers that the episode has ended.
@@ -208,14 +205,6 @@ class Rendezvous:
         ch = self._channels.get(episode_id)
         if ch is not None:
             ch.close(reason, transcript)
-
-    def forget(self, episode_ids: Sequence[str]) -> None:
-        """Drop ended channels (their tokens are then unknown rather than expired)."""
-        for eid in episode_ids:
-            ch = self._channels.get(eid)
-            if ch is not None and ch.ended is not None:
-                del self._channels[eid]
-                self._by_token.pop(_token_key(ch.token), None)
 
 
 # One per orchestrator process: the episodes and the MCP server of that process meet here.

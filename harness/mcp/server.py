@@ -40,7 +40,8 @@ TASK_HELP = (
 )
 
 
-def _bearer(headers: Any) -> str | None:
+def bearer(headers: Any) -> str | None:
+    """The token of an `Authorization: Bearer <token>` header, or None."""
     auth = headers.get("authorization") or ""
     scheme, _, token = auth.partition(" ")
     return token.strip() or None if scheme.lower() == "bearer" else None
@@ -91,7 +92,7 @@ class McpApp:
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         episode_id = scope["path"][len(scope.get("root_path", "")) :].strip("/").split("/")[-1]
-        token = _bearer(headers)
+        token = bearer(headers)
         channel = self.rendezvous.by_token(token) if token else None
         if channel is None:
             await _refuse(send, 401, "a bearer token of one episode is required")
@@ -113,7 +114,7 @@ class McpApp:
     def _channel(self, ctx: ServerRequestContext[Any]) -> Channel:
         # by this request's token, whatever session it arrived on
         request = ctx.request
-        token = _bearer(getattr(request, "headers", {})) if request is not None else None
+        token = bearer(getattr(request, "headers", {})) if request is not None else None
         channel = self.rendezvous.by_token(token) if token else None
         if channel is None:
             raise PermissionError("a bearer token of one episode is required")
