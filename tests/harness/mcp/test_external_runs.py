@@ -29,6 +29,11 @@ from harness.store.repo import Store
 ROOT = Path(__file__).resolve().parents[3]
 NUMERIC = ["find-v1/numeric/f00150", "find-v1/numeric/f00001"]
 STRINGS = ["find-gen/strings/s0/f00003"]  # find-v1's string functions are not released
+# secrets in the serving process's environment: no MCP reply may carry them
+ENV_CANARIES = {
+    "OPENAI_API_KEY": "sk-env-canary-mcp-5c1f09",
+    "ANTHROPIC_API_KEY": "sk-ant-env-canary-mcp-77d2",
+}
 
 
 def env_for(db: Path) -> dict[str, str]:
@@ -38,6 +43,7 @@ def env_for(db: Path) -> dict[str, str]:
         "HARNESS_SANDBOX": "inprocess",
         "HARNESS_PLUGINS": "",
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        **ENV_CANARIES,
     }
 
 
@@ -152,7 +158,8 @@ def test_numeric_over_mcp_equals_a_native_tools_run(tmp_path: Path) -> None:
             read += [s["text"] for s in seen]
             # nothing the client reads names its target or carries its canary (ground truth)
             tid = b["target_id"]
-            for secret in (tid, tid.rsplit("/", 1)[1], make_canary(tid)):
+            secrets = (tid, tid.rsplit("/", 1)[1], make_canary(tid), *ENV_CANARIES.values())
+            for secret in secrets:
                 assert not any(secret in text for text in read), secret
 
         asyncio.run(clients())

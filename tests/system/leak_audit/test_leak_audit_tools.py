@@ -26,8 +26,13 @@ def test_no_canary_in_any_tool_result(tmp_path: Path, leak_catalog) -> None:  # 
     db = f"sqlite:///{tmp_path / 'h.db'}"
     # (lone surrogates are refused in options: the agent sends those itself)
     texts = [t for t in adversarial_messages() if len(t) < 100_000 and "\udcff" not in t]
+    env_canaries = {
+        "OPENAI_API_KEY": "sk-env-canary-tools-31aa",
+        "HARNESS_API_TOKENS": "tok-canary-9f",
+    }
     env = {
         **os.environ,
+        **env_canaries,
         "DATABASE_URL": db,
         "PYTHONPATH": os.pathsep.join([str(HERE), str(ROOT), os.environ.get("PYTHONPATH", "")]),
     }
@@ -40,7 +45,7 @@ def test_no_canary_in_any_tool_result(tmp_path: Path, leak_catalog) -> None:  # 
     assert r.returncode == 0, r.stderr[-3000:]
     run_id = json.loads(r.stdout)["id"]
     store = Store(make_engine(db))
-    forbidden = forbidden_texts(leak_catalog)
+    forbidden = [*forbidden_texts(leak_catalog), *env_canaries.values()]
     assert any(f.startswith("CANARY-") for f in forbidden)
     n_results = 0
     for ep in store.episodes(run_id):
