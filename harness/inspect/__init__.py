@@ -1,0 +1,1 @@
+"""Our benchmarks as Inspect AI tasks (`inspect eval interp_harness/find`): docs/inspect.md."""
