@@ -1,0 +1,66 @@
+"""The solvers of protocol "tools": a setup step that gives every sample its target's tools (so an
+agent passed with `--solver` finds them in `state.tools`), and the default agent, Inspect's
+`react()` with `submit_answer` as its submit tool."""
+
+from __future__ import annotations
+
+from inspect_ai.agent import AgentState, AgentSubmit, as_solver, react
+from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.util import store
+
+from harness import prompts
+from harness.inspect_tasks.tools import ANSWER, ROUNDS, sample_tools
+
+
+def _rounds(messages: list) -> int:
+    """A round is one assistant message, as in the harness."""
+    return sum(isinstance(m, ChatMessageAssistant) for m in messages)
+
+
+@solver
+def tools_setup(max_target_calls: int | None = None) -> Solver:
+    """The harness's tools-mode system prompt and the sample's tools (calls, then the answer)."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        calls, answer = sample_tools(
+            str(state.sample_id), state.metadata["family"], max_target_calls
+        )
+        if not any(isinstance(m, ChatMessageSystem) for m in state.messages):
+            state.messages.insert(0, ChatMessageSystem(content=prompts.system_prompt("tools")))
+        state.tools = [*(t.as_tool() for t in calls), answer.as_tool()]
+        return state
+
+    return solve
+
+
+@solver
+def harness_react(max_rounds: int = 20, max_target_calls: int | None = None) -> Solver:
+    """Inspect's `react()` on the sample's tools; `submit_answer` ends it and its rendered text is
+    the completion. `max_rounds` caps the assistant messages: after the last one (its tool calls
+    have run) the sample ends without an answer, as a harness episode ends "budget_exhausted"."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        calls, answer = sample_tools(
+            str(state.sample_id), state.metadata["family"], max_target_calls
+        )
+
+        async def on_continue(agent_state: AgentState) -> bool:
+            rounds = _rounds(agent_state.messages)
+            store().set(ROUNDS, rounds)
+            return rounds < max_rounds
+
+        agent = react(
+            prompt=None,  # the system prompt is the harness's, added by tools_setup
+            tools=calls,
+            submit=AgentSubmit(tool=answer, answer_only=True, keep_in_messages=True),
+            on_continue=on_continue,
+        )
+        state = await as_solver(agent)(state, generate)
+        counters = store()
+        counters.set(ROUNDS, _rounds(state.messages))
+        # the final answer is what submit_answer rendered; none (rounds spent): "" as the harness
+        state.output.completion = counters.get(ANSWER, "")
+        return state
+
+    return solve

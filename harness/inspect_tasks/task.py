@@ -1,0 +1,138 @@
+"""The task factory behind `interp_harness/find`, `interp_harness/neurons` and
+`interp_harness/ravel`: the targets `harness run` would select for the same dataset, family, limit
+and seed (harness/runs/selection.py), one sample per target, the solver of the protocol, and the
+harness's scorer. Generic: the tasks differ only in the datasets they cover
+(interp_harness/_registry.py names them)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from inspect_ai import Task
+from inspect_ai.dataset import MemoryDataset, Sample
+from pydantic import ValidationError
+
+from function_store.benchmark import benchmark, benchmarks
+from function_store.models import Target
+from harness import prompts
+from harness.inspect_tasks.resources import resources
+from harness.inspect_tasks.solvers import harness_react, tools_setup
+from harness.inspect_tasks.text import AGENT_LABEL, text_loop
+from harness.runs.catalogs import CatalogCache
+from harness.runs.selection import SelectionError, select_targets
+from harness.runs.spec import Budgets, ProtocolOptions, RunSpec
+
+try:
+    from harness.inspect_tasks.scoring import interp_harness_scorer
+except ImportError:  # TODO(lead): helper "scoring" adds harness/inspect_tasks/scoring.py
+    interp_harness_scorer = None  # type: ignore[assignment]
+
+Protocol = Literal["tools", "text"]
+PROTOCOLS: tuple[str, ...] = ("tools", "text")
+TEXT_MODES: tuple[str, ...] = ("find-compat", "default")
+
+
+class TaskParameterError(ValueError):
+    """A task parameter (`-T name=value`) that cannot work; the message says what is allowed."""
+
+
+def task_families(datasets: Sequence[str]) -> list[str]:
+    """The registry's families that one of `datasets` serves (in registry order)."""
+    return [b.family for b in benchmarks() if any(d in b.sources for d in datasets)]
+
+
+def sample_prompt(target: Target, protocol: Protocol) -> str:
+    """The task prompt the harness gives an agent for `target` (tools: with the note mapping the
+    commands to tools), as `EpisodeRunner` builds it for an interactive episode."""
+    text = prompts.task_prompt(target.public.prompt_family)
+    if protocol == "tools":
+        return text + prompts.tools_note(benchmark(target.family).commands)
+    return text
+
+
+def _sample(target: Target, protocol: Protocol) -> Sample:
+    # public facts only: ground truth stays in the target, which only this process and the
+    # target's sandboxed service hold
+    return Sample(
+        id=target.id,
+        input=sample_prompt(target, protocol),
+        target="",
+        metadata={"dataset": target.dataset, "family": target.family, "variant": target.variant},
+    )
+
+
+def benchmark_task(
+    datasets: Sequence[str],
+    *,
+    dataset: str,
+    family: str | None = None,
+    limit: int | None = None,
+    seed: int | None = 0,
+    gen_seed: int = 0,
+    protocol: str = "tools",
+    text_mode: str = "find-compat",
+    max_rounds: int = 20,
+    max_target_calls: int | None = None,
+    max_tokens: int | None = None,
+    max_wall_s: float | None = None,
+) -> Task:
+    """One Inspect task over the targets of `dataset` (one of `datasets`), narrowed to `family`.
+    Budgets: `max_rounds` and `max_target_calls` are counted as the harness counts them;
+    `max_tokens` and `max_wall_s` are Inspect's own token and time limits of each sample."""
+    if dataset not in datasets:
+        raise TaskParameterError(f"unknown dataset {dataset!r}; this task has: {', '.join(datasets)}")
+    families = [f for f in task_families([dataset])]
+    if family is not None and family not in families:
+        raise TaskParameterError(
+            f"unknown family {family!r} for dataset {dataset!r}; known: {', '.join(families)}"
+        )
+    if protocol not in PROTOCOLS:
+        raise TaskParameterError(f"unknown protocol {protocol!r}; one of: {', '.join(PROTOCOLS)}")
+    if text_mode not in TEXT_MODES:
+        raise TaskParameterError(f"unknown text_mode {text_mode!r}; one of: {', '.join(TEXT_MODES)}")
+    if protocol == "tools":
+        no_tools = [f for f in ([family] if family else families) if not benchmark(f).commands]
+        if no_tools:
+            raise TaskParameterError(
+                f"protocol 'tools' needs declared commands; {', '.join(no_tools)} has none "
+                "(use protocol 'text')"
+            )
+    try:
+        spec = RunSpec(
+            agent=AGENT_LABEL,
+            dataset=dataset,
+            family=family,
+            limit=limit,
+            seed=seed,
+            gen_seed=gen_seed,
+            protocol=ProtocolOptions(mode="tools" if protocol == "tools" else text_mode),
+            budgets=Budgets(max_rounds=max_rounds, max_target_calls=max_target_calls),
+        )
+        targets = select_targets(spec, CatalogCache(max_seeds=1).get(gen_seed))
+    except ValidationError as e:
+        raise TaskParameterError(_problems(e)) from None
+    except SelectionError as e:
+        raise TaskParameterError(str(e)) from None
+    resources().add_targets(targets)
+    samples = [_sample(t, protocol) for t in targets]  # type: ignore[arg-type]
+    if protocol == "tools":
+        setup = tools_setup(max_target_calls)
+        solver = harness_react(max_rounds, max_target_calls)
+    else:
+        setup = None
+        solver = text_loop(text_mode, max_rounds, max_target_calls)  # type: ignore[arg-type]
+    return Task(
+        dataset=MemoryDataset(samples, name=f"{dataset}{'/' + family if family else ''}"),
+        setup=setup,
+        solver=solver,
+        scorer=interp_harness_scorer() if interp_harness_scorer is not None else None,
+        token_limit=max_tokens,
+        time_limit=int(max_wall_s) if max_wall_s is not None else None,
+    )
+
+
+def _problems(e: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(map(str, x['loc']))}: {x['msg']}" for x in e.errors(include_url=False)
+    )

@@ -1,0 +1,102 @@
+"""A benchmark's commands as Inspect tools (protocol "tools"), bound to one sample's target.
+
+A call tool runs the text command it stands for (`to_words`) on the sandboxed target service and
+returns the harness's tool result text byte for byte (`format_reply(outputs, "default", ...)`),
+as `harness run --protocol-mode tools` does (harness/episode.py `_tool_turn`). The answer tool
+(`submit_answer`) returns the tagged final answer text (`to_answer`), which react() makes the
+completion; it is also kept in the sample's store. Counters live in the sample's store (the
+keys below), so they hold whichever Inspect agent calls the tools."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from inspect_ai.tool import ToolDef, ToolError, ToolParams
+from inspect_ai.util import LimitExceededError, store
+
+from agents import protocol as proto
+from agents.protocol import tools as tool_text
+from agents.toolspec import ToolSpec
+from function_store.benchmark import benchmark
+from harness.inspect_tasks.resources import resources
+from harness.tool_checks import argument_errors
+
+# the per-sample store keys of the contract (docs/inspect.md)
+TARGET_CALLS = "interp_harness:target_calls"
+INPUTS = "interp_harness:inputs"
+ROUNDS = "interp_harness:rounds"
+ANSWER = "interp_harness:answer"
+
+
+def _checked(spec: ToolSpec, arguments: dict[str, Any]) -> None:
+    # Inspect validates against the same schema; this keeps the harness's own wording and its
+    # extra checks (tool_checks) so a result never differs from `harness run`'s
+    if problems := argument_errors(spec, arguments):
+        raise ToolError(f"invalid arguments for {spec.name}: {problems}")
+
+
+def _call_tool(
+    spec: ToolSpec, target_id: str, decimals: int | None, max_calls: int | None
+) -> Callable[..., Awaitable[str]]:
+    async def execute(**kwargs: Any) -> str:
+        _checked(spec, kwargs)
+        counters = store()
+        calls = counters.get(TARGET_CALLS, 0)
+        if max_calls is not None and calls >= max_calls:
+            # as the harness's budget: the call is not run and the sample ends (Inspect records
+            # a limit on the sample, which is still scored)
+            raise LimitExceededError(
+                "custom",
+                value=calls,
+                limit=max_calls,
+                message=f"target-call budget exhausted ({max_calls} calls; max_target_calls)",
+            )
+        words = tool_text.to_words(spec, kwargs)
+        try:
+            outputs = await resources().call(target_id, words)
+        except Exception as e:
+            if getattr(e, "category", None) == "agent":  # the service refused the agent's input
+                raise ToolError(proto.format_error(str(getattr(e, "detail", e)))) from None
+            raise  # the target or its sandbox failed: a sample error, never a score
+        counters.set(TARGET_CALLS, calls + 1)
+        counters.set(INPUTS, counters.get(INPUTS, 0) + len(words))
+        return proto.format_reply(outputs, "default", decimals=decimals)
+
+    return execute
+
+
+def _answer_tool(spec: ToolSpec) -> Callable[..., Awaitable[str]]:
+    async def execute(**kwargs: Any) -> str:
+        _checked(spec, kwargs)
+        answer = tool_text.to_answer(spec, kwargs)
+        store().set(ANSWER, answer)
+        return answer
+
+    return execute
+
+
+def sample_tools(
+    target_id: str, family: str, max_target_calls: int | None
+) -> tuple[list[ToolDef], ToolDef]:
+    """The family's commands as Inspect tools for one target: (call tools, the answer tool)."""
+    record = benchmark(family)
+    answer = tool_text.answer_spec(record.commands)
+    if answer is None:
+        raise ValueError(f"family {family!r} declares no answer command: use protocol 'text'")
+
+    def tool_def(spec: ToolSpec, fn: Callable[..., Awaitable[str]]) -> ToolDef:
+        return ToolDef(
+            fn,
+            name=spec.name,
+            description=spec.tool_description(),
+            parameters=ToolParams.model_validate(spec.parameters),
+            max_output=0,  # the harness's reply, never cut by Inspect's 16 kB default
+        )
+
+    calls = [
+        tool_def(s, _call_tool(s, target_id, record.reply_decimals, max_target_calls))
+        for s in record.commands
+        if s.kind == "call"
+    ]
+    return calls, tool_def(answer, _answer_tool(answer))
