@@ -1,0 +1,343 @@
+"""`inspect eval interp_harness/find` through Inspect's own CLI (a subprocess): samples, prompts,
+tool results against the sandboxed target service, the store's counters, no ground truth in the
+.eval, nothing left behind after the eval; the text protocol against the project's own backbone
+server (provider openai-api); `inspect eval-set` retrying a failed attempt."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from backbone_server import backbone_url  # noqa: F401 - the project's backbone server fixture
+from inspect_ai.log import EvalLog, read_eval_log
+
+from agents.protocol import format_reply
+from function_store.benchmark import benchmark
+from function_store.models import Target
+from harness import prompts
+from harness.runs.catalogs import CatalogCache
+from harness.settings import Settings
+from harness.target_client import make_target_client
+
+ROOT = Path(__file__).resolve().parents[3]
+HERE = Path(__file__).resolve().parent
+SCRIPTS = HERE / "inspect_scripts.py"
+sys.path.insert(0, str(HERE))
+import inspect_scripts  # noqa: E402 - the scripted solvers' inputs and answers
+
+pytestmark = pytest.mark.usefixtures("needs_bwrap")
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return CatalogCache().get(0)
+
+
+@pytest.fixture
+def sandbox_tmp() -> Iterator[Path]:
+    """A private TMPDIR for the eval subprocess: its sandbox files and ephemeral store live there,
+    so what it leaves behind is visible (a short path: sandbox sockets need one)."""
+    d = Path(tempfile.mkdtemp(prefix="ih-", dir="/tmp"))
+    yield d
+    subprocess.run(["rm", "-rf", str(d)], check=False)
+
+
+def inspect_cli(args: list[str], tmp: Path, log_dir: Path, extra_env: dict[str, str] | None = None):
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "TMPDIR": str(tmp),
+        "HARNESS_DATA_DIR": os.environ["HARNESS_DATA_DIR"],
+        **(extra_env or {}),
+    }
+    proc = subprocess.run(
+        ["inspect", *args, "--log-dir", str(log_dir), "--display", "plain"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc
+
+
+def logs(log_dir: Path) -> dict[str, EvalLog]:
+    out = {}
+    for f in sorted(log_dir.glob("*.eval")):
+        log = read_eval_log(str(f))
+        out[log.eval.task] = log
+    return out
+
+
+def expected_replies(targets: list[Target], inputs: list[str], mode: str) -> dict[str, str]:
+    """What the sandboxed target service answers, formatted as the harness formats it: computed
+    here with a target client of this process, not through the eval's solver."""
+
+    async def go() -> dict[str, str]:
+        client = make_target_client(Settings(), CatalogCache())
+        try:
+            out = {}
+            for t in targets:
+                outputs = await client.call(t.id, inputs)
+                out[t.id] = format_reply(
+                    outputs, mode, decimals=benchmark(t.family).reply_decimals
+                )
+            return out
+        finally:
+            await client.aclose()
+
+    return asyncio.run(go())
+
+
+def assert_no_ground_truth(path: Path, targets: list[Target]) -> None:
+    """The canary audit over the whole .eval: every member unzipped, raw bytes."""
+    with zipfile.ZipFile(path) as z:
+        blob = b"".join(z.read(n) for n in z.namelist())
+    for t in targets:
+        secrets = [t.hidden.canary, t.hidden.code or "", json.dumps(t.hidden.spec)]
+        for s in filter(None, secrets):
+            assert s.encode() not in blob, f"ground truth of {t.id} in {path.name}"
+
+
+def assert_nothing_left(tmp: Path) -> None:
+    """No sandbox directory, lock, ephemeral store or process of the eval remains."""
+    roots = list(tmp.glob("interp-harness-*"))
+    left = [p for r in roots if r.is_dir() for p in r.iterdir()]
+    assert not left, f"left behind: {left}"
+    assert not list(tmp.glob("interp-harness-inspect-*"))
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+            except OSError:
+                continue
+            assert str(tmp).encode() not in cmd, f"process {pid} of the eval still runs"
+
+
+def tool_results(sample) -> list[str]:
+    return [m.text for m in sample.messages if m.role == "tool" and m.function != "submit_answer"]
+
+
+def test_find_tools_with_a_user_solver(tmp_path: Path, sandbox_tmp: Path, catalog) -> None:
+    """`--solver` replaces react: the tools come with the task (setup), call the sandboxed
+    targets and return exactly the harness's reply; counters and the answer are in the store."""
+    inspect_cli(
+        [
+            "eval",
+            "interp_harness/find",
+            "--solver",
+            f"{SCRIPTS}@scripted_calls",
+            "-T",
+            "dataset=find-gen",
+            "-T",
+            "family=numeric",
+            "-T",
+            "limit=2",
+            "--model",
+            "mockllm/model",
+        ],
+        sandbox_tmp,
+        tmp_path,
+    )
+    assert_nothing_left(sandbox_tmp)
+    log = logs(tmp_path)["interp_harness/find"]
+    assert log.status == "success"
+    assert log.eval.model == "mockllm/model"
+    assert log.eval.task_args["family"] == "numeric" and log.eval.task_args["limit"] == 2
+    samples = log.samples or []
+    assert len(samples) == 2 and len({s.id for s in samples}) == 2
+    targets = [catalog.get(str(s.id)) for s in samples]
+    expected = expected_replies(targets, inspect_scripts.INPUTS, "default")
+    note = prompts.tools_note(benchmark("numeric").commands)
+    for s, t in zip(samples, targets, strict=True):
+        assert s.target == "" and s.metadata == {
+            "dataset": "find-gen",
+            "family": "numeric",
+            "variant": t.variant,
+        }
+        assert s.input == prompts.task_prompt(t.public.prompt_family) + note
+        assert s.messages[0].role == "system"
+        assert s.messages[0].text == prompts.TOOLS_SYSTEM_PROMPT
+        assert tool_results(s) == [expected[t.id]]
+        assert s.store["interp_harness:target_calls"] == 1
+        assert s.store["interp_harness:inputs"] == len(inspect_scripts.INPUTS)
+        assert s.store["interp_harness:answer"].startswith("[DESCRIPTION]: returns its input")
+        assert s.error is None
+    assert_no_ground_truth(next(tmp_path.glob("*.eval")), targets)
+
+
+def test_find_react_and_text_protocols_on_strings(
+    tmp_path: Path, sandbox_tmp: Path, catalog
+) -> None:
+    """The default solver (react) and the text protocol (the harness's episode loop) with
+    Inspect's mockllm scripted: one eval process, two tasks."""
+    inspect_cli(
+        [
+            "eval",
+            f"{SCRIPTS}@find_react_scripted",
+            f"{SCRIPTS}@find_text_scripted",
+            "-T",
+            "family=strings",
+            "-T",
+            "limit=1",
+            "--model",
+            "mockllm/model",
+        ],
+        sandbox_tmp,
+        tmp_path,
+    )
+    assert_nothing_left(sandbox_tmp)
+    found = logs(tmp_path)
+    react, text = found["find_react_scripted"], found["find_text_scripted"]
+    (rs,) = react.samples or []
+    (ts,) = text.samples or []
+    t = catalog.get(str(rs.id))
+    assert ts.id == rs.id and t.family == "strings"
+    # react: the tool result is the harness's reply; the submitted answer is the completion
+    assert tool_results(rs) == [
+        expected_replies([t], inspect_scripts.INPUTS, "default")[t.id]
+    ]
+    answer = rs.store["interp_harness:answer"]
+    assert rs.output.completion == answer and answer.startswith("[DESCRIPTION]:")
+    assert rs.store["interp_harness:rounds"] == 2
+    # text: FIND's loop; the reply to the PYTHON(...) command is FIND's text for the outputs
+    assert ts.input == prompts.task_prompt(t.public.prompt_family)
+    roles = [m.role for m in ts.messages]
+    assert roles == ["system", "user", "assistant", "user", "assistant"]
+    assert ts.messages[2].text == inspect_scripts.TEXT_COMMAND
+    assert ts.messages[3].text == expected_replies([t], ["3", "-2.5", "7"], "find-compat")[t.id]
+    assert ts.output.completion == inspect_scripts.TEXT_ANSWER
+    assert ts.store == {
+        "interp_harness:target_calls": 1,
+        "interp_harness:inputs": 3,
+        "interp_harness:rounds": 2,
+        "interp_harness:answer": inspect_scripts.TEXT_ANSWER,
+    }
+    for path in tmp_path.glob("*.eval"):
+        assert_no_ground_truth(path, [t])
+
+
+def test_find_text_against_the_project_backbone_server(
+    tmp_path: Path,
+    sandbox_tmp: Path,
+    backbone_url: str,  # noqa: F811 - the fixture
+) -> None:
+    """Inspect's openai-api provider against `harness backbone serve` (SmolLM2): protocol text
+    (the model has no tool parser), one target, two rounds."""
+    served = httpx.get(f"{backbone_url}/v1/models").json()["data"][0]["id"]
+    inspect_cli(
+        [
+            "eval",
+            "interp_harness/find",
+            "-T",
+            "family=numeric",
+            "-T",
+            "limit=1",
+            "-T",
+            "protocol=text",
+            "-T",
+            "max_rounds=2",
+            "--model",
+            f"openai-api/backbone/{served}",
+            "--max-tokens",
+            "24",
+        ],
+        sandbox_tmp,
+        tmp_path,
+        {"BACKBONE_BASE_URL": f"{backbone_url}/v1", "BACKBONE_API_KEY": "unused"},
+    )
+    log = logs(tmp_path)["interp_harness/find"]
+    assert log.status == "success", log.error
+    assert log.eval.model == f"openai-api/backbone/{served}"
+    (s,) = log.samples or []
+    assert s.error is None
+    assert [m.role for m in s.messages][:3] == ["system", "user", "assistant"]
+    assert s.store["interp_harness:rounds"] >= 1
+    assert sum(u.output_tokens for u in log.stats.model_usage.values()) > 0
+
+
+def test_eval_set_retries_a_failed_attempt(tmp_path: Path, sandbox_tmp: Path) -> None:
+    marker = sandbox_tmp / "failed-once"
+    inspect_cli(
+        [
+            "eval-set",
+            "interp_harness/find",
+            "--solver",
+            f"{SCRIPTS}@fails_once",
+            "-T",
+            "family=numeric",
+            "-T",
+            "limit=1",
+            "--model",
+            "mockllm/model",
+            "--retry-attempts",
+            "2",
+            "--retry-wait",
+            "0",
+        ],
+        sandbox_tmp,
+        tmp_path,
+        {"INTERP_HARNESS_TEST_MARKER": str(marker)},
+    )
+    assert marker.exists()  # the first attempt ran and failed
+    found = list(tmp_path.glob("*.eval"))
+    statuses = sorted(read_eval_log(str(f), header_only=True).status for f in found)
+    assert "success" in statuses
+    final = [read_eval_log(str(f)) for f in found]
+    ok = next(x for x in final if x.status == "success")
+    assert ok.eval.task == "interp_harness/find" and len(ok.samples or []) == 1
+
+
+def _descendants(pid: int) -> list[str]:
+    """The command lines of every live descendant of `pid`."""
+    parent: dict[int, int] = {}
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            try:
+                stat = Path(f"/proc/{p}/stat").read_text()
+            except OSError:
+                continue
+            parent[int(p)] = int(stat.rsplit(")", 1)[1].split()[1])
+    out, todo = [], [pid]
+    while todo:
+        cur = todo.pop()
+        for child, ppid in parent.items():
+            if ppid == cur:
+                todo.append(child)
+                try:
+                    out.append(Path(f"/proc/{child}/cmdline").read_bytes().decode(errors="replace"))
+                except OSError:
+                    pass
+    return out
+
+
+def test_services_and_episode_store_stop_when_the_run_ends(
+    tmp_path: Path, sandbox_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In one process (as `inspect eval` is): after `eval()` returns, the run-end hook has stopped
+    the sandboxed target services and removed the ephemeral episode store, although the process
+    goes on (atexit would only clean up at its end)."""
+    from inspect_ai import eval as inspect_eval
+
+    monkeypatch.setattr(tempfile, "tempdir", str(sandbox_tmp))  # where the episode store goes
+    logs_ = inspect_eval(
+        [inspect_scripts.find_react_scripted("numeric", 1), inspect_scripts.find_text_scripted("numeric", 1)],
+        model="mockllm/model",
+        log_dir=str(tmp_path),
+        display="none",
+    )
+    assert [x.status for x in logs_] == ["success", "success"]
+    assert all(x.samples and x.samples[0].store["interp_harness:target_calls"] == 1 for x in logs_)
+    left = [c for c in _descendants(os.getpid()) if "bwrap" in c or "function_store.service" in c]
+    assert not left, left
+    assert not list(sandbox_tmp.glob("interp-harness-inspect-*"))
