@@ -63,4 +63,3 @@ def ravel(
 ) -> Task:
     """RAVEL: isolate an entity's attribute in a model's hidden states (Cause / Isolate)."""
     return benchmark_task(RAVEL_DATASETS, **locals())
-

@@ -81,8 +81,10 @@ def benchmark_task(
     Budgets: `max_rounds` and `max_target_calls` are counted as the harness counts them;
     `max_tokens` and `max_wall_s` are Inspect's own token and time limits of each sample."""
     if dataset not in datasets:
-        raise TaskParameterError(f"unknown dataset {dataset!r}; this task has: {', '.join(datasets)}")
-    families = [f for f in task_families([dataset])]
+        raise TaskParameterError(
+            f"unknown dataset {dataset!r}; this task has: {', '.join(datasets)}"
+        )
+    families = task_families([dataset])
     if family is not None and family not in families:
         raise TaskParameterError(
             f"unknown family {family!r} for dataset {dataset!r}; known: {', '.join(families)}"
@@ -90,7 +92,9 @@ def benchmark_task(
     if protocol not in PROTOCOLS:
         raise TaskParameterError(f"unknown protocol {protocol!r}; one of: {', '.join(PROTOCOLS)}")
     if text_mode not in TEXT_MODES:
-        raise TaskParameterError(f"unknown text_mode {text_mode!r}; one of: {', '.join(TEXT_MODES)}")
+        raise TaskParameterError(
+            f"unknown text_mode {text_mode!r}; one of: {', '.join(TEXT_MODES)}"
+        )
     if protocol == "tools":
         no_tools = [f for f in ([family] if family else families) if not benchmark(f).commands]
         if no_tools:

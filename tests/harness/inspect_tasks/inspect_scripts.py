@@ -33,14 +33,15 @@ from interp_harness._registry import find
 INPUTS = ["3", "-2.5", "hello"]
 CODE = "def f(x):\n    return x"
 TEXT_COMMAND = "I will call the function.\nCOMMAND: PYTHON(./temp/function.py 3 -2.5 7)"
-TEXT_ANSWER = f"[DESCRIPTION]: returns its input\n[DOMAIN]: all numbers\n[CODE]: \n```python\n{CODE}\n```"
+TEXT_ANSWER = (
+    f"[DESCRIPTION]: returns its input\n[DOMAIN]: all numbers\n[CODE]: \n```python\n{CODE}\n```"
+)
 USAGE = ModelUsage(input_tokens=11, output_tokens=7, total_tokens=18)
 
 
 def answer_arguments(schema: dict[str, Any]) -> dict[str, Any]:
     return {
-        name: CODE if name == "code" else "returns its input"
-        for name in schema.get("required", [])
+        name: CODE if name == "code" else "returns its input" for name in schema.get("required", [])
     }
 
 
@@ -48,8 +49,11 @@ def answer_arguments(schema: dict[str, Any]) -> dict[str, Any]:
 def scripted_calls() -> Solver:
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         defs = [ToolDef(t) for t in state.tools]
-        calls = [ToolCall(id=f"c{i}", function=d.name, arguments={"inputs": INPUTS})
-                 for i, d in enumerate(defs) if d.name != "submit_answer"]
+        calls = [
+            ToolCall(id=f"c{i}", function=d.name, arguments={"inputs": INPUTS})
+            for i, d in enumerate(defs)
+            if d.name != "submit_answer"
+        ]
         submit = next(d for d in defs if d.name == "submit_answer")
         calls.append(
             ToolCall(
@@ -72,7 +76,9 @@ def _assistants(messages: list[ChatMessage]) -> int:
     return sum(isinstance(m, ChatMessageAssistant) for m in messages)
 
 
-def react_script(messages: list[ChatMessage], tools: Any, tool_choice: Any, config: Any) -> ModelOutput:
+def react_script(
+    messages: list[ChatMessage], tools: Any, tool_choice: Any, config: Any
+) -> ModelOutput:
     if _assistants(messages) == 0:
         out = ModelOutput.for_tool_call("mockllm/model", "call_function", {"inputs": INPUTS})
     else:
@@ -82,7 +88,9 @@ def react_script(messages: list[ChatMessage], tools: Any, tool_choice: Any, conf
     return out
 
 
-def text_script(messages: list[ChatMessage], tools: Any, tool_choice: Any, config: Any) -> ModelOutput:
+def text_script(
+    messages: list[ChatMessage], tools: Any, tool_choice: Any, config: Any
+) -> ModelOutput:
     content = TEXT_COMMAND if _assistants(messages) == 0 else TEXT_ANSWER
     out = ModelOutput.from_content("mockllm/model", content)
     out.usage = USAGE

@@ -89,9 +89,7 @@ def expected_replies(targets: list[Target], inputs: list[str], mode: str) -> dic
             out = {}
             for t in targets:
                 outputs = await client.call(t.id, inputs)
-                out[t.id] = format_reply(
-                    outputs, mode, decimals=benchmark(t.family).reply_decimals
-                )
+                out[t.id] = format_reply(outputs, mode, decimals=benchmark(t.family).reply_decimals)
             return out
         finally:
             await client.aclose()
@@ -204,9 +202,7 @@ def test_find_react_and_text_protocols_on_strings(
     t = catalog.get(str(rs.id))
     assert ts.id == rs.id and t.family == "strings"
     # react: the tool result is the harness's reply; the submitted answer is the completion
-    assert tool_results(rs) == [
-        expected_replies([t], inspect_scripts.INPUTS, "default")[t.id]
-    ]
+    assert tool_results(rs) == [expected_replies([t], inspect_scripts.INPUTS, "default")[t.id]]
     answer = rs.store["interp_harness:answer"]
     assert rs.output.completion == answer and answer.startswith("[DESCRIPTION]:")
     assert rs.store["interp_harness:rounds"] == 2
@@ -331,7 +327,10 @@ def test_services_and_episode_store_stop_when_the_run_ends(
 
     monkeypatch.setattr(tempfile, "tempdir", str(sandbox_tmp))  # where the episode store goes
     logs_ = inspect_eval(
-        [inspect_scripts.find_react_scripted("numeric", 1), inspect_scripts.find_text_scripted("numeric", 1)],
+        [
+            inspect_scripts.find_react_scripted("numeric", 1),
+            inspect_scripts.find_text_scripted("numeric", 1),
+        ],
         model="mockllm/model",
         log_dir=str(tmp_path),
         display="none",

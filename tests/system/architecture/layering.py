@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-PACKAGES = ("agents", "model_services", "function_store", "evaluator", "harness")
+PACKAGES = ("agents", "model_services", "function_store", "evaluator", "harness", "interp_harness")
 # top-level packages of this repository that no layer may import (scripts, tests, tools)
 NOT_LIBRARIES = ("tests", "benchmarks", "scripts")
 
@@ -31,6 +31,10 @@ ALLOWED: Mapping[str, frozenset[str]] = {
     "function_store": frozenset({"model_services", "agents"}),
     "evaluator": frozenset({"function_store", "model_services", "agents"}),
     "harness": frozenset({"evaluator", "function_store", "model_services", "agents"}),
+    # the Inspect AI task registry (`interp_harness/<task>`): a composition root above harness
+    "interp_harness": frozenset(
+        {"harness", "evaluator", "function_store", "model_services", "agents"}
+    ),
 }
 
 # Where a dynamic import is the point: a registry that imports what a name or a setting refers to.
