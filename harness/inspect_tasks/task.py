@@ -6,7 +6,8 @@ harness's scorer. Generic: the tasks differ only in the datasets they cover
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import inspect
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 from inspect_ai import Task
@@ -140,3 +141,28 @@ def _problems(e: ValidationError) -> str:
     return "; ".join(
         f"{'.'.join(map(str, x['loc']))}: {x['msg']}" for x in e.errors(include_url=False)
     )
+
+
+def task_function(
+    name: str, datasets: Sequence[str], default_dataset: str, doc: str, module: str
+) -> Callable[..., Task]:
+    """An Inspect task function over `datasets` (to decorate with `@task` in `module`): its
+    parameters are `benchmark_task`'s, written once here, so `-T` and the log's task_args name
+    them all; `family` only where the datasets serve several families."""
+
+    def fn(**params: object) -> Task:
+        bound = signature.bind(**params)  # unknown names refused, defaults filled in
+        bound.apply_defaults()
+        return benchmark_task(datasets, **bound.arguments)  # type: ignore[arg-type]
+
+    params = [
+        p.replace(default=default_dataset) if p.name == "dataset" else p
+        for p in inspect.signature(benchmark_task).parameters.values()
+        if p.name != "datasets" and (p.name != "family" or len(task_families(datasets)) > 1)
+    ]
+    signature = inspect.Signature(params, return_annotation=Task)
+    fn.__signature__ = signature  # type: ignore[attr-defined]
+    fn.__name__ = fn.__qualname__ = name
+    # Inspect names a task after the top-level package of its module: interp_harness/<name>
+    fn.__module__, fn.__doc__ = module, doc
+    return fn

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -340,3 +341,22 @@ def test_services_and_episode_store_stop_when_the_run_ends(
     left = [c for c in _descendants(os.getpid()) if "bwrap" in c or "function_store.service" in c]
     assert not left, left
     assert not list(sandbox_tmp.glob("interp-harness-inspect-*"))
+
+
+@pytest.mark.parametrize(
+    ("params", "says"),
+    [
+        ({"dataset": "ravel"}, "unknown dataset 'ravel'; this task has: find-v1, find-gen"),
+        ({"family": "neurons"}, "unknown family 'neurons' for dataset 'find-gen'"),
+        ({"protocol": "native"}, "unknown protocol 'native'; one of: tools, text"),
+        ({"text_mode": "tools"}, "unknown text_mode 'tools'"),
+        ({"max_rounds": 0}, "max_rounds: Input should be greater than or equal to 1"),
+        ({"limit": 0}, "limit: Input should be greater than or equal to 1"),
+    ],
+)
+def test_bad_task_parameters_are_refused_with_what_is_allowed(params, says) -> None:
+    from harness.inspect_tasks.task import TaskParameterError
+    from interp_harness._registry import find
+
+    with pytest.raises(TaskParameterError, match=re.escape(says)):
+        find(**params)
