@@ -1,7 +1,8 @@
 """The Inspect AI tasks of the benchmark registry (entry point group `inspect_ai`):
 `inspect eval interp_harness/find --model ...`. Each task is `benchmark_task` over the datasets
 named here; it covers the registry's families those datasets serve, and `family` narrows to one.
-Parameters: docs/inspect.md."""
+The parameters are `benchmark_task`'s, declared once there (`task_function` gives each task that
+signature, which Inspect reads for `-T` and the log's task_args). Parameters: docs/inspect.md."""
 
 from __future__ import annotations
 
