@@ -10,7 +10,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import store
 
 from harness import prompts
-from harness.inspect_tasks.tools import ANSWER, ROUNDS, sample_tools
+from harness.inspect_tasks.tools import ANSWER, END_REASON, ROUNDS, final_output, sample_tools
 
 
 def _rounds(messages: list) -> int:
@@ -38,7 +38,8 @@ def tools_setup(max_target_calls: int | None = None) -> Solver:
 def harness_react(max_rounds: int = 20, max_target_calls: int | None = None) -> Solver:
     """Inspect's `react()` on the sample's tools; `submit_answer` ends it and its rendered text is
     the completion. `max_rounds` caps the assistant messages: after the last one (its tool calls
-    have run) the sample ends without an answer, as a harness episode ends "budget_exhausted"."""
+    have run) the sample ends without an answer, as a harness episode ends "budget_exhausted";
+    so does a call beyond `max_target_calls` (not run)."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         calls, answer = sample_tools(
@@ -46,9 +47,15 @@ def harness_react(max_rounds: int = 20, max_target_calls: int | None = None) -> 
         )
 
         async def on_continue(agent_state: AgentState) -> bool:
+            counters = store()
             rounds = _rounds(agent_state.messages)
-            store().set(ROUNDS, rounds)
-            return rounds < max_rounds
+            counters.set(ROUNDS, rounds)
+            if counters.get(END_REASON):  # a budget the tools count ran out
+                return False
+            if rounds >= max_rounds:
+                counters.set(END_REASON, "rounds")
+                return False
+            return True
 
         agent = react(
             prompt=None,  # the system prompt is the harness's, added by tools_setup
@@ -60,7 +67,7 @@ def harness_react(max_rounds: int = 20, max_target_calls: int | None = None) -> 
         counters = store()
         counters.set(ROUNDS, _rounds(state.messages))
         # the final answer is what submit_answer rendered; none (rounds spent): "" as the harness
-        state.output.completion = counters.get(ANSWER, "")
+        state.output = final_output(state.output, counters.get(ANSWER, ""))
         return state
 
     return solve

@@ -7,6 +7,7 @@ harness's scorer. Generic: the tasks differ only in the datasets they cover
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Callable, Sequence
 from typing import Literal
 
@@ -133,7 +134,7 @@ def benchmark_task(
         solver=solver,
         scorer=interp_harness_scorer() if interp_harness_scorer is not None else None,
         token_limit=max_tokens,
-        time_limit=int(max_wall_s) if max_wall_s is not None else None,
+        time_limit=math.ceil(max_wall_s) if max_wall_s is not None else None,
     )
 
 

@@ -29,7 +29,7 @@ from agents.base import Agent, AgentReply, Usage
 from agents.base import Message as AgentMessage
 from harness.episode import EpisodeRunner
 from harness.inspect_tasks.resources import resources
-from harness.inspect_tasks.tools import ANSWER, INPUTS, ROUNDS, TARGET_CALLS
+from harness.inspect_tasks.tools import ANSWER, INPUTS, ROUNDS, TARGET_CALLS, final_output
 from harness.runs.spec import Budgets, ProtocolMode, ProtocolOptions, RunSpec
 from harness.store.repo import Store, open_store
 
@@ -99,11 +99,11 @@ class InspectModelAgent(Agent):
         )
 
 
-def _chat(m: AgentMessage) -> ChatMessage:
+def _chat(m: AgentMessage, model: str | None = None) -> ChatMessage:
     if m.role == "system":
         return ChatMessageSystem(content=m.content)
     if m.role == "assistant":
-        return ChatMessageAssistant(content=m.content)
+        return ChatMessageAssistant(content=m.content, model=model)
     return ChatMessageUser(content=m.content)
 
 
@@ -144,7 +144,7 @@ def text_loop(
         final = episodes.get_episode(ep.id)
         assert final is not None
         state.messages = [
-            _chat(AgentMessage(role=m.role, content=m.content))  # type: ignore[arg-type]
+            _chat(AgentMessage(role=m.role, content=m.content), m.model)  # type: ignore[arg-type]
             for m in episodes.messages(ep.id)
         ]
         counters = store()
@@ -157,8 +157,7 @@ def text_loop(
             raise RuntimeError(f"episode error ({final.error_category}): {final.error}")
         answer = final.final_answer or ""  # budget_exhausted: no answer, as the harness
         counters.set(ANSWER, answer)
-        state.output = agent.output or ModelOutput(model=str(get_model()))
-        state.output.completion = answer
+        state.output = final_output(agent.output or ModelOutput(model=str(get_model())), answer)
         return state
 
     return solve

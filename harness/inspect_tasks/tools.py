@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from inspect_ai.model import ModelOutput
 from inspect_ai.tool import ToolDef, ToolError, ToolParams
-from inspect_ai.util import LimitExceededError, store
+from inspect_ai.util import store
 
 from agents import protocol as proto
 from agents.protocol import tools as tool_text
@@ -27,6 +28,17 @@ TARGET_CALLS = "interp_harness:target_calls"
 INPUTS = "interp_harness:inputs"
 ROUNDS = "interp_harness:rounds"
 ANSWER = "interp_harness:answer"
+# why the sample's episode ended early, as the harness's end_reason: "target_calls" or "rounds"
+END_REASON = "interp_harness:end_reason"
+
+
+def final_output(output: ModelOutput, answer: str) -> ModelOutput:
+    """The sample's output with `answer` as its completion. No answer (a budget ended the sample):
+    an output without choices, since Inspect fills an empty completion from the last message."""
+    if answer:
+        output.completion = answer
+        return output
+    return ModelOutput(model=output.model, usage=output.usage)
 
 
 def _checked(spec: ToolSpec, arguments: dict[str, Any]) -> None:
@@ -44,13 +56,13 @@ def _call_tool(
         counters = store()
         calls = counters.get(TARGET_CALLS, 0)
         if max_calls is not None and calls >= max_calls:
-            # as the harness's budget: the call is not run and the sample ends (Inspect records
-            # a limit on the sample, which is still scored)
-            raise LimitExceededError(
-                "custom",
-                value=calls,
-                limit=max_calls,
-                message=f"target-call budget exhausted ({max_calls} calls; max_target_calls)",
+            # the call is not run. The default solver then ends the sample without an answer, as
+            # the harness ends the episode; another solver learns it from the tool error. (A
+            # LimitExceededError raised in a tool would only become a tool error too.)
+            counters.set(END_REASON, "target_calls")
+            raise ToolError(
+                f"target-call budget exhausted: {max_calls} calls (max_target_calls); "
+                "this call did not run"
             )
         words = tool_text.to_words(spec, kwargs)
         try:

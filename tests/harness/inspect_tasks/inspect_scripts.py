@@ -46,13 +46,16 @@ def answer_arguments(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 @solver
-def scripted_calls() -> Solver:
+def scripted_calls(repeat: int = 1) -> Solver:
+    """Calls each call tool `repeat` times, one assistant message per call, then submits."""
+
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         defs = [ToolDef(t) for t in state.tools]
         calls = [
-            ToolCall(id=f"c{i}", function=d.name, arguments={"inputs": INPUTS})
+            ToolCall(id=f"c{i}-{r}", function=d.name, arguments={"inputs": INPUTS})
             for i, d in enumerate(defs)
             if d.name != "submit_answer"
+            for r in range(repeat)
         ]
         submit = next(d for d in defs if d.name == "submit_answer")
         calls.append(
@@ -110,6 +113,23 @@ def find_text_scripted(family: str = "numeric", limit: int = 2) -> Task:
     return task_with(
         find(family=family, limit=limit, protocol="text", max_rounds=4),
         model=get_model("mockllm/model", custom_outputs=text_script),
+    )
+
+
+@task
+def find_react_one_round() -> Task:
+    """react with a round cap of 1 against a model that calls, then would submit."""
+    return task_with(
+        find(family="numeric", limit=1, max_rounds=1),
+        model=get_model("mockllm/model", custom_outputs=react_script),
+    )
+
+
+@task
+def find_call_budget() -> Task:
+    """A budget of one target call against a solver that makes two."""
+    return task_with(
+        find(family="numeric", limit=1, max_target_calls=1), solver=scripted_calls(repeat=2)
     )
 
 

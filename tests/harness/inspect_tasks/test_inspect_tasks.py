@@ -323,7 +323,8 @@ def test_services_and_episode_store_stop_when_the_run_ends(
 ) -> None:
     """In one process (as `inspect eval` is): after `eval()` returns, the run-end hook has stopped
     the sandboxed target services and removed the ephemeral episode store, although the process
-    goes on (atexit would only clean up at its end)."""
+    goes on (atexit would only clean up at its end). Also the budgets `max_target_calls` and
+    `max_rounds`."""
     from inspect_ai import eval as inspect_eval
 
     monkeypatch.setattr(tempfile, "tempdir", str(sandbox_tmp))  # where the episode store goes
@@ -331,13 +332,29 @@ def test_services_and_episode_store_stop_when_the_run_ends(
         [
             inspect_scripts.find_react_scripted("numeric", 1),
             inspect_scripts.find_text_scripted("numeric", 1),
+            inspect_scripts.find_call_budget(),
+            inspect_scripts.find_react_one_round(),
         ],
         model="mockllm/model",
         log_dir=str(tmp_path),
         display="none",
     )
-    assert [x.status for x in logs_] == ["success", "success"]
+    assert [x.status for x in logs_] == ["success"] * 4
     assert all(x.samples and x.samples[0].store["interp_harness:target_calls"] == 1 for x in logs_)
+    # max_target_calls: the second call did not run; the solver is told so
+    (budget,) = logs_[2].samples or []
+    calls = [m for m in budget.messages if m.role == "tool" and m.function == "call_function"]
+    assert len(calls) == 2 and calls[0].error is None and calls[1].text == ""
+    assert (
+        calls[1].error is not None
+        and "target-call budget exhausted: 1 calls" in calls[1].error.message
+    )
+    assert budget.store["interp_harness:end_reason"] == "target_calls"
+    # max_rounds: react stops after the capped round without an answer, as the harness does
+    (capped,) = logs_[3].samples or []
+    assert capped.output.completion == "" == capped.store["interp_harness:answer"]
+    assert capped.store["interp_harness:rounds"] == 1
+    assert capped.store["interp_harness:end_reason"] == "rounds"
     left = [c for c in _descendants(os.getpid()) if "bwrap" in c or "function_store.service" in c]
     assert not left, left
     assert not list(sandbox_tmp.glob("interp-harness-inspect-*"))
