@@ -114,13 +114,21 @@ def assert_nothing_left(tmp: Path) -> None:
     left = [p for r in roots if r.is_dir() for p in r.iterdir()]
     assert not left, f"left behind: {left}"
     assert not list(tmp.glob("interp-harness-inspect-*"))
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
-            except OSError:
-                continue
-            assert str(tmp).encode() not in cmd, f"process {pid} of the eval still runs"
+    for pid, (_, cmd) in processes().items():
+        assert str(tmp) not in cmd, f"process {pid} of the eval still runs: {cmd}"
+
+
+def processes() -> dict[int, tuple[int, str]]:
+    """Every live process: pid -> (parent pid, command line)."""
+    out = {}
+    for p in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = Path(f"/proc/{p}/stat").read_text()
+            cmd = Path(f"/proc/{p}/cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        out[int(p)] = (int(stat.rsplit(")", 1)[1].split()[1]), cmd)
+    return out
 
 
 def tool_results(sample) -> list[str]:
@@ -297,24 +305,14 @@ def test_eval_set_retries_a_failed_attempt(tmp_path: Path, sandbox_tmp: Path) ->
 
 def _descendants(pid: int) -> list[str]:
     """The command lines of every live descendant of `pid`."""
-    parent: dict[int, int] = {}
-    for p in os.listdir("/proc"):
-        if p.isdigit():
-            try:
-                stat = Path(f"/proc/{p}/stat").read_text()
-            except OSError:
-                continue
-            parent[int(p)] = int(stat.rsplit(")", 1)[1].split()[1])
+    procs = processes()
     out, todo = [], [pid]
     while todo:
         cur = todo.pop()
-        for child, ppid in parent.items():
+        for child, (ppid, cmd) in procs.items():
             if ppid == cur:
                 todo.append(child)
-                try:
-                    out.append(Path(f"/proc/{child}/cmdline").read_bytes().decode(errors="replace"))
-                except OSError:
-                    pass
+                out.append(cmd)
     return out
 
 
