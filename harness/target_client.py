@@ -119,20 +119,25 @@ def make_target_client(settings: Settings, catalogs: CatalogCache) -> TargetClie
     this process, unsandboxed (tests only)."""
     if settings.sandbox == "inprocess":
         return InProcessTargetClient(catalogs.get(settings.gen_seed))
+    pool = service_pool(settings)
+    return _PooledClient(ServiceTargetClient(catalogs.get(settings.gen_seed), pool), pool)
+
+
+def service_pool(settings: Settings) -> ServicePool:
+    """A pool of sandboxed target services on the operator's backend, after sweeping what killed
+    processes left behind (never a live process's)."""
     from harness.sandbox.base import get_sandbox
     from harness.sandbox.pool import ServicePool
     from harness.sandbox.workdir import sweep_stale
 
-    sweep_stale()  # what killed earlier processes left behind (never a live process's)
-
-    pool = ServicePool(
+    sweep_stale()
+    return ServicePool(
         get_sandbox(settings.sandbox),
         backbone_url=settings.backbone_url,
         intervention_url=settings.intervention_url,
         max_services=settings.pool_max_services,
         idle_s=settings.pool_idle_s,
     )
-    return _PooledClient(ServiceTargetClient(catalogs.get(settings.gen_seed), pool), pool)
 
 
 class _PooledClient:

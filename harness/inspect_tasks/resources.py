@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 
 from function_store.models import CallOutput, Target
 from harness.settings import Settings
-from harness.target_client import ServiceTargetClient, TargetClient
+from harness.target_client import ServiceTargetClient, TargetClient, service_pool
 
 
 class UnknownTarget(KeyError):
@@ -57,19 +57,7 @@ class EvalResources:
         """The target client, started on first use (sandboxed services in a pool)."""
         with self._lock:
             if self._client is None:
-                from harness.sandbox.base import get_sandbox
-                from harness.sandbox.pool import ServicePool
-                from harness.sandbox.workdir import sweep_stale
-
-                sweep_stale()  # what killed evals left behind (never a live process's)
-                s = self.settings
-                pool = ServicePool(
-                    get_sandbox(s.sandbox),
-                    backbone_url=s.backbone_url,
-                    intervention_url=s.intervention_url,
-                    max_services=s.pool_max_services,
-                    idle_s=s.pool_idle_s,
-                )
+                pool = service_pool(self.settings)
                 self._pool = pool
                 self._client = ServiceTargetClient(self._targets, pool)  # type: ignore[arg-type]
                 atexit.register(pool.close)
