@@ -92,7 +92,8 @@ class InspectGraderJudge(JudgeClient):
                 config=self._config,
             )
         except Exception as e:  # provider errors of any kind: the judge is down
-            raise JudgeError(f"grader {self.model} failed: {type(e).__name__}: {e}") from e
+            cause = _last_error(e)
+            raise JudgeError(f"grader {self.model} failed: {type(cause).__name__}: {cause}") from e
         finally:
             _transcript.reset(token)
         if out.error:
@@ -101,6 +102,13 @@ class InspectGraderJudge(JudgeClient):
             # an empty reply is never read as a wrong verdict
             raise JudgeError(f"grader {self.model} gave no reply text")
         return JudgeReply(text=out.completion, model=out.model or self.model)
+
+
+def _last_error(e: BaseException) -> BaseException:
+    """The provider's own error inside Inspect's retry wrapper (tenacity's RetryError)."""
+    last = getattr(e, "last_attempt", None)
+    inner = last.exception() if last is not None and hasattr(last, "exception") else None
+    return inner if isinstance(inner, BaseException) else e
 
 
 def judge_factory() -> Callable[[JudgeSettings], JudgeClient]:

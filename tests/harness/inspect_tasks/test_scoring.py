@@ -138,7 +138,16 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         _task(
             "strings_mock", strings[:1], "oracle", "strings", model_roles={"grader": mock_grader()}
         ),
-        _task("judge_down", strings, "oracle", "strings", model_roles={"grader": dead}),
+        _task(
+            "judge_down",
+            strings,
+            "oracle",
+            "strings",
+            model_roles={"grader": dead},
+            fail_on_error=False,  # a scorer error is recorded on its sample; the eval goes on
+        ),
+        # Inspect's default (`--fail-on-error`): the first sample error fails the eval
+        _task("judge_down_default", strings[:1], "oracle", "strings", model_roles={"grader": dead}),
     ]
 
     async def main() -> tuple[list[EvalLog], dict[str, list[ScoreResult]]]:
@@ -146,7 +155,6 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             tasks,
             model="mockllm/model",
             log_dir=str(logs_dir),
-            fail_on_error=False,  # a scorer error is recorded on its sample; the eval goes on
             max_tasks=2,
         )
         ctx = ScoringContext(call_target=resources().call, code_runner=run_in_sandbox)
@@ -163,11 +171,12 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         mp.setenv("INSPECT_DISPLAY", "none")
         logs, direct = asyncio.run(main())
     by_name = {log.eval.task: read_eval_log(log.location) for log in logs}
+    assert len(by_name) == len(tasks)
     return {"logs": by_name, "direct": direct, "numeric": numeric, "strings": strings}
 
 
 def _log(run: dict[str, Any], name: str) -> EvalLog:
-    return next(v for k, v in run["logs"].items() if k.endswith(name))
+    return run["logs"][name]
 
 
 def _ok_values(results: list[ScoreResult]) -> dict[str, float]:
@@ -241,16 +250,22 @@ def test_mock_grader_is_used_and_scores(run: dict[str, Any]) -> None:
 
 
 def test_judge_down_is_a_scorer_error_on_the_sample(run: dict[str, Any]) -> None:
-    """Inspect 0.3.285 records a scorer exception as the sample's `error` (no scores for it);
-    with fail_on_error=False the eval itself completes."""
+    """Inspect 0.3.285 records a scorer exception as the sample's `error`, with no scores for it;
+    with fail_on_error=False the eval completes, by default the eval fails with that error."""
     log = _log(run, "judge_down")
     assert log.status == "success"
     assert len(log.samples or []) == 2
     for s in log.samples or []:
         assert s.error is not None and "ScoringFailed" in s.error.traceback
-        assert "unit_test: judge:" in s.error.message and "grader" in s.error.message
+        assert "unit_test: judge:" in s.error.message
+        assert "grader openai-api/dead/judge failed: APIConnectionError" in s.error.message
         assert not s.scores  # never a number
     assert log.results is None or not log.results.scores  # no metric from an unscored sample
+    default = _log(run, "judge_down_default")
+    assert default.status == "error" and default.error is not None
+    assert "unit_test: judge:" in default.error.message
+    (s,) = default.samples or []
+    assert s.error is not None and not s.scores
 
 
 def test_no_ground_truth_in_the_logs(run: dict[str, Any]) -> None:
