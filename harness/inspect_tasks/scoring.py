@@ -23,7 +23,8 @@ from statistics import mean as _mean
 from typing import Any
 
 from inspect_ai._util.registry import RegistryInfo, registry_tag
-from inspect_ai.log._transcript import Transcript, _transcript
+from inspect_ai.log import Transcript, transcript
+from inspect_ai.log._transcript import init_transcript
 from inspect_ai.model import (
     ChatMessageSystem,
     ChatMessageUser,
@@ -85,7 +86,8 @@ class InspectGraderJudge(JudgeClient):
         # The judge reads ground truth (the unit tests' examples; the true description for the
         # ceiling), so its calls must not land in the sample's transcript, which the log keeps:
         # they go to a detached transcript (usage is still counted for the role).
-        token = _transcript.set(Transcript())
+        sample_transcript = transcript()
+        init_transcript(Transcript())  # this task's context only (asyncio copies it per task)
         try:
             out = await self._model.generate(
                 [ChatMessageSystem(content=system), ChatMessageUser(content=user)],
@@ -95,7 +97,7 @@ class InspectGraderJudge(JudgeClient):
             cause = _last_error(e)
             raise JudgeError(f"grader {self.model} failed: {type(cause).__name__}: {cause}") from e
         finally:
-            _transcript.reset(token)
+            init_transcript(sample_transcript)
         if out.error:
             raise JudgeError(f"grader {self.model} failed: {out.error}")
         if not out.choices or not out.completion:

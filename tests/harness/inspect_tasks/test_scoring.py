@@ -183,9 +183,26 @@ def _ok_values(results: list[ScoreResult]) -> dict[str, float]:
     return {r.metric: r.value for r in results if r.status == "ok" and r.value is not None}
 
 
+def test_registry_names() -> None:
+    """Called, the factory's instances are named `interp_harness` (the log's name for its
+    scores); created by a registry name (`--scorer`, `inspect score`), Inspect keeps the name it
+    was created by, so the log's own name re-creates a scorer of that name. Either way the
+    instance carries the families' metrics."""
+    from inspect_ai._util.registry import registry_create, registry_info
+
+    metrics = ["string_exact", "unit_test", "string_exact_find", "unit_test_strict"]
+    called = registry_info(interp_harness_scorer(families=["strings"]))
+    assert called.name == "interp_harness/interp_harness"
+    for name in ("interp_harness/interp_harness_scorer", "interp_harness/interp_harness"):
+        info = registry_info(registry_create("scorer", name, families=["strings"]))
+        assert info.name == name and sorted(info.metadata["metrics"]) == sorted(metrics)
+
+
 def test_oracle_scores_one_and_equals_score_episode(run: dict[str, Any]) -> None:
     log = _log(run, "oracle")
     assert log.status == "success" and len(log.samples or []) == 2
+    (spec,) = log.eval.scorers or []
+    assert spec.name == SCORER and spec.options == {"families": ["numeric"]}
     for s in log.samples or []:
         assert s.error is None
         score = s.scores[SCORER]
