@@ -100,9 +100,8 @@ class InspectGraderJudge(JudgeClient):
             init_transcript(sample_transcript)
         if out.error:
             raise JudgeError(f"grader {self.model} failed: {out.error}")
-        if not out.choices or not out.completion:
-            # an empty reply is never read as a wrong verdict
-            raise JudgeError(f"grader {self.model} gave no reply text")
+        if not out.choices:  # no reply at all; an empty text is the judge's answer (as FIND)
+            raise JudgeError(f"grader {self.model} gave no reply")
         return JudgeReply(text=out.completion, model=out.model or self.model)
 
 

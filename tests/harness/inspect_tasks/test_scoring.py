@@ -264,6 +264,10 @@ def test_mock_grader_is_used_and_scores(run: dict[str, Any]) -> None:
     ut = next(m for m in score.metadata["scores"] if m["metric"] == "unit_test")
     assert ut["details"]["judge_model"] == "mockllm/model"
     assert "verdicts" not in ut["details"]  # the judge's tests stay out (allow-list)
+    # the grader's calls (they read the unit tests and, for the ceiling, the true description)
+    # are counted for the role but are not events of the sample's transcript
+    assert s.role_usage["grader"].total_tokens > 0
+    assert not [e for e in s.events if e.event == "model"]
 
 
 def test_judge_down_is_a_scorer_error_on_the_sample(run: dict[str, Any]) -> None:
