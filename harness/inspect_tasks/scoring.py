@@ -227,17 +227,12 @@ def _answer(state: TaskState) -> str:
 
 
 def _result_out(r: ScoreResult) -> dict[str, Any]:
-    return {
-        "metric": r.metric,
-        "value": r.value,
-        "status": r.status,
-        "error_category": r.error_category,
-        "error": r.error,
-        "details": public_details(r.details),
-    }
+    return r.model_dump(exclude={"details"}) | {"details": public_details(r.details)}
 
 
-def to_score(results: list[ScoreResult], answer: str, stats: EpisodeStats, needed: set[str]):
+def to_score(
+    results: list[ScoreResult], answer: str, stats: EpisodeStats, needed: set[str]
+) -> Score:
     """The Inspect Score of one sample's ScoreResults; raises ScoringFailed on a scoring error
     of a metric in `needed` (the report rows') or of the scorer as a whole."""
     failed = [
