@@ -29,7 +29,7 @@ from evaluator.scoring import ScoringContext, score_episode
 from function_store.catalog import Catalog
 from function_store.models import Target
 from harness.inspect_tasks.resources import resources
-from harness.inspect_tasks.scoring import interp_harness_scorer
+from harness.inspect_tasks.scoring import InspectGraderJudge, interp_harness_scorer
 from harness.runs.selection import select_targets
 from harness.runs.spec import RunSpec
 from harness.sandbox.code_runner import run_in_sandbox
@@ -164,6 +164,16 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
                 answer = oracle_answer(t) if kind == "oracle" else NONSENSE
                 stats = EpisodeStats(**STATS)
                 direct[f"{kind}/{t.id}"] = await score_episode(t, answer, stats, ctx)
+        # the strings sample with the same grader (our judge interface over it), outside Inspect
+        graded = ScoringContext(
+            call_target=resources().call,
+            code_runner=run_in_sandbox,
+            judge_factory=lambda js: InspectGraderJudge(mock_grader(), js),
+        )
+        t = strings[0]
+        direct[f"strings/{t.id}"] = await score_episode(
+            t, oracle_answer(t), EpisodeStats(**STATS), graded
+        )
         await resources().aclose()
         return logs, direct
 
@@ -259,6 +269,8 @@ def test_mock_grader_is_used_and_scores(run: dict[str, Any]) -> None:
     expected = sum(t.correct == 2 for t in tests) / len(tests)
     assert 0 < expected < 1  # the check can tell the grader from any constant
     assert score.value["string_exact"] == 1.0
+    got = {k: v for k, v in score.value.items() if not math.isnan(v)}
+    assert got == _ok_values(run["direct"][f"strings/{s.id}"])
     assert score.value["unit_test"] == pytest.approx(expected)
     assert score.value["unit_test_strict"] == pytest.approx(expected)
     ut = next(m for m in score.metadata["scores"] if m["metric"] == "unit_test")
