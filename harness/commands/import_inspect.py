@@ -34,10 +34,12 @@ def import_inspect(
     try:
         run_id = import_eval_log(store, read_log(log), source=log)
     except DuplicateImport as e:
-        err.print(f"{e}; nothing imported", style="red", markup=False)
+        err.print(f"{e}; nothing imported", style="red", markup=False, soft_wrap=True)
         raise typer.Exit(1) from e
     except ImportRefused as e:
-        err.print(f"cannot import {log}: {e}; nothing imported", style="red", markup=False)
+        err.print(
+            f"cannot import {log}: {e}; nothing imported", style="red", markup=False, soft_wrap=True
+        )
         raise typer.Exit(1) from e
     run = store.get_run(run_id)
     assert run is not None
@@ -45,8 +47,10 @@ def import_inspect(
         sys.stdout.write(json.dumps(run_out(run).model_dump(mode="json")) + "\n")
         return
     n = len(store.episodes(run_id, with_answer=False))
-    err.print(f"imported {log} as run {run_id} ({run.status}, {n} episodes)", markup=False)
-    err.print(f"report: harness report {run_id}", markup=False)
+    err.print(
+        f"imported {log} as run {run_id} ({run.status}, {n} episodes)", markup=False, soft_wrap=True
+    )
+    err.print(f"report: harness report {run_id}", markup=False, soft_wrap=True)
     sys.stdout.write(run_id + "\n")
 
 

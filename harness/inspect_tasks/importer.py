@@ -53,11 +53,11 @@ def read_log(path: str | Path) -> Any:
 
     p = Path(path)
     if not p.is_file():
-        raise ImportRefused(f"{p}: no such file")
+        raise ImportRefused("no such file")
     try:
         return read_eval_log(str(p))
     except Exception as e:  # Inspect raises many kinds for a file that is not a log
-        raise ImportRefused(f"{p}: not an Inspect eval log ({type(e).__name__}: {e})"[:500]) from e
+        raise ImportRefused(f"not an Inspect eval log ({type(e).__name__}: {e})"[:500]) from e
 
 
 def import_eval_log(store: Store, log: Any, source: str | None = None) -> str:
