@@ -296,6 +296,8 @@ def _score_summaries(samples: list[Any], log: Any, spec: RunSpec) -> list[Any]:
     by_metric: dict[str, dict[Any, list[float]]] = {}
     for s in samples:
         for name, sc in (s.scores or {}).items():
+            if name == TASK_SCORER:  # the same metrics again, as one score
+                continue
             per_id = by_metric.setdefault(name, {})
             if isinstance(sc.value, int | float) and not isinstance(sc.value, bool):
                 # one epoch: every sample counts on its own (a fresh key)
