@@ -103,7 +103,7 @@ def import_eval_log(store: Store, log: Any, source: str | None = None) -> str:
         "run_id": log.eval.run_id,
         "task": _text(log.eval.task, 200),
         "model": _text(log.eval.model, MAX_MODEL_CHARS),
-        "solver": _text(_solver(log) or "", 200) or None,
+        "solver": _text("+".join(s.solver for s in log.plan.steps), 200) or None,
         "log": _text(str(source or log.location or ""), 1000) or None,
         "exported_from": exported,
     }
@@ -116,10 +116,14 @@ def _exported_run(log: Any) -> str | None:
     return run if isinstance(run, str) else None
 
 
+OWN_SOLVERS = ("tools_setup", "harness_react", "text_loop")  # the tasks' own (no agent name)
+
+
 def _solver(log: Any) -> str | None:
+    """The plan's solvers that are not the task's own, joined with "+"; None if none."""
     plan = getattr(log, "plan", None)
-    steps = getattr(plan, "steps", None) or []
-    return "+".join(s.solver for s in steps) or None
+    steps = [s.solver for s in getattr(plan, "steps", None) or []]
+    return "+".join(s for s in steps if s.rsplit("/", 1)[-1] not in OWN_SOLVERS) or None
 
 
 def _spec(log: Any, samples: list[Any]) -> RunSpec:
@@ -144,8 +148,11 @@ def _spec(log: Any, samples: list[Any]) -> RunSpec:
         budgets.update(args["budgets"])
     agent = f"inspect:{log.eval.model}"
     solver = _solver(log)
-    if solver and solver not in ("react", "interp_harness/text_loop"):
+    if solver:  # a solver the user passed (`--solver`) names the agent too
         agent += f" ({solver})"
+    # the task's parameters (harness/inspect_tasks/task.py): protocol "tools" or "text", the
+    # text protocol's harness mode
+    mode = "tools" if args.get("protocol", "tools") == "tools" else args.get("text_mode")
     try:
         return RunSpec(
             agent=_text(agent, 200),
@@ -154,7 +161,7 @@ def _spec(log: Any, samples: list[Any]) -> RunSpec:
             limit=args.get("limit") if isinstance(args.get("limit"), int) else None,
             seed=args.get("seed") if isinstance(args.get("seed"), int) else None,
             gen_seed=args.get("gen_seed") if isinstance(args.get("gen_seed"), int) else 0,
-            protocol={"mode": "tools" if args.get("protocol") == "tools" else "default"},
+            protocol={"mode": mode if mode in ("tools", "default") else "find-compat"},
             budgets=Budgets.model_validate(budgets),
             epochs=min(max(epochs, 1), MAX_EPOCHS),
             epoch_reducer=REDUCERS.get(reducers[0], "mean") if reducers else "mean",
@@ -263,11 +270,14 @@ def _messages(sample: Any, cap: int) -> tuple[list[dict[str, Any]], list[dict[st
 
 
 def _stats(sample: Any) -> dict[str, int]:
-    """rounds, target_calls, inputs: the scorer's "stats", else (an older export) the metadata."""
+    """rounds, target_calls, inputs: the scorer's "stats"; else (an unscored sample) the task's
+    per-sample store ("interp_harness:rounds" ...), else the metadata (an older export)."""
     score = (sample.scores or {}).get(SCORER)
     stats = (score.metadata or {}).get("stats") if score is not None else None
     if not isinstance(stats, dict):
-        stats = sample.metadata or {}
+        kept = sample.store or {}
+        stats = {k: kept.get(f"{SCORER}:{k}") for k in ("rounds", "target_calls", "inputs")}
+        stats = stats if any(v is not None for v in stats.values()) else sample.metadata or {}
     out = {}
     for k in ("rounds", "target_calls", "inputs"):
         v = stats.get(k)

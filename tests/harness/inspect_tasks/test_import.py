@@ -143,7 +143,8 @@ def _result(metric: str, value: float | None) -> dict:
 
 
 def _contract_log(path: Path, task: str = "interp_harness/find") -> inspect_log.EvalLog:
-    """A log in the shape the tasks write: two scored samples and one whose scorer raised."""
+    """A log in the shape the tasks write: two scored samples, one whose scorer raised and one
+    whose solver raised."""
     stats = {"target_calls": 1, "inputs": 2, "rounds": 2}
     samples = [
         _scored("find-gen/numeric/g0", "[DESCRIPTION]: doubles", [
@@ -167,6 +168,22 @@ def _contract_log(path: Path, task: str = "interp_harness/find") -> inspect_log.
                 traceback="Traceback ...\nRuntimeError: [judge] the judge is unreachable",
                 traceback_ansi="",
             ),
+            store={"interp_harness:rounds": 1, "interp_harness:target_calls": 0,
+                   "interp_harness:inputs": 0},
+        ),
+        # the solver raised (no scorers span): the episode itself is an error
+        inspect_log.EvalSample(
+            id="find-gen/numeric/g3",
+            epoch=1,
+            input="Describe f.",
+            target="",
+            metadata={"dataset": "find-gen", "family": "numeric", "variant": "plain"},
+            messages=[ChatMessageUser(content="Describe f.")],
+            error=inspect_log.EvalError(
+                message="RuntimeError('[target] the target service is down')",
+                traceback="Traceback ...\nRuntimeError: [target] the target service is down",
+                traceback_ansi="",
+            ),
         ),
     ]  # fmt: skip
     log = inspect_log.EvalLog(
@@ -181,7 +198,7 @@ def _contract_log(path: Path, task: str = "interp_harness/find") -> inspect_log.
                 "protocol": "tools",
                 "max_rounds": 5,
             },  # fmt: skip
-            dataset=inspect_log.EvalDataset(name="find-gen", samples=3),
+            dataset=inspect_log.EvalDataset(name="find-gen", samples=4),
             model=MODEL,
             config=inspect_log.EvalConfig(),
         ),
@@ -205,8 +222,8 @@ def test_contract_log_imports_episodes_transcripts_scores_and_scorer_errors(
     assert run.spec["protocol"]["mode"] == "tools" and run.spec["budgets"]["max_rounds"] == 5
     eps = store.episodes(run_id)
     assert [e.target_id for e in eps] == [s.id for s in log.samples]
-    assert [e.idx for e in eps] == [0, 1, 2]
-    g0, _, g2 = eps
+    assert [e.idx for e in eps] == [0, 1, 2, 3]
+    g0, _, g2, g3 = eps
     assert (g0.status, g0.final_answer, g0.rounds, g0.target_calls, g0.inputs) == (
         "completed", "[DESCRIPTION]: doubles", 2, 1, 2)  # fmt: skip
     assert (g0.prompt_tokens, g0.completion_tokens) == (100, 20)
@@ -234,6 +251,10 @@ def test_contract_log_imports_episodes_transcripts_scores_and_scorer_errors(
     assert (err.metric, err.value, err.status, err.error_category) == (
         "scoring", None, "error", "judge")  # fmt: skip
     assert "judge is unreachable" in (err.error or "")
+    assert (g2.rounds, g2.final_answer) == (1, "[DESCRIPTION]: x")  # its counters: the task's store
+    # the solver's error: the episode's, with its category, and no score at all
+    assert (g3.status, g3.error_category, store.scores([g3.id])) == ("error", "target", [])
+    assert "target service is down" in (g3.error or "")
 
     # the report's values are the means Inspect's `mean` takes over the scored samples
     report = {r["metric"]: r for r in build_report(store, run).report["rows"]}
@@ -242,10 +263,10 @@ def test_contract_log_imports_episodes_transcripts_scores_and_scorer_errors(
         for k in ("code_success", "domain_iou")
     }
     cs, iou = report["code_success"], report["domain_iou"]
-    assert (cs["value"], cs["scored"], cs["episodes"]) == (mean(values["code_success"]), 2, 3)
+    assert (cs["value"], cs["scored"], cs["episodes"]) == (mean(values["code_success"]), 2, 4)
     successes = sum(v >= 0.5 for v in values["code_success"])
     assert (cs["ci_low"], cs["ci_high"]) == pytest.approx(wilson(successes, 2))
-    assert cs["errors"] == {"judge": 1}
+    assert cs["errors"] == {"judge": 1, "target": 1}
     assert iou["value"] == pytest.approx(mean(values["domain_iou"]))
     assert (iou["ci_low"], iou["ci_high"]) == pytest.approx(t_interval(values["domain_iou"]))
 
