@@ -10,6 +10,7 @@ import subprocess
 import zipfile
 from pathlib import Path
 from statistics import mean
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner, Result
@@ -104,17 +105,27 @@ def test_run_export_import_gives_the_same_report(
     assert [r.id for r in store_b.list_runs()] == [imported["id"]]
 
 
-def _scored(sid: str, answer: str, scores: list[dict], stats: dict) -> inspect_log.EvalSample:
-    ok = {s["metric"]: s["value"] for s in scores if s["status"] == "ok" and s["value"] is not None}
-    call = ToolCall(id="c1", function="PYTHON", arguments={"inputs": ["1", "2"]})
-    bad = ToolCall(id="c2", function="PYTHON", arguments={"inputs": "nope"})
+def _sample(sid: str, answer: str | None, messages: list, **extra: Any) -> inspect_log.EvalSample:
     return inspect_log.EvalSample(
         id=sid,
         epoch=1,
         input="Describe f.",
         target="",
         metadata={"dataset": "find-gen", "family": "numeric", "variant": "plain"},
-        messages=[
+        messages=messages,
+        output=ModelOutput.from_content(model=MODEL, content=answer or ""),
+        **extra,
+    )
+
+
+def _scored(sid: str, answer: str, scores: list[dict], stats: dict) -> inspect_log.EvalSample:
+    ok = {s["metric"]: s["value"] for s in scores if s["status"] == "ok" and s["value"] is not None}
+    call = ToolCall(id="c1", function="PYTHON", arguments={"inputs": ["1", "2"]})
+    bad = ToolCall(id="c2", function="PYTHON", arguments={"inputs": "nope"})
+    return _sample(
+        sid,
+        answer,
+        [
             ChatMessageSystem(content="You are an interpreter."),
             ChatMessageUser(content="Describe f."),
             ChatMessageAssistant(content="Let me call it.", tool_calls=[call, bad], model=MODEL),
@@ -127,7 +138,6 @@ def _scored(sid: str, answer: str, scores: list[dict], stats: dict) -> inspect_l
             ),
             ChatMessageAssistant(content=answer, model=MODEL),
         ],
-        output=ModelOutput.from_content(model=MODEL, content=answer),
         scores={
             "interp_harness": Score(
                 value=ok, answer=answer, metadata={"scores": scores, "stats": stats}
@@ -142,6 +152,22 @@ def _result(metric: str, value: float | None) -> dict:
             "error": None, "details": {"parser": "python"}}  # fmt: skip
 
 
+def _failed(sid: str, error: str, answer: str | None, **extra: Any) -> inspect_log.EvalSample:
+    """A sample that ended with an error (Inspect's message: the exception's repr)."""
+    said = [ChatMessageAssistant(content=answer, model=MODEL)] if answer else []
+    return _sample(
+        sid,
+        answer,
+        [ChatMessageUser(content="Describe f."), *said],
+        error=inspect_log.EvalError(
+            message=f"RuntimeError({error!r})",
+            traceback=f"Traceback ...\nRuntimeError: {error}",
+            traceback_ansi="",
+        ),
+        **extra,
+    )
+
+
 def _contract_log(path: Path, task: str = "interp_harness/find") -> inspect_log.EvalLog:
     """A log in the shape the tasks write: two scored samples, one whose scorer raised and one
     whose solver raised."""
@@ -151,40 +177,15 @@ def _contract_log(path: Path, task: str = "interp_harness/find") -> inspect_log.
             _result("code_success", 1.0), _result("domain_iou", 0.5)], stats),
         _scored("find-gen/numeric/g1", "[DESCRIPTION]: halves", [
             _result("code_success", 0.0), _result("domain_iou", 0.8)], stats),
-        inspect_log.EvalSample(
-            id="find-gen/numeric/g2",
-            epoch=1,
-            input="Describe f.",
-            target="",
-            metadata={"dataset": "find-gen", "family": "numeric", "variant": "plain"},
-            messages=[ChatMessageUser(content="Describe f."),
-                      ChatMessageAssistant(content="[DESCRIPTION]: x", model=MODEL)],
-            output=ModelOutput.from_content(model=MODEL, content="[DESCRIPTION]: x"),
-            # Inspect records a scorer that raised as the sample's error, inside the scorers' span
-            events=[SpanBeginEvent(id="s1", name="scorers"),
-                    SpanBeginEvent(id="s2", name="interp_harness", type="scorer", parent_id="s1")],
-            error=inspect_log.EvalError(
-                message="RuntimeError('[judge] the judge is unreachable')",
-                traceback="Traceback ...\nRuntimeError: [judge] the judge is unreachable",
-                traceback_ansi="",
-            ),
-            store={"interp_harness:rounds": 1, "interp_harness:target_calls": 0,
-                   "interp_harness:inputs": 0},
-        ),
+        # Inspect records a scorer that raised as the sample's error, inside the scorers' span
+        _failed("find-gen/numeric/g2", "[judge] the judge is unreachable", "[DESCRIPTION]: x",
+                events=[SpanBeginEvent(id="s1", name="scorers"),
+                        SpanBeginEvent(id="s2", name="interp_harness", type="scorer",
+                                       parent_id="s1")],
+                store={"interp_harness:rounds": 1, "interp_harness:target_calls": 0,
+                       "interp_harness:inputs": 0}),
         # the solver raised (no scorers span): the episode itself is an error
-        inspect_log.EvalSample(
-            id="find-gen/numeric/g3",
-            epoch=1,
-            input="Describe f.",
-            target="",
-            metadata={"dataset": "find-gen", "family": "numeric", "variant": "plain"},
-            messages=[ChatMessageUser(content="Describe f.")],
-            error=inspect_log.EvalError(
-                message="RuntimeError('[target] the target service is down')",
-                traceback="Traceback ...\nRuntimeError: [target] the target service is down",
-                traceback_ansi="",
-            ),
-        ),
+        _failed("find-gen/numeric/g3", "[target] the target service is down", None),
     ]  # fmt: skip
     log = inspect_log.EvalLog(
         eval=inspect_log.EvalSpec(
