@@ -65,12 +65,15 @@ def import_eval_log(store: Store, log: Any, source: str | None = None) -> str:
     its id. ImportRefused for a log of another task or of an unexpected shape; DuplicateImport
     (harness.store.repo) when its eval was imported before. `source`: where it was read from."""
     exported = _exported_run(log)
-    if not (log.eval.task.startswith(TASK_PREFIX) or exported):
-        raise ImportRefused(
-            f"not a log of an interp_harness task (task {log.eval.task!r}): only logs of "
-            f"`inspect eval {TASK_PREFIX}...` or of `harness export --format inspect` import"
-        )
     samples = list(log.samples or [])
+    # ours: a task of the package, a task file of one's own that uses our scorer, or an export
+    scored = any(SCORER in (s.scores or {}) for s in samples)
+    if not (log.eval.task.startswith(TASK_PREFIX) or scored or exported):
+        raise ImportRefused(
+            f"not a log of an interp_harness task (task {log.eval.task!r}, no "
+            f"{SCORER!r} score): only logs of `inspect eval {TASK_PREFIX}...` (or a task "
+            "scored by its scorer) or of `harness export --format inspect` import"
+        )
     if not samples:
         raise ImportRefused("the log has no samples (was it written with --no-log-samples?)")
     target_ids = list(dict.fromkeys(str(s.id) for s in samples))

@@ -285,8 +285,11 @@ def test_bad_input_is_refused_and_nothing_is_stored(tmp_path: Path) -> None:
     assert f"cannot import {tmp_path / 'missing.eval'}: no such file" in r.stderr
     not_a_log = tmp_path / "notes.eval"
     not_a_log.write_text("just some text\n")
-    foreign = tmp_path / "foreign.eval"
-    _contract_log(foreign, task="someone_else/task")
+    foreign = tmp_path / "foreign.eval"  # another task, another scorer
+    other = _contract_log(foreign, task="someone_else/task")
+    for sample in other.samples:
+        sample.scores = {"match": Score(value="C")}
+    inspect_log.write_eval_log(other, str(foreign))
     # a log of ours whose last sample is broken (no metadata): refused whole, no partial run
     broken = _contract_log(tmp_path / "broken.eval")
     broken.samples[-1].metadata = {}
