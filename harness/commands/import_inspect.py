@@ -26,11 +26,11 @@ def import_inspect(
     except ImportError as e:  # inspect-ai is an optional extra
         err.print(f"[red]importing an Inspect log needs inspect-ai ({e}): pip install inspect-ai")
         raise typer.Exit(2) from e
-    from harness.commands.runs import _store
     from harness.runs.views import run_out
-    from harness.store.repo import DuplicateImport
+    from harness.settings import Settings
+    from harness.store.repo import DuplicateImport, open_store
 
-    store = _store()
+    store = open_store(Settings().url)
     try:
         run_id = import_eval_log(store, read_log(log), source=log)
     except DuplicateImport as e:
