@@ -285,6 +285,8 @@ def _stats(sample: Any) -> dict[str, int]:
     for k in ("rounds", "target_calls", "inputs"):
         v = stats.get(k)
         out[k] = v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else 0
+    if "rounds" not in stats or stats["rounds"] is None:  # a round is an assistant message
+        out["rounds"] = sum(m.role == "assistant" for m in sample.messages or [])
     return out
 
 
