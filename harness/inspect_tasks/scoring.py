@@ -239,8 +239,10 @@ def to_score(
         r for r in results if r.status == "error" and (r.metric in needed or r.metric in WHOLE)
     ]
     if failed:
+        # "[category] ...": how harness import-inspect reads the error's category back
         raise ScoringFailed(
-            "; ".join(f"{r.metric}: {r.error_category or 'error'}: {r.error}" for r in failed)
+            f"[{failed[0].error_category or 'infrastructure'}] "
+            + "; ".join(f"{r.metric}: {r.error_category or 'error'}: {r.error}" for r in failed)
         )
     value: dict[str, float] = {m: math.nan for m in sorted(needed)}
     for r in results:

@@ -290,7 +290,7 @@ def test_judge_down_is_a_scorer_error_on_the_sample(run: dict[str, Any]) -> None
     assert len(log.samples or []) == 2
     for s in log.samples or []:
         assert s.error is not None and "ScoringFailed" in s.error.traceback
-        assert "unit_test: judge:" in s.error.message
+        assert "[judge] unit_test: judge:" in s.error.message
         assert "grader openai-api/dead/judge failed: APIConnectionError" in s.error.message
         assert not s.scores  # never a number
     assert log.results is None or not log.results.scores  # no metric from an unscored sample
