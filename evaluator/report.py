@@ -147,6 +147,14 @@ def t_interval(xs: list[float]) -> tuple[float, float] | None:
     return m - half, m + half
 
 
+def interval(values: list[float], method: str) -> tuple[float, float] | None:
+    """A row's 95% interval: Wilson over its successes (v >= 0.5) for `wilson` rows, else the
+    Student-t interval of the mean (also used by the Inspect tasks' metrics)."""
+    if method == "wilson":
+        return wilson(sum(1 for v in values if v >= 0.5), len(values))
+    return t_interval(values)
+
+
 def _score(ep: EpisodeSummary, metric: str):
     return next((s for s in ep.scores if s.metric == metric), None)
 
@@ -220,10 +228,7 @@ def _row(
         epochs = max(e.epoch for e in eps) + 1
         if any(v not in (0.0, 1.0) for v in values):
             method = "t"  # mean of a target's 0/1 epochs is a rate per target, not an outcome
-    if method == "wilson":
-        ci = wilson(sum(1 for v in values if v >= 0.5), len(values))
-    else:
-        ci = t_interval(values)
+    ci = interval(values, method)
     row = ReportRow(
         agent=agent,
         category=label,

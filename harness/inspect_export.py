@@ -30,6 +30,8 @@ from harness.store.models import Episode, Message, Run
 from harness.store.repo import Store, missing_scores
 
 SCORER = "interp-harness"
+# the scorer name of the Inspect tasks (harness/inspect_tasks): the score every sample also carries
+TASK_SCORER = "interp_harness"
 
 
 class InspectUnavailable(RuntimeError):
@@ -193,10 +195,36 @@ def _tool_events(
 
 
 def _scores(store: Store, run: Run, ep: Episode, scorer: Any) -> dict[str, Any]:
+    """Each metric as a score of its own, and all of them as the score the Inspect tasks'
+    scorer records (`TASK_SCORER`: its value the ok metrics, its metadata every ScoreResult and
+    the counters), which `harness import-inspect` reads back."""
     out = {}
     rows: list[Any] = store.scores([ep.id])
     if (missing := missing_scores(ep, len(rows), run.status)) is not None:
         rows.append(ScoreResult.model_validate(missing))  # an error, never a silent gap
+    if rows:
+        out[TASK_SCORER] = scorer.Score(
+            value={
+                s.metric: s.value
+                for s in rows
+                if s.status == "ok" and s.value is not None and math.isfinite(s.value)
+            },
+            answer=ep.final_answer,
+            metadata={
+                "scores": [
+                    {
+                        "metric": s.metric,
+                        "value": s.value if s.value is None or math.isfinite(s.value) else None,
+                        "status": s.status,
+                        "error_category": s.error_category,
+                        "error": s.error,
+                        "details": public_details(s.details),
+                    }
+                    for s in rows
+                ],
+                "stats": {k: getattr(ep, k) for k in ("target_calls", "inputs", "rounds")},
+            },
+        )
     for s in rows:
         if s.status == "error":
             out[s.metric] = scorer.Score(
@@ -254,6 +282,7 @@ def _sample(store: Store, run: Run, ep: Episode) -> Any:
             "dataset": ep.dataset,
             "family": ep.family,
             "variant": ep.variant,
+            "exemplar_init": ep.exemplar_init,
             "rounds": ep.rounds,
             "target_calls": ep.target_calls,
             "inputs": ep.inputs,
@@ -267,6 +296,8 @@ def _score_summaries(samples: list[Any], log: Any, spec: RunSpec) -> list[Any]:
     by_metric: dict[str, dict[Any, list[float]]] = {}
     for s in samples:
         for name, sc in (s.scores or {}).items():
+            if name == TASK_SCORER:  # the same metrics again, as one score
+                continue
             per_id = by_metric.setdefault(name, {})
             if isinstance(sc.value, int | float) and not isinstance(sc.value, bool):
                 # one epoch: every sample counts on its own (a fresh key)
@@ -294,9 +325,13 @@ def _score_summaries(samples: list[Any], log: Any, spec: RunSpec) -> list[Any]:
 
 
 def write_inspect_log(store: Store, run: Run, path: str | Path) -> Path:
-    """Write `.eval` (Inspect's default) or `.json`, chosen by the file's extension."""
+    """Write `.eval` (Inspect's default: zip of zstd-compressed JSON, messages deduplicated) or
+    `.json`, chosen by the file's extension; a path with neither gets `.eval` appended (Inspect
+    reads a log by its extension)."""
     log = _inspect()[0]
     path = Path(path)
+    if path.suffix not in (".eval", ".json"):
+        path = path.with_name(path.name + ".eval")
     fmt = "json" if path.suffix == ".json" else "eval"
     log.write_eval_log(run_to_eval_log(store, run), str(path), format=fmt)
     return path

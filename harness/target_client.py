@@ -123,9 +123,9 @@ def make_target_client(settings: Settings, catalogs: CatalogCache) -> TargetClie
     return _PooledClient(ServiceTargetClient(catalogs.get(settings.gen_seed), pool), pool)
 
 
-def service_pool(settings: Settings) -> Any:
-    """A ServicePool of sandboxed target services on the settings' backend, after sweeping what
-    killed earlier processes left behind (never a live process's)."""
+def service_pool(settings: Settings) -> ServicePool:
+    """A pool of sandboxed target services on the operator's backend, after sweeping what killed
+    processes left behind (never a live process's)."""
     from harness.sandbox.base import get_sandbox
     from harness.sandbox.pool import ServicePool
     from harness.sandbox.workdir import sweep_stale

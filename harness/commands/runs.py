@@ -198,10 +198,15 @@ def export(
         "jsonl",
         "--format",
         help="jsonl: one episode transcript per line; inspect: an Inspect AI eval log "
-        "(.eval, or .json by the output's extension, JSON on stdout; open it with "
-        "`inspect view`)",
+        "(.eval, Inspect's default; .json when the output ends in .json; JSON with -o -; open "
+        "it with `inspect view`, read it back with `harness import-inspect`)",
     ),
-    output: str = typer.Option("-", "--output", "-o", help="file, or - for stdout"),
+    output: str = typer.Option(
+        None,
+        "--output",
+        "-o",
+        help="file, or - for stdout (default: stdout for jsonl, RUN_ID.eval for inspect)",
+    ),
 ) -> None:
     """Export a run's episodes with their full transcripts, target calls and scores."""
     from harness.runs.views import episode_detail
@@ -214,6 +219,8 @@ def export(
     if fmt == "inspect":
         from harness.inspect_export import InspectUnavailable, write_inspect_json, write_inspect_log
 
+        output = output or f"{run.id}.eval"
+
         try:
             if output == "-":  # a pipe takes text: Inspect's JSON log format
                 write_inspect_json(store, run, sys.stdout.buffer)
@@ -225,7 +232,7 @@ def export(
             raise typer.Exit(2) from e
         err.print(f"wrote {path} ({len(store.episodes(run.id))} samples); view: inspect view")
         return
-    out = sys.stdout if output == "-" else open(output, "w", encoding="utf-8")  # noqa: SIM115
+    out = sys.stdout if output in (None, "-") else open(output, "w", encoding="utf-8")  # noqa: SIM115
     try:
         for ep in store.episodes(run.id):
             detail = episode_detail(store, ep)

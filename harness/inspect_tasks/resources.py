@@ -57,7 +57,7 @@ class EvalResources:
         """The target client, started on first use (sandboxed services in a pool)."""
         with self._lock:
             if self._client is None:
-                pool = service_pool(self.settings)  # sweeps what killed evals left behind
+                pool = service_pool(self.settings)
                 self._pool = pool
                 self._client = ServiceTargetClient(self._targets, pool)  # type: ignore[arg-type]
                 atexit.register(pool.close)

@@ -19,16 +19,12 @@ from function_store.benchmark import benchmark, benchmarks
 from function_store.models import Target
 from harness import prompts
 from harness.inspect_tasks.resources import resources
+from harness.inspect_tasks.scoring import interp_harness_scorer
 from harness.inspect_tasks.solvers import harness_react, tools_setup
 from harness.inspect_tasks.text import AGENT_LABEL, text_loop
 from harness.runs.catalogs import CatalogCache
 from harness.runs.selection import SelectionError, select_targets
 from harness.runs.spec import Budgets, ProtocolOptions, RunSpec
-
-try:
-    from harness.inspect_tasks.scoring import interp_harness_scorer
-except ImportError:  # TODO(lead): helper "scoring" adds harness/inspect_tasks/scoring.py
-    interp_harness_scorer = None  # type: ignore[assignment]
 
 Protocol = Literal["tools", "text"]
 PROTOCOLS: tuple[str, ...] = ("tools", "text")
@@ -132,7 +128,7 @@ def benchmark_task(
         dataset=MemoryDataset(samples, name=f"{dataset}{'/' + family if family else ''}"),
         setup=setup,
         solver=solver,
-        scorer=interp_harness_scorer() if interp_harness_scorer is not None else None,
+        scorer=interp_harness_scorer([family] if family else families),
         token_limit=max_tokens,
         time_limit=math.ceil(max_wall_s) if max_wall_s is not None else None,
     )

@@ -30,6 +30,7 @@ from harness.store.models import (
     Score,
     TargetCall,
     ToolCall,
+    new_id,
     utcnow,
 )
 
@@ -604,6 +605,63 @@ class Store:
         )
         return self._all(q)
 
+    # ---- imported runs (harness import-inspect) -----------------------------------------------
+    def imported_run(self, eval_id: str) -> str | None:
+        """The run imported from the Inspect eval `eval_id`, if any (its "inspect_import" event)."""
+        with self.engine.connect() as c:
+            return _imported_run(c, eval_id)
+
+    def import_run(
+        self,
+        run: dict[str, Any],
+        episodes: Sequence[dict[str, Any]],
+        source: dict[str, Any],
+    ) -> str:
+        """Store a finished run read from elsewhere (an Inspect log) in one transaction: the run's
+        columns (`run`), each episode's columns with its "messages", "tool_calls" and "scores",
+        and an "inspect_import" event with `source` (its "eval_id" makes a second import of the
+        same eval a `DuplicateImport`, never a second run). Nothing is stored when any part
+        fails."""
+        now = utcnow()
+        run_id = new_id()
+        with self.engine.begin() as c:
+            dup = _imported_run(c, source["eval_id"])
+            if dup is not None:
+                raise DuplicateImport(dup)
+            row = {"created_at": now, "updated_at": now, **run, "id": run_id}
+            c.execute(insert(Run.__table__), row)  # type: ignore[attr-defined]
+            events = [
+                {"kind": IMPORT_EVENT, "data": source},
+                {"kind": "run_status", "data": {"status": run["status"]}},
+            ]
+            c.execute(
+                _INSERT_EVENT,
+                [{"run_id": run_id, "episode_id": None, "created_at": now, **e} for e in events],
+            )
+            for ep in episodes:
+                ep_id = new_id()
+                parts = ("messages", "tool_calls", "scores", "traceback")
+                cols = {k: v for k, v in ep.items() if k not in parts}
+                c.execute(
+                    insert(_EPISODES), {"created_at": now, **cols, "id": ep_id, "run_id": run_id}
+                )
+                if ep["messages"]:
+                    c.execute(
+                        _INSERT_MESSAGE, [_message_row(ep_id, m, now) for m in ep["messages"]]
+                    )
+                if ep["tool_calls"]:
+                    rows = [{"episode_id": ep_id, "created_at": now, **t} for t in ep["tool_calls"]]
+                    c.execute(_INSERT_TOOL_CALL, rows)
+                end = {k: cols.get(k) for k in ("status", "end_reason", "error_category", "error")}
+                if ep.get("traceback"):
+                    end["traceback"] = ep["traceback"]  # where episode_traceback finds it
+                row = {"run_id": run_id, "episode_id": ep_id, "created_at": now}
+                c.execute(_INSERT_EVENT, {**row, "kind": "episode_finished", "data": end})
+                if ep["scores"]:
+                    rows = [{"episode_id": ep_id, "created_at": now, **s} for s in ep["scores"]]
+                    c.execute(insert(Score), rows)
+        return run_id
+
     # ---- events -----------------------------------------------------------------------------
     def add_event(
         self, run_id: str, kind: str, data: dict[str, Any], episode_id: str | None = None
@@ -654,6 +712,24 @@ class Store:
             .limit(limit)
         )
         return self._all(q)
+
+
+IMPORT_EVENT = "inspect_import"  # a run imported from an Inspect log: its source, by eval id
+
+
+def _imported_run(c: Any, eval_id: str) -> str | None:
+    q = select(Event.run_id).where(
+        Event.kind == IMPORT_EVENT, Event.data["eval_id"].as_string() == eval_id
+    )
+    return c.execute(q.limit(1)).scalar_one_or_none()
+
+
+class DuplicateImport(ValueError):
+    """The eval was imported before: `run_id` is the run it became."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"this eval was already imported as run {run_id}")
+        self.run_id = run_id
 
 
 def _message_row(episode_id: str, m: dict[str, Any], now: datetime) -> dict[str, Any]:

@@ -178,7 +178,10 @@ def test_inspect_export_has_no_ground_truth(tmp_path: Path, target: Target, answ
     # the export still has the scores and their harmless details (not an empty shell)
     log = json.loads(as_json)
     (sample,) = log["samples"]
-    metrics = set(sample["scores"])
+    metrics = set(sample["scores"]) - {"interp_harness"}  # (all of them, as the tasks' scorer)
     assert {s.metric for s in scores} == metrics
+    assert {
+        r["metric"] for r in sample["scores"]["interp_harness"]["metadata"]["scores"]
+    } == metrics
     if target.family == "numeric":
         assert sample["scores"]["domain_iou"]["metadata"]["predicted"] == [[-60.0, -20.0]]

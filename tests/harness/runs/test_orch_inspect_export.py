@@ -45,8 +45,23 @@ def test_export_round_trips_through_inspect(sqlite_url: str, tmp_path, suffix: s
         tools = [ev for ev in s.events if ev.event == "tool"]
         assert [ev.arguments["inputs"] for ev in tools] == [c["inputs"] for c in ep["calls"]]
         assert all(ev.function == "PYTHON" and ev.result for ev in tools)
-        assert {k: v.value for k, v in s.scores.items()} == {
+        scores = dict(s.scores)
+        # every metric as a score of its own, and all of them as the Inspect tasks' scorer has
+        # them (what `harness import-inspect` reads)
+        task_score = scores.pop("interp_harness")
+        assert {k: v.value for k, v in scores.items()} == {
             sc["metric"]: sc["value"] for sc in ep["scores"]
+        }
+        assert task_score.value == {
+            sc["metric"]: sc["value"]
+            for sc in ep["scores"]
+            if sc["status"] == "ok" and sc["value"] is not None
+        }
+        assert [(r["metric"], r["status"]) for r in task_score.metadata["scores"]] == [
+            (sc["metric"], sc["status"]) for sc in ep["scores"]
+        ]
+        assert task_score.metadata["stats"] == {
+            k: ep[k] for k in ("target_calls", "inputs", "rounds")
         }
         assert s.output.completion == ep["final_answer"]
     means = {sc.name: sc.metrics["mean"].value for sc in log.results.scores}
@@ -79,6 +94,8 @@ def test_export_shows_scorer_errors_as_errors(sqlite_url: str, tmp_path) -> None
     out = tmp_path / "scored.json"
     assert harness(env, "export", run_id, "--format", "inspect", "-o", str(out)).returncode == 0
     (s,) = inspect_log.read_eval_log(str(out)).samples
-    (score,) = s.scores.values()
+    score = s.scores["scoring"]
     assert score.value == "error"  # never a number
+    (row,) = s.scores["interp_harness"].metadata["scores"]  # the tasks' shape: an error row
+    assert (row["status"], row["value"], row["error_category"]) == ("error", None, "infrastructure")
     assert score.explanation == "[infrastructure] RuntimeError: judge endpoint unreachable"

@@ -1,0 +1,58 @@
+"""`harness import-inspect LOG`: an Inspect AI eval log of one of our tasks becomes a harness run
+(harness.inspect_tasks.importer). Operator-only: it writes the store this process is set up for."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import typer
+from rich.console import Console
+
+err = Console(stderr=True)
+
+
+def import_inspect(
+    log: str = typer.Argument(
+        ..., help="an Inspect log (.eval or .json) of an interp_harness task"
+    ),
+    as_json: bool = typer.Option(False, "--json", help="print the new run as JSON"),
+) -> None:
+    """Import an Inspect eval log (`inspect eval interp_harness/...` or `harness export --format
+    inspect`) as a finished run: its samples as episodes with transcripts, tool calls, scores and
+    token usage, for `harness report`, `harness export` and the web UI."""
+    try:
+        from harness.inspect_tasks.importer import ImportRefused, import_eval_log, read_log
+    except ImportError as e:  # inspect-ai is an optional extra
+        err.print(f"[red]importing an Inspect log needs inspect-ai ({e}): pip install inspect-ai")
+        raise typer.Exit(2) from e
+    from harness.runs.views import run_out
+    from harness.settings import Settings
+    from harness.store.repo import DuplicateImport, open_store
+
+    store = open_store(Settings().url)
+    try:
+        run_id = import_eval_log(store, read_log(log), source=log)
+    except DuplicateImport as e:
+        err.print(f"{e}; nothing imported", style="red", markup=False, soft_wrap=True)
+        raise typer.Exit(1) from e
+    except ImportRefused as e:
+        err.print(
+            f"cannot import {log}: {e}; nothing imported", style="red", markup=False, soft_wrap=True
+        )
+        raise typer.Exit(1) from e
+    run = store.get_run(run_id)
+    assert run is not None
+    if as_json:
+        sys.stdout.write(json.dumps(run_out(run).model_dump(mode="json")) + "\n")
+        return
+    n = len(store.episodes(run_id, with_answer=False))
+    err.print(
+        f"imported {log} as run {run_id} ({run.status}, {n} episodes)", markup=False, soft_wrap=True
+    )
+    err.print(f"report: harness report {run_id}", markup=False, soft_wrap=True)
+    sys.stdout.write(run_id + "\n")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("import-inspect")(import_inspect)
