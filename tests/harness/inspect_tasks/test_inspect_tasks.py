@@ -199,6 +199,7 @@ def test_find_react_and_text_protocols_on_strings(
             "limit=1",
             "--model",
             "mockllm/model",
+            "--no-score",  # strings' unit tests need a judge; test_scoring.py scores
         ],
         sandbox_tmp,
         tmp_path,
@@ -256,6 +257,7 @@ def test_find_text_against_the_project_backbone_server(
             f"openai-api/backbone/{served}",
             "--max-tokens",
             "24",
+            "--no-score",  # the run path; test_scoring.py scores
         ],
         sandbox_tmp,
         tmp_path,
@@ -289,6 +291,7 @@ def test_eval_set_retries_a_failed_attempt(tmp_path: Path, sandbox_tmp: Path) ->
             "2",
             "--retry-wait",
             "0",
+            "--no-score",
         ],
         sandbox_tmp,
         tmp_path,
