@@ -29,11 +29,22 @@ from agents.base import Agent, AgentReply, Usage
 from agents.base import Message as AgentMessage
 from harness.episode import EpisodeRunner
 from harness.inspect_tasks.resources import resources
-from harness.inspect_tasks.tools import ANSWER, INPUTS, ROUNDS, TARGET_CALLS, final_output
+from harness.inspect_tasks.tools import (
+    ANSWER,
+    END_REASON,
+    INPUTS,
+    ROUNDS,
+    TARGET_CALLS,
+    final_output,
+)
 from harness.runs.spec import Budgets, ProtocolMode, ProtocolOptions, RunSpec
 from harness.store.repo import Store, open_store
 
 AGENT_LABEL = "inspect"  # the runs' agent in the ephemeral store (never shown anywhere)
+
+
+class EpisodeFailed(RuntimeError):
+    """The episode ended in an error (its category in brackets first)."""
 
 
 class _EpisodeStore:
@@ -154,7 +165,10 @@ def text_loop(
         if status == "error":
             if agent.failure is not None:
                 raise agent.failure
-            raise RuntimeError(f"episode error ({final.error_category}): {final.error}")
+            # "[category]": how `harness import-inspect` reads the category back
+            raise EpisodeFailed(f"[{final.error_category or 'infrastructure'}] {final.error}")
+        if status == "budget_exhausted":
+            counters.set(END_REASON, final.end_reason)  # rounds, target_calls, tokens, ...
         answer = final.final_answer or ""  # budget_exhausted: no answer, as the harness
         counters.set(ANSWER, answer)
         state.output = final_output(agent.output or ModelOutput(model=str(get_model())), answer)

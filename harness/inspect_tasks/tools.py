@@ -32,6 +32,10 @@ ANSWER = "interp_harness:answer"
 END_REASON = "interp_harness:end_reason"
 
 
+class TargetCallFailed(RuntimeError):
+    """A target call failed on the target's or the sandbox's side (not the agent's input)."""
+
+
 def final_output(output: ModelOutput, answer: str) -> ModelOutput:
     """The sample's output with `answer` as its completion. No answer (a budget ended the sample):
     an output without choices, since Inspect fills an empty completion from the last message."""
@@ -70,7 +74,11 @@ def _call_tool(
         except Exception as e:
             if getattr(e, "category", None) == "agent":  # the service refused the agent's input
                 raise ToolError(proto.format_error(str(getattr(e, "detail", e)))) from None
-            raise  # the target or its sandbox failed: a sample error, never a score
+            # the target or its sandbox failed: a sample error, never a score; "[category]" is
+            # how `harness import-inspect` reads the episode's error category back
+            cat = getattr(e, "category", None)
+            cat = cat if cat in ("target", "infrastructure") else "infrastructure"
+            raise TargetCallFailed(f"[{cat}] target call failed: {type(e).__name__}: {e}") from e
         counters.set(TARGET_CALLS, calls + 1)
         counters.set(INPUTS, counters.get(INPUTS, 0) + len(words))
         return proto.format_reply(outputs, "default", decimals=decimals)

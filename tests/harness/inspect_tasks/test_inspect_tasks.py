@@ -270,6 +270,8 @@ def test_find_text_against_the_project_backbone_server(
     assert s.error is None
     assert [m.role for m in s.messages][:3] == ["system", "user", "assistant"]
     assert s.store["interp_harness:rounds"] >= 1
+    if s.output.completion == "":  # no [DESCRIPTION] within the cap: the loop's round budget
+        assert s.store["interp_harness:end_reason"] == "rounds"
     assert sum(u.output_tokens for u in log.stats.model_usage.values()) > 0
 
 
