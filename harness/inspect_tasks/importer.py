@@ -27,6 +27,7 @@ from agents.host_protocol import (
     valid_unicode,
 )
 from evaluator.api import ScoreResult
+from harness.inspect_tasks.keys import BUDGET_REASONS, END_REASON, PREFIX
 from harness.runs.spec import MAX_EPOCHS, Budgets, RunSpec, check_json_value
 from harness.runs.views import public_details
 from harness.settings import Settings
@@ -279,7 +280,7 @@ def _stats(sample: Any) -> dict[str, int]:
     stats = (score.metadata or {}).get("stats") if score is not None else None
     if not isinstance(stats, dict):
         kept = sample.store or {}
-        stats = {k: kept.get(f"{SCORER}:{k}") for k in ("rounds", "target_calls", "inputs")}
+        stats = {k: kept.get(f"{PREFIX}{k}") for k in ("rounds", "target_calls", "inputs")}
         stats = stats if any(v is not None for v in stats.values()) else sample.metadata or {}
     out = {}
     for k in ("rounds", "target_calls", "inputs"):
@@ -331,6 +332,10 @@ def _episode(sample: Any, position: dict[str, int], cap: int) -> dict[str, Any]:
     scores = _score_rows(sample)
     limit = getattr(sample, "limit", None)
     status, end_reason = ("budget_exhausted", limit.type) if limit else ("completed", "answered")
+    reason = (getattr(sample, "store", None) or {}).get(END_REASON)
+    if limit is None and isinstance(reason, str):  # our solvers' own budgets and ends
+        status = "budget_exhausted" if reason in BUDGET_REASONS else "completed"
+        end_reason = reason
     error_category = error = None
     if sample.error is not None:
         message = _text(sample.error.message, MAX_NOTE_CHARS)

@@ -45,6 +45,7 @@ from evaluator.report import interval, report_rows
 from evaluator.scorer import scorer_for
 from evaluator.scoring import ScoringContext, score_episode
 from function_store.benchmark import Benchmark, benchmark, benchmarks
+from harness.inspect_tasks.keys import ANSWER, INPUTS, ROUNDS, TARGET_CALLS
 from harness.inspect_tasks.resources import resources
 from harness.runs.views import public_details
 from harness.sandbox.code_runner import run_in_sandbox
@@ -52,7 +53,6 @@ from harness.sandbox.code_runner import run_in_sandbox
 NAME = "interp_harness/interp_harness_scorer"  # the factory's registry name (the contract's)
 LOG_NAME = "interp_harness/interp_harness"  # its instances: scores named "interp_harness"
 GRADER = "grader"  # the Inspect model role of the judge
-KEY = "interp_harness:"  # prefix of our per-sample store keys
 WHOLE = ("evaluator", "scoring")  # metrics of a scorer-wide failure
 
 
@@ -214,15 +214,15 @@ def scorer_metrics(families: Sequence[str] | None = None) -> dict[str, list[Metr
 def _stats() -> EpisodeStats:
     st = sample_store()
     return EpisodeStats(
-        target_calls=int(st.get(f"{KEY}target_calls", 0)),
-        inputs=int(st.get(f"{KEY}inputs", 0)),
-        rounds=int(st.get(f"{KEY}rounds", 0)),
+        target_calls=int(st.get(TARGET_CALLS, 0)),
+        inputs=int(st.get(INPUTS, 0)),
+        rounds=int(st.get(ROUNDS, 0)),
         exemplar_init=False,
     )
 
 
 def _answer(state: TaskState) -> str:
-    stored = sample_store().get(f"{KEY}answer")
+    stored = sample_store().get(ANSWER)
     return stored if isinstance(stored, str) else state.output.completion
 
 

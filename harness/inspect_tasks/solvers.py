@@ -10,7 +10,8 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import store
 
 from harness import prompts
-from harness.inspect_tasks.tools import ANSWER, END_REASON, ROUNDS, final_output, sample_tools
+from harness.inspect_tasks.keys import ANSWER, END_REASON, ROUNDS
+from harness.inspect_tasks.tools import final_output, sample_tools
 
 
 def _rounds(messages: list) -> int:

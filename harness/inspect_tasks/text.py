@@ -28,15 +28,9 @@ from inspect_ai.util import store
 from agents.base import Agent, AgentReply, Usage
 from agents.base import Message as AgentMessage
 from harness.episode import EpisodeRunner
+from harness.inspect_tasks.keys import ANSWER, END_REASON, INPUTS, ROUNDS, TARGET_CALLS
 from harness.inspect_tasks.resources import resources
-from harness.inspect_tasks.tools import (
-    ANSWER,
-    END_REASON,
-    INPUTS,
-    ROUNDS,
-    TARGET_CALLS,
-    final_output,
-)
+from harness.inspect_tasks.tools import final_output
 from harness.runs.spec import Budgets, ProtocolMode, ProtocolOptions, RunSpec
 from harness.store.repo import Store, open_store
 

@@ -20,16 +20,9 @@ from agents import protocol as proto
 from agents.protocol import tools as tool_text
 from agents.toolspec import ToolSpec
 from function_store.benchmark import benchmark
+from harness.inspect_tasks.keys import ANSWER, END_REASON, INPUTS, TARGET_CALLS
 from harness.inspect_tasks.resources import resources
 from harness.tool_checks import argument_errors
-
-# the per-sample store keys of the contract (docs/inspect.md)
-TARGET_CALLS = "interp_harness:target_calls"
-INPUTS = "interp_harness:inputs"
-ROUNDS = "interp_harness:rounds"
-ANSWER = "interp_harness:answer"
-# why the sample's episode ended early, as the harness's end_reason: "target_calls" or "rounds"
-END_REASON = "interp_harness:end_reason"
 
 
 class TargetCallFailed(RuntimeError):

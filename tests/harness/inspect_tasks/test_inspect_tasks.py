@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import re
 import subprocess
@@ -22,11 +23,17 @@ from backbone_server import backbone_url  # noqa: F401 - the project's backbone 
 from inspect_ai.log import EvalLog, read_eval_log
 
 from agents.protocol import format_reply
+from evaluator.api import EpisodeStats, ScoreResult
+from evaluator.scoring import ScoringContext, score_episode
 from function_store.benchmark import benchmark
 from function_store.models import Target
 from harness import prompts
+from harness.inspect_tasks.importer import import_eval_log
 from harness.runs.catalogs import CatalogCache
+from harness.runs.report import build_report
+from harness.sandbox.code_runner import run_in_sandbox
 from harness.settings import Settings
+from harness.store.repo import open_store
 from harness.target_client import make_target_client
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -181,6 +188,80 @@ def test_find_tools_with_a_user_solver(tmp_path: Path, sandbox_tmp: Path, catalo
         assert s.store["interp_harness:answer"].startswith("[DESCRIPTION]: returns its input")
         assert s.error is None
     assert_no_ground_truth(next(tmp_path.glob("*.eval")), targets)
+    assert_scored_as_our_scorer_and_imported(log, targets, tmp_path)
+
+
+def assert_scored_as_our_scorer_and_imported(log: EvalLog, targets: list[Target], d: Path) -> None:
+    """Each sample's score equals `score_episode` on the same answer and counters (called here,
+    not through the eval); the log imported into a store gives a `harness report` whose rows
+    equal Inspect's own metrics of that log (mean and interval)."""
+
+    async def direct() -> dict[str, list[ScoreResult]]:
+        client = make_target_client(Settings(), CatalogCache())
+        ctx = ScoringContext(call_target=client.call, code_runner=run_in_sandbox)
+        try:
+            out = {}
+            for s, t in zip(log.samples or [], targets, strict=True):
+                stats = EpisodeStats(
+                    target_calls=s.store["interp_harness:target_calls"],
+                    inputs=s.store["interp_harness:inputs"],
+                    rounds=s.store.get("interp_harness:rounds", 0),
+                )
+                out[t.id] = await score_episode(t, s.output.completion, stats, ctx)
+            return out
+        finally:
+            await client.aclose()
+
+    ours = asyncio.run(direct())
+    for s in log.samples or []:
+        got = {k: v for k, v in s.scores["interp_harness"].value.items() if not math.isnan(v)}
+        assert got == {r.metric: r.value for r in ours[str(s.id)] if r.value is not None}
+    store = open_store(f"sqlite:///{d / 'imported.db'}")
+    run = store.get_run(import_eval_log(store, log))
+    assert run is not None
+    rows = {r["metric"]: r for r in build_report(store, run).report["rows"]}
+    inspect_metrics = {
+        e.name: {k.removeprefix("interp_harness/"): m.value for k, m in e.metrics.items()}
+        for e in log.results.scores  # type: ignore[union-attr]
+    }
+    assert rows["code_success"]["scored"] == len(targets)
+    for metric, row in rows.items():
+        m = inspect_metrics[metric]
+        if row["value"] is None:  # nothing scored (e.g. domain IoU of clean functions)
+            assert math.isnan(m["mean"])
+            continue
+        got = [row[k] if row[k] is not None else math.nan for k in ("value", "ci_low", "ci_high")]
+        assert got == pytest.approx([m["mean"], m["ci_low"], m["ci_high"]], nan_ok=True)
+
+
+def test_find_default_react_with_mockllm(
+    tmp_path: Path, sandbox_tmp: Path, catalog, tiktoken_cache: Path
+) -> None:
+    """`inspect eval interp_harness/find --model mockllm/model` as a user types it: Inspect's
+    react agent with our tools, the mock model's fixed reply (no tool call) until the round
+    budget ends the sample; scored by our scorer; the log imports to the same report."""
+    inspect_cli(
+        ["eval", "interp_harness/find", "--model", "mockllm/model"]
+        + ["-T", "dataset=find-gen", "-T", "family=numeric", "-T", "limit=2", "-T", "max_rounds=2"],
+        sandbox_tmp,
+        tmp_path,
+        {"TIKTOKEN_CACHE_DIR": str(tiktoken_cache)},
+    )
+    assert_nothing_left(sandbox_tmp)
+    log = logs(tmp_path)["interp_harness/find"]
+    assert log.status == "success"
+    samples = log.samples or []
+    assert len(samples) == 2
+    for s in samples:
+        assert s.error is None
+        assert s.store["interp_harness:end_reason"] == "rounds"
+        assert s.store["interp_harness:target_calls"] == 0
+        assert sum(m.role == "assistant" for m in s.messages) == 2
+    targets = [catalog.get(str(s.id)) for s in samples]
+    assert_scored_as_our_scorer_and_imported(log, targets, tmp_path)
+    store = open_store(f"sqlite:///{tmp_path / 'imported.db'}")
+    (run,) = store.list_runs()
+    assert {e.status for e in store.episodes(run.id)} == {"budget_exhausted"}
 
 
 def test_find_react_and_text_protocols_on_strings(
