@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 from typing import Any
@@ -141,6 +142,26 @@ def fails_once() -> Solver:
             marker.write_text("failed once")
             raise RuntimeError("deliberate failure of the first attempt")
         state.output = ModelOutput.from_content("scripted", "[DESCRIPTION]: x")
+        return state
+
+    return solve
+
+
+@solver
+def hangs_after_a_call() -> Solver:
+    """One target call (its service starts), a marker file, then waits to be killed."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        call = next(ToolDef(t) for t in state.tools if ToolDef(t).name != "submit_answer")
+        state.messages.append(
+            ChatMessageAssistant(
+                content="",
+                tool_calls=[ToolCall(id="c", function=call.name, arguments={"inputs": INPUTS})],
+            )
+        )
+        state.messages.extend((await execute_tools(state.messages, state.tools)).messages)
+        Path(os.environ["INTERP_HARNESS_TEST_MARKER"]).write_text("called")
+        await asyncio.sleep(3600)
         return state
 
     return solve

@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -138,6 +139,13 @@ def processes() -> dict[int, tuple[int, str]]:
     return out
 
 
+def descendants(pid: int) -> set[int]:
+    procs, found = processes(), {pid}
+    while grown := {p for p, (ppid, _) in procs.items() if ppid in found} - found:
+        found |= grown
+    return found - {pid}
+
+
 def tool_results(sample) -> list[str]:
     return [m.text for m in sample.messages if m.role == "tool" and m.function != "submit_answer"]
 
@@ -232,6 +240,48 @@ def assert_scored_as_our_scorer_and_imported(log: EvalLog, targets: list[Target]
             continue
         got = [row[k] if row[k] is not None else math.nan for k in ("value", "ci_low", "ci_high")]
         assert got == pytest.approx([m["mean"], m["ci_low"], m["ci_high"]], nan_ok=True)
+
+
+def test_a_killed_eval_leaves_nothing_after_the_sweep(tmp_path: Path, sandbox_tmp: Path) -> None:
+    """`inspect eval` killed (SIGKILL: no hook, no atexit) while a target service runs: the
+    sandboxed services die with it (bwrap --die-with-parent), and what is left on disk is removed
+    by the sweep that the next eval's first call runs (`service_pool` -> `sweep_stale`)."""
+    marker = tmp_path / "called"
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "TMPDIR": str(sandbox_tmp),
+        "INTERP_HARNESS_TEST_MARKER": str(marker),
+    }
+    args = ["eval", "interp_harness/find", "--solver", f"{SCRIPTS}@hangs_after_a_call"]
+    args += ["-T", "family=numeric", "-T", "limit=1", "--model", "mockllm/model"]
+    proc = subprocess.Popen(
+        ["inspect", *args, "--log-dir", str(tmp_path / "logs"), "--display", "none"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 300
+        while not marker.exists():
+            assert proc.poll() is None, "the eval ended before its first call"
+            assert time.monotonic() < deadline, "no target call within 300 s"
+            time.sleep(0.2)
+        services = descendants(proc.pid)
+        assert services, "no target service of the eval was running"
+    finally:
+        proc.kill()
+        proc.wait()
+    deadline = time.monotonic() + 30
+    while any(p in processes() for p in services):
+        assert time.monotonic() < deadline, "the target services outlived the killed eval"
+        time.sleep(0.2)
+    root = next(sandbox_tmp.glob("interp-harness-*"))
+    assert list(root.iterdir()), "the killed eval left nothing to sweep: the test proves nothing"
+    sweep = "from harness.sandbox.workdir import sweep_stale; sweep_stale()"
+    subprocess.run([sys.executable, "-c", sweep], env=env, cwd=ROOT, check=True, timeout=60)
+    assert_nothing_left(sandbox_tmp)
 
 
 def test_find_default_react_with_mockllm(
