@@ -145,6 +145,7 @@ def _spec(log: Any, samples: list[Any]) -> RunSpec:
     if not isinstance(dataset, str) or not dataset:
         raise ImportRefused("the log names no dataset (task_args or sample metadata)")
     family = args.get("family") if isinstance(args.get("family"), str) else None
+    variant = args.get("variant") if isinstance(args.get("variant"), str) else None
     epochs = log.eval.config.epochs or 1
     reducers = log.eval.config.epochs_reducer or []
     budgets = {k: args[k] for k in Budgets.model_fields if args.get(k) is not None}
@@ -162,6 +163,7 @@ def _spec(log: Any, samples: list[Any]) -> RunSpec:
             agent=_text(agent, 200),
             dataset=dataset,
             family=family,
+            variant=variant,
             limit=args.get("limit") if isinstance(args.get("limit"), int) else None,
             seed=args.get("seed") if isinstance(args.get("seed"), int) else None,
             gen_seed=args.get("gen_seed") if isinstance(args.get("gen_seed"), int) else 0,

@@ -165,3 +165,32 @@ def hangs_after_a_call() -> Solver:
         return state
 
     return solve
+
+
+TEXTS = ["The cat sat on the mat.", "Paris is the capital of France."]
+
+
+def filled(schema: dict[str, Any]) -> dict[str, Any]:
+    """Arguments for any of our tools: each required list gets TEXTS, each other value a text."""
+    props = schema.get("properties", {})
+    return {
+        name: TEXTS if props.get(name, {}).get("type") == "array" else "it fires on animals"
+        for name in schema.get("required", [])
+    }
+
+
+@solver
+def calls_each_tool_once() -> Solver:
+    """Each call tool once with `filled` arguments, then submit_answer: any benchmark's tools."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        defs = sorted((ToolDef(t) for t in state.tools), key=lambda d: d.name == "submit_answer")
+        for i, d in enumerate(defs):
+            args = filled(d.parameters.model_dump(exclude_none=True))
+            call = ToolCall(id=f"c{i}", function=d.name, arguments=args)
+            state.messages.append(ChatMessageAssistant(content="", tool_calls=[call]))
+            state.messages.extend((await execute_tools(state.messages, state.tools)).messages)
+        state.output = ModelOutput.from_content("scripted", state.messages[-1].text)
+        return state
+
+    return solve
