@@ -26,7 +26,7 @@ def _run(tmp_path: Path, backbone_url: str, agent: str, family: str) -> list[dic
         "HARNESS_BACKBONE_TIMEOUT": os.environ.get("HARNESS_BACKBONE_TIMEOUT", "280"),
         "PYTHONPATH": str(ROOT),
     }
-    args = ["--agent", agent, "--dataset", "find-gen", "--family", family, "--limit", "2"]
+    args = ["--agent", agent, "--dataset", "find-gen", "--family", family, "--limit", "1"]
     r = subprocess.run(
         ["harness", "run", *args, "--seed", "0", "--json"],
         env=env, cwd=ROOT, capture_output=True, text=True, timeout=600,

@@ -118,7 +118,9 @@ def test_scripted_run_over_rest(stack) -> None:  # type: ignore[no-untyped-def]
     _, _, url = stack
     c = httpx.Client(base_url=url, timeout=30)
     assert c.get("/healthz").json()["status"] == "ok"
+    # no interpolation floor: its second run tests nothing of the stack the first does not
     body = {"agent": "scripted-numeric", "dataset": "find-gen", "family": "numeric", "limit": 2}
+    body["floor"] = False
     assert c.post("/runs", json=body).status_code == 401  # tokens come from the environment
     r = c.post("/runs", json=body, headers=AUTH)
     assert r.status_code == 201, r.text
