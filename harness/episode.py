@@ -574,7 +574,7 @@ class EpisodeRunner:
             if getattr(e, "category", None) == "agent":  # e.g. too many inputs in one call
                 return {"_rejected": str(getattr(e, "detail", e))}
             raise EpisodeEnd(
-                "error", "target_error", category=_target_category(e), error=_describe(e)
+                "error", "target_error", category=target_category(e), error=_describe(e)
             ) from e
         return {
             "inputs": inputs,
@@ -657,7 +657,8 @@ def _category(cat: str | None) -> str:
     return cat if cat in ("agent", "target", "judge", "infrastructure", "budget") else "agent"
 
 
-def _target_category(e: BaseException) -> str:
+def target_category(e: BaseException) -> str:
+    """Which side a failed target call failed on: "target" or "infrastructure"."""
     # The target service says which side failed (TargetServiceError.category); otherwise a
     # transport failure is the service being unreachable (infrastructure) and anything else the
     # target itself failed to answer.

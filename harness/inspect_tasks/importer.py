@@ -217,8 +217,8 @@ def _arguments(args: Any) -> dict[str, Any]:
 
 
 def _category(message: str, default: str) -> tuple[str, str]:
-    """(category, message): the "[category]" our errors start with (in Inspect's message, the
-    exception's repr), else `default`."""
+    """(category, message): the "[category]" our errors start with (`keys.tagged`; in Inspect's
+    message, the exception's repr), else `default`."""
     m = _CATEGORY.search(message)
     if m is None:
         return default, message

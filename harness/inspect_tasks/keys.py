@@ -11,3 +11,9 @@ ANSWER = f"{PREFIX}answer"  # the final tagged answer the scorers parse
 END_REASON = f"{PREFIX}end_reason"
 # the end reasons that are budgets: such an episode is "budget_exhausted"
 BUDGET_REASONS = frozenset({"rounds", "target_calls", "tokens", "wall_time"})
+
+
+def tagged(category: str | None, text: str) -> str:
+    """An error message as our Inspect errors carry their category ("[category] text"), which
+    `harness import-inspect` reads back."""
+    return f"[{category or 'infrastructure'}] {text}"

@@ -45,7 +45,7 @@ from evaluator.report import interval, report_rows
 from evaluator.scorer import scorer_for
 from evaluator.scoring import ScoringContext, score_episode
 from function_store.benchmark import Benchmark, benchmark, benchmarks
-from harness.inspect_tasks.keys import ANSWER, INPUTS, ROUNDS, TARGET_CALLS
+from harness.inspect_tasks.keys import ANSWER, INPUTS, ROUNDS, TARGET_CALLS, tagged
 from harness.inspect_tasks.resources import resources
 from harness.runs.views import public_details
 from harness.sandbox.code_runner import run_in_sandbox
@@ -239,11 +239,8 @@ def to_score(
         r for r in results if r.status == "error" and (r.metric in needed or r.metric in WHOLE)
     ]
     if failed:
-        # "[category] ...": how harness import-inspect reads the error's category back
-        raise ScoringFailed(
-            f"[{failed[0].error_category or 'infrastructure'}] "
-            + "; ".join(f"{r.metric}: {r.error_category or 'error'}: {r.error}" for r in failed)
-        )
+        text = "; ".join(f"{r.metric}: {r.error_category or 'error'}: {r.error}" for r in failed)
+        raise ScoringFailed(tagged(failed[0].error_category, text))
     value: dict[str, float] = {m: math.nan for m in sorted(needed)}
     for r in results:
         if r.status == "ok" and r.value is not None and math.isfinite(r.value):

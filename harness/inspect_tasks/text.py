@@ -28,7 +28,7 @@ from inspect_ai.util import store
 from agents.base import Agent, AgentReply, Usage
 from agents.base import Message as AgentMessage
 from harness.episode import EpisodeRunner
-from harness.inspect_tasks.keys import ANSWER, END_REASON, INPUTS, ROUNDS, TARGET_CALLS
+from harness.inspect_tasks.keys import ANSWER, END_REASON, INPUTS, ROUNDS, TARGET_CALLS, tagged
 from harness.inspect_tasks.resources import resources
 from harness.inspect_tasks.tools import final_output
 from harness.runs.spec import Budgets, ProtocolMode, ProtocolOptions, RunSpec
@@ -159,8 +159,7 @@ def text_loop(
         if status == "error":
             if agent.failure is not None:
                 raise agent.failure
-            # "[category]": how `harness import-inspect` reads the category back
-            raise EpisodeFailed(f"[{final.error_category or 'infrastructure'}] {final.error}")
+            raise EpisodeFailed(tagged(final.error_category, final.error or ""))
         if status == "budget_exhausted":
             counters.set(END_REASON, final.end_reason)  # rounds, target_calls, tokens, ...
         answer = final.final_answer or ""  # budget_exhausted: no answer, as the harness

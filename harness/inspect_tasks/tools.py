@@ -20,7 +20,8 @@ from agents import protocol as proto
 from agents.protocol import tools as tool_text
 from agents.toolspec import ToolSpec
 from function_store.benchmark import benchmark
-from harness.inspect_tasks.keys import ANSWER, END_REASON, INPUTS, TARGET_CALLS
+from harness.episode import target_category
+from harness.inspect_tasks.keys import ANSWER, END_REASON, INPUTS, TARGET_CALLS, tagged
 from harness.inspect_tasks.resources import resources
 from harness.tool_checks import argument_errors
 
@@ -67,11 +68,10 @@ def _call_tool(
         except Exception as e:
             if getattr(e, "category", None) == "agent":  # the service refused the agent's input
                 raise ToolError(proto.format_error(str(getattr(e, "detail", e)))) from None
-            # the target or its sandbox failed: a sample error, never a score; "[category]" is
-            # how `harness import-inspect` reads the episode's error category back
-            cat = getattr(e, "category", None)
-            cat = cat if cat in ("target", "infrastructure") else "infrastructure"
-            raise TargetCallFailed(f"[{cat}] target call failed: {type(e).__name__}: {e}") from e
+            # the target or its sandbox failed: a sample error, never a score, categorised as
+            # `harness run` categorises it
+            text = f"target call failed: {type(e).__name__}: {e}"
+            raise TargetCallFailed(tagged(target_category(e), text)) from e
         counters.set(TARGET_CALLS, calls + 1)
         counters.set(INPUTS, counters.get(INPUTS, 0) + len(words))
         return proto.format_reply(outputs, "default", decimals=decimals)
