@@ -106,10 +106,19 @@ def expected_replies(targets: list[Target], inputs: list[str], mode: str) -> dic
     return asyncio.run(go())
 
 
+ENV_CANARIES = {
+    "OPENAI_API_KEY": "sk-canary-env-7f3a91",
+    "HARNESS_JUDGE_API_KEY": "canary-judge-key-5c2e",
+}
+
+
 def assert_no_ground_truth(path: Path, targets: list[Target]) -> None:
-    """The canary audit over the whole .eval: every member unzipped, raw bytes."""
+    """The canary audit over the whole .eval: every member unzipped, raw bytes (the environment
+    canaries too)."""
     with zipfile.ZipFile(path) as z:
         blob = b"".join(z.read(n) for n in z.namelist())
+    for secret in ENV_CANARIES.values():
+        assert secret.encode() not in blob, f"an environment secret in {path.name}"
     for t in targets:
         secrets = [t.hidden.canary, t.hidden.code or "", json.dumps(t.hidden.spec)]
         for s in filter(None, secrets):
@@ -170,6 +179,7 @@ def test_find_tools_with_a_user_solver(tmp_path: Path, sandbox_tmp: Path, catalo
         ],
         sandbox_tmp,
         tmp_path,
+        ENV_CANARIES,  # secrets of the eval process's environment: never in the log
     )
     assert_nothing_left(sandbox_tmp)
     log = logs(tmp_path)["interp_harness/find"]
