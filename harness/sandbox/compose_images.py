@@ -25,7 +25,7 @@ import tomllib
 from collections.abc import Callable
 from pathlib import Path
 
-from harness.sandbox.docker_engine import ensure_base_image, project_root
+from harness.sandbox.docker_engine import build_project_wheel, ensure_base_image, project_root
 
 log = logging.getLogger(__name__)
 
@@ -133,8 +133,7 @@ def ensure_app_image(client, runtime: str) -> str:  # type: ignore[no-untyped-de
         return tag
     with tempfile.TemporaryDirectory(prefix="app-image-") as tmp:
         ctx = Path(tmp)
-        _pip("wheel", "--no-deps", "--no-build-isolation", "-w", str(ctx / "wheels"),
-             str(project_root()))  # fmt: skip
+        build_project_wheel(ctx / "wheels")
         shutil.copy(dockerfile("app"), ctx / "Dockerfile")
         _build(client, tag, ctx, runtime)
     return tag

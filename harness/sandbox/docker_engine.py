@@ -21,6 +21,7 @@ import sys
 import tarfile
 import tempfile
 import time
+import tomllib
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -164,8 +165,26 @@ def build_wheelhouse(dest: Path) -> None:
                     "-d", str(dest), "pip", "-r", str(dest / "requirements.txt")], check=True)  # fmt: skip
     pip_whl = next(dest.glob("pip-*.whl"))
     pip_whl.rename(dest / "pip.whl")
-    subprocess.run([*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(dest), str(project_root())],
-                   check=True, stdout=subprocess.DEVNULL)  # fmt: skip
+    build_project_wheel(dest)
+
+
+def build_project_wheel(dest: Path) -> None:
+    """This project as a wheel in `dest`, built from a private copy of its sources: setuptools
+    writes `*.egg-info` and `build/` next to the sources it builds, and an egg-info in the checkout
+    (on sys.path under `PYTHONPATH=.`) hides the installed metadata Inspect names our tasks by."""
+    root = project_root()
+    setuptools = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
+    with tempfile.TemporaryDirectory(prefix="project-src-") as tmp:
+        src = Path(tmp)
+        for name in ("pyproject.toml", "README.md"):
+            shutil.copy(root / name, src / name)
+        for pattern in setuptools["packages"]["find"]["include"]:
+            pkg = pattern.rstrip("*")
+            shutil.copytree(root / pkg, src / pkg, ignore=skip)
+        subprocess.run([sys.executable, "-m", "pip", "-q", "--disable-pip-version-check", "wheel", "--no-deps",
+                        "--no-build-isolation", "-w", str(dest), str(src)],
+                       check=True, stdout=subprocess.DEVNULL)  # fmt: skip
 
 
 def _source_digest() -> str:
