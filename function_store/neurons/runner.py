@@ -42,11 +42,15 @@ def _num(v: float) -> str:
 
 
 class NeuronRunner:
+    kind = "neuron"  # in log lines
+    unavailable = UNAVAILABLE  # the fixed error the agent reads
+    unit_key = "index"  # the spec's key of the unit read (a neuron's index)
+
     def __init__(self, target: Target, ctx: RuntimeContext | None) -> None:
         spec = target.hidden.spec
         self.model: str = spec["model"]
         self.layer: int = int(spec["layer"])
-        self.index: int = int(spec["index"])
+        self.index: int = int(spec[self.unit_key])
         self.component: str = spec.get("component", "mlp_activation")
         self.ctx = ctx
         self._client: InterventionClient | None = None
@@ -58,6 +62,16 @@ class NeuronRunner:
                 self._client, _ = connect(self.model, self.ctx)
             return self._client
 
+    def _request(self, texts: list[str]) -> dict:
+        """One /v1/activations request: every position of the texts, one layer, one unit."""
+        return {
+            "texts": texts,
+            "component": self.component,
+            "layers": [self.layer],
+            "neurons": [self.index],
+            "positions": "all",
+        }
+
     def call(self, inputs: Sequence[str]) -> list[CallOutput]:
         texts = list(inputs)
         out: list[CallOutput | None] = [
@@ -67,19 +81,12 @@ class NeuronRunner:
         if todo:
             try:
                 client = self._connect()
-                res = client.activations(
-                    {
-                        "texts": [texts[i] for i in todo],
-                        "component": self.component,
-                        "layers": [self.layer],
-                        "neurons": [self.index],
-                        "positions": "all",
-                    }
-                ).results
+                res = client.activations(self._request([texts[i] for i in todo])).results
             except InterventionError as e:
-                log.warning("neuron target %s:%s: %s", self.layer, self.index, e)
+                log.warning("%s target %s:%s: %s", self.kind, self.layer, self.index, e)
                 return [
-                    o or CallOutput(input=t, error=UNAVAILABLE, error_category="infrastructure")
+                    o
+                    or CallOutput(input=t, error=self.unavailable, error_category="infrastructure")
                     for t, o in zip(texts, out, strict=True)
                 ]
             for i, r in zip(todo, res, strict=True):

@@ -1,0 +1,1 @@
+"""Scoring SAE latent explanations and the `harness sae` commands."""

@@ -1,0 +1,127 @@
+"""`harness sae ...`: build the offline SAE the SAE-latent benchmark explains, and list the built
+ones. The benchmark record names `sae_app` (`cli`); the harness CLI adds it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from function_store.sae.catalog import SAECatalog, sae_dir
+
+if TYPE_CHECKING:
+    from function_store.sae.build import BuildOptions
+
+console = Console()
+sae_app = typer.Typer(no_args_is_help=True, help="SAE latents: build an SAE and its catalog.")
+
+
+def _report_table(cats: list[SAECatalog], title: str) -> Table:
+    t = Table(title=title)
+    for col in ("SAE", "model", "hook", "d_sae", "k", "FVE", "L0", "dead", "dense", "latents"):
+        t.add_column(col, justify="left" if col in ("SAE", "model", "hook") else "right")
+    t.add_column("train tokens", justify="right")
+    t.add_column("time", justify="right")
+    t.add_column("saved in")
+    for c in cats:
+        r = c.report
+        t.add_row(
+            c.sae,
+            c.model,
+            c.hook_name,
+            str(c.d_sae),
+            "—" if c.k is None else str(c.k),
+            f"{r.fve:.3f}",
+            f"{r.l0:.1f}",
+            str(r.dead),
+            str(r.dense),
+            str(len(c.latents)),
+            str(r.tokens),
+            f"{r.seconds:.0f} s ({r.device})",
+            str(sae_dir(c.sae)),
+        )
+    return t
+
+
+@sae_app.command("build")
+def build(
+    model: str = typer.Option(
+        "smollm2", help="the model (as `harness intervention serve` names it)"
+    ),
+    layer: int = typer.Option(12, min=0, help="the layer of the hook site"),
+    component: str = typer.Option(
+        "block_output",
+        help="block_output (resid_post), block_input (resid_pre), mlp_output, attention_output",
+    ),
+    d_sae: int = typer.Option(2048, min=2, help="latents of the SAE"),
+    k: int = typer.Option(32, min=1, help="TopK: active latents per token"),
+    tokens: int = typer.Option(40_000, min=16, help="training tokens"),
+    steps: int = typer.Option(1200, min=1, help="training steps"),
+    batch_size: int = typer.Option(512, min=1, help="tokens per step"),
+    lr: float = typer.Option(1e-3, help="Adam's learning rate"),
+    seed: int = typer.Option(0, help="corpus split, initialisation and catalog sample"),
+    n_latents: int = typer.Option(64, min=1, help="latents in the catalog (seeded sample)"),
+    min_density: float = typer.Option(1e-4, help="latents below this density count as dead"),
+    max_density: float = typer.Option(0.1, help="latents above this density count as dense"),
+    name: str | None = typer.Option(None, help="the SAE's name (default <model>-l<layer>-topk)"),
+    device: str = typer.Option("auto", help="auto, cpu or cuda"),
+    force: bool = typer.Option(False, help="rebuild even when built with the same options"),
+) -> None:
+    """Train a TopK SAE on one site of the model, save it (SAELens format) and its catalog."""
+    from pydantic import ValidationError
+
+    from function_store.sae.build import BuildOptions, build_sae
+
+    try:
+        options = BuildOptions(
+            model=model,
+            layer=layer,
+            component=component,  # type: ignore[arg-type]  # validated by pydantic
+            d_sae=d_sae,
+            k=k,
+            tokens=tokens,
+            steps=steps,
+            batch_size=batch_size,
+            lr=lr,
+            seed=seed,
+            n_latents=n_latents,
+            min_density=min_density,
+            max_density=max_density,
+            name=name,
+            device=device,
+            force=force,
+        )
+        cached = _cached(options)
+        cat = build_sae(options)
+    except (ValidationError, ValueError) as e:
+        console.print(f"[red]{e}[/red]")
+        raise typer.Exit(1) from None
+    what = "cached (same options; --force rebuilds)" if cached else "built"
+    console.print(_report_table([cat], f"SAE {what}: reconstruction on held-out tokens"))
+
+
+def _cached(options: BuildOptions) -> bool:
+    """Whether build_sae will reuse the cached build (to say so)."""
+    from function_store.datasets import DataUnavailable
+    from function_store.sae.catalog import load
+
+    if options.force:
+        return False
+    try:
+        return load(options.sae_name()).options_hash == options.options_hash()
+    except (DataUnavailable, ValueError):
+        return False
+
+
+@sae_app.command("list")
+def list_saes() -> None:
+    """The built SAEs with their build report."""
+    from function_store.sae.catalog import built, load
+
+    names = built()
+    if not names:
+        console.print("no SAE built yet: `harness sae build`")
+        return
+    console.print(_report_table([load(n) for n in names], "built SAEs"))

@@ -1,0 +1,489 @@
+"""`harness sae build`: train a small TopK SAE on one residual site of a model, save it in SAELens
+format and write its catalog (function_store/sae/catalog.py).
+
+Steps: (a) a corpus the project ships (python-docs sentences, the released neuron-explanation
+sentences when present), split train / held-out by a seeded hash of each text; (b) the site's
+activations collected in-process through the intervention service's engine (the model loaded as
+the service loads it); (c) a TopK SAE (Gao et al. 2024, "Scaling and evaluating sparse
+autoencoders": unit-norm decoder rows, encoder initialised as the decoder's transpose, AuxK loss
+on dead latents) trained with Adam; (d) the reconstruction on held-out tokens (fraction of variance
+explained, mean L0, dead and dense latents); (e) the SAELens files; (f) a seeded sample of live
+latents with held-out examples whose activations come from the saved SAE loaded back with sae-lens,
+so the catalog agrees with what the service returns.
+
+Position 0 is left out of training and of the statistics: every text's first token is the
+attention sink, whose residual norm is far from the rest (the field's trainers drop BOS likewise);
+the examples still list every token's activation, as the service returns them.
+
+RAVEL's `train_sae` (evaluator/ravel/methods/unsupervised.py) trains a ReLU + L1 SAE, but
+function_store may not import evaluator (docs/architecture.md), and TopK needs no L1 tuning.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import random
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Literal
+
+import torch
+from pydantic import BaseModel, Field
+
+from function_store.datasets import DataUnavailable
+from function_store.sae.catalog import (
+    CATALOG_FILE,
+    BuildReport,
+    Example,
+    LatentRecord,
+    SAECatalog,
+    load,
+    sae_dir,
+)
+
+log = logging.getLogger(__name__)
+
+SaeComponent = Literal["block_input", "block_output", "attention_output", "mlp_output"]
+# our component -> TransformerLens hook suffix (the contract's mapping; the service's
+# model_services/intervention/saelens.py owns the shared one)
+_HOOKS = {
+    "block_input": "hook_resid_pre",
+    "block_output": "hook_resid_post",
+    "mlp_output": "hook_mlp_out",
+    "attention_output": "hook_attn_out",
+}
+
+
+class BuildOptions(BaseModel):
+    model: str = "smollm2"
+    layer: int = Field(12, ge=0)  # SmolLM2-135M has 30 layers: the middle of the stack
+    component: SaeComponent = "block_output"
+    d_sae: int = Field(2048, ge=2)  # about 4x SmolLM2's 576
+    k: int = Field(32, ge=1)  # TopK's active latents per token
+    tokens: int = Field(40_000, ge=16)  # training tokens (the held-out split comes on top)
+    steps: int = Field(1200, ge=1)
+    batch_size: int = Field(512, ge=1)
+    lr: float = Field(1e-3, gt=0)
+    seed: int = 0
+    corpora: tuple[str, ...] = ("python-docs", "released")
+    held_out: float = Field(0.2, gt=0, lt=1)  # share of texts held out (seeded hash)
+    max_held_out_texts: int = Field(600, ge=2)
+    n_latents: int = Field(64, ge=1)  # latents in the catalog
+    min_density: float = 1e-4  # below: dead
+    max_density: float = 0.1  # above: near-dense
+    n_activating: int = Field(10, ge=1)  # held-out examples per latent
+    n_non_activating: int = Field(10, ge=1)
+    name: str | None = None  # default `<model>-l<layer>-topk`
+    device: str = "auto"
+    force: bool = False  # rebuild even when the cached catalog has the same options
+
+    def sae_name(self) -> str:
+        return self.name or f"{self.model.replace('/', '--')}-l{self.layer}-topk"
+
+    def options_hash(self) -> str:
+        """What decides the build's result (not `force`, nor the device)."""
+        keep = self.model_dump(mode="json", exclude={"force", "device"})
+        return hashlib.sha256(json.dumps(keep, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def hook_name_of(component: str, layer: int) -> str:
+    return f"blocks.{layer}.{_HOOKS[component]}"
+
+
+# --- (a) corpus ----------------------------------------------------------------------------------
+def corpus(options: BuildOptions) -> tuple[list[str], list[str]]:
+    """(train, held-out) texts: every corpus's sentences, split by a seeded hash of the text."""
+    from function_store.neurons.corpus import load_corpus
+
+    texts: set[str] = set()
+    for name in options.corpora:
+        try:
+            texts.update(load_corpus(name, limit=1_000_000, seed=options.seed))
+        except DataUnavailable as e:  # the released sentences are optional
+            log.warning("corpus %s left out: %s", name, e)
+    train, held = [], []
+    for t in sorted(texts):
+        h = hashlib.sha256(f"sae-split:{options.seed}:{t}".encode()).digest()
+        (held if int.from_bytes(h[:4], "big") / 2**32 < options.held_out else train).append(t)
+    rng = random.Random(f"sae-corpus:{options.seed}")
+    rng.shuffle(train)
+    rng.shuffle(held)
+    return train, held[: options.max_held_out_texts]
+
+
+# --- (b) activations -----------------------------------------------------------------------------
+class Site:
+    """The model at one site, through the intervention service's engine (as the service runs it)."""
+
+    def __init__(self, model: str, component: str, layer: int, device: str) -> None:
+        from model_services.intervention import model as model_mod
+        from model_services.intervention.engine import Engine
+
+        self.engine = Engine(model_mod.load(model, device=device, dtype="float32"))
+        self.component, self.layer = component, layer
+        n = self.engine.m.n_layers
+        if not 0 <= layer < n:
+            raise ValueError(f"layer {layer} outside 0..{n - 1} of {model}")
+        self.d_in = self.engine.m.width(component)
+        self.device = self.engine.m.device
+
+    def read(self, texts: list[str]) -> Iterator[tuple[str, list[int], torch.Tensor]]:
+        """(text, token ids, activations [tokens, d_in] on CPU) per text, 64 texts a pass."""
+        with self._truncated():
+            for i in range(0, len(texts), 64):
+                part = texts[i : i + 64]
+                toks = self.engine.tokenize(part)
+                pos = [list(range(len(t.ids))) for t in toks]
+                values = self.engine.collect(toks, pos, self.component, [self.layer], None)[0]
+                for text, t, v in zip(part, toks, values, strict=True):
+                    yield text, t.ids, v
+
+    @contextmanager
+    def _truncated(self) -> Iterator[None]:
+        """The model cut after the site's block, without its unembedding, while reading: a block's
+        values do not depend on later blocks (causal stack), and on a CPU the full pass is ~3x
+        slower (SmolLM2 layer 12 of 30; the unembedding is a fifth of the weights). The tests
+        check the values against the service's full pass."""
+        m = self.engine.m
+        parent = m.lm.transformer if m.family == "gpt2" else m.lm.model
+        attr = "h" if m.family == "gpt2" else "layers"
+        blocks, head = getattr(parent, attr), m.lm.lm_head
+        setattr(parent, attr, blocks[: self.layer + 1])
+        m.lm.lm_head = torch.nn.Identity()
+        try:
+            yield
+        finally:
+            setattr(parent, attr, blocks)
+            m.lm.lm_head = head
+
+    def tokens(self, ids: list[int]) -> list[str]:
+        return self.engine.token_strings(ids)
+
+
+# --- (c) training --------------------------------------------------------------------------------
+def train_topk(
+    x: torch.Tensor,
+    d_sae: int,
+    k: int,
+    steps: int,
+    batch: int,
+    lr: float,
+    seed: int,
+    bar: Callable[[float], None],
+) -> dict[str, torch.Tensor]:
+    """TopK SAE on rows of x (Gao et al. 2024), in SAELens's layout (W_enc [d_in, d_sae],
+    W_dec [d_sae, d_in], the decoder bias subtracted from the input). Trained on x scaled to unit
+    mean norm; the scale is folded back into the weights, so the result reads raw activations."""
+    torch.manual_seed(seed)
+    gen = torch.Generator().manual_seed(seed)
+    n, d_in = x.shape
+    scale = (x - x.mean(0)).norm(dim=1).mean().clamp_min(1e-6)
+    xs = x / scale
+    dev = x.device
+    w_dec = torch.randn(d_sae, d_in, generator=gen).to(dev)
+    w_dec /= w_dec.norm(dim=1, keepdim=True)
+    w_enc = w_dec.T.clone().requires_grad_()
+    w_dec.requires_grad_()
+    b_enc = torch.zeros(d_sae, device=dev, requires_grad=True)
+    b_dec = xs.mean(0).clone().requires_grad_()
+    opt = torch.optim.Adam([w_enc, w_dec, b_enc, b_dec], lr=lr)
+    idle = torch.zeros(d_sae, dtype=torch.long, device=dev)  # steps since each latent last fired
+    dead_after = max(20, 20_000 // batch)  # ~20k tokens without firing
+    k_aux = min(d_in // 2, d_sae)
+    for _ in range(steps):
+        xb = xs[torch.randint(n, (min(batch, n),), generator=gen).to(dev)]
+        pre = (xb - b_dec) @ w_enc + b_enc
+        vals, idx = pre.topk(k, dim=1)
+        z = torch.zeros_like(pre).scatter(1, idx, vals.relu())
+        err = xb - (z @ w_dec + b_dec)
+        mse = err.pow(2).sum(1).mean()
+        loss = mse
+        dead = idle > dead_after
+        if dead.any():  # AuxK: the dead latents reconstruct the error (revives them)
+            pre_dead = pre.masked_fill(~dead, float("-inf"))
+            av, ai = pre_dead.topk(min(k_aux, int(dead.sum())), dim=1)
+            e_hat = torch.zeros_like(pre).scatter(1, ai, av.relu()) @ w_dec
+            loss = loss + (err.detach() - e_hat).pow(2).sum(1).mean() / 32
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        with torch.no_grad():
+            w_dec /= w_dec.norm(dim=1, keepdim=True)
+        idle += 1
+        idle[idx.unique()] = 0
+        bar(mse.item())
+    with torch.no_grad():
+        return {
+            "W_enc": (w_enc / scale).detach().contiguous(),
+            "b_enc": b_enc.detach().clone(),
+            "W_dec": (w_dec * scale).detach().contiguous(),
+            "b_dec": (b_dec * scale).detach().clone(),
+        }
+
+
+# --- (e) SAELens files ---------------------------------------------------------------------------
+def _save_sae(
+    path: Path,
+    W_enc: torch.Tensor,  # noqa: N803 (SAELens's names)
+    b_enc: torch.Tensor,
+    W_dec: torch.Tensor,  # noqa: N803
+    b_dec: torch.Tensor,
+    *,
+    architecture: str,
+    k: int | None,
+    hook_name: str,
+    model_name: str,
+    d_in: int,
+    d_sae: int,
+) -> None:
+    """cfg.json + sae_weights.safetensors through sae-lens. Same signature as the service's
+    `model_services.intervention.saelens.save_sae`, which replaces it once it lands."""
+    from sae_lens import SAE, StandardSAEConfig, TopKSAEConfig
+    from sae_lens.saes.sae import SAEMetadata
+
+    meta = SAEMetadata(hook_name=hook_name, model_name=model_name)
+    if architecture == "topk":
+        if k is None:
+            raise ValueError("a TopK SAE needs k")
+        cfg: Any = TopKSAEConfig(d_in=d_in, d_sae=d_sae, k=k, metadata=meta)
+    elif architecture == "standard":
+        cfg = StandardSAEConfig(d_in=d_in, d_sae=d_sae, metadata=meta)
+    else:
+        raise ValueError(f"architecture {architecture!r}: topk or standard")
+    sae = SAE.from_dict(cfg.to_dict())
+    with torch.no_grad():
+        for name, t in (("W_enc", W_enc), ("b_enc", b_enc), ("W_dec", W_dec), ("b_dec", b_dec)):
+            getattr(sae, name).copy_(t)
+    path.mkdir(parents=True, exist_ok=True)
+    sae.save_model(path)
+
+
+def load_sae(path: Path) -> Any:
+    from sae_lens import SAE
+
+    return SAE.load_from_disk(path, device="cpu")
+
+
+# --- the build -----------------------------------------------------------------------------------
+class _Progress:
+    """Rich progress bars of the build's slow stages (reading activations, training)."""
+
+    def __init__(self, show: bool) -> None:
+        self.p: Any = None
+        if show:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
+            self.p = Progress(
+                TextColumn("{task.description:<22}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[note]}"),
+                TimeElapsedColumn(),
+            )
+
+    def __enter__(self) -> _Progress:
+        if self.p is not None:
+            self.p.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.p is not None:
+            self.p.__exit__(*exc)
+
+    def task(self, label: str, total: int) -> Any:
+        """`advance(n, note)` of a new bar."""
+        if self.p is None:
+            return lambda n=1, note="": None
+        tid = self.p.add_task(label, total=total, note="")
+        return lambda n=1, note="": self.p.update(tid, advance=n, note=note)
+
+
+def build_sae(options: BuildOptions | None = None, progress: bool = True) -> SAECatalog:
+    """Build (or reuse the cached) SAE of `options`; returns its catalog."""
+    options = options or BuildOptions()
+    name = options.sae_name()
+    out = sae_dir(name)
+    digest = options.options_hash()
+    if not options.force and (out / CATALOG_FILE).is_file():
+        try:
+            cached = load(name)
+            if cached.options_hash == digest:
+                return cached
+        except ValueError:  # an unreadable catalog is rebuilt
+            pass
+    t0 = time.monotonic()
+    train_texts, held_texts = corpus(options)
+    if len(held_texts) < 2 or not train_texts:
+        raise ValueError("the corpus is too small to build an SAE")
+    site = Site(options.model, options.component, options.layer, options.device)
+    xs: list[torch.Tensor] = []
+    used = have = 0
+    with _Progress(progress) as bars:
+        read = bars.task("reading activations", options.tokens)
+        for _, _, v in site.read(train_texts):
+            xs.append(v[1:])  # position 0: the attention sink (module docstring)
+            read(min(len(v) - 1, options.tokens - have))
+            used, have = used + 1, have + len(v) - 1
+            if have >= options.tokens:
+                break
+        x = torch.cat(xs)[: options.tokens]
+        t_read = time.monotonic() - t0
+        step = bars.task("training SAE", options.steps)
+        w = train_topk(
+            x.to(site.device),
+            options.d_sae,
+            options.k,
+            options.steps,
+            options.batch_size,
+            options.lr,
+            options.seed,
+            lambda mse: step(1, f"mse {mse:.3f}"),
+        )
+        t_train = time.monotonic() - t0 - t_read
+    hook = hook_name_of(options.component, options.layer)
+    _save_sae(
+        out,
+        **{n: t.cpu() for n, t in w.items()},
+        architecture="topk",
+        k=options.k,
+        hook_name=hook,
+        model_name=options.model,
+        d_in=site.d_in,
+        d_sae=options.d_sae,
+    )
+    sae = load_sae(out)  # the saved file is the truth the service will serve
+    held = [(t, ids, v) for t, ids, v in site.read(held_texts)]
+    with torch.no_grad():
+        acts = [sae.encode(v) for _, _, v in held]
+        report, density = _report(sae, held, acts, options, len(x), used)
+    report.seconds = round(time.monotonic() - t0, 1)
+    report.read_seconds, report.train_seconds = round(t_read, 1), round(t_train, 1)
+    report.device = str(site.device)
+    latents = _catalog_latents(site, held, acts, density, options)
+    catalog = SAECatalog(
+        sae=name,
+        model=options.model,
+        layer=options.layer,
+        component=options.component,
+        hook_name=hook,
+        architecture="topk",
+        d_in=site.d_in,
+        d_sae=options.d_sae,
+        k=options.k,
+        options=options.model_dump(mode="json", exclude={"force", "device"}),
+        options_hash=digest,
+        report=report,
+        latents=latents,
+        held_out=[t for t, _, _ in held],
+    )
+    (out / CATALOG_FILE).write_text(catalog.model_dump_json(indent=1), encoding="utf-8")
+    return catalog
+
+
+def _report(
+    sae: Any,
+    held: list[tuple[str, list[int], torch.Tensor]],
+    acts: list[torch.Tensor],
+    options: BuildOptions,
+    train_tokens: int,
+    train_texts: int,
+) -> tuple[BuildReport, torch.Tensor]:
+    """Reconstruction on held-out tokens (past position 0) and every latent's density there."""
+    x = torch.cat([v[1:] for _, _, v in held])
+    z = torch.cat([a[1:] for a in acts])
+    resid = (x - sae.decode(z)).pow(2).sum()
+    total = (x - x.mean(0)).pow(2).sum().clamp_min(1e-12)
+    density = (z > 0).float().mean(0)
+    report = BuildReport(
+        fve=round(float(1 - resid / total), 4),
+        l0=round(float((z > 0).sum(1).float().mean()), 2),
+        dead=int((density < options.min_density).sum()),
+        dense=int((density > options.max_density).sum()),
+        tokens=train_tokens,
+        held_out_tokens=len(x),
+        train_texts=train_texts,
+        held_out_texts=len(held),
+        steps=options.steps,
+        seconds=0.0,
+        device="",
+    )
+    return report, density
+
+
+def _catalog_latents(
+    site: Site,
+    held: list[tuple[str, list[int], torch.Tensor]],
+    acts: list[torch.Tensor],
+    density: torch.Tensor,
+    options: BuildOptions,
+) -> list[LatentRecord]:
+    """A seeded sample of live latents with enough activating and non-activating held-out texts."""
+    text_max = torch.stack([a.max(0).values for a in acts])  # [texts, d_sae], all positions
+    n_on = (text_max > 0).sum(0)
+    n_off = len(held) - n_on
+    ok = (
+        (density >= options.min_density)
+        & (density <= options.max_density)
+        & (n_on >= options.n_activating)
+        & (n_off >= options.n_non_activating)
+    )
+    live = torch.nonzero(ok).flatten().tolist()
+    rng = random.Random(f"sae-catalog:{options.seed}")
+    picked = sorted(rng.sample(live, min(options.n_latents, len(live))))
+    tokens = [site.tokens(ids) for _, ids, _ in held]
+    out = []
+    for j in picked:
+        stats: dict[str, list[float]] = defaultdict(lambda: [0, 0.0])
+        for toks, a in zip(tokens, acts, strict=True):
+            for tok, v in zip(toks[1:], a[1:, j].tolist(), strict=True):
+                if v > 0:
+                    s = stats[tok]
+                    s[0] += 1
+                    s[1] = max(s[1], v)
+        top = sorted(stats.items(), key=lambda kv: (-kv[1][0], -kv[1][1], kv[0]))[:10]
+        col = text_max[:, j]
+        on = [i for i in range(len(held)) if col[i] > 0]
+        off = [i for i in range(len(held)) if col[i] <= 0]
+        n_top = options.n_activating // 2
+        by_max = sorted(on, key=lambda i: -float(col[i]))
+        chosen = by_max[:n_top]
+        rest = [i for i in on if i not in set(chosen)]
+        chosen += rng.sample(rest, options.n_activating - len(chosen))
+
+        def ex(i: int, j: int = j) -> Example:
+            acts_ij = [round(v, 4) for v in acts[i][:, j].tolist()]
+            return Example(text=held[i][0], tokens=tokens[i], acts=acts_ij)
+
+        out.append(
+            LatentRecord(
+                latent=j,
+                density=round(float(density[j]), 6),
+                max_act=round(float(col.max()), 4),
+                top_tokens=[(t, int(c), round(m, 4)) for t, (c, m) in top],
+                reference=reference([t for t, _ in top]),
+                activating=[ex(i) for i in chosen],
+                non_activating=[ex(i) for i in sorted(rng.sample(off, options.n_non_activating))],
+            )
+        )
+    return out
+
+
+def reference(top_tokens: list[str], n: int = 5) -> str:
+    """The reference explanation in the neuron prompt's style: `fires on "x", "y"`."""
+    words: list[str] = []
+    for t in top_tokens:
+        w = t.strip() or t.replace("\n", "\\n")
+        if w and w not in words:
+            words.append(w)
+    return "fires on " + ", ".join(f'"{w}"' for w in words[:n])

@@ -1,0 +1,34 @@
+"""Runner of SAE latent targets: texts in, each text's tokens with the latent's activations out.
+
+The neuron runner's protocol (function_store/neurons/runner.py) with the request naming the SAE:
+one /v1/activations request per call with `sae`, the SAE's layer and component, the latent as the
+one unit, every position. Replies in the neuron format (`The(0.00) cat(2.31) [max 2.31]`); errors
+are fixed strings, nothing of the service's messages (which may name the SAE or latent) reaches
+the agent.
+"""
+
+from __future__ import annotations
+
+from function_store.models import Target
+from function_store.neurons.runner import NeuronRunner
+from function_store.runtime import RuntimeContext, register_runner
+
+UNAVAILABLE = "the feature could not be read (intervention service unavailable)"
+
+
+class SAERunner(NeuronRunner):
+    kind = "sae"
+    unavailable = UNAVAILABLE
+    unit_key = "latent"
+
+    def __init__(self, target: Target, ctx: RuntimeContext | None) -> None:
+        super().__init__(target, ctx)
+        self.sae: str = target.hidden.spec["sae"]
+
+    def _request(self, texts: list[str]) -> dict:
+        return {**super()._request(texts), "sae": self.sae}
+
+
+@register_runner("sae")
+def _factory(target: Target, ctx: RuntimeContext) -> SAERunner:
+    return SAERunner(target, ctx)

@@ -1,0 +1,71 @@
+"""Fixtures: one small SAE built on the tiny random Llama into a private cache (shared by the SAE
+tests of a session), and the real intervention service serving that model (and, once the service
+serves SAEs, the built one from the cache's `sae` folder)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support import stop_process
+
+from function_store.benchmark import register_benchmark
+from function_store.sae.benchmark import BENCHMARK
+from function_store.sae.build import BuildOptions, build_sae
+from function_store.sae.catalog import SAECatalog
+from tests.model_services.intervention.conftest import start_server
+
+# the record as the entry point declares it (the shared install may predate the entry point)
+register_benchmark(BENCHMARK)
+
+# small enough for a few seconds on a shared CPU core
+TINY = BuildOptions(
+    model="llama-tiny-random",
+    layer=1,
+    d_sae=64,
+    k=4,
+    tokens=2000,
+    steps=60,
+    batch_size=128,
+    corpora=("python-docs",),
+    max_held_out_texts=60,
+    n_latents=6,
+    n_activating=4,
+    n_non_activating=4,
+    max_density=0.3,
+    device="cpu",
+)
+
+
+@pytest.fixture(scope="session")
+def sae_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("sae-cache")
+
+
+@pytest.fixture
+def in_cache(sae_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """HARNESS_CACHE_DIR pointing at the session's SAE cache for one test."""
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(sae_cache))
+    return sae_cache
+
+
+@pytest.fixture(scope="session")
+def built(sae_cache: Path) -> SAECatalog:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HARNESS_CACHE_DIR", str(sae_cache))
+        return build_sae(TINY, progress=False)
+
+
+@pytest.fixture(scope="session")
+def llama_url(
+    built: SAECatalog, sae_cache: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    # the service reads its default SAE folder from the cache it is started with
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HARNESS_CACHE_DIR", str(sae_cache))
+        proc, url = start_server("llama-tiny-random", tmp_path_factory.mktemp("iv") / "log")
+    try:
+        yield url
+    finally:
+        stop_process(proc)
