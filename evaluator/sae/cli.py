@@ -3,18 +3,14 @@ ones. The benchmark record names `sae_app` (`cli`); the harness CLI adds it."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from function_store.sae.catalog import SAECatalog, sae_dir
-
-if TYPE_CHECKING:
-    from function_store.sae.build import BuildOptions
+from function_store.sae.catalog import BuildOptions, SAECatalog, sae_dir
 
 console = Console()
+_D = BuildOptions()  # the flags' defaults
 sae_app = typer.Typer(no_args_is_help=True, help="SAE latents: build an SAE and its catalog.")
 
 
@@ -48,31 +44,37 @@ def _report_table(cats: list[SAECatalog], title: str) -> Table:
 @sae_app.command("build")
 def build(
     model: str = typer.Option(
-        "smollm2", help="the model (as `harness intervention serve` names it)"
+        _D.model, help="the model (as `harness intervention serve` names it)"
     ),
-    layer: int = typer.Option(12, min=0, help="the layer of the hook site"),
+    layer: int = typer.Option(_D.layer, min=0, help="the layer of the hook site"),
     component: str = typer.Option(
-        "block_output",
+        _D.component,
         help="block_output (resid_post), block_input (resid_pre), mlp_output, attention_output",
     ),
-    d_sae: int = typer.Option(2048, min=2, help="latents of the SAE"),
-    k: int = typer.Option(32, min=1, help="TopK: active latents per token"),
-    tokens: int = typer.Option(40_000, min=16, help="training tokens"),
-    steps: int = typer.Option(1200, min=1, help="training steps"),
-    batch_size: int = typer.Option(512, min=1, help="tokens per step"),
-    lr: float = typer.Option(1e-3, help="Adam's learning rate"),
-    seed: int = typer.Option(0, help="corpus split, initialisation and catalog sample"),
-    n_latents: int = typer.Option(64, min=1, help="latents in the catalog (seeded sample)"),
-    min_density: float = typer.Option(1e-4, help="latents below this density count as dead"),
-    max_density: float = typer.Option(0.1, help="latents above this density count as dense"),
+    d_sae: int = typer.Option(_D.d_sae, min=2, help="latents of the SAE"),
+    k: int = typer.Option(_D.k, min=1, help="TopK: active latents per token"),
+    tokens: int = typer.Option(_D.tokens, min=16, help="training tokens"),
+    steps: int = typer.Option(_D.steps, min=1, help="training steps"),
+    batch_size: int = typer.Option(_D.batch_size, min=1, help="tokens per step"),
+    lr: float = typer.Option(_D.lr, help="Adam's learning rate"),
+    seed: int = typer.Option(_D.seed, help="corpus split, initialisation and catalog sample"),
+    n_latents: int = typer.Option(
+        _D.n_latents, min=1, help="latents in the catalog (seeded sample)"
+    ),
+    min_density: float = typer.Option(
+        _D.min_density, help="latents below this density count as dead"
+    ),
+    max_density: float = typer.Option(
+        _D.max_density, help="latents above this density count as dense"
+    ),
     name: str | None = typer.Option(None, help="the SAE's name (default <model>-l<layer>-topk)"),
-    device: str = typer.Option("auto", help="auto, cpu or cuda"),
+    device: str = typer.Option(_D.device, help="auto, cpu or cuda"),
     force: bool = typer.Option(False, help="rebuild even when built with the same options"),
 ) -> None:
     """Train a TopK SAE on one site of the model, save it (SAELens format) and its catalog."""
     from pydantic import ValidationError
 
-    from function_store.sae.build import BuildOptions, build_sae
+    from function_store.sae.build import build_sae
 
     try:
         options = BuildOptions(

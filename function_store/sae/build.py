@@ -22,22 +22,21 @@ function_store may not import evaluator (docs/architecture.md), and TopK needs n
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import random
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import torch
-from pydantic import BaseModel, Field
 
 from function_store.datasets import DataUnavailable
 from function_store.sae.catalog import (
     CATALOG_FILE,
+    BuildOptions,
     BuildReport,
     Example,
     LatentRecord,
@@ -48,7 +47,6 @@ from function_store.sae.catalog import (
 
 log = logging.getLogger(__name__)
 
-SaeComponent = Literal["block_input", "block_output", "attention_output", "mlp_output"]
 # our component -> TransformerLens hook suffix (the contract's mapping; the service's
 # model_services/intervention/saelens.py owns the shared one)
 _HOOKS = {
@@ -57,38 +55,6 @@ _HOOKS = {
     "mlp_output": "hook_mlp_out",
     "attention_output": "hook_attn_out",
 }
-
-
-class BuildOptions(BaseModel):
-    model: str = "smollm2"
-    layer: int = Field(12, ge=0)  # SmolLM2-135M has 30 layers: the middle of the stack
-    component: SaeComponent = "block_output"
-    d_sae: int = Field(2048, ge=2)  # about 4x SmolLM2's 576
-    k: int = Field(32, ge=1)  # TopK's active latents per token
-    tokens: int = Field(40_000, ge=16)  # training tokens (the held-out split comes on top)
-    steps: int = Field(1200, ge=1)
-    batch_size: int = Field(512, ge=1)
-    lr: float = Field(1e-3, gt=0)
-    seed: int = 0
-    corpora: tuple[str, ...] = ("python-docs", "released")
-    held_out: float = Field(0.2, gt=0, lt=1)  # share of texts held out (seeded hash)
-    max_held_out_texts: int = Field(600, ge=2)
-    n_latents: int = Field(64, ge=1)  # latents in the catalog
-    min_density: float = 1e-4  # below: dead
-    max_density: float = 0.1  # above: near-dense
-    n_activating: int = Field(10, ge=1)  # held-out examples per latent
-    n_non_activating: int = Field(10, ge=1)
-    name: str | None = None  # default `<model>-l<layer>-topk`
-    device: str = "auto"
-    force: bool = False  # rebuild even when the cached catalog has the same options
-
-    def sae_name(self) -> str:
-        return self.name or f"{self.model.replace('/', '--')}-l{self.layer}-topk"
-
-    def options_hash(self) -> str:
-        """What decides the build's result (not `force`, nor the device)."""
-        keep = self.model_dump(mode="json", exclude={"force", "device"})
-        return hashlib.sha256(json.dumps(keep, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def hook_name_of(component: str, layer: int) -> str:
@@ -178,7 +144,8 @@ def train_topk(
 ) -> dict[str, torch.Tensor]:
     """TopK SAE on rows of x (Gao et al. 2024), in SAELens's layout (W_enc [d_in, d_sae],
     W_dec [d_sae, d_in], the decoder bias subtracted from the input). Trained on x scaled to unit
-    mean norm; the scale is folded back into the weights, so the result reads raw activations."""
+    mean norm; the scale is folded back into the weights, so the result reads raw activations.
+    Decoder rows are unit norm in training, scaled by 1/c (below) in the result."""
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     n, d_in = x.shape
@@ -218,10 +185,16 @@ def train_topk(
         idle[idx.unique()] = 0
         bar(mse.item())
     with torch.no_grad():
+        # TopK is positively homogeneous: scaling the encoder by c and the decoder by 1/c keeps
+        # the reconstruction; c makes the mean non-zero activation 1, so replies printed with two
+        # decimals show the weak activations too
+        xb = xs[torch.randperm(n, generator=gen)[:4096].to(dev)]
+        z = ((xb - b_dec) @ w_enc + b_enc).topk(k, dim=1).values.relu()
+        c = 1 / z[z > 0].mean().clamp_min(1e-6)
         return {
-            "W_enc": (w_enc / scale).detach().contiguous(),
-            "b_enc": b_enc.detach().clone(),
-            "W_dec": (w_dec * scale).detach().contiguous(),
+            "W_enc": (w_enc * c / scale).detach().contiguous(),
+            "b_enc": (b_enc * c).detach().clone(),
+            "W_dec": (w_dec * scale / c).detach().contiguous(),
             "b_dec": (b_dec * scale).detach().clone(),
         }
 
@@ -331,12 +304,13 @@ def build_sae(options: BuildOptions | None = None, progress: bool = True) -> SAE
     used = have = 0
     with _Progress(progress) as bars:
         read = bars.task("reading activations", options.tokens)
-        for _, _, v in site.read(train_texts):
-            xs.append(v[1:])  # position 0: the attention sink (module docstring)
-            read(min(len(v) - 1, options.tokens - have))
-            used, have = used + 1, have + len(v) - 1
-            if have >= options.tokens:
-                break
+        with closing(site.read(train_texts)) as texts:  # closed: the model is whole again
+            for _, _, v in texts:
+                xs.append(v[1:])  # position 0: the attention sink (module docstring)
+                read(min(len(v) - 1, options.tokens - have))
+                used, have = used + 1, have + len(v) - 1
+                if have >= options.tokens:
+                    break
         x = torch.cat(xs)[: options.tokens]
         t_read = time.monotonic() - t0
         step = bars.task("training SAE", options.steps)
@@ -352,6 +326,8 @@ def build_sae(options: BuildOptions | None = None, progress: bool = True) -> SAE
         )
         t_train = time.monotonic() - t0 - t_read
     hook = hook_name_of(options.component, options.layer)
+    # a catalog beside other weights would lie: it is written again last
+    (out / CATALOG_FILE).unlink(missing_ok=True)
     _save_sae(
         out,
         **{n: t.cpu() for n, t in w.items()},

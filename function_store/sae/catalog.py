@@ -8,17 +8,61 @@ The scorer reads the examples; no service is needed at scoring time.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from function_store.datasets import DataUnavailable, cache_dir
 
 CATALOG_FILE = "harness_catalog.json"
+BUILD_VERSION = 1  # raised when the build changes its result: older cached builds are redone
 BUILD_HINT = "build one with `harness sae build`"
-NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")  # the service's rule for SAE names (no paths)
+# the service's rule for SAE names (no paths), and no leading dot (`..` is the parent folder)
+NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+
+
+# the hook sites an SAE may read (the contract's SAELens hook names)
+SaeComponent = Literal["block_input", "block_output", "attention_output", "mlp_output"]
+
+
+class BuildOptions(BaseModel):
+    """How `harness sae build` trains an SAE (function_store/sae/build.py); recorded in the
+    catalog with its hash, which decides whether a cached build is reused."""
+
+    model: str = "smollm2"
+    layer: int = Field(12, ge=0)  # SmolLM2-135M has 30 layers: the middle of the stack
+    component: SaeComponent = "block_output"
+    d_sae: int = Field(2048, ge=2)  # about 4x SmolLM2's 576
+    k: int = Field(32, ge=1)  # TopK's active latents per token
+    tokens: int = Field(24_000, ge=16)  # training tokens (the held-out split comes on top)
+    steps: int = Field(1000, ge=1)
+    batch_size: int = Field(384, ge=1)
+    lr: float = Field(1e-3, gt=0)
+    seed: int = 0
+    corpora: tuple[str, ...] = ("python-docs", "released")
+    held_out: float = Field(0.2, gt=0, lt=1)  # share of texts held out (seeded hash)
+    max_held_out_texts: int = Field(400, ge=2)
+    n_latents: int = Field(64, ge=1)  # latents in the catalog
+    min_density: float = 1e-4  # below: dead
+    max_density: float = 0.1  # above: near-dense
+    n_activating: int = Field(10, ge=1)  # held-out examples per latent
+    n_non_activating: int = Field(10, ge=1)
+    name: str | None = Field(None, pattern=NAME_RE.pattern)  # default `<model>-l<layer>-topk`
+    device: str = "auto"
+    force: bool = False  # rebuild even when the cached catalog has the same options
+
+    def sae_name(self) -> str:
+        return self.name or f"{self.model.replace('/', '--')}-l{self.layer}-topk"
+
+    def options_hash(self) -> str:
+        """What decides the build's result (not `force`, nor the device)."""
+        keep = self.model_dump(mode="json", exclude={"force", "device"})
+        keep["build_version"] = BUILD_VERSION
+        return hashlib.sha256(json.dumps(keep, sort_keys=True).encode()).hexdigest()[:16]
 
 
 class Example(BaseModel):
@@ -78,7 +122,7 @@ def sae_root() -> Path:
 
 def sae_dir(name: str) -> Path:
     if not NAME_RE.match(name):
-        raise ValueError(f"SAE name {name!r}: letters, digits, '_', '.', '-' only")
+        raise ValueError(f"SAE name {name!r}: letters, digits, '_', '.', '-' (not first) only")
     return sae_root() / name
 
 
