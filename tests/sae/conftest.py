@@ -10,14 +10,20 @@ from pathlib import Path
 import pytest
 from support import stop_process
 
-from function_store.benchmark import register_benchmark
+from function_store import benchmark as registry
 from function_store.sae.benchmark import BENCHMARK
 from function_store.sae.build import BuildOptions, build_sae
 from function_store.sae.catalog import SAECatalog
 from tests.model_services.intervention.conftest import start_server
 
-# the record as the entry point declares it (the shared install may predate the entry point)
-register_benchmark(BENCHMARK)
+
+@pytest.fixture(autouse=True)
+def sae_registered(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The record as its entry point declares it, for these tests only (an install may predate
+    the entry point; other tests see the registry as installed)."""
+    registry.families()  # the entry points first, so the teardown restores them
+    monkeypatch.setitem(registry._REGISTERED, BENCHMARK.family, BENCHMARK)
+
 
 # small enough for a few seconds on a shared CPU core
 TINY = BuildOptions(
