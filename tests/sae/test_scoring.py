@@ -4,7 +4,6 @@ through the project's own server, and the error states."""
 
 from __future__ import annotations
 
-import httpx
 import pytest
 from support import free_port
 
