@@ -8,7 +8,7 @@ import pytest
 from support import free_port
 
 from evaluator.api import EpisodeStats
-from evaluator.judge import OpenAICompatibleJudge
+from evaluator.judge import JudgeSettings, OpenAICompatibleJudge
 from evaluator.neurons.testset import TokenActs
 from evaluator.sae import classify, detection, fuzzing
 from evaluator.sae.classify import Decision, Sample, auc, metrics
@@ -164,3 +164,65 @@ async def test_judge_down_is_a_judge_error_not_zero():
     assert by["observational_f1"].value == 1.0  # lexical, needs no judge
     for m in ("detection_auc", "fuzzing_accuracy", "fuzzing_auc" + CEILING):
         assert by[m].status == "error" and by[m].error_category == "judge" and by[m].value is None
+
+
+def test_mentions_tokens_and_words():
+    from evaluator.neurons.membership import LexicalMembership
+    from evaluator.sae.observational import mentions
+
+    assert mentions(LexicalMembership('"tight end"'), ["The", " tight", " end", " ran"])  # 2 tokens
+    assert mentions(LexicalMembership('fires on "ing"'), [" runn", "ing"])  # a quoted subword token
+    assert not mentions(LexicalMembership('"on"'), ["Monday", " again"])  # words, not substrings
+    assert mentions(LexicalMembership("weekdays like Monday"), ["On", " Monday"])  # content words
+
+
+@pytest.fixture
+def built_catalog(tmp_path, monkeypatch):
+    """LATENT as latent 7 of a built SAE "s" in a private cache (the catalog's own model)."""
+    catalog = pytest.importorskip(
+        "function_store.sae.catalog", reason="the SAE catalog (helper build's part) is not merged"
+    )
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path))
+
+    def ex(e: TokenActs) -> dict:
+        return {"text": e.text, "tokens": e.tokens, "acts": e.values}
+
+    rec = {"latent": 7, "density": 0.1, "max_act": 3.0, "top_tokens": [], "reference": RIGHT}
+    rec |= {"activating": [ex(e) for e in ACTIVE], "non_activating": [ex(e) for e in QUIET]}
+    report = {k: 0 for k in ("fve", "l0", "dead", "dense", "tokens", "held_out_tokens")}
+    report |= {"train_texts": 0, "held_out_texts": 0, "steps": 0, "seconds": 0, "device": "cpu"}
+    cat = catalog.SAECatalog.model_validate(
+        {"sae": "s", "model": "m", "layer": 1, "component": "block_output", "report": report}
+        | {"hook_name": "blocks.1.hook_resid_post", "architecture": "topk", "d_in": 4, "d_sae": 8}
+        | {"latents": [rec]}
+    )
+    path = catalog.sae_dir("s") / catalog.CATALOG_FILE
+    path.parent.mkdir(parents=True)
+    path.write_text(cat.model_dump_json())
+
+
+async def test_scorer_reads_the_catalog_lexical_without_judge(built_catalog):
+    ctx = ScoringContext(judge_settings=JudgeSettings(provider="none"))
+    res = await SAEScorer().score(_target(), f"[DESCRIPTION]: {RIGHT}", EpisodeStats(), ctx)
+    assert {r.metric for r in res} == set(SAEScorer.metrics)
+    assert all(r.status == "ok" and r.value == 1.0 for r in res)
+    assert {r.details["decider"] for r in res} == {"lexical"}
+
+
+async def test_scorer_with_judge_down(built_catalog):
+    dead = JudgeSettings(url=f"http://127.0.0.1:{free_port()}/v1", max_retries=0, mode="generate")
+    res = await SAEScorer().score(
+        _target(), "[DESCRIPTION]: Monday", EpisodeStats(), ScoringContext(judge_settings=dead)
+    )
+    by = {r.metric: r for r in res}
+    assert by["observational_f1"].value == pytest.approx(2 * (2 / 2) * (2 / 4) / (1 + 2 / 4))
+    assert by["detection_accuracy"].status == "error"
+    assert by["detection_accuracy"].error_category == "judge"
+
+
+async def test_scorer_without_catalog_is_an_infrastructure_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path))
+    res = await SAEScorer().score(
+        _target(), "[DESCRIPTION]: Monday", EpisodeStats(), ScoringContext()
+    )
+    assert all(r.status == "error" and r.error_category == "infrastructure" for r in res)
