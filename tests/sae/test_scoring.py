@@ -14,7 +14,7 @@ from evaluator.sae import classify, detection, fuzzing
 from evaluator.sae.classify import Decision, Sample, auc, metrics
 from evaluator.sae.scoring import CEILING, METRICS, Latent, SAEScorer, score_latent
 from evaluator.scorer import ScoringContext
-from function_store.models import HiddenTruth, PublicMeta, Target
+from function_store.models import Target, model_target
 
 
 def _ex(*pairs: tuple[str, float]) -> TokenActs:
@@ -136,14 +136,7 @@ def test_detection_sampling_is_balanced_seeded_and_spread_over_quantiles():
 
 
 def _target() -> Target:
-    return Target(
-        id="sae/m/s/7",
-        dataset="sae",
-        family="sae",
-        variant="topk",
-        public=PublicMeta(input_kind="text", prompt_family="sae"),
-        hidden=HiddenTruth(runner="sae", spec={"sae": "s", "latent": 7}, description=RIGHT),
-    )
+    return model_target("sae/m/s/7", "sae", "sae", "m", "sae", {"sae": "s", "latent": 7}, RIGHT)
 
 
 async def test_empty_description_is_an_agent_error():
