@@ -13,7 +13,6 @@ from pathlib import Path
 import httpx
 import pytest
 import torch
-from support import stop_process
 from typer.testing import CliRunner
 
 from model_services.intervention import model as model_mod
@@ -21,7 +20,7 @@ from model_services.intervention import saelens
 from model_services.intervention import schemas as S
 from model_services.intervention.client import InterventionClient
 from model_services.intervention.server import _merge
-from tests.model_services.intervention.conftest import start_server
+from tests.model_services.intervention.conftest import _served
 
 MODEL = "llama-tiny-random"  # hidden size 48, byte-level tokens
 TEXTS = ["the cat sat on a mat", "Tokyo", "tattoo attempts at tea", "ab"]
@@ -112,14 +111,10 @@ def sae_files(tmp_path_factory: pytest.TempPathFactory, local: model_mod.LoadedM
 def client(
     sae_files: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[InterventionClient]:
-    log = tmp_path_factory.mktemp("iv-sae") / "server.log"
     extra = ["--sae", f"std={sae_files / 'explicit' / 'std'}", "--sae-dir", str(sae_files / "dir")]
-    proc, url = start_server(MODEL, log, *extra)
-    try:
+    for url in _served(MODEL, tmp_path_factory, *extra):
         with InterventionClient(url) as c:
             yield c
-    finally:
-        stop_process(proc)
 
 
 def _values(resp: S.ActivationsResponse) -> list[torch.Tensor]:
