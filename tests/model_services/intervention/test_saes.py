@@ -297,19 +297,20 @@ def test_default_sae_dir_is_the_build_cache(monkeypatch, tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("option", "says"),
+    ("options", "says"),
     [
-        ("no-equals-sign", "expected NAME=PATH"),
-        ("../x=/tmp", "the name must match"),
-        ("x=/nonexistent/sae", "not an SAELens folder"),
+        (["--sae", "no-equals-sign"], "expected NAME=PATH"),
+        (["--sae", "../x=/tmp"], "the name must match"),
+        (["--sae", "x=/nonexistent/sae"], "not an SAELens folder"),
+        (["--sae-dir", "/nonexistent/saes"], "not a directory"),
     ],
 )
-def test_serve_refuses_a_bad_sae_option(option, says):
+def test_serve_refuses_bad_sae_options(options, says):
     from support import free_port
 
     from harness.cli import app
 
-    args = ["intervention", "serve", "--model", MODEL, "--port", str(free_port()), "--sae", option]
+    args = ["intervention", "serve", "--model", MODEL, "--port", str(free_port()), *options]
     result = CliRunner().invoke(app, args)
     assert result.exit_code != 0
     assert says in " ".join(result.output.split()), result.output
