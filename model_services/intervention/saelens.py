@@ -275,6 +275,15 @@ class SAERegistry:
             f"sae: unknown SAE {name!r}; served: {', '.join(served) if served else 'none'}"
         )
 
+    def warm(self) -> None:
+        """Load the servable SAEs now (at most MAX_LOADED): importing sae-lens and reading weights
+        takes seconds, which a target's first call must not wait for."""
+        for info in self.list()[:MAX_LOADED]:
+            try:
+                self.get(info.name)
+            except BadRequest as e:
+                log.warning("SAE %s not preloaded: %s", info.name, e)
+
     def get(self, name: str) -> tuple[SAEInfo, Any]:
         """(listing, the loaded SAELens SAE) of a served name; BadRequest for an unknown or
         unusable one."""

@@ -334,6 +334,7 @@ def serve(
     registry = SAERegistry(saes, sae_dir or default_sae_dir())  # a bad --sae fails before loading
     loaded = model_mod.load(model, device=device, dtype=dtype)
     registry.device = loaded.device
+    registry.warm()
     app = create_app(Engine(loaded, limits, saes=registry))
     log.info(
         "serving %s (%s, %s) on http://%s:%d/v1", model, loaded.device, loaded.dtype, host, port
