@@ -61,6 +61,14 @@ def report_rows(records: list[Benchmark] | None = None) -> list[Row]:
 
 
 CEILING = {"unit_test": "unit_test_ceiling", "unit_test_strict": "unit_test_ceiling_strict"}
+
+
+def ceiling_metric(metric: str) -> str:
+    """The score that holds a row's ceiling: FIND's judge ceilings above, else by convention
+    `<metric>_ceiling` (a family's reference answer scored by the same scorer)."""
+    return CEILING.get(metric, f"{metric}_ceiling")
+
+
 CHANCE = 1 / 3  # FIND's unit tests: pick 1 of 3 examples
 # Why 0.15: a description scores at most about the judge's ceiling, so with a ceiling below
 # chance + 0.15 the whole range from a useless to a perfect description spans < 0.15, which is
@@ -214,13 +222,12 @@ def _row(
             continue  # e.g. domain IoU of an uncorrupted target: counted in `extra` only
         values.append(sc.value)
         used.append(ep)
-        if metric in CEILING:
-            c = _score(ep, CEILING[metric])
-            if c is not None and c.status == "ok" and c.value is not None:
-                ceilings.append(c.value)
-                n = len(c.details.get("verdicts") or []) or 10
-                ceil_k += c.value * n
-                ceil_n += n
+        c = _score(ep, ceiling_metric(metric))
+        if c is not None and c.status == "ok" and c.value is not None:
+            ceilings.append(c.value)
+            n = len(c.details.get("verdicts") or []) or 10
+            ceil_k += c.value * n
+            ceil_n += n
     units, epochs, epoch_var = len(eps), 1, None
     if any(e.epoch for e in eps):
         values, epoch_var = _reduce_targets(used, values, reducer, method)
@@ -251,6 +258,8 @@ def _row(
     )
     if metric in CEILING:
         _judge_verdict(row, ceilings, round(ceil_k), int(ceil_n), unconfigured)
+    elif ceilings:  # a family's own reference scored the same way (no chance level known)
+        row.judge_ceiling = mean(ceilings)
     return row
 
 
@@ -471,7 +480,7 @@ def render_report(report: Report) -> Table:
 
 
 def _ceiling_cell(r: ReportRow) -> str:
-    if r.chance is None or r.judge_ceiling is None:
+    if r.judge_ceiling is None:
         return "-"
     if r.ceiling_ci_low is None:
         return f"{r.judge_ceiling:.2f}"

@@ -74,6 +74,19 @@ def model_ids(
         ) from None
 
 
+def _listing(url: str, what: str) -> list[dict[str, Any]]:
+    """The `data` list of a service's `GET url` listing. Raises PreflightError saying what is wrong."""
+    try:
+        r = httpx.get(url, timeout=PROBE_TIMEOUT_S)
+        r.raise_for_status()
+        data = r.json()["data"]
+        if not isinstance(data, list):
+            raise TypeError("data is not a list")
+        return [d for d in data if isinstance(d, dict)]
+    except (httpx.HTTPError, ValueError, KeyError, TypeError) as e:
+        raise PreflightError([f"{what}: GET {url} failed ({type(e).__name__}: {e})"]) from None
+
+
 def check_model(
     base_url: str, what: str, model: str | None, api_key: str | None, kind: str = "openai"
 ) -> None:
@@ -178,6 +191,11 @@ def check_intervention(settings: Settings, targets: Sequence[Target]) -> None:
     for m in sorted({service.model_of(t) for t in targets}):
         if not service.serves(m, served):
             raise PreflightError([service.not_served(m, served)])
+    if any(service.sae_of(t) for t in targets):
+        saes = _listing(base + "/saes", "the intervention service (HARNESS_INTERVENTION_URL)")
+        problems = service.missing_saes(targets, [str(s.get("name")) for s in saes])
+        if problems:
+            raise PreflightError(problems)
 
 
 # How pre-flight checks each model service a benchmark record may declare (`services`), in the

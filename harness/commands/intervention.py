@@ -3,6 +3,8 @@ generation) for the neuron and RAVEL benchmarks."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 from rich.console import Console
 
@@ -35,14 +37,28 @@ def serve(
     max_queue_tokens: int = typer.Option(
         65536, min=1, help="most tokens of work waiting or running; beyond it HTTP 503"
     ),
+    sae: list[str] = typer.Option(
+        [],
+        "--sae",
+        help="NAME=PATH: serve the SAELens SAE in folder PATH (cfg.json and "
+        "sae_weights.safetensors) as NAME for /v1/activations' `sae` (repeatable)",
+    ),
+    sae_dir: Path = typer.Option(
+        None,
+        "--sae-dir",
+        help="a folder of SAELens SAE folders, each served by its folder's name (default: the "
+        "project's built SAEs, $HARNESS_CACHE_DIR/data/sae, when it exists)",
+    ),
 ) -> None:
-    """Serve /v1/activations, /v1/interchange, /v1/generate, /v1/featurizers, /v1/tokenize."""
+    """Serve /v1/activations, /v1/interchange, /v1/generate, /v1/featurizers, /v1/saes,
+    /v1/tokenize."""
     from harness.ports import exit_if_port_taken, run_model_server
 
     exit_if_port_taken(host, port, err)
     from model_services.backbone.model import ModelNotFound
     from model_services.intervention.engine import Limits
     from model_services.intervention.model import ModelNotSupported
+    from model_services.intervention.saelens import SAEConfigError, parse_sae_option
     from model_services.intervention.server import serve as run
 
     limits = Limits(
@@ -52,8 +68,18 @@ def serve(
         max_request_tokens=max_request_tokens,
         max_queue_tokens=max_queue_tokens,
     )
+    try:
+        pairs = [parse_sae_option(entry) for entry in sae]
+        names = [n for n, _ in pairs]
+        if len(set(names)) != len(names):
+            raise SAEConfigError(f"--sae: a name repeats ({', '.join(names)})")
+        saes = dict(pairs)
+    except SAEConfigError as e:
+        err.print(f"[red]{e}[/red]")
+        raise typer.Exit(2) from e
     options = {"host": host, "port": port, "device": device, "dtype": dtype, "limits": limits}
-    errors = (ModelNotFound, ModelNotSupported, OSError)
+    options |= {"saes": saes, "sae_dir": sae_dir}
+    errors = (ModelNotFound, ModelNotSupported, SAEConfigError, OSError)
     run_model_server(model, lambda: run(model, **options), errors, err)
 
 

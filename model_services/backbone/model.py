@@ -25,9 +25,14 @@ class ModelNotFound(RuntimeError):
     pass
 
 
+def cache_root() -> Path:
+    """The harness's cache (HARNESS_CACHE_DIR, default ~/.cache/interp-harness); model_services
+    may not import function_store, whose `datasets.cache_dir()` names the same folder."""
+    return Path(os.environ.get("HARNESS_CACHE_DIR", Path.home() / ".cache" / "interp-harness"))
+
+
 def models_cache_dir() -> Path:
-    root = Path(os.environ.get("HARNESS_CACHE_DIR", Path.home() / ".cache" / "interp-harness"))
-    return root / "models"
+    return cache_root() / "models"
 
 
 def smollm2_gguf() -> Path:

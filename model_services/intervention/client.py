@@ -98,3 +98,7 @@ class InterventionClient:
 
     def featurizers(self) -> list[S.FeaturizerInfo]:
         return self._call("GET", "/featurizers", None, S.FeaturizerList).data
+
+    def saes(self) -> list[S.SAEInfo]:
+        """The SAEs the service encodes with (`sae` of an activations request)."""
+        return self._call("GET", "/saes", None, S.SAEList).data

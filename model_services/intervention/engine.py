@@ -25,6 +25,9 @@ from model_services.backbone.engine import BadRequest
 from model_services.intervention import schemas as S
 from model_services.intervention.featurizers import FeaturizerError, FeaturizerRegistry
 from model_services.intervention.model import COMPONENTS, LoadedModel
+from model_services.intervention.saelens import SAERegistry, encode
+
+MAX_SAE_LATENTS = 64  # latents per SAE request: every latent of a 16k-wide SAE is ~64 KiB a token
 
 log = logging.getLogger(__name__)
 
@@ -178,6 +181,7 @@ class Engine:
         model: LoadedModel,
         limits: Limits | None = None,
         featurizers: FeaturizerRegistry | None = None,
+        saes: SAERegistry | None = None,
     ) -> None:
         self.m = model
         self.tok = model.tokenizer
@@ -189,6 +193,7 @@ class Engine:
         self.featurizers = featurizers or FeaturizerRegistry(
             {c: model.width(c) for c in COMPONENTS}
         )
+        self.saes = saes or SAERegistry(device=model.device)
         for block in self._blocks():
             _check_cancel_before(block)
 
@@ -319,10 +324,12 @@ class Engine:
             self._check_layer(layer, "layers")
         if len(set(req.layers)) != len(req.layers):
             raise BadRequest("layers repeat")
-        self._check_neurons(req.neurons, req.component, "neurons")
+        sae = self._sae(req) if req.sae is not None else None
+        if sae is None:
+            self._check_neurons(req.neurons, req.component, "neurons")
         toks = self.tokenize(req.texts)
         pos = self._positions(toks, req.positions, "positions")
-        values = self.collect(toks, pos, req.component, req.layers, req.neurons)
+        values = self.collect(toks, pos, req.component, req.layers, req.neurons, sae)
         results = []
         for i, t in enumerate(toks):
             layers = []
@@ -341,8 +348,39 @@ class Engine:
                 )
             )
         return S.ActivationsResponse(
-            model=self.m.name, component=req.component, neurons=req.neurons, results=results
+            model=self.m.name,
+            component=req.component,
+            neurons=req.neurons,
+            results=results,
+            sae=req.sae,
         )
+
+    def _sae(self, req: S.ActivationsRequest) -> Any:
+        """The SAELens SAE a request names, after checking the request reads its hook."""
+        info, sae = self.saes.get(req.sae or "")
+        where = f"sae {info.name!r} ({info.hook_name})"
+        if req.layers != [info.layer] or req.component != info.component:
+            raise BadRequest(
+                f"{where} reads {info.component} of layer {info.layer}: send layers "
+                f"[{info.layer}] and component {info.component!r} (got layers {req.layers}, "
+                f"component {req.component!r})"
+            )
+        if info.d_in != self.m.width(info.component):
+            raise BadRequest(
+                f"{where} encodes {info.d_in}-dim vectors but {self.m.name}'s {info.component} "
+                f"has {self.m.width(info.component)} dims: it was trained on another model"
+            )
+        if req.neurons is None or len(req.neurons) > MAX_SAE_LATENTS:
+            raise BadRequest(
+                f"{where}: name the latents to read in `neurons` (1 to {MAX_SAE_LATENTS} of "
+                f"0..{info.d_sae - 1})"
+            )
+        bad = [n for n in req.neurons if not 0 <= n < info.d_sae]
+        if bad:
+            raise BadRequest(f"{where}: latents {bad[:5]} outside 0..{info.d_sae - 1}")
+        if len(set(req.neurons)) != len(req.neurons):
+            raise BadRequest(f"{where}: latent ids repeat")
+        return sae
 
     @torch.inference_mode()
     def collect(
@@ -352,15 +390,21 @@ class Engine:
         component: str,
         layers: list[int],
         neurons: list[int] | None,
+        sae: Any = None,
     ) -> list[list[torch.Tensor]]:
-        """values[layer_i][text_i]: float32 CPU tensor [positions, neurons] via CollectIntervention."""
+        """values[layer_i][text_i]: float32 CPU tensor [positions, neurons] via CollectIntervention;
+        with an SAELens `sae`, `neurons` are its latents, encoded on the model's device."""
         pv = _pv()
         width = self.m.width(component)
         cfg = pv.IntervenableConfig(
             representations=[_one_position(layer, component, _collect(width)) for layer in layers]
         )
         pm = pv.IntervenableModel(cfg, self.m.lm)
-        idx = torch.tensor(neurons, device=self.m.device) if neurons is not None else None
+        idx = (
+            None
+            if neurons is None or sae is not None
+            else torch.tensor(neurons, device=self.m.device)
+        )
         out: list[list[Any]] = [[None] * len(toks) for _ in layers]
         lim = self.limits
         for chunk in chunks([len(t.ids) for t in toks], self.batch_tokens, lim.batch_rows):
@@ -369,7 +413,10 @@ class Engine:
             locs = _rect([[pads[j] + p for p in positions[i]] for j, i in enumerate(chunk)])
             (_, acts), _ = pm(batch, unit_locations={"base": [locs] * len(layers)})
             for li, a in enumerate(acts):
-                a = a if idx is None else a.index_select(-1, idx)
+                if sae is not None:
+                    a = encode(sae, a, neurons)
+                elif idx is not None:
+                    a = a.index_select(-1, idx)
                 a = a.float().cpu()
                 for j, i in enumerate(chunk):
                     out[li][i] = a[j, : len(positions[i])]

@@ -14,7 +14,7 @@ SERVED_AS: dict[str, tuple[str, ...]] = {
 }
 
 MISSING = (
-    "neuron targets need the intervention service: set HARNESS_INTERVENTION_URL "
+    "these targets read a model through the intervention service: set HARNESS_INTERVENTION_URL "
     "(e.g. `harness intervention serve --model smollm2`, then "
     "HARNESS_INTERVENTION_URL=http://127.0.0.1:8010)"
 )
@@ -33,6 +33,24 @@ def serves(model: str, served: Iterable[str]) -> bool:
 
 def not_served(model: str, served: list[str]) -> str:
     return (
-        f"neuron targets of model {model!r} need an intervention service serving it; "
+        f"targets of model {model!r} need an intervention service serving it; "
         f"HARNESS_INTERVENTION_URL serves {', '.join(served) or 'nothing'}"
     )
+
+
+def sae_of(target: Any) -> str | None:
+    """The SAE (by the name the service serves it under) a target's latents come from, if any."""
+    sae = target.hidden.spec.get("sae")
+    return str(sae) if sae else None
+
+
+def missing_saes(targets: Iterable[Any], served: Iterable[str]) -> list[str]:
+    """What to say for each SAE the targets need that a service listing `served` lacks."""
+    have = set(served)
+    wanted = sorted({s for t in targets if (s := sae_of(t)) is not None} - have)
+    return [
+        f"targets of SAE {name!r} need an intervention service serving it (`harness sae build` "
+        f"writes it where `harness intervention serve` finds it, or `--sae {name}=PATH`); "
+        f"the service serves {', '.join(sorted(have)) or 'no SAE'}"
+        for name in wanted
+    ]

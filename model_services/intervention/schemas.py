@@ -59,6 +59,9 @@ class ActivationsRequest(_Strict):
     neurons: list[int] | None = Field(None, min_length=1)  # None: the whole vector
     positions: Positions = "all"
     pooling: Pooling = "none"
+    # a served SAE's name (GET /v1/saes): the values are its latents' activations at its hook
+    # (`layers` = [its layer], `component` = its component) and `neurons` are latent indices
+    sae: str | None = Field(None, min_length=1, max_length=100)
 
 
 class LayerValues(BaseModel):
@@ -77,6 +80,7 @@ class ActivationsResponse(BaseModel):
     component: str
     neurons: list[int] | None
     results: list[TextActivations]
+    sae: str | None = None  # the SAE whose latents `neurons` name, when the request named one
 
 
 class FeaturizerRef(_Strict):
@@ -204,6 +208,23 @@ class FeaturizerInfo(BaseModel):
 
 class FeaturizerList(BaseModel):
     data: list[FeaturizerInfo]
+
+
+class SAEInfo(BaseModel):
+    """One served SAE (no filesystem path: the listing reaches API callers)."""
+
+    name: str
+    d_in: int
+    d_sae: int
+    layer: int
+    component: str
+    hook_name: str  # its SAELens (TransformerLens) hook, e.g. blocks.3.hook_resid_post
+    architecture: str  # SAELens's: standard, topk, jumprelu, ...
+    k: int | None = None  # topk only
+
+
+class SAEList(BaseModel):
+    data: list[SAEInfo]
 
 
 class ModelInfo(BaseModel):

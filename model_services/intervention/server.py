@@ -2,11 +2,12 @@
 
 Routes: `GET /health`, `GET /v1/models`, `POST /v1/tokenize`, `POST /v1/activations`,
 `POST /v1/interchange`, `POST /v1/generate`, `GET|POST /v1/featurizers`,
-`DELETE /v1/featurizers/{id}`.
+`DELETE /v1/featurizers/{id}`, `GET /v1/saes` (the SAELens SAEs `/v1/activations` may encode with).
 
 The model runs on one worker thread. Concurrent requests queue up; while the model is busy,
 queued requests of the same kind and the same settings (component, layers, sites, ...) are merged
-into one engine call, as the backbone server groups chat requests. Bad input is a 400 with a
+into one engine call, as the backbone server groups chat requests (activations requests naming
+different SAEs differ in their settings, so they are never merged). Bad input is a 400 with a
 message; running out of GPU memory is a 503 (the caches are emptied and serving goes on); any
 other failure is a 500 for that request only.
 
@@ -23,6 +24,7 @@ import asyncio
 import logging
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -41,6 +43,7 @@ from model_services.backbone.guards import (
 from model_services.intervention import schemas as S
 from model_services.intervention.engine import CANCEL, Cancelled, Engine
 from model_services.intervention.featurizers import FeaturizerError
+from model_services.intervention.saelens import SAEConfigError, SAERegistry, default_sae_dir
 from model_services.queue_worker import QueueFull, QueueWorker
 
 log = logging.getLogger(__name__)
@@ -297,6 +300,10 @@ def create_app(engine: Engine) -> FastAPI:
     async def register(spec: S.FeaturizerSpec) -> S.FeaturizerInfo:
         return (await asyncio.to_thread(engine.featurizers.register, spec)).info()
 
+    @app.get("/v1/saes", response_model=S.SAEList)
+    async def saes() -> S.SAEList:
+        return S.SAEList(data=await asyncio.to_thread(engine.saes.list))  # reads each cfg.json
+
     @app.delete("/v1/featurizers/{fid}")
     async def delete(fid: str) -> dict[str, str]:
         engine.featurizers.delete(fid)
@@ -313,14 +320,22 @@ def serve(
     device: str = "auto",
     dtype: str = "auto",
     limits: Any = None,
+    saes: dict[str, Path] | None = None,
+    sae_dir: Path | None = None,
 ) -> None:
-    """Load the model and serve it until interrupted."""
+    """Load the model and serve it until interrupted. `saes`: SAELens SAE folders by name;
+    `sae_dir`: a folder of them (default: the project's built SAEs, when that folder exists)."""
     import uvicorn
 
     from model_services.intervention import model as model_mod
 
+    if sae_dir is not None and not sae_dir.is_dir():
+        raise SAEConfigError(f"--sae-dir {sae_dir}: not a directory")
+    registry = SAERegistry(saes, sae_dir or default_sae_dir())  # a bad --sae fails before loading
     loaded = model_mod.load(model, device=device, dtype=dtype)
-    app = create_app(Engine(loaded, limits))
+    registry.device = loaded.device
+    registry.warm()
+    app = create_app(Engine(loaded, limits, saes=registry))
     log.info(
         "serving %s (%s, %s) on http://%s:%d/v1", model, loaded.device, loaded.dtype, host, port
     )

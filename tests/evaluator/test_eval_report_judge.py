@@ -109,3 +109,30 @@ async def test_no_judge_rows_say_why_and_how_to_configure():
     assert "description scores not computed: no judge configured. " + HOW_TO in " ".join(
         text.split()
     )
+
+
+def test_a_family_ceiling_by_convention_is_shown_beside_its_row():
+    """`<metric>_ceiling` (a family's reference answer through the same scorer) becomes the row's
+    ceiling, without FIND's chance level or judge verdict."""
+    eps = [
+        EpisodeSummary(
+            episode_id=str(i),
+            target_id=f"t{i}",
+            dataset="find-gen",
+            family="numeric",
+            variant="clean",
+            agent="a",
+            status="completed",
+            stats=EpisodeStats(target_calls=1, inputs=1),
+            scores=[
+                ScoreResult(metric="code_success", value=float(i % 2)),
+                ScoreResult(metric="code_success_ceiling", value=ceiling),
+            ],
+        )
+        for i, ceiling in enumerate([0.8, 1.0, 0.9])
+    ]
+    rep = build_report(eps)
+    row = next(r for r in rep.rows if r.metric == "code_success")
+    assert abs(row.judge_ceiling - 0.9) < 1e-9
+    assert row.chance is None and row.judge_status is None
+    assert "0.90" in _text(rep)

@@ -114,13 +114,16 @@ def test_cli_neurons_need_an_intervention_service_serving_their_model(
     argv = ["run", "--agent", "scripted-neuron", "--dataset", "neuron", "--variant", "smollm2"]
     argv += ["--limit", "1", "--no-floor"]
     err = refused(cli(*argv), tmp_path)
-    assert "neuron targets need the intervention service: set HARNESS_INTERVENTION_URL" in err
+    assert (
+        "these targets read a model through the intervention service: set HARNESS_INTERVENTION_URL"
+        in err
+    )
     url = f"http://127.0.0.1:{dead_port()}"
     err = refused(cli(*argv, env={"HARNESS_INTERVENTION_URL": url}), tmp_path)
     assert f"the intervention service (HARNESS_INTERVENTION_URL) at {url}/v1 does not answer" in err
     other = stand_in(models=("gpt2-tiny-random",))  # answers, but serves another model
     err = refused(cli(*argv, env={"HARNESS_INTERVENTION_URL": other.url}), tmp_path)
-    assert "neuron targets of model 'smollm2' need an intervention service serving it; " in err
+    assert "targets of model 'smollm2' need an intervention service serving it; " in err
     assert "HARNESS_INTERVENTION_URL serves gpt2-tiny-random" in err
 
 

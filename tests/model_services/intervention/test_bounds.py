@@ -111,6 +111,7 @@ def test_hostile_input_on_every_route_is_a_4xx(gpt2_url: str) -> None:
         ("GET", "/health"): None,
         ("GET", "/v1/models"): None,
         ("GET", "/v1/featurizers"): None,
+        ("GET", "/v1/saes"): None,
         ("DELETE", "/v1/featurizers/{fid}"): {},
         ("POST", "/v1/tokenize"): {"texts": ["hello"]},
         ("POST", "/v1/activations"): {

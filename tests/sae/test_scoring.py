@@ -1,0 +1,221 @@
+"""SAE latent scoring on hand-made latents (expected values computed by hand in the comments):
+observational P/R/F1, delphi's detection and fuzzing with the lexical decider, AUC, the judge
+through the project's own server, and the error states."""
+
+from __future__ import annotations
+
+import pytest
+from support import free_port
+
+from evaluator.api import EpisodeStats
+from evaluator.judge import JudgeSettings, OpenAICompatibleJudge
+from evaluator.neurons.testset import TokenActs
+from evaluator.sae import classify, detection, fuzzing
+from evaluator.sae.classify import Decision, Sample, auc, metrics
+from evaluator.sae.scoring import CEILING, METRICS, Latent, SAEScorer, score_latent
+from evaluator.scorer import ScoringContext
+from function_store.models import Target, model_target
+
+
+def _ex(*pairs: tuple[str, float]) -> TokenActs:
+    return TokenActs("".join(t for t, _ in pairs), [t for t, _ in pairs], [a for _, a in pairs])
+
+
+# a latent that fires exactly on " Monday" / " Friday"
+ACTIVE = [
+    _ex(("The", 0), (" meeting", 0), (" is", 0), (" on", 0), (" Monday", 3.0), (".", 0)),
+    _ex(("See", 0), (" you", 0), (" Friday", 2.0), (" then", 0)),
+    _ex(("Monday", 1.0), (" again", 0)),
+    _ex(("By", 0), (" Friday", 0.5), (" noon", 0)),
+]
+QUIET = [
+    _ex(("The", 0), (" weather", 0), (" is", 0), (" mild", 0)),
+    _ex(("Cold", 0), (" weather", 0), (" ahead", 0)),
+    _ex(("A", 0), (" dog", 0), (" barked", 0)),
+    _ex(("It", 0), (" rained", 0)),
+]
+RIGHT = 'fires on "Monday", "Friday"'
+LATENT = Latent("sae/m/s/7", RIGHT, ACTIVE, QUIET)
+
+
+def _values(results) -> dict:
+    return {r.metric: r.value for r in results}
+
+
+async def test_right_explanation_is_perfect_lexically():
+    v = _values(await score_latent(RIGHT, LATENT, classify.LexicalDecider(), seed=1))
+    for m in METRICS:  # every example found, none claimed wrongly; the ceiling is the same text
+        assert v[m] == 1.0 and v[m + CEILING] == 1.0, m
+
+
+async def test_misleading_explanation_by_hand():
+    res = await score_latent('fires on "weather"', LATENT, classify.LexicalDecider(), seed=1)
+    v = _values(res)
+    # claims the 2 "weather" texts, neither fires; the 4 firing texts unclaimed: P 0/2, R 0/4
+    assert (v["observational_precision"], v["observational_recall"]) == (0.0, 0.0)
+    assert v["observational_f1"] == 0.0
+    # detection on 4 activating + 4 quiet texts: predicted active = the 2 weather texts
+    # accuracy = TN/8 = 2/8; balanced = (0/4 + 2/4)/2; AUC: positives all 0, negatives {1,1,0,0}:
+    # of 16 pairs none is won, 4·2 tie → 8·½/16
+    assert v["detection_accuracy"] == pytest.approx(0.25)
+    assert v["detection_balanced_accuracy"] == pytest.approx(0.25)
+    assert v["detection_auc"] == pytest.approx(0.25)
+    assert v["observational_f1" + CEILING] == 1.0  # the reference is still right
+    det = next(r for r in res if r.metric == "detection_accuracy")
+    assert det.details["decider"] == "lexical" and det.details["counts"]["samples"] == 8
+
+
+async def test_unrelated_explanation_is_at_chance():
+    v = _values(await score_latent('fires on "cat"', LATENT, classify.LexicalDecider(), seed=1))
+    # claims nothing: P undefined, R 0; detection says "no" to all 8: accuracy 4/8, AUC all ties
+    assert v["observational_precision"] is None and v["observational_recall"] == 0.0
+    assert v["detection_accuracy"] == v["detection_balanced_accuracy"] == v["detection_auc"] == 0.5
+
+
+def test_auc_by_hand():
+    labels = [True, True, False, False, True, False]
+    scores = [0.9, 0.4, 0.4, 0.1, 0.8, 0.7]
+    # positives 0.9, 0.4, 0.8 vs negatives 0.4, 0.1, 0.7: 0.9 wins 3; 0.4 wins 1, ties 1; 0.8 wins 3
+    assert auc(labels, scores) == pytest.approx(7.5 / 9)
+    assert auc([True, False], [0.3, 0.3]) == 0.5
+    assert auc([True, True], [0.1, 0.2]) is None  # one class only: undefined
+
+
+def test_metrics_leave_unreadable_verdicts_out():
+    s = [Sample("a", True), Sample("b", False), Sample("c", True)]
+    m = metrics(s, [Decision(True, 0.9), Decision(True, 0.6), None])
+    assert m["accuracy"] == 0.5 and m["balanced_accuracy"] == 0.5 and m["auc"] == 1.0
+    assert m["counts"]["failed"] == 1
+
+
+def test_highlight():
+    toks = ["See", " you", " Friday", " then"]
+    assert fuzzing.highlight(toks, {2}) == "See you <<Friday>> then"
+    assert fuzzing.highlight(toks, {0, 1, 3}) == "<<See you>> Friday <<then>>"
+
+
+FUZZ = [
+    _ex(("On", 0), (" Monday", 3.0), (" we", 0.5), (" rest", 0)),  # right {1}; low {0, 2, 3}
+    _ex((" Friday", 2.0), (" then", 0.1)),  # right {0}; low {1}
+]
+
+
+async def test_fuzzing_by_hand():
+    samples = fuzzing.samples(FUZZ, seed=3)
+    right = sorted(s.text for s in samples if s.label)
+    assert right == [" <<Friday>> then", "On <<Monday>> we rest"]  # the space stays outside
+    wrong = {s.tokens[0]: s for s in samples if not s.label}
+    # as many wrong marks as the mean count of active tokens, rounded up: ceil((2 + 2) / 2) = 2,
+    # among the tokens at or below 0.3 of the max; B has only one such token
+    assert wrong[" Friday"].text == " Friday <<then>>"
+    assert len(wrong["On"].marked) == 2 and set(wrong["On"].marked) <= {0, 2, 3}
+    lex = classify.LexicalDecider()
+    (good, bad) = await classify.run(
+        fuzzing.TASK, lex, [classify.Job(RIGHT, samples), classify.Job('fires on "then"', samples)]
+    )
+    assert good["accuracy"] == good["balanced_accuracy"] == good["auc"] == 1.0
+    # "then": right markings → no (TP 0 of 2); B's wrong one → yes, A's wrong one → no (TN 1 of 2)
+    # accuracy 1/4, balanced (0 + 1/2)/2; AUC: positives {0, 0} vs negatives {1, 0}: 2 ties of 4
+    assert bad["accuracy"] == bad["balanced_accuracy"] == bad["auc"] == pytest.approx(0.25)
+
+
+def test_detection_sampling_is_balanced_seeded_and_spread_over_quantiles():
+    many = [_ex(("x", 0), (f" w{k}", float(k + 1))) for k in range(40)]
+    quiet = [_ex(("y", 0), (" z", 0.0)) for _ in range(60)]
+    a = detection.samples(many, quiet, seed=5, n=10)
+    assert a == detection.samples(many, quiet, seed=5, n=10)
+    assert a != detection.samples(many, quiet, seed=6, n=10)
+    pos = [s for s in a if s.label]
+    assert len(pos) == 10 and len(a) == 20  # as many quiet texts as activating ones
+    # acts 40..1 in 10 quantiles of 4 (quantile 0 the strongest), one drawn from each:
+    # quantile q holds the acts 40 - 4q down to 37 - 4q
+    for s in pos:
+        act = int(s.tokens[1][2:]) + 1
+        assert 37 - 4 * s.quantile <= act <= 40 - 4 * s.quantile
+    assert sorted(s.quantile for s in pos) == list(range(10))
+
+
+def _target() -> Target:
+    return model_target("sae/m/s/7", "sae", "sae", "m", "sae", {"sae": "s", "latent": 7}, RIGHT)
+
+
+async def test_empty_description_is_an_agent_error():
+    res = await SAEScorer().score(_target(), "[DESCRIPTION]:  ", EpisodeStats(), ScoringContext())
+    assert {r.metric for r in res} == set(METRICS)
+    assert all(r.status == "error" and r.error_category == "agent" and r.value is None for r in res)
+
+
+async def test_judge_down_is_a_judge_error_not_zero():
+    judge = OpenAICompatibleJudge(
+        f"http://127.0.0.1:{free_port()}/v1", "m", max_retries=0, mode="generate"
+    )
+    try:
+        res = await score_latent(RIGHT, LATENT, classify.JudgeDecider(judge), seed=1)
+    finally:
+        await judge.aclose()
+    by = {r.metric: r for r in res}
+    assert by["observational_f1"].value == 1.0  # lexical, needs no judge
+    for m in ("detection_auc", "fuzzing_accuracy", "fuzzing_auc" + CEILING):
+        assert by[m].status == "error" and by[m].error_category == "judge" and by[m].value is None
+
+
+def test_mentions_tokens_and_words():
+    from evaluator.neurons.membership import LexicalMembership
+    from evaluator.sae.observational import mentions
+
+    assert mentions(LexicalMembership('"tight end"'), ["The", " tight", " end", " ran"])  # 2 tokens
+    assert mentions(LexicalMembership('fires on "ing"'), [" runn", "ing"])  # a quoted subword token
+    assert not mentions(LexicalMembership('"on"'), ["Monday", " again"])  # words, not substrings
+    assert mentions(LexicalMembership("weekdays like Monday"), ["On", " Monday"])  # content words
+
+
+@pytest.fixture
+def built_catalog(tmp_path, monkeypatch):
+    """LATENT as latent 7 of a built SAE "s" in a private cache (the catalog's own model)."""
+    catalog = pytest.importorskip(
+        "function_store.sae.catalog", reason="the SAE catalog (helper build's part) is not merged"
+    )
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path))
+
+    def ex(e: TokenActs) -> dict:
+        return {"text": e.text, "tokens": e.tokens, "acts": e.values}
+
+    rec = {"latent": 7, "density": 0.1, "max_act": 3.0, "top_tokens": [], "reference": RIGHT}
+    rec |= {"activating": [ex(e) for e in ACTIVE], "non_activating": [ex(e) for e in QUIET]}
+    report = {k: 0 for k in ("fve", "l0", "dead", "dense", "tokens", "held_out_tokens")}
+    report |= {"train_texts": 0, "held_out_texts": 0, "steps": 0, "seconds": 0, "device": "cpu"}
+    cat = catalog.SAECatalog.model_validate(
+        {"sae": "s", "model": "m", "layer": 1, "component": "block_output", "report": report}
+        | {"hook_name": "blocks.1.hook_resid_post", "architecture": "topk", "d_in": 4, "d_sae": 8}
+        | {"latents": [rec]}
+    )
+    path = catalog.sae_dir("s") / catalog.CATALOG_FILE
+    path.parent.mkdir(parents=True)
+    path.write_text(cat.model_dump_json())
+
+
+async def test_scorer_reads_the_catalog_lexical_without_judge(built_catalog):
+    ctx = ScoringContext(judge_settings=JudgeSettings(provider="none"))
+    res = await SAEScorer().score(_target(), f"[DESCRIPTION]: {RIGHT}", EpisodeStats(), ctx)
+    assert {r.metric for r in res} == set(SAEScorer.metrics)
+    assert all(r.status == "ok" and r.value == 1.0 for r in res)
+    assert {r.details["decider"] for r in res} == {"lexical"}
+
+
+async def test_scorer_with_judge_down(built_catalog):
+    dead = JudgeSettings(url=f"http://127.0.0.1:{free_port()}/v1", max_retries=0, mode="generate")
+    res = await SAEScorer().score(
+        _target(), "[DESCRIPTION]: Monday", EpisodeStats(), ScoringContext(judge_settings=dead)
+    )
+    by = {r.metric: r for r in res}
+    assert by["observational_f1"].value == pytest.approx(2 * (2 / 2) * (2 / 4) / (1 + 2 / 4))
+    assert by["detection_accuracy"].status == "error"
+    assert by["detection_accuracy"].error_category == "judge"
+
+
+async def test_scorer_without_catalog_is_an_infrastructure_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path))
+    res = await SAEScorer().score(
+        _target(), "[DESCRIPTION]: Monday", EpisodeStats(), ScoringContext()
+    )
+    assert all(r.status == "error" and r.error_category == "infrastructure" for r in res)
