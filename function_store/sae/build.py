@@ -28,7 +28,6 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -44,21 +43,9 @@ from function_store.sae.catalog import (
     load,
     sae_dir,
 )
+from model_services.intervention.saelens import encode, hook_name_of, load_sae, save_sae
 
 log = logging.getLogger(__name__)
-
-# our component -> TransformerLens hook suffix (the contract's mapping; the service's
-# model_services/intervention/saelens.py owns the shared one)
-_HOOKS = {
-    "block_input": "hook_resid_pre",
-    "block_output": "hook_resid_post",
-    "mlp_output": "hook_mlp_out",
-    "attention_output": "hook_attn_out",
-}
-
-
-def hook_name_of(component: str, layer: int) -> str:
-    return f"blocks.{layer}.{_HOOKS[component]}"
 
 
 # --- (a) corpus ----------------------------------------------------------------------------------
@@ -199,49 +186,6 @@ def train_topk(
         }
 
 
-# --- (e) SAELens files ---------------------------------------------------------------------------
-def _save_sae(
-    path: Path,
-    W_enc: torch.Tensor,  # noqa: N803 (SAELens's names)
-    b_enc: torch.Tensor,
-    W_dec: torch.Tensor,  # noqa: N803
-    b_dec: torch.Tensor,
-    *,
-    architecture: str,
-    k: int | None,
-    hook_name: str,
-    model_name: str,
-    d_in: int,
-    d_sae: int,
-) -> None:
-    """cfg.json + sae_weights.safetensors through sae-lens. Same signature as the service's
-    `model_services.intervention.saelens.save_sae`, which replaces it once it lands."""
-    from sae_lens import SAE, StandardSAEConfig, TopKSAEConfig
-    from sae_lens.saes.sae import SAEMetadata
-
-    meta = SAEMetadata(hook_name=hook_name, model_name=model_name)
-    if architecture == "topk":
-        if k is None:
-            raise ValueError("a TopK SAE needs k")
-        cfg: Any = TopKSAEConfig(d_in=d_in, d_sae=d_sae, k=k, metadata=meta)
-    elif architecture == "standard":
-        cfg = StandardSAEConfig(d_in=d_in, d_sae=d_sae, metadata=meta)
-    else:
-        raise ValueError(f"architecture {architecture!r}: topk or standard")
-    sae = SAE.from_dict(cfg.to_dict())
-    with torch.no_grad():
-        for name, t in (("W_enc", W_enc), ("b_enc", b_enc), ("W_dec", W_dec), ("b_dec", b_dec)):
-            getattr(sae, name).copy_(t)
-    path.mkdir(parents=True, exist_ok=True)
-    sae.save_model(path)
-
-
-def load_sae(path: Path) -> Any:
-    from sae_lens import SAE
-
-    return SAE.load_from_disk(path, device="cpu")
-
-
 # --- the build -----------------------------------------------------------------------------------
 class _Progress:
     """Rich progress bars of the build's slow stages (reading activations, training)."""
@@ -328,7 +272,7 @@ def build_sae(options: BuildOptions | None = None, progress: bool = True) -> SAE
     hook = hook_name_of(options.component, options.layer)
     # a catalog beside other weights would lie: it is written again last
     (out / CATALOG_FILE).unlink(missing_ok=True)
-    _save_sae(
+    save_sae(
         out,
         **{n: t.cpu() for n, t in w.items()},
         architecture="topk",
@@ -338,10 +282,10 @@ def build_sae(options: BuildOptions | None = None, progress: bool = True) -> SAE
         d_in=site.d_in,
         d_sae=options.d_sae,
     )
-    sae = load_sae(out)  # the saved file is the truth the service will serve
+    sae = load_sae(out)  # the saved file, encoded as the service encodes: what it will return
     held = [(t, ids, v) for t, ids, v in site.read(held_texts)]
     with torch.no_grad():
-        acts = [sae.encode(v) for _, _, v in held]
+        acts = [encode(sae, v) for _, _, v in held]
         report, density = _report(sae, held, acts, options, len(x), used)
     report.seconds = round(time.monotonic() - t0, 1)
     report.read_seconds, report.train_seconds = round(t_read, 1), round(t_train, 1)

@@ -6,15 +6,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
-
 from function_store.catalog import Catalog
 from function_store.runtime import RuntimeContext
 from function_store.sae.catalog import SAECatalog
 from function_store.sae.runner import UNAVAILABLE, SAERunner
-from model_services.intervention import schemas
-
-SERVES_SAES = "sae" in schemas.ActivationsRequest.model_fields
 
 
 def _runner(target_id: str, url: str, **spec: object) -> SAERunner:
@@ -29,11 +24,6 @@ def _values(reply: str) -> list[float]:
     return [float(v) for v in re.findall(r"\((-?\d+\.\d\d)\)", reply)]
 
 
-@pytest.mark.skipif(
-    not SERVES_SAES,
-    reason="the intervention service's SAE support (ActivationsRequest.sae, branch s32-service) "
-    "has not landed in this checkout",
-)
 def test_reply_is_the_catalogued_activations(
     built: SAECatalog, in_cache: Path, llama_url: str
 ) -> None:
