@@ -1,7 +1,7 @@
 """Explaining a sparse autoencoder's latents (Bricken et al. 2023; Paulo et al. 2024, "Automatically
 Interpreting Millions of Features in Large Language Models") as a benchmark unit."""
 
-from function_store.benchmark import Benchmark
+from function_store.benchmark import Benchmark, ReportRow
 from function_store.sae.commands import COMMANDS
 
 BENCHMARK = Benchmark(
@@ -14,6 +14,21 @@ BENCHMARK = Benchmark(
     commands=COMMANDS,
     prompt="function_store.sae.prompt:PROMPTS",
     scorer="evaluator.sae.scoring:SAEScorer",
+    # each row's ceiling is `<metric>_ceiling`: the reference explanation through the same scorer;
+    # "t" intervals: the values are means of per-latent rates, not single 0/1 outcomes
+    report_rows=(
+        ReportRow("sae, detection balanced accuracy", "detection_balanced_accuracy"),
+        ReportRow("sae, detection AUC", "detection_auc"),
+        ReportRow("sae, detection accuracy", "detection_accuracy"),
+        ReportRow("sae, fuzzing balanced accuracy", "fuzzing_balanced_accuracy"),
+        ReportRow("sae, fuzzing AUC", "fuzzing_auc"),
+        ReportRow("sae, fuzzing accuracy", "fuzzing_accuracy"),
+        ReportRow("sae, observational F1", "observational_f1"),
+        ReportRow("sae, observational precision", "observational_precision"),
+        ReportRow("sae, observational recall", "observational_recall"),
+    ),
+    headline_metric="detection_balanced_accuracy",
+    floors=("sae-frequent-tokens",),
     panels=("evaluator.neurons.panel:token_panel",),
     cli={"sae": "evaluator.sae.cli:sae_app"},
     docs="docs/sae.md",

@@ -1,0 +1,114 @@
+"""SAE latents end to end through `harness run` (CLI, bubblewrap target services, SQLite) on the
+tiny model's built SAE: every report row scored with its ceiling beside it, the floor run next to
+the agent, the same calls and scores in protocol mode `tools`, and nothing that identifies the
+latent in what the agent reads; then `inspect eval interp_harness/sae` through Inspect's CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from function_store.models import make_canary
+from function_store.sae.benchmark import BENCHMARK
+from function_store.sae.catalog import SAECatalog
+from harness.store import make_engine
+from harness.store.repo import Store
+from tests.harness.inspect_tasks.test_inspect_tasks import SCRIPTS, inspect_cli, logs
+
+ROOT = Path(__file__).resolve().parents[2]
+ROWS = {r.metric for r in BENCHMARK.report_rows}
+
+
+def _env(tmp: Path, cache: Path, url: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HARNESS_JUDGE")}
+    return env | {
+        "PYTHONPATH": str(ROOT),
+        "DATABASE_URL": f"sqlite:///{tmp / 'h.db'}",
+        "HARNESS_HOME": str(tmp),
+        "HARNESS_CACHE_DIR": str(cache),
+        "HARNESS_INTERVENTION_URL": url,
+        "HARNESS_SANDBOX": "bwrap",
+        "HARNESS_SERVICE_CALL_TIMEOUT_S": "300",
+    }
+
+
+def _harness(env: dict[str, str], *args: str) -> str:
+    proc = subprocess.run(
+        [sys.executable, "-m", "harness.cli", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    return proc.stdout
+
+
+def _secrets(built: SAECatalog) -> list[str]:
+    out = [built.sae, built.hook_name, "llama-tiny-random"]
+    for r in built.latents:
+        tid = f"sae/{built.model}/{built.sae}/{r.latent}"
+        out += [tid, make_canary(tid), r.reference]
+    return out
+
+
+def test_run_report_tools_mode_and_leak_audit(
+    built: SAECatalog, sae_cache: Path, llama_url: str, tmp_path: Path
+) -> None:
+    env = _env(tmp_path, sae_cache, llama_url)
+    run = json.loads(
+        _harness(env, "run", "--agent", "scripted-sae", "-d", "sae", "-n", "2", "--json")
+    )
+    assert run["status"] == "completed", run
+    report = json.loads(_harness(env, "report", run["id"], "--json"))
+    rows = {(r["agent"], r["metric"]): r for r in report["report"]["rows"] if r["family"] == "sae"}
+    for agent in ("scripted-sae", "sae-frequent-tokens"):  # the agent and the family's floor
+        for metric in ROWS:
+            row = rows[(agent, metric)]
+            assert row["errors"] == {} and row["scored"] >= 1, row
+            assert row["value"] is not None and row["judge_ceiling"] is not None, row
+            assert 0.0 <= row["value"] <= 1.0 and 0.0 <= row["judge_ceiling"] <= 1.0, row
+
+    store = Store(make_engine(env["DATABASE_URL"]))
+    secrets = _secrets(built)
+    seen = {}
+    for mode in ("default", "tools"):
+        args = ["run", "--agent", "scripted-sae", "-d", "sae", "-n", "1", "--no-floor", "--json"]
+        run_id = json.loads(_harness(env, *args, "--mode", mode))["id"]
+        [ep] = store.episodes(run_id)
+        msgs = store.messages(ep.id)
+        read = "\n".join(m.content or "" for m in msgs if m.role != "assistant")
+        assert not [s for s in secrets if s in read]
+        seen[mode] = (
+            [c.inputs for c in store.target_calls(ep.id)],
+            sorted((s.metric, s.status, s.value) for s in store.scores([ep.id])),
+        )
+        if mode == "tools":
+            names = {c.name for c in store.tool_calls(ep.id)}
+            assert names == {"read_activations", "submit_answer"}, names
+    assert seen["default"] == seen["tools"]
+    assert len(seen["default"][0]) >= 4  # the baseline's probes, a chunk a call
+
+
+def test_inspect_task_with_a_scripted_solver(
+    built: SAECatalog, sae_cache: Path, llama_url: str, tmp_path: Path
+) -> None:
+    env = _env(tmp_path, sae_cache, llama_url)
+    env.pop("DATABASE_URL")  # the eval keeps no store of ours
+    args = ["eval", "interp_harness/sae", "--solver", f"{SCRIPTS}@calls_each_tool_once"]
+    args += ["-T", "limit=1", "--model", "mockllm/model"]
+    inspect_cli(args, Path(env.get("TMPDIR", "/tmp")), tmp_path / "logs", env)
+    log = logs(tmp_path / "logs")["interp_harness/sae"]
+    assert log.status == "success", log.error
+    (s,) = log.samples or []
+    assert s.metadata == {"dataset": "sae", "family": "sae", "variant": "llama-tiny-random"}
+    tool_results = [m.text for m in s.messages if m.role == "tool"]
+    assert any("[max " in t for t in tool_results), tool_results
+    read = "\n".join(m.text for m in s.messages if m.role != "assistant")
+    assert not [x for x in _secrets(built) if x in read]
+    score = s.scores["interp_harness"]
+    assert ROWS <= set(score.value), score.value
