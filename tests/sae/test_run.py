@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
+
+import httpx
+from orch_helpers import Server
 
 from function_store.models import make_canary
 from function_store.sae.benchmark import BENCHMARK
@@ -74,6 +78,7 @@ def test_run_report_tools_mode_and_leak_audit(
             assert 0.0 <= row["value"] <= 1.0 and 0.0 <= row["judge_ceiling"] <= 1.0, row
 
     store = Store(make_engine(env["DATABASE_URL"]))
+    _episode_page_shades_tokens(env, store, run["id"], tmp_path)
     secrets = _secrets(built)
     seen = {}
     for mode in ("default", "tools"):
@@ -92,6 +97,19 @@ def test_run_report_tools_mode_and_leak_audit(
             assert names == {"read_activations", "submit_answer"}, names
     assert seen["default"] == seen["tools"]
     assert len(seen["default"][0]) >= 4  # the baseline's probes, a chunk a call
+
+
+def _episode_page_shades_tokens(env: dict[str, str], store: Store, run_id: str, tmp: Path) -> None:
+    """The web episode page (the real API server on the run's store) shows each reply's tokens
+    shaded by activation: the family's panel, declared in its record."""
+    ep = next(e for e in store.episodes(run_id) if e.status == "completed")
+    srv = Server(env, tmp / "api.log").start(timeout=120)
+    try:
+        html = httpx.get(f"{srv.url}/ui/episodes/{ep.id}", timeout=60).text
+    finally:
+        srv.stop()
+    shades = re.findall(r'class="act" style="background: rgba\(230, 120, 0, ([0-9.]+)\)"', html)
+    assert shades and max(map(float, shades)) == 1.0  # each text's max is fully shaded
 
 
 def test_inspect_task_with_a_scripted_solver(
