@@ -15,29 +15,29 @@ sae_app = typer.Typer(no_args_is_help=True, help="SAE latents: build an SAE and 
 
 
 def _report_table(cats: list[SAECatalog], title: str) -> Table:
+    """One column per SAE, one row per figure: narrow enough for any terminal or log."""
     t = Table(title=title)
-    for col in ("SAE", "model", "hook", "d_sae", "k", "FVE", "L0", "dead", "dense", "latents"):
-        t.add_column(col, justify="left" if col in ("SAE", "model", "hook") else "right")
-    t.add_column("train tokens", justify="right")
-    t.add_column("time", justify="right")
-    t.add_column("saved in")
+    t.add_column("", style="bold")
     for c in cats:
-        r = c.report
-        t.add_row(
-            c.sae,
-            c.model,
-            c.hook_name,
-            str(c.d_sae),
-            "—" if c.k is None else str(c.k),
-            f"{r.fve:.3f}",
-            f"{r.l0:.1f}",
-            str(r.dead),
-            str(r.dense),
-            str(len(c.latents)),
-            str(r.tokens),
-            f"{r.seconds:.0f} s ({r.device})",
-            str(sae_dir(c.sae)),
-        )
+        t.add_column(c.sae, justify="right")
+    rows: list[tuple[str, list[str]]] = [
+        ("model", [c.model for c in cats]),
+        ("hook", [c.hook_name for c in cats]),
+        ("d_in / d_sae", [f"{c.d_in} / {c.d_sae}" for c in cats]),
+        ("k (TopK)", ["—" if c.k is None else str(c.k) for c in cats]),
+        ("FVE (held-out)", [f"{c.report.fve:.3f}" for c in cats]),
+        ("L0 (held-out)", [f"{c.report.l0:.1f}" for c in cats]),
+        ("dead / dense latents", [f"{c.report.dead} / {c.report.dense}" for c in cats]),
+        ("latents in the catalog", [str(len(c.latents)) for c in cats]),
+        (
+            "tokens: train / held-out",
+            [f"{c.report.tokens} / {c.report.held_out_tokens}" for c in cats],
+        ),
+        ("time", [f"{c.report.seconds:.0f} s ({c.report.device})" for c in cats]),
+        ("saved in", [str(sae_dir(c.sae)) for c in cats]),
+    ]
+    for label, values in rows:
+        t.add_row(label, *values)
     return t
 
 
