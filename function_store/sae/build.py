@@ -27,7 +27,7 @@ import random
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
-from contextlib import closing, contextmanager
+from contextlib import closing
 from typing import Any
 
 import torch
@@ -87,7 +87,7 @@ class Site:
 
     def read(self, texts: list[str]) -> Iterator[tuple[str, list[int], torch.Tensor]]:
         """(text, token ids, activations [tokens, d_in] on CPU) per text, 64 texts a pass."""
-        with self._truncated():
+        with self.engine.truncated_after(self.layer):
             for i in range(0, len(texts), 64):
                 part = texts[i : i + 64]
                 toks = self.engine.tokenize(part)
@@ -95,24 +95,6 @@ class Site:
                 values = self.engine.collect(toks, pos, self.component, [self.layer], None)[0]
                 for text, t, v in zip(part, toks, values, strict=True):
                     yield text, t.ids, v
-
-    @contextmanager
-    def _truncated(self) -> Iterator[None]:
-        """The model cut after the site's block, without its unembedding, while reading: a block's
-        values do not depend on later blocks (causal stack), and on a CPU the full pass is ~3x
-        slower (SmolLM2 layer 12 of 30; the unembedding is a fifth of the weights). The tests
-        check the values against the service's full pass."""
-        m = self.engine.m
-        parent = m.lm.transformer if m.family == "gpt2" else m.lm.model
-        attr = "h" if m.family == "gpt2" else "layers"
-        blocks, head = getattr(parent, attr), m.lm.lm_head
-        setattr(parent, attr, blocks[: self.layer + 1])
-        m.lm.lm_head = torch.nn.Identity()
-        try:
-            yield
-        finally:
-            setattr(parent, attr, blocks)
-            m.lm.lm_head = head
 
     def tokens(self, ids: list[int]) -> list[str]:
         return self.engine.token_strings(ids)

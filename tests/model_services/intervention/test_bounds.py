@@ -70,7 +70,8 @@ def test_abandoned_request_stops_and_the_next_is_served(smol_url: str) -> None:
 
 def test_full_queue_is_503_with_retry_after(smol_url: str) -> None:
     texts = [_letters(1500, s) for s in range(8)]  # ~7,200 tokens of the 8,000 allowed
-    hold = {"texts": texts, **BLOCK, "neurons": [0], "positions": "last"}
+    # the last layer: a read stops after its layer (Engine.truncated_after), this one runs them all
+    hold = {"texts": texts, **BLOCK, "layers": [29], "neurons": [0], "positions": "last"}
     outcome: dict[str, Any] = {}
 
     def holder() -> None:
