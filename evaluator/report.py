@@ -328,7 +328,9 @@ def build_report(summaries: list[EpisodeSummary], epoch_reducer: EpochReducer = 
                     )
     floored = [b for b in records if b.floors and b.headline_metric]
     for b in floored:
-        rep.queries += _queries(summaries, agents, b.family, b.headline_metric or "")
+        # success by inputs needs a 0/1 headline (a Wilson row); a mean of rates has no success
+        if any(r.metric == b.headline_metric and r.interval == "wilson" for r in b.report_rows):
+            rep.queries += _queries(summaries, agents, b.family, b.headline_metric or "")
     for b in floored:
         if any(e.family == b.family for e in summaries):
             rep.notes += [
@@ -416,7 +418,7 @@ def render_report(report: Report) -> Table:
         Column("95% CI", no_wrap=True),
         Column("n", **right),  # type: ignore[arg-type]
         Column("err.", **right),  # type: ignore[arg-type]
-        Column("judge ceiling", no_wrap=True),
+        Column("ceiling", no_wrap=True),
         Column("calls", **right),  # type: ignore[arg-type]
         Column("inputs", **right),  # type: ignore[arg-type]
     )
@@ -458,6 +460,11 @@ def render_report(report: Report) -> Table:
         notes.append(
             "judge ceiling: the ground-truth descriptions through the same judge, with a Wilson "
             "interval over its triplets (chance " + ", ".join(f"{c:.2f}" for c in chance) + ")"
+        )
+    if any(r.judge_ceiling is not None and r.chance is None for r in report.rows):
+        notes.append(
+            "ceiling (rows without a chance level): the benchmark's reference answer through the "
+            "same scorer, averaged over the same targets"
         )
     if any(r.judge_status == "near_chance" for r in report.rows):
         notes.append(f"{NO_INFO}, (score): the row's judge ceiling is near chance (see above)")

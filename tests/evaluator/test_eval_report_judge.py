@@ -135,4 +135,5 @@ def test_a_family_ceiling_by_convention_is_shown_beside_its_row():
     row = next(r for r in rep.rows if r.metric == "code_success")
     assert abs(row.judge_ceiling - 0.9) < 1e-9
     assert row.chance is None and row.judge_status is None
-    assert "0.90" in _text(rep)
+    text = _text(rep)
+    assert "0.90" in text and "the benchmark's reference answer through the same scorer" in text
