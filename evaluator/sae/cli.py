@@ -3,6 +3,8 @@ ones. The benchmark record names `sae_app` (`cli`); the harness CLI adds it."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 from rich.console import Console
 from rich.table import Table
@@ -127,3 +129,59 @@ def list_saes() -> None:
         console.print("no SAE built yet: `harness sae build`")
         return
     console.print(_report_table([load(n) for n in names], "built SAEs"))
+
+
+@sae_app.command("add")
+def add(
+    name: str = typer.Argument(..., help="the name the benchmark and the service will use"),
+    path: Path = typer.Argument(
+        ..., help="a SAELens SAE folder (cfg.json, sae_weights.safetensors)"
+    ),
+    model: str = typer.Option(
+        ..., help="the model it reads, as `harness intervention serve` names it"
+    ),
+    n_latents: int = typer.Option(
+        _D.n_latents, min=1, help="latents in the catalog (seeded sample)"
+    ),
+    min_density: float = typer.Option(_D.min_density, help="latents below count as dead"),
+    max_density: float = typer.Option(_D.max_density, help="latents above count as dense"),
+    seed: int = typer.Option(_D.seed, help="held-out split and catalog sample"),
+    device: str = typer.Option(_D.device, help="auto, cpu or cuda"),
+) -> None:
+    """Catalog an SAE trained elsewhere (any SAELens SAE on disk: GPT-2 small residual SAEs, Gemma
+    Scope, ...): its files are copied beside the built ones, where the service finds them."""
+    import shutil
+
+    from pydantic import ValidationError
+
+    from function_store.datasets import DataUnavailable
+    from function_store.sae.build import catalog_sae
+    from model_services.intervention.saelens import CFG, WEIGHTS
+
+    try:
+        options = BuildOptions(
+            model=model,
+            name=name,
+            n_latents=n_latents,
+            min_density=min_density,
+            max_density=max_density,
+            seed=seed,
+            device=device,
+        )
+        if not (path / CFG).is_file() or not (path / WEIGHTS).is_file():
+            raise ValueError(f"{path}: not a SAELens SAE folder ({CFG} and {WEIGHTS})")
+        dest = sae_dir(name)
+        if dest.exists():
+            raise ValueError(f"an SAE named {name!r} exists already ({dest})")
+        dest.mkdir(parents=True)
+        try:
+            for f in (CFG, WEIGHTS):
+                shutil.copy(path / f, dest / f)
+            cat = catalog_sae(name, options)
+        except BaseException:
+            shutil.rmtree(dest)  # nothing half-added: the name stays free
+            raise
+    except (ValidationError, ValueError, DataUnavailable) as e:
+        console.print(f"[red]{e}[/red]")
+        raise typer.Exit(1) from None
+    console.print(_report_table([cat], f"SAE {name} added: reconstruction on held-out tokens"))

@@ -264,33 +264,69 @@ def build_sae(options: BuildOptions | None = None, progress: bool = True) -> SAE
         d_in=site.d_in,
         d_sae=options.d_sae,
     )
-    sae = load_sae(out)  # the saved file, encoded as the service encodes: what it will return
+    t_done = time.monotonic() - t0
+    catalog = _write_catalog(name, site, held_texts, options, len(x), used)
+    catalog.report.seconds = round(t_done + catalog.report.seconds, 1)
+    catalog.report.read_seconds, catalog.report.train_seconds = round(t_read, 1), round(t_train, 1)
+    (out / CATALOG_FILE).write_text(catalog.model_dump_json(indent=1), encoding="utf-8")
+    return catalog
+
+
+def catalog_sae(name: str, options: BuildOptions | None = None) -> SAECatalog:
+    """The catalog of an SAE already in SAELens format in `sae_dir(name)` (downloaded, trained
+    elsewhere, planted by a test): its hook decides the site; `options` the model (the service's
+    name for it), the held-out corpus and the latent sample. Nothing is trained."""
+    options = options or BuildOptions()
+    folder = sae_dir(name)
+    if not (folder / "cfg.json").is_file():
+        raise DataUnavailable(f"{folder} holds no SAELens SAE (cfg.json)")
+    from model_services.intervention.saelens import read_info
+
+    info = read_info(name, folder)
+    _, held_texts = corpus(options)
+    site = Site(options.model, info.component, info.layer, options.device)
+    catalog = _write_catalog(name, site, held_texts, options, 0, 0)
+    (folder / CATALOG_FILE).write_text(catalog.model_dump_json(indent=1), encoding="utf-8")
+    return catalog
+
+
+def _write_catalog(
+    name: str,
+    site: Site,
+    held_texts: list[str],
+    options: BuildOptions,
+    train_tokens: int,
+    train_texts: int,
+) -> SAECatalog:
+    """Reconstruction report and latent sample of the SAE saved in `sae_dir(name)`, read back
+    and encoded as the service encodes: what it will return."""
+    t0 = time.monotonic()
+    out = sae_dir(name)
+    sae = load_sae(out)
+    cfg = sae.cfg
     held = [(t, ids, v) for t, ids, v in site.read(held_texts)]
     with torch.no_grad():
         acts = [encode(sae, v) for _, _, v in held]
-        report, density = _report(sae, held, acts, options, len(x), used)
+        report, density = _report(sae, held, acts, options, train_tokens, train_texts)
     report.seconds = round(time.monotonic() - t0, 1)
-    report.read_seconds, report.train_seconds = round(t_read, 1), round(t_train, 1)
     report.device = str(site.device)
-    latents = _catalog_latents(site, held, acts, density, options)
-    catalog = SAECatalog(
+    k = getattr(cfg, "k", None)
+    return SAECatalog(
         sae=name,
         model=options.model,
-        layer=options.layer,
-        component=options.component,
-        hook_name=hook,
-        architecture="topk",
+        layer=site.layer,
+        component=site.component,
+        hook_name=hook_name_of(site.component, site.layer),
+        architecture=str(cfg.architecture()),
         d_in=site.d_in,
-        d_sae=options.d_sae,
-        k=options.k,
+        d_sae=int(cfg.d_sae),
+        k=int(k) if k is not None else None,
         options=options.model_dump(mode="json", exclude={"force", "device"}),
-        options_hash=digest,
+        options_hash=options.options_hash(),
         report=report,
-        latents=latents,
+        latents=_catalog_latents(site, held, acts, density, options),
         held_out=[t for t, _, _ in held],
     )
-    (out / CATALOG_FILE).write_text(catalog.model_dump_json(indent=1), encoding="utf-8")
-    return catalog
 
 
 def _report(

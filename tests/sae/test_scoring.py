@@ -15,6 +15,7 @@ from evaluator.sae.classify import Decision, Sample, auc, metrics
 from evaluator.sae.scoring import CEILING, METRICS, Latent, SAEScorer, score_latent
 from evaluator.scorer import ScoringContext
 from function_store.models import Target, model_target
+from function_store.sae import catalog
 
 
 def _ex(*pairs: tuple[str, float]) -> TokenActs:
@@ -172,9 +173,6 @@ def test_mentions_tokens_and_words():
 @pytest.fixture
 def built_catalog(tmp_path, monkeypatch):
     """LATENT as latent 7 of a built SAE "s" in a private cache (the catalog's own model)."""
-    catalog = pytest.importorskip(
-        "function_store.sae.catalog", reason="the SAE catalog (helper build's part) is not merged"
-    )
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path))
 
     def ex(e: TokenActs) -> dict:
