@@ -130,3 +130,26 @@ def test_inspect_task_with_a_scripted_solver(
     assert not [x for x in _secrets(built) if x in read]
     score = s.scores["interp_harness"]
     assert ROWS <= set(score.value), score.value
+
+
+def test_preflight_refuses_an_sae_the_service_does_not_serve(
+    built: SAECatalog, llama_url: str, tmp_path: Path
+) -> None:
+    """A catalog whose SAE the service lacks: refused before anything starts, naming the SAE."""
+    cache = tmp_path / "cache"
+    other = built.model_copy(update={"sae": "not-served"})
+    folder = cache / "data" / "sae" / "not-served"
+    folder.mkdir(parents=True)
+    (folder / "harness_catalog.json").write_text(other.model_dump_json())
+    env = _env(tmp_path, cache, llama_url)
+    proc = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "run", "--agent", "scripted-sae", "-d", "sae"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode != 0
+    assert "targets of SAE 'not-served' need an intervention service serving it" in proc.stderr
+    assert f"the service serves {built.sae}" in proc.stderr
