@@ -302,7 +302,13 @@ class SAERegistry:
             held = self._loaded.get(name)
             if held is None or held.stamp != stamp:
                 log.info("loading SAE %s from %s", name, path)
-                held = _Loaded(load_sae(path, self.device), stamp)
+                try:
+                    held = _Loaded(load_sae(path, self.device), stamp)
+                except ImportError as e:  # an install without the `sae` extra (compose images)
+                    raise BadRequest(
+                        "sae: this service cannot read SAEs: sae-lens is not installed "
+                        "(pip install 'interp-harness[sae]')"
+                    ) from e
                 self._loaded[name] = held
             self._loaded.move_to_end(name)
             while len(self._loaded) > MAX_LOADED:
