@@ -314,3 +314,19 @@ def test_serve_refuses_bad_sae_options(options, says):
     result = CliRunner().invoke(app, args)
     assert result.exit_code != 0
     assert says in " ".join(result.output.split()), result.output
+
+
+def test_without_sae_lens_a_request_says_how_to_install_it(sae_files, monkeypatch):
+    """An install without the `sae` extra (the compose images): a 400 naming the extra, never a
+    500, and the start-up warm-up only logs it."""
+    import sys
+
+    from model_services.backbone.engine import BadRequest
+
+    registry = saelens.SAERegistry({"std": sae_files / "explicit" / "std"})
+    monkeypatch.setitem(sys.modules, "sae_lens", None)  # `import sae_lens` raises ImportError
+    registry.warm()
+    with pytest.raises(
+        BadRequest, match=r"sae-lens is not installed \(pip install 'interp-harness\[sae\]'\)"
+    ):
+        registry.get("std")
