@@ -221,7 +221,7 @@ def test_preflight_refuses_a_ravel_run_without_an_intervention_service():
             return Catalog()
 
     spec = RunSpec.model_validate({"agent": "scripted-ravel", "dataset": "ravel", "ids": None})
-    with pytest.raises(PreflightError, match="need the intervention service"):
+    with pytest.raises(PreflightError, match="read a model through the intervention service"):
         preflight(spec, Settings(intervention_url=None), Catalogs())
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

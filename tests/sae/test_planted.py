@@ -82,7 +82,13 @@ def test_planted_latent_scores_right_and_wrong_explanations(
     right = scores('fires on the letters "x" and "z"')
     for metric in ("observational_f1", "detection_balanced_accuracy", "fuzzing_balanced_accuracy"):
         assert right[metric] == 1.0, (metric, right)
-    wrong = scores('fires on "q"')
-    assert wrong.get("observational_f1", 0.0) <= 0.2, wrong
+    # wrong: a token of a non-activating example that no activating example has (picked from the
+    # catalog's examples, so whatever texts the corpus gave): claimed, never firing -> F1 0
+    on = " ".join(e.text.lower() for e in rec.activating)  # membership ignores case
+    decoy = next(
+        t.strip() for e in rec.non_activating for t in e.tokens if t.strip().lower() not in on
+    )
+    wrong = scores(f'fires on "{decoy}"')
+    assert wrong["observational_precision"] == 0.0 and wrong["observational_f1"] == 0.0, wrong
     again = CliRunner().invoke(sae_app, ["add", "planted", str(tmp_path / "planted"), *flags])
     assert again.exit_code == 1 and "exists already" in again.output
