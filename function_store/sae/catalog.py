@@ -10,19 +10,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from function_store.datasets import DataUnavailable, cache_dir
+from model_services.intervention.sae_names import NAME_RE  # the service's rule, one copy
 
 CATALOG_FILE = "harness_catalog.json"
 BUILD_VERSION = 1  # raised when the build changes its result: older cached builds are redone
 BUILD_HINT = "build one with `harness sae build`"
-# the service's rule for SAE names (no paths), and no leading dot (`..` is the parent folder)
-NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 
 
 # the hook sites an SAE may read (the contract's SAELens hook names)

@@ -27,11 +27,11 @@ import torch
 
 from model_services.backbone.engine import BadRequest
 from model_services.backbone.model import cache_root
+from model_services.intervention.sae_names import NAME_RE, valid_name
 from model_services.intervention.schemas import SAEInfo
 
 log = logging.getLogger(__name__)
 
-NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
 CFG = "cfg.json"
 WEIGHTS = "sae_weights.safetensors"
 MAX_LOADED = 8  # SAEs kept in memory at once (least recently used ones are dropped)
@@ -69,11 +69,6 @@ def hook_name_of(component: str, layer: int) -> str:
     raise SAEConfigError(
         f"component {component!r} has no SAELens hook; SAEs read {', '.join(HOOKS.values())}"
     )
-
-
-def valid_name(name: str) -> bool:
-    # a leading dot would also admit "." and ".."
-    return bool(NAME_RE.match(name)) and not name.startswith(".")
 
 
 def default_sae_dir() -> Path:
