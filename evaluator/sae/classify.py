@@ -146,17 +146,10 @@ def auc(labels: Sequence[bool], scores: Sequence[float]) -> float | None:
     neg = len(labels) - pos
     if not pos or not neg:
         return None
-    order = sorted(range(len(scores)), key=lambda i: scores[i])
-    ranks = [0.0] * len(scores)
-    i = 0
-    while i < len(order):
-        k = i
-        while k + 1 < len(order) and scores[order[k + 1]] == scores[order[i]]:
-            k += 1
-        for m in range(i, k + 1):
-            ranks[order[m]] = (i + k) / 2 + 1  # the average 1-based rank of the tie group
-        i = k + 1
-    rank_sum = sum(r for r, y in zip(ranks, labels, strict=True) if y)
+    from scipy.stats import rankdata  # average ranks for ties
+
+    ranks = rankdata(scores)
+    rank_sum = float(sum(r for r, y in zip(ranks, labels, strict=True) if y))
     return (rank_sum - pos * (pos + 1) / 2) / (pos * neg)
 
 
