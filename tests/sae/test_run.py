@@ -24,6 +24,10 @@ from tests.harness.inspect_tasks.test_inspect_tasks import SCRIPTS, inspect_cli,
 
 ROOT = Path(__file__).resolve().parents[2]
 ROWS = {r.metric for r in BENCHMARK.report_rows}
+CANARIES = {
+    "OPENAI_API_KEY": "sk-canary-sae-91c4",
+    "ANTHROPIC_API_KEY": "canary-sae-anthropic-3b7e",
+}
 
 
 def _env(tmp: Path, cache: Path, url: str) -> dict[str, str]:
@@ -36,6 +40,7 @@ def _env(tmp: Path, cache: Path, url: str) -> dict[str, str]:
         "HARNESS_INTERVENTION_URL": url,
         "HARNESS_SANDBOX": "bwrap",
         "HARNESS_SERVICE_CALL_TIMEOUT_S": "300",
+        **CANARIES,  # operator secrets in the environment: never in a reply, page or report
     }
 
 
@@ -53,7 +58,7 @@ def _harness(env: dict[str, str], *args: str) -> str:
 
 
 def _secrets(built: SAECatalog) -> list[str]:
-    out = [built.sae, built.hook_name, "llama-tiny-random"]
+    out = [built.sae, built.hook_name, "llama-tiny-random", *CANARIES.values()]
     for r in built.latents:
         tid = f"sae/{built.model}/{built.sae}/{r.latent}"
         out += [tid, make_canary(tid), r.reference]
@@ -68,7 +73,9 @@ def test_run_report_tools_mode_and_leak_audit(
         _harness(env, "run", "--agent", "scripted-sae", "-d", "sae", "-n", "2", "--json")
     )
     assert run["status"] == "completed", run
-    report = json.loads(_harness(env, "report", run["id"], "--json"))
+    report_text = _harness(env, "report", run["id"], "--json")
+    assert not [c for c in CANARIES.values() if c in report_text]
+    report = json.loads(report_text)
     rows = {(r["agent"], r["metric"]): r for r in report["report"]["rows"] if r["family"] == "sae"}
     for agent in ("scripted-sae", "sae-frequent-tokens"):  # the agent and the family's floor
         for metric in ROWS:
@@ -110,6 +117,7 @@ def _episode_page_shades_tokens(env: dict[str, str], store: Store, run_id: str, 
         srv.stop()
     shades = re.findall(r'class="act" style="background: rgba\(230, 120, 0, ([0-9.]+)\)"', html)
     assert shades and max(map(float, shades)) == 1.0  # each text's max is fully shaded
+    assert not [c for c in CANARIES.values() if c in html]
 
 
 def test_inspect_task_with_a_scripted_solver(
