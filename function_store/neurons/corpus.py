@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import random
 import re
+import types
 from collections.abc import Callable
 from pathlib import Path
 
@@ -30,9 +31,11 @@ def python_docs(limit: int = 500, seed: int = 0) -> list[str]:
             mod = importlib.import_module(name)
         except ImportError:
             continue
-        docs = [mod.__doc__ or ""] + [
-            getattr(getattr(mod, a), "__doc__", "") or "" for a in sorted(dir(mod))[:200]
-        ]
+        # a module attribute is skipped: a package gains its submodules as attributes when anything
+        # in the process imports them, which would make the corpus differ between processes
+        attrs = [getattr(mod, a, None) for a in sorted(dir(mod))]
+        attrs = [x for x in attrs if not isinstance(x, types.ModuleType)]
+        docs = [mod.__doc__ or ""] + [getattr(x, "__doc__", "") or "" for x in attrs[:200]]
         for d in docs:
             if not isinstance(d, str):  # some attributes' __doc__ is a descriptor
                 continue

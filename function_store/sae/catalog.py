@@ -109,8 +109,8 @@ class SAECatalog(BaseModel):
     options_hash: str = ""
     report: BuildReport
     latents: list[LatentRecord]
-    # the held-out texts the report and examples come from (the python-docs corpus depends on
-    # the modules a process has imported, so it is recorded rather than recomputed)
+    # the held-out texts the report and examples come from, recorded with the catalog so that
+    # the examples can be traced to their texts without rebuilding the corpus
     held_out: list[str] = Field(default_factory=list)
 
 

@@ -6,6 +6,7 @@ perfect detection and fuzzing, a wrong one F1 about 0."""
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 
 import pytest
@@ -82,12 +83,11 @@ def test_planted_latent_scores_right_and_wrong_explanations(
     right = scores('fires on the letters "x" and "z"')
     for metric in ("observational_f1", "detection_balanced_accuracy", "fuzzing_balanced_accuracy"):
         assert right[metric] == 1.0, (metric, right)
-    # wrong: a token of a non-activating example that no activating example has (picked from the
-    # catalog's examples, so whatever texts the corpus gave): claimed, never firing -> F1 0
+    # wrong: a word of a non-activating example that no activating example contains (picked from
+    # the catalog's examples, so whatever texts the corpus gave): claimed, never firing -> F1 0
     on = " ".join(e.text.lower() for e in rec.activating)  # membership ignores case
-    decoy = next(
-        t.strip() for e in rec.non_activating for t in e.tokens if t.strip().lower() not in on
-    )
+    words = [w for e in rec.non_activating for w in re.findall(r"[a-z]{3,}", e.text.lower())]
+    decoy = next(w for w in words if w not in on)
     wrong = scores(f'fires on "{decoy}"')
     assert wrong["observational_precision"] == 0.0 and wrong["observational_f1"] == 0.0, wrong
     again = CliRunner().invoke(sae_app, ["add", "planted", str(tmp_path / "planted"), *flags])
