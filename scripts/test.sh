@@ -3,9 +3,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export HARNESS_DATA_DIR="${HARNESS_DATA_DIR:-$(cd .. && pwd)/shared/data}"
-# Two workers, each taking whole files (module-scoped fixtures such as the compose stack and the
-# RAVEL instance are built once per file). HARNESS_TEST_WORKERS=0 runs serially.
-python3 -m pytest -q -rs -n "${HARNESS_TEST_WORKERS:-2}" --dist loadfile "$@"
+python3 -m pytest -q -rs "$@"
 rc=$?
 if [ $rc -eq 5 ]; then echo "no tests collected: failing" >&2; exit 1; fi
 exit $rc
