@@ -142,15 +142,13 @@ def generated(reply: str) -> Decision | None:
 def auc(labels: Sequence[bool], scores: Sequence[float]) -> float | None:
     """ROC AUC by the Mann-Whitney formula: the probability that a positive scores above a
     negative, ties counting one half (average ranks). None without both classes."""
-    pos = sum(1 for y in labels if y)
-    neg = len(labels) - pos
-    if not pos or not neg:
+    on = [s for s, y in zip(scores, labels, strict=True) if y]
+    off = [s for s, y in zip(scores, labels, strict=True) if not y]
+    if not on or not off:
         return None
-    from scipy.stats import rankdata  # average ranks for ties
+    from scipy.stats import mannwhitneyu  # U of the positives, average ranks for ties
 
-    ranks = rankdata(scores)
-    rank_sum = float(sum(r for r, y in zip(ranks, labels, strict=True) if y))
-    return (rank_sum - pos * (pos + 1) / 2) / (pos * neg)
+    return float(mannwhitneyu(on, off).statistic) / (len(on) * len(off))
 
 
 def metrics(samples: Sequence[Sample], decisions: Sequence[Decision | None]) -> dict:
