@@ -27,7 +27,7 @@ from harness.settings import Settings
 def create_app(settings: Settings | None = None, *, run_scheduler: bool = True) -> FastAPI:
     settings = settings or Settings()
 
-    mcp = McpOwners()
+    mcp = McpOwners(settings.agent_max_message_chars)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

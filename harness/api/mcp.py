@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from fastapi import Request
 
+from agents.host_protocol import DEFAULT_MAX_MESSAGE_CHARS
 from harness.mcp.channel import Endpoint, token_key
 from harness.mcp.server import McpApp, bearer, issue_endpoints, store_episodes_now
 from harness.runs.plan import RunPlan
@@ -20,8 +21,10 @@ MOUNT = "/mcp"
 class McpOwners:
     """Which API token created which run of an agent that meets its client over MCP."""
 
-    def __init__(self) -> None:
-        self.app = McpApp(rebinding_protection=False)  # every request needs an episode's token
+    def __init__(self, max_message_chars: int = DEFAULT_MAX_MESSAGE_CHARS) -> None:
+        """`max_message_chars`: the operator's agent message cap, one MCP call's arguments."""
+        # every request needs an episode's token
+        self.app = McpApp(rebinding_protection=False, max_message_chars=max_message_chars)
         self._owners: dict[str, str] = {}
 
     @staticmethod

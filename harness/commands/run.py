@@ -267,7 +267,7 @@ async def execute_here(  # type: ignore[no-untyped-def]
             f"agent {floor.agent}"
         )
     runs = [run] + ([floor] if floor else [])
-    mcp_server = await _serve_mcp(store, run, agent_cls, plan, *mcp)
+    mcp_server = await _serve_mcp(store, run, agent_cls, plan, *mcp, settings)
     sched.start()
     progress = Progress(
         TextColumn("{task.description}"),
@@ -313,7 +313,7 @@ async def execute_here(  # type: ignore[no-untyped-def]
 
 
 async def _serve_mcp(  # type: ignore[no-untyped-def]
-    store, run, agent_cls: type, plan, host: str, port: int, path: str | None
+    store, run, agent_cls: type, plan, host: str, port: int, path: str | None, settings
 ):
     """For an agent that meets its client over MCP (`external`): its server in this process, and
     each unfinished episode's endpoint and token on stderr (its client needs them while the run
@@ -330,7 +330,10 @@ async def _serve_mcp(  # type: ignore[no-untyped-def]
 
     if plan is not None:
         store_episodes_now(store, run, plan)
-    server = McpServer(McpApp(rebinding_protection=host in LOOPBACK), host, port)
+    app = McpApp(
+        rebinding_protection=host in LOOPBACK, max_message_chars=settings.agent_max_message_chars
+    )
+    server = McpServer(app, host, port)
     await server.start()
     err.print(f"MCP server at {server.base_url}/<episode> (one endpoint and token per episode):")
     endpoints = issue_endpoints(store, run.id, server.base_url)

@@ -9,7 +9,7 @@ process (`runs_in_orchestrator`), where the MCP server is, even when other agent
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 from pydantic import Field
@@ -38,6 +38,15 @@ class ExternalAgent(Agent):
     supports_tools = True
     runs_in_orchestrator: ClassVar[bool] = True
     Options = ExternalOptions
+
+    @classmethod
+    def waits_for(cls, episode: Any, wake: Callable[[], None]) -> str | None:
+        """What `episode` (a stored episode: id, idx, family) waits for before it may take an
+        execution slot: its client's first request, so that a client that never comes holds
+        none (the scheduler asks; `wake` is called when the client comes). None: nothing."""
+        if RENDEZVOUS.awaits_client(episode.id, episode.family, wake):
+            return f"an MCP client to connect to episode {episode.idx} ({episode.id})"
+        return None
 
     def __init__(
         self, *, episode_id: str, rendezvous: Rendezvous = RENDEZVOUS, **options: Any

@@ -15,12 +15,13 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ValidationError
 
+from agents.base import AgentError
 from agents.toolspec import SUBMIT, ToolCall
 
 ANSWER_SUBMITTED = "answer submitted; the episode has ended"
@@ -61,6 +62,7 @@ class _Pending:
     name: str
     arguments: dict[str, Any]
     answer: asyncio.Future[CallResult]
+    refused: str | None = None  # a call refused at the MCP boundary: the episode's agent error
 
 
 def token_key(token: str) -> str:
@@ -78,11 +80,37 @@ class Channel:
     ended: str | None = None  # why the episode ended, once it has
     # the episode's opening messages (role, text): what its agent is told, before any call
     task: list[tuple[str, str]] | None = None
+    # whether a client has reached the endpoint with the token: until then the episode waits
+    # for it without an execution slot (the scheduler asks `Rendezvous.awaits_client`)
+    connected: bool = False
+    _on_connect: set[Callable[[], None]] = field(default_factory=set)
     _started: asyncio.Event = field(default_factory=asyncio.Event)
     _pending: asyncio.Queue[_Pending] = field(default_factory=asyncio.Queue)
     _answers: dict[str, _Pending] = field(default_factory=dict)  # call id -> its MCP request
 
     # the MCP side -------------------------------------------------------------------------
+
+    def connect(self) -> None:
+        """A request with this episode's token arrived: its client is here."""
+        if self.connected:
+            return
+        self.connected = True
+        wake, self._on_connect = self._on_connect, set()
+        for callback in wake:
+            callback()
+
+    def refuse(self, reason: str) -> CallResult:
+        """A call refused at the MCP boundary before it reached the episode (its arguments over
+        the agent message cap): the client reads why at once, and the episode ends at its next
+        step with `reason` as its agent error, as a native agent's oversized message does.
+        Nothing of the call is kept."""
+        if self.ended is not None:
+            return CallResult(f"episode ended: {self.ended}", True)
+        done = asyncio.get_running_loop().create_future()
+        result = CallResult(f"call refused: {reason}; the episode ends with this agent error", True)
+        done.set_result(result)
+        self._pending.put_nowait(_Pending("", {}, done, refused=reason))
+        return result
 
     async def call(self, name: str, arguments: dict[str, Any]) -> CallResult:
         """Hand one tool call to the episode and wait for its result. A client that goes away
@@ -116,6 +144,8 @@ class Channel:
         n = 1 + sum(len(getattr(m, "tool_calls", None) or ()) for m in conversation)
         while True:
             pending = await self._pending.get()
+            if pending.refused is not None:
+                raise AgentError(pending.refused, category="agent")
             if pending.answer.done():  # its client went away before the episode took it
                 continue
             try:
@@ -198,6 +228,20 @@ class Rendezvous:
 
     def by_token(self, token: str) -> Channel | None:
         return self._by_token.get(token_key(token))
+
+    def get(self, episode_id: str) -> Channel | None:
+        """The episode's channel in this process, if it has one (made by `open`)."""
+        return self._channels.get(episode_id)
+
+    def awaits_client(self, episode_id: str, family: str, wake: Callable[[], None]) -> bool:
+        """Whether the episode still waits for its client's first request (its channel is
+        opened here if it has none: the endpoint a client may be given); `wake` is called once
+        the client comes."""
+        ch = self.open(episode_id, family)
+        if ch.connected:
+            return False
+        ch._on_connect.add(wake)
+        return True
 
     def close(self, episode_id: str, reason: str, transcript: Sequence[ToolMessage] = ()) -> None:
         """End the episode's channel; its token now only answers that the episode has ended.

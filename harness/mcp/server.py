@@ -5,6 +5,11 @@ A request is answered only when its token is the episode's in the path; once tha
 ended, its token lists no tool and every call answers "episode ended". The tool handlers look the episode up by the request's token again, so neither an MCP
 session id nor the path alone grants anything. Tools are the episode's benchmark's commands
 (`function_store.benchmark.benchmark(family).commands`), listed with their JSON schemas.
+
+Bounds, as for a native agent's message at the agent host: a call whose arguments are longer
+than the agent message cap (HARNESS_AGENT_MAX_MESSAGE_CHARS) is refused before it reaches the
+episode, which ends with that agent error; a request body longer than such a message can take as
+JSON (`reply_line_limit`) is refused with 413 before it is parsed.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ from mcp.server import Server, ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
+from agents.host_protocol import DEFAULT_MAX_MESSAGE_CHARS, reply_chars, reply_line_limit, too_long
+from agents.toolspec import ToolCall
 from function_store.benchmark import benchmark
 from harness.mcp.channel import RENDEZVOUS, Channel, Endpoint, EpisodeEnded, Rendezvous
 from harness.runs.plan import RunPlan
@@ -51,11 +58,18 @@ class McpApp:
     """The ASGI app serving every episode of this process's rendezvous under one path."""
 
     def __init__(
-        self, rendezvous: Rendezvous = RENDEZVOUS, *, rebinding_protection: bool = True
+        self,
+        rendezvous: Rendezvous = RENDEZVOUS,
+        *,
+        rebinding_protection: bool = True,
+        max_message_chars: int = DEFAULT_MAX_MESSAGE_CHARS,
     ) -> None:
         """`rebinding_protection`: accept only loopback Host and Origin headers (a server bound
-        to loopback, as the SDK does for it)."""
+        to loopback, as the SDK does for it). `max_message_chars`: the operator's agent message
+        cap (HARNESS_AGENT_MAX_MESSAGE_CHARS), one call's arguments here."""
         self.rendezvous = rendezvous
+        self.max_chars = max_message_chars
+        self.max_body = reply_line_limit(max_message_chars)
         self.server: Server[Any] = Server(
             "interp-harness",
             instructions=(
@@ -100,6 +114,13 @@ class McpApp:
             await _refuse(send, 403, "this token is for another episode")
         else:  # an ended episode's token still reaches the server, to be told it has ended
             # (its client's last `tools/call` is followed by a `tools/list`: the SDK's check)
+            if scope.get("method") == "POST":
+                body = await _bounded_body(receive, headers, self.max_body)
+                if body is None:
+                    await _refuse(send, 413, _too_large(self.max_body, self.max_chars))
+                    return
+                receive = _replay(body, receive)
+            channel.connect()  # its episode may now take an execution slot
             await self.sessions.handle_request(scope, receive, send)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
@@ -141,8 +162,15 @@ class McpApp:
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         channel = self._channel(ctx)
+        arguments = dict(params.arguments or {})
+        # the native rule (agents.host_protocol): a message's size is its text plus its calls'
+        # arguments as JSON; an MCP call is a message of one call and no text
+        size = reply_chars("", [ToolCall.model_construct(arguments=arguments)])
+        if size > self.max_chars:
+            reason = too_long(f"{size:,} characters (one MCP call's arguments)", self.max_chars)
+            return _text(channel.refuse(reason).text, error=True)
         try:
-            result = await channel.call(params.name, dict(params.arguments or {}))
+            result = await channel.call(params.name, arguments)
         except EpisodeEnded as e:
             return _text(f"episode ended: {e}", error=True)
         return _text(result.text, error=result.is_error)
@@ -174,6 +202,49 @@ class McpApp:
 
 def _text(text: str, *, error: bool) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=error)
+
+
+def _too_large(max_bytes: int, max_chars: int) -> str:
+    return (
+        f"request body larger than {max_bytes:,} bytes, the most a call within the agent "
+        f"message cap of {max_chars:,} characters takes (HARNESS_AGENT_MAX_MESSAGE_CHARS)"
+    )
+
+
+async def _bounded_body(receive: Receive, headers: dict[str, str], max_bytes: int) -> bytes | None:
+    """A POST request's whole body, read here (the SDK reads it whole too); None, without reading
+    further, once it is longer than `max_bytes` (by its Content-Length, or as it arrives)."""
+    try:
+        if int(headers.get("content-length") or 0) > max_bytes:
+            return None
+    except ValueError:
+        pass  # the server (h11) refuses a malformed length itself
+    chunks, seen = [], 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return b"".join(chunks)  # the client went away: the SDK sees an empty body
+        chunk = message.get("body", b"")
+        seen += len(chunk)
+        if seen > max_bytes:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """`receive` for the SDK: the body read already, then the connection's own messages."""
+    sent = False
+
+    async def replay() -> MutableMapping[str, Any]:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
 
 
 async def _refuse(send: Send, status: int, message: str) -> None:

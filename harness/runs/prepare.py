@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +16,11 @@ from harness.runs.plan import planned_agent_class, stored_agent_path
 from harness.runs.spec import RunSpec
 from harness.store.models import EPISODE_TERMINAL, Episode, Run
 from harness.store.repo import Store
+
+# An agent class's `waits_for(episode, wake)`: what an unfinished episode waits for before it may
+# take an execution slot (None: nothing; `wake` is called when the wait is over). The agent
+# `external` waits for its MCP client (harness/mcp/agent.py).
+WaitsFor = Callable[[Episode, Callable[[], None]], str | None]
 
 
 @dataclass
@@ -30,6 +36,7 @@ class RunState:
     active: dict[str, asyncio.Task[Any]] = field(default_factory=dict)
     cancelled: bool = False
     lost: bool = False  # the lease is gone: its episodes stop here without recording anything
+    waits_for: WaitsFor | None = None  # the agent class's, if it has one
 
 
 async def load_run(store: Store, catalogs: CatalogCache, run: Run) -> RunState:
@@ -45,7 +52,8 @@ async def load_run(store: Store, catalogs: CatalogCache, run: Run) -> RunState:
     # loading a catalog can take seconds (find-gen): keep serving other runs meanwhile
     targets = await asyncio.to_thread(lambda: {tid: catalog.get(tid) for tid in run.target_ids})
     provider = getattr(agent_cls, "provider", "local") or "local"
-    return RunState(run.id, spec, path, provider, targets)
+    waits_for = getattr(agent_cls, "waits_for", None)
+    return RunState(run.id, spec, path, provider, targets, waits_for=waits_for)
 
 
 def store_episodes(store: Store, run: Run, rs: RunState) -> None:

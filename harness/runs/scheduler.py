@@ -7,6 +7,9 @@ completed | budget_exhausted | error (with a category) | cancelled.
   whose `Agent.provider` is p.
 - Fairness: free slots are handed out round-robin between runs, one episode per run per turn, so
   a large run cannot starve a small one submitted after it.
+- Waiting without a slot: an episode whose agent class says it waits for someone (`waits_for`:
+  the agent `external`, for its MCP client's first request) is passed over until then, so a
+  client that never comes holds no slot; the run view says what it waits for.
 - Crash safety: all state lives in the store. On start the scheduler picks up every queued or
   running run; episodes left "running" by a killed process resume from their last stored step.
 - Ownership: several processes may share a store (`harness run`, `harness serve`, Ray drivers);
@@ -268,10 +271,25 @@ class Scheduler:
                     continue
                 if self._provider_active.get(rs.provider, 0) >= self._limit(rs.provider):
                     continue
-                self._launch(rs, rs.pending.popleft())
+                ep = self._next_ready(rs)
+                if ep is None:  # every pending episode waits for someone (an MCP client)
+                    continue
+                self._launch(rs, ep)
                 launched = True
                 self._rr = (pos + 1) % n
                 break  # one episode per turn; the next turn starts at the next run
+
+    def _next_ready(self, rs: RunState) -> Episode | None:
+        """Take the run's first pending episode that waits for nothing (its agent class's
+        `waits_for`): an episode waiting for its MCP client holds no slot meanwhile."""
+        if rs.waits_for is None:
+            return rs.pending.popleft()
+        for i, ep in enumerate(rs.pending):
+            # an ended episode only needs scoring: nobody to wait for
+            if ep.status in EPISODE_TERMINAL or rs.waits_for(ep, self.wake) is None:
+                del rs.pending[i]
+                return ep
+        return None
 
     def _launch(self, rs: RunState, ep: Episode) -> None:
         self._active += 1

@@ -14,10 +14,19 @@ from agents.toolspec import ToolCall as ToolCallRef
 from evaluator.api import ScoreResult
 from evaluator.errors import ErrorGroup, group_errors
 from function_store.models import CallOutput
-from harness.mcp.channel import Endpoint
+from harness.mcp.channel import RENDEZVOUS, Endpoint
 from harness.runs.report import episode_summaries
 from harness.runs.spec import RunSpec, episode_epoch, episode_total
-from harness.store.models import Episode, Event, Message, Run, Score, TargetCall, ToolCall
+from harness.store.models import (
+    EPISODE_TERMINAL,
+    Episode,
+    Event,
+    Message,
+    Run,
+    Score,
+    TargetCall,
+    ToolCall,
+)
 from harness.store.repo import Store, missing_scores
 
 
@@ -82,6 +91,11 @@ class RunDetail(RunOut):
     )
     floor_run_id: str | None = Field(
         None, description="the run's interpolation floor run (its spec has floor_for=this id)"
+    )
+    waiting: list[str] = Field(
+        default_factory=list,
+        description="what the run's unstarted episodes wait for, as the process executing it "
+        "knows it (agent external: its MCP client; empty elsewhere)",
     )
 
 
@@ -338,7 +352,33 @@ def run_detail(store: Store, run: Run) -> RunDetail:
         errors_by_category=errors | ({"unscored": len(unscored)} if unscored else {}),
         errors=group_errors(episode_summaries(store, run)),
         floor_run_id=floor.id if (floor := store.floor_run(run.id)) is not None else None,
+        waiting=waiting_for_clients(eps),
     )
+
+
+MAX_WAITING_LINES = 10
+
+
+def waiting_for_clients(eps: Sequence[Episode]) -> list[str]:
+    """What the unfinished episodes of an external run wait for, as this process's rendezvous
+    knows it (harness/mcp/channel.py): a client that has not come, or (client here) a free
+    execution slot. At most MAX_WAITING_LINES lines, then how many more."""
+    lines = []
+    for e in eps:
+        ch = RENDEZVOUS.get(e.id) if e.status not in EPISODE_TERMINAL else None
+        if ch is None or ch.ended is not None:
+            continue
+        if not ch.connected:
+            lines.append(f"waiting for an MCP client to connect to episode {e.idx} ({e.id})")
+        elif e.status == "queued":
+            lines.append(
+                f"episode {e.idx} ({e.id}): its MCP client is connected; waiting for a free "
+                "execution slot"
+            )
+    if len(lines) > MAX_WAITING_LINES:
+        more = len(lines) - MAX_WAITING_LINES
+        lines = [*lines[:MAX_WAITING_LINES], f"and {more} more episodes waiting"]
+    return lines
 
 
 # Score details that never carry ground truth. The others (true intervals, expected outputs, the
