@@ -4,7 +4,8 @@ only in how they group what is queued (`_run`).
 
 The queue is bounded (`max_queued`, in the units each server counts: prompts, texts): a request
 that would take it past the bound is refused at once with `QueueFull` (the servers answer 503
-with Retry-After) instead of waiting behind hours of work. A request whose caller cancels its
+with Retry-After) instead of waiting behind hours of work; a request larger than the bound itself
+can never be admitted and is refused with `NeverFits` (a 400: retrying cannot help). A request whose caller cancels its
 future (the client went away) is skipped by `_run` if not started; see `live`.
 """
 
@@ -26,6 +27,10 @@ class QueueFull(RuntimeError):
         self.retry_after_s = retry_after_s
 
 
+class NeverFits(ValueError):
+    """The request alone is more work than the server ever holds at once; split it."""
+
+
 class QueueWorker(ABC, Generic[T]):
     def __init__(self, max_queued: int | None = None) -> None:
         self._queue: asyncio.Queue[tuple[T, asyncio.Future]] = asyncio.Queue()
@@ -43,7 +48,14 @@ class QueueWorker(ABC, Generic[T]):
                 await self._task
 
     def admit(self, size: int, what: str) -> None:
-        """Raise QueueFull unless `size` more units fit under the bound."""
+        """Raise NeverFits if `size` units exceed the bound itself, QueueFull unless `size` more
+        units fit under it now."""
+        if self.max_queued is not None and size > self.max_queued:
+            raise NeverFits(
+                f"the request holds {size} {what}, more than this server ever holds at once "
+                f"({self.max_queued} {what} queued or running, the operator's limit): split it "
+                "into smaller requests"
+            )
         if self.max_queued is not None and self.queued + size > self.max_queued:
             raise QueueFull(
                 f"the server is busy: {self.queued} {what} queued or running, the limit is "

@@ -37,6 +37,9 @@ def serve(
     max_queue: int = typer.Option(
         4096, min=1, help="most prompts waiting or running; beyond it requests get HTTP 503"
     ),
+    max_body_mib: int = typer.Option(
+        16, min=1, help="largest request body in MiB; a larger one gets HTTP 413 unread"
+    ),
 ) -> None:
     """Serve /v1/chat/completions (+ /v1/models, /v1/batch/chat/completions, /tokenize) on CPU."""
     from harness.ports import exit_if_port_taken, run_model_server
@@ -56,6 +59,7 @@ def serve(
         "max_batch": max_batch,
         "max_model_len": max_model_len,
         "max_queue": max_queue,
+        "max_body_mib": max_body_mib,
     }
     run_model_server(model, lambda: run(model, **options), (ModelNotFound, OSError), err)
 

@@ -37,6 +37,9 @@ def serve(
     max_queue_tokens: int = typer.Option(
         65536, min=1, help="most tokens of work waiting or running; beyond it HTTP 503"
     ),
+    max_body_mib: int = typer.Option(
+        16, min=1, help="largest request body in MiB; a larger one gets HTTP 413 unread"
+    ),
     sae: list[str] = typer.Option(
         [],
         "--sae",
@@ -67,6 +70,7 @@ def serve(
         batch_tokens=batch_tokens,
         max_request_tokens=max_request_tokens,
         max_queue_tokens=max_queue_tokens,
+        max_body_mib=max_body_mib,
     )
     try:
         pairs = [parse_sae_option(entry) for entry in sae]

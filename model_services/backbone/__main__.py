@@ -13,6 +13,7 @@ limit_omp_spin()  # before the imports below load torch
 
 from model_services.backbone.model import DEFAULT_MODEL  # noqa: E402
 from model_services.backbone.server import DEFAULT_MAX_QUEUE, serve  # noqa: E402
+from model_services.body_limit import DEFAULT_MAX_BODY_MIB  # noqa: E402
 
 
 def main() -> None:
@@ -25,6 +26,7 @@ def main() -> None:
     ap.add_argument("--max-batch", type=int, default=64)
     ap.add_argument("--max-model-len", type=int, default=None)
     ap.add_argument("--max-queue", type=int, default=DEFAULT_MAX_QUEUE)
+    ap.add_argument("--max-body-mib", type=int, default=DEFAULT_MAX_BODY_MIB)
     a = ap.parse_args()
     logging.basicConfig(level=logging.INFO)
     # every option but the model is one of serve()'s keyword arguments, under the same name

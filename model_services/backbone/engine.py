@@ -31,6 +31,7 @@ from typing import Any
 import torch
 
 from model_services.backbone.small_matmul import use_small_row_matmul
+from model_services.text_bounds import token_chars
 
 
 @dataclass
@@ -104,6 +105,7 @@ class Engine:
         self.max_batch = max_batch
         # prompt + completion tokens one request may use: the model's own context, or less
         self.context_len = int(getattr(model.config, "max_position_embeddings", 0) or 2048)
+        self.token_chars = token_chars(tokenizer)  # a text longer than context × this never fits
         self.vocab_size = int(model.get_output_embeddings().weight.shape[0])
         eos = model.generation_config.eos_token_id
         if eos is None:
@@ -137,6 +139,25 @@ class Engine:
 
     def token_text(self, token_id: int) -> str:
         return self.tok.decode([token_id])
+
+    @property
+    def max_prompt_chars(self) -> int:
+        """More characters than this can never fit the context, whatever they are."""
+        return self.context_len * self.token_chars
+
+    def check_chars(self, chars: int, param: str = "messages", what: str = "messages") -> None:
+        """BadRequest (`context_length_exceeded`) for a text too long to fit the context in any
+        tokenization: decided from its length alone, before tokenizing it (seconds and
+        gigabytes for megabytes of text)."""
+        if chars > self.max_prompt_chars:
+            raise BadRequest(
+                f"This model's maximum context length is {self.context_len} tokens, which hold at "
+                f"most {self.max_prompt_chars} characters (no token is longer than "
+                f"{self.token_chars}). However, the {what} hold {chars} characters. Please reduce "
+                f"the length of the {what}.",
+                param=param,
+                code="context_length_exceeded",
+            )
 
     # --- generation ------------------------------------------------------------------------
     def check_length(self, prompt_tokens: int, max_tokens: int, param: str = "messages") -> None:

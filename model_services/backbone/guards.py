@@ -5,21 +5,32 @@
   JSON error, i.e. a 4xx from the app's validation handler, before any handler or model sees them.
 - `cancel_on_disconnect`: runs a handler's work while watching the connection; when the client
   goes away the work is cancelled (the batchers then drop it) instead of computed for nobody.
+- `BodyLimit` (model_services.body_limit): a body over the operator's `--max-body-mib` is a 413
+  before it is parsed.
+- `off_loop`: tokenizing runs on worker threads, never on the event loop (a long text held
+  `/health` and every other request for as long as it took).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import math
 import re
 from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from fastapi import FastAPI, Request
 from fastapi.routing import APIRoute
 
+from model_services.body_limit import DEFAULT_MAX_BODY_MIB, BodyLimit
+
 T = TypeVar("T")
+# Two threads: the model's own thread keeps the cores busy; tokenizing is bounded by the text
+# limits, so a request waits at most a few of them.
+_TOKENIZE = ThreadPoolExecutor(max_workers=2, thread_name_prefix="tokenize")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -68,7 +79,8 @@ def strict_loads(body: bytes | str) -> Any:
 class _StrictJSONRequest(Request):
     async def json(self) -> Any:
         if not hasattr(self, "_json"):
-            self._json = strict_loads(await self.body())
+            # parsing up to --max-body-mib takes a moment: off the event loop too
+            self._json = await off_loop(strict_loads, await self.body())
         return self._json
 
 
@@ -121,9 +133,17 @@ async def cancel_on_disconnect(request: Request, work: Awaitable[T]) -> T:
     return task.result()
 
 
-def worker_app(title: str, worker: Any, **state: Any) -> FastAPI:
+async def off_loop(fn: Callable[..., T], *args: Any) -> T:
+    """`fn(*args)` on a tokenizing thread: the event loop goes on answering meanwhile."""
+    return await asyncio.get_running_loop().run_in_executor(_TOKENIZE, functools.partial(fn, *args))
+
+
+def worker_app(
+    title: str, worker: Any, *, max_body_mib: int = DEFAULT_MAX_BODY_MIB, **state: Any
+) -> FastAPI:
     """A model server's app: its queue worker (a `QueueWorker`) starts and stops with it, request
-    bodies are strict JSON on every route, and `state` (with `batcher`) is on `app.state`."""
+    bodies are at most `max_body_mib` MiB (413 past it) and strict JSON on every route, and
+    `state` (with `batcher`) is on `app.state`."""
     import contextlib
     from collections.abc import AsyncIterator
 
@@ -135,6 +155,7 @@ def worker_app(title: str, worker: Any, **state: Any) -> FastAPI:
 
     app = FastAPI(title=title, lifespan=lifespan)
     app.router.route_class = StrictJSONRoute  # NaN / lone surrogates: a 400, on every route
+    app.add_middleware(BodyLimit, max_bytes=max_body_mib * 2**20)
     for name, value in {**state, "batcher": worker}.items():
         setattr(app.state, name, value)
     return app

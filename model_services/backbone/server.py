@@ -13,8 +13,12 @@ forward pass takes all of them as one batch (so plain concurrent OpenAI clients 
 
 Work is bounded before it reaches the model: a prompt whose tokens plus `max_tokens` exceed the
 context (`max_model_len`, the model's own by default) is a 400 `context_length_exceeded`, decided
-by the tokenizer alone; at most `max_queue` prompts wait or run (beyond: 503 with Retry-After);
-a request whose client disconnects is dropped from the queue, or from its batch at the next
+by the tokenizer alone, and before that by length: a text longer than the context times the
+longest token (in characters) is refused untokenized; a request body over `max_body_mib` is a
+413 before it is parsed; tokenizing runs on worker threads, so `/health` and other requests are
+answered meanwhile. At most `max_queue` prompts wait or run (beyond: 503 with Retry-After; a
+single request of more prompts than that can never be served: 400); a request whose client
+disconnects is dropped from the queue, or from its batch at the next
 decode step. Malformed JSON (NaN, lone surrogates) and invalid fields are 400s in OpenAI's error
 shape.
 """
@@ -50,6 +54,7 @@ from model_services.backbone.guards import (
     ClientGone,
     cancel_on_disconnect,
     describe_errors,
+    off_loop,
     worker_app,
 )
 from model_services.backbone.schemas import (
@@ -77,7 +82,8 @@ from model_services.backbone.schemas import (
     TopLogprob,
     Usage,
 )
-from model_services.queue_worker import QueueFull, QueueWorker
+from model_services.body_limit import DEFAULT_MAX_BODY_MIB
+from model_services.queue_worker import NeverFits, QueueFull, QueueWorker
 
 log = logging.getLogger(__name__)
 DEFAULT_MAX_TOKENS = 256
@@ -182,8 +188,12 @@ def _gen_request(
     max_tokens: int | None = None,
 ) -> GenRequest:
     max_tokens = max_tokens or p.max_completion_tokens or p.max_tokens or DEFAULT_MAX_TOKENS
-    # the tokenizer alone decides (milliseconds): an oversize prompt never reaches the model
+    # the tokenizer alone decides (milliseconds): an oversize prompt never reaches the model;
+    # one that cannot fit whatever its tokens (megabytes) is not even tokenized. Called on a
+    # tokenizing thread (off_loop).
     dumped = [m.model_dump() for m in messages or ()]
+    if prompt_ids is None:
+        engine.check_chars(sum(len(m["content"]) for m in dumped), param)
     ids = prompt_ids if prompt_ids is not None else engine.encode_prompt(dumped)
     engine.check_length(len(ids), max_tokens, param)
     bias = None
@@ -196,6 +206,8 @@ def _gen_request(
         if bad:
             raise BadRequest(f"logit_bias token ids outside the vocabulary: {bad[:5]}")
     for name, strings in (("forced_choice", p.forced_choice), ("extra_logprobs", p.extra_logprobs)):
+        for c in strings or ():
+            engine.check_chars(len(c), name, f"{name} entries")
         if strings and any(not engine.tokenize(c) for c in strings):
             raise BadRequest(f"{name} entries must be non-empty strings")
     stop = [p.stop] if isinstance(p.stop, str) else p.stop
@@ -359,10 +371,17 @@ def create_app(
     *,
     max_batch: int = 64,
     max_queue: int | None = DEFAULT_MAX_QUEUE,
+    max_body_mib: int = DEFAULT_MAX_BODY_MIB,
 ) -> FastAPI:
     batcher = Batcher(engine, max_batch=max_batch, max_queue=max_queue)
 
-    app = worker_app("interp-harness backbone", batcher, engine=engine, served_name=served_name)
+    app = worker_app(
+        "interp-harness backbone",
+        batcher,
+        max_body_mib=max_body_mib,
+        engine=engine,
+        served_name=served_name,
+    )
 
     def check_model(name: str | None) -> None:
         if name and name != served_name:
@@ -410,6 +429,11 @@ def create_app(
         headers = {"Retry-After": str(exc.retry_after_s)}
         return _error(503, str(exc), "server_overloaded", headers=headers)
 
+    @app.exception_handler(NeverFits)
+    async def _never(_, exc: NeverFits) -> JSONResponse:
+        # not a 503: retrying the same request can never succeed
+        return _error(400, str(exc), "invalid_request_error", code="request_too_large")
+
     @app.exception_handler(ClientGone)
     async def _gone(_, exc: ClientGone) -> JSONResponse:
         return _error(499, "client closed the request", "client_closed_request")
@@ -436,7 +460,7 @@ def create_app(
     async def chat(req: ChatCompletionRequest, request: Request) -> Any:
         check_model(req.model)
         _refuse_unserved(req)
-        gens = _copies(_gen_request(req.messages, req, engine), req.n)
+        gens = await off_loop(lambda: _copies(_gen_request(req.messages, req, engine), req.n))
         if req.stream:
             batcher.admit(len(gens), "prompts")  # a full queue is a 503, not a broken stream
             return _chat_stream(gens, req)
@@ -496,26 +520,33 @@ def create_app(
         batcher.admit(len(prompts) * req.n, "prompts")  # before tokenizing a refused batch
         # max_tokens 0 (with echo: only the prompt's logprobs) decodes one token, then drops it
         max_tokens = req.max_tokens if req.max_tokens is not None else 16
-        texts, gens = [], []
-        for i, prompt in enumerate(prompts):
-            ids = engine.tokenize(prompt) if isinstance(prompt, str) else list(prompt)
-            param = "prompt" if len(prompts) == 1 else f"prompt[{i}]"
-            if not ids:
-                raise BadRequest("the prompt is empty", param=param)
-            if any(not 0 <= t < engine.vocab_size for t in ids):
-                raise BadRequest("prompt token ids outside the vocabulary", param=param)
-            texts.append(prompt if isinstance(prompt, str) else engine.tok.decode(ids))
-            gen = _gen_request(
-                None, req, engine, param, prompt_ids=ids, max_tokens=max(1, max_tokens)
-            )
-            # legacy `logprobs` is how many alternatives; 0 still lists the chosen tokens
-            gen.logprobs, gen.top_logprobs = req.logprobs is not None, req.logprobs or 0
-            if req.echo and req.logprobs is not None:
-                gen.prompt_logprobs = req.logprobs
-            for g in _copies(gen, req.n):
-                if max_tokens == 0:
-                    g.max_tokens, g.stop = 1, None
-                gens.append(g)
+
+        def build() -> tuple[list[str], list[GenRequest]]:  # on a tokenizing thread
+            texts, gens = [], []
+            for i, prompt in enumerate(prompts):
+                param = "prompt" if len(prompts) == 1 else f"prompt[{i}]"
+                if isinstance(prompt, str):
+                    engine.check_chars(len(prompt), param, "prompt")
+                ids = engine.tokenize(prompt) if isinstance(prompt, str) else list(prompt)
+                if not ids:
+                    raise BadRequest("the prompt is empty", param=param)
+                if any(not 0 <= t < engine.vocab_size for t in ids):
+                    raise BadRequest("prompt token ids outside the vocabulary", param=param)
+                texts.append(prompt if isinstance(prompt, str) else engine.tok.decode(ids))
+                gen = _gen_request(
+                    None, req, engine, param, prompt_ids=ids, max_tokens=max(1, max_tokens)
+                )
+                # legacy `logprobs` is how many alternatives; 0 still lists the chosen tokens
+                gen.logprobs, gen.top_logprobs = req.logprobs is not None, req.logprobs or 0
+                if req.echo and req.logprobs is not None:
+                    gen.prompt_logprobs = req.logprobs
+                for g in _copies(gen, req.n):
+                    if max_tokens == 0:
+                        g.max_tokens, g.stop = 1, None
+                    gens.append(g)
+            return texts, gens
+
+        texts, gens = await off_loop(build)
         first = {i: engine.token_text(g.prompt_ids[0]) for i, g in enumerate(gens)}  # type: ignore[index]
 
         def trimmed(r: GenResult) -> GenResult:
@@ -587,11 +618,13 @@ def create_app(
             raise BadRequest("the batch route does not stream", param="stream")
         n = req.n
         batcher.admit(len(req.messages_list) * n, "prompts")  # before tokenizing a refused batch
-        gens = [
-            g
-            for i, m in enumerate(req.messages_list)
-            for g in _copies(_gen_request(m, req, engine, f"messages_list[{i}]"), n)
-        ]
+        gens = await off_loop(
+            lambda: [
+                g
+                for i, m in enumerate(req.messages_list)
+                for g in _copies(_gen_request(m, req, engine, f"messages_list[{i}]"), n)
+            ]
+        )
         results = await cancel_on_disconnect(request, batcher.submit(gens))
         return BatchChatCompletion(
             model=served_name,
@@ -603,7 +636,8 @@ def create_app(
     @app.post("/tokenize", response_model=TokenizeResponse)
     async def tokenize(req: TokenizeRequest) -> TokenizeResponse:
         check_model(req.model)
-        ids = engine.tokenize(req.prompt)
+        engine.check_chars(len(req.prompt), "prompt", "prompt")  # the same bound as a prompt's
+        ids = await off_loop(engine.tokenize, req.prompt)
         return TokenizeResponse(tokens=ids, count=len(ids), max_model_len=engine.context_len)
 
     return app
@@ -619,6 +653,7 @@ def serve(
     max_batch: int = 64,
     max_model_len: int | None = None,
     max_queue: int = DEFAULT_MAX_QUEUE,
+    max_body_mib: int = DEFAULT_MAX_BODY_MIB,
 ) -> None:
     """Load the model and serve it until interrupted."""
     import uvicorn
@@ -632,6 +667,8 @@ def serve(
     engine = Engine(tok, lm, max_batch=max_batch)
     if max_model_len is not None:  # the operator may only lower the model's own context
         engine.context_len = min(engine.context_len, max_model_len)
-    app = create_app(engine, name, max_batch=max_batch, max_queue=max_queue)
+    app = create_app(
+        engine, name, max_batch=max_batch, max_queue=max_queue, max_body_mib=max_body_mib
+    )
     log.info("serving %s as %r on http://%s:%d/v1", model, name, host, port)
     uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -23,10 +23,12 @@ import torch
 from pydantic import BaseModel, Field
 
 from model_services.backbone.engine import BadRequest
+from model_services.body_limit import DEFAULT_MAX_BODY_MIB
 from model_services.intervention import schemas as S
 from model_services.intervention.featurizers import FeaturizerError, FeaturizerRegistry
 from model_services.intervention.model import COMPONENTS, LoadedModel
 from model_services.intervention.saelens import SAERegistry, encode
+from model_services.text_bounds import token_chars
 
 MAX_SAE_LATENTS = 64  # latents per SAE request: every latent of a 16k-wide SAE is ~64 KiB a token
 
@@ -49,6 +51,7 @@ class Limits(BaseModel):
     # little from bigger passes, and an abandoned request stops only between passes)
     batch_tokens: int | None = Field(None, ge=64)
     batch_rows: int = Field(128, ge=1)
+    max_body_mib: int = Field(DEFAULT_MAX_BODY_MIB, ge=1)  # request body size (413 past it)
 
 
 class Cancelled(Exception):
@@ -188,6 +191,9 @@ class Engine:
         self.tok = model.tokenizer
         self.limits = limits or Limits()
         self.max_tokens = min(self.limits.max_text_tokens, model.max_positions)
+        # a longer text can never be within max_tokens: refused before tokenizing (seconds and
+        # gigabytes for megabytes of text)
+        self.max_text_chars = self.max_tokens * token_chars(self.tok)
         self.batch_tokens = self.limits.batch_tokens or (
             16384 if model.device.type == "cuda" else 1024
         )
@@ -224,6 +230,13 @@ class Engine:
         """`start`: the index of texts[0] in the request's list (for error messages)."""
         if len(texts) > self.limits.max_texts:
             raise BadRequest(f"{len(texts)} {what}; at most {self.limits.max_texts} per request")
+        for i, text in enumerate(texts):
+            if len(text) > self.max_text_chars:
+                raise BadRequest(
+                    f"{what}[{start + i}] has {len(text)} characters; a text of at most "
+                    f"{self.max_tokens} tokens (the limit per text) holds at most "
+                    f"{self.max_text_chars} characters"
+                )
         enc = self.tok(texts, return_offsets_mapping=True, add_special_tokens=True)
         out = []
         for i, (text, ids, offs) in enumerate(

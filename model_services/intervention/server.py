@@ -13,7 +13,11 @@ other failure is a 500 for that request only.
 
 Work is bounded before it reaches the model: a request's tokens (texts, sources, mean texts, new
 tokens) are counted by the tokenizer against `max_request_tokens` (400 past it), and at most
-`max_queue_tokens` of them wait or run (503 with Retry-After past it). A request whose client
+`max_queue_tokens` of them wait or run (503 with Retry-After past it; a request of more than that
+alone can never be served: 400). Before any tokenizing, a request body over `max_body_mib` is a
+413 and a text too long to be within `max_text_tokens` in any tokenization (its characters past
+the limit times the longest token) is a 400; tokenizing runs on worker threads, so `/health` and
+other requests are answered meanwhile. A request whose client
 disconnects is dropped from the queue, or stopped at its next micro-batch (a merged group stops
 when none of its callers is left). Malformed JSON (NaN, lone surrogates) is a 400 on every route.
 """
@@ -38,13 +42,14 @@ from model_services.backbone.guards import (
     ClientGone,
     cancel_on_disconnect,
     describe_errors,
+    off_loop,
     worker_app,
 )
 from model_services.intervention import schemas as S
 from model_services.intervention.engine import CANCEL, Cancelled, Engine
 from model_services.intervention.featurizers import FeaturizerError
 from model_services.intervention.saelens import SAEConfigError, SAERegistry, default_sae_dir
-from model_services.queue_worker import QueueFull, QueueWorker
+from model_services.queue_worker import NeverFits, QueueFull, QueueWorker
 
 log = logging.getLogger(__name__)
 
@@ -223,7 +228,12 @@ def create_app(engine: Engine) -> FastAPI:
     lim = engine.limits
     batcher = Batcher(engine, max_items=lim.max_texts, max_queue_tokens=lim.max_queue_tokens)
 
-    app = worker_app("interp-harness intervention service", batcher, engine=engine)
+    app = worker_app(
+        "interp-harness intervention service",
+        batcher,
+        max_body_mib=lim.max_body_mib,
+        engine=engine,
+    )
 
     @app.exception_handler(BadRequest)
     async def _bad(_, exc: BadRequest) -> JSONResponse:
@@ -247,6 +257,10 @@ def create_app(engine: Engine) -> FastAPI:
         r.headers["Retry-After"] = str(exc.retry_after_s)
         return r
 
+    @app.exception_handler(NeverFits)
+    async def _never(_, exc: NeverFits) -> JSONResponse:
+        return _error(400, str(exc), "invalid_request_error")  # retrying can never help
+
     @app.exception_handler(ClientGone)
     async def _gone(_, exc: ClientGone) -> JSONResponse:
         return _error(499, "client closed the request", "client_closed_request")
@@ -257,7 +271,8 @@ def create_app(engine: Engine) -> FastAPI:
         return _error(500, f"{type(exc).__name__}: {exc}", "internal_error")
 
     async def _submit(request: Request, kind: str, req: BaseModel) -> Any:
-        tokens = engine.request_tokens(kind, req)  # 400 past the per-request bound
+        # 400 past the per-request bound; tokenizes, so off the event loop
+        tokens = await off_loop(engine.request_tokens, kind, req)
         batcher.admit(tokens, "tokens of work")  # 503 at once when the queue is full
         return await cancel_on_disconnect(request, batcher.submit(kind, req, tokens))
 
@@ -278,7 +293,7 @@ def create_app(engine: Engine) -> FastAPI:
 
     @app.post("/v1/tokenize", response_model=S.TokenizeResponse)
     async def tokenize(req: S.TokenizeRequest) -> S.TokenizeResponse:
-        return engine.tokenize_response(req)
+        return await off_loop(engine.tokenize_response, req)
 
     @app.post("/v1/activations", response_model=S.ActivationsResponse)
     async def activations(req: S.ActivationsRequest, request: Request) -> S.ActivationsResponse:
