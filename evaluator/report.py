@@ -136,13 +136,15 @@ class Report(BaseModel):
 
 
 def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float] | None:
+    """The Wilson score interval of `k` successes in `n`; it contains k / n (rounding alone put
+    the low end of 0 successes at 5.6e-17, above the estimate: a negative error bar)."""
     if n == 0:
         return None
     p = k / n
     den = 1 + z * z / n
     center = (p + z * z / (2 * n)) / den
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
-    return max(0.0, center - half), min(1.0, center + half)
+    return min(p, max(0.0, center - half)), max(p, min(1.0, center + half))
 
 
 def t_interval(xs: list[float]) -> tuple[float, float] | None:

@@ -61,6 +61,14 @@ def _bin_start(label: str) -> tuple[int, str]:
     return (int(m.group()) if m else sys.maxsize, label)
 
 
+def _error_bars(rows: Sequence[Any]) -> tuple[list[float], list[float]]:
+    """Each row's error bar lengths below and above its success rate, never negative (matplotlib
+    refuses a negative one: an interval that misses its estimate draws as a zero-length side)."""
+    lo = [max(0.0, r.success - (r.ci_low if r.ci_low is not None else r.success)) for r in rows]
+    hi = [max(0.0, (r.ci_high if r.ci_high is not None else r.success) - r.success) for r in rows]
+    return lo, hi
+
+
 def queries_svg(rows: Sequence[Any]) -> str:
     """Success versus inputs used (the report's QueryRows), one line per agent."""
     fig = Figure(figsize=(6.5, 3.4))
@@ -71,8 +79,7 @@ def queries_svg(rows: Sequence[Any]) -> str:
         mine = [r for r in rows if r.agent == agent and r.success is not None]
         xs = [bins.index(r.bin) + (k - (len(agents) - 1) / 2) * 0.08 for r in mine]
         ys = [r.success for r in mine]
-        lo = [r.success - (r.ci_low if r.ci_low is not None else r.success) for r in mine]
-        hi = [(r.ci_high if r.ci_high is not None else r.success) - r.success for r in mine]
+        lo, hi = _error_bars(mine)
         bars = ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3, label=agent)
         bars.lines[0].set_gid(f"queries-{agent}")
     ax.set_xticks(range(len(bins)), bins)
