@@ -13,6 +13,7 @@ for helpers in (
     TESTS,  # support, pg_server, route_walk
     TESTS / "evaluator",  # evaluator_helpers
     TESTS / "model_services" / "backbone",  # backbone_server
+    TESTS / "model_services" / "intervention",  # intervention_server
     TESTS / "harness" / "api",  # trust_helpers, openai_stub
     TESTS / "harness" / "runs",  # orch_helpers, orch_plugin (the orch-test targets)
     TESTS / "harness" / "agent_host",  # host_test_agents
@@ -22,6 +23,9 @@ for helpers in (
 ):
     if str(helpers) not in sys.path:
         sys.path.insert(0, str(helpers))
+
+# The session's shared model servers (one per model and options), visible to every test folder.
+pytest_plugins = ["shared_services"]
 
 # Tests read reference data from ../shared/data unless told otherwise (never copied into the project).
 os.environ.setdefault(

@@ -1,5 +1,5 @@
-"""Fixtures: SmolLM2's intervention service, started by the test itself (a real uvicorn
-subprocess on loopback), shared by the neuron tests of a session."""
+"""Fixtures: a client of the session's SmolLM2 intervention service (`smol_url`,
+tests/shared_services.py), and helpers for neuron runs served over the API."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ import httpx
 import pytest
 
 from model_services.intervention.client import InterventionClient
-from tests.model_services.intervention.conftest import _served
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -47,11 +46,6 @@ def wait_done(c: httpx.Client, run_id: str, timeout: float = 900) -> dict[str, A
             return detail
         time.sleep(1)
     raise AssertionError(f"run {run_id} did not finish")
-
-
-@pytest.fixture(scope="session")
-def smol_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    yield from _served("smollm2", tmp_path_factory)
 
 
 @pytest.fixture(scope="session")

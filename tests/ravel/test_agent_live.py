@@ -1,7 +1,7 @@
-"""RAVEL localisation targets on SmolLM2-135M through the real intervention service (started here):
+"""RAVEL localisation targets on SmolLM2-135M through the session's real intervention service:
 the runner's commands, the scorer's sanity checks (whole vector: high Cause, low Isolate; one dim:
 near nothing), and a scored `harness run` of the scripted baseline. The instance is built once per
-module (a tmp HARNESS_RAVEL_CACHE shared with the subprocesses)."""
+session (tests/ravel/conftest.py: a tmp HARNESS_RAVEL_CACHE shared with the subprocesses)."""
 
 from __future__ import annotations
 
@@ -19,20 +19,20 @@ from evaluator.ravel.agent_task import score_ravel_episode
 from function_store.catalog import Catalog
 from function_store.ravel.runner import RavelRunner, parse
 from function_store.runtime import RuntimeContext
-from tests.model_services.intervention.conftest import _served
 
 ROOT = Path(__file__).resolve().parents[2]
 COUNTRY = "ravel/smollm2/city/Country"
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    cache = tmp_path_factory.mktemp("ravel-agent-cache")
-    for url in _served("smollm2", tmp_path_factory):
-        with pytest.MonkeyPatch.context() as mp:
-            mp.setenv("HARNESS_RAVEL_CACHE", str(cache))
-            mp.setenv("HARNESS_INTERVENTION_URL", url)
-            yield {"HARNESS_RAVEL_CACHE": str(cache), "HARNESS_INTERVENTION_URL": url}
+def env(smol_url: str, ravel_city) -> Iterator[dict[str, str]]:
+    cache = (
+        ravel_city.cache
+    )  # the session's cache, the city instance built (tests/ravel/conftest.py)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HARNESS_RAVEL_CACHE", str(cache))
+        mp.setenv("HARNESS_INTERVENTION_URL", smol_url)
+        yield {"HARNESS_RAVEL_CACHE": str(cache), "HARNESS_INTERVENTION_URL": smol_url}
 
 
 def _runner(env: dict[str, str]) -> RavelRunner:

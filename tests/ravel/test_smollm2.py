@@ -18,10 +18,9 @@ import pytest
 from evaluator.ravel import interchange
 from evaluator.ravel.methods.featurize import rotation_spec
 from evaluator.ravel.scores import disentangle
-from function_store.ravel.instances import build
+from function_store.ravel.instances import build, cache_path
 from function_store.ravel.targets import INSTANCES
 from model_services.intervention.client import InterventionClient
-from tests.model_services.intervention.conftest import _served
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYER = 8
@@ -29,23 +28,24 @@ CONFIG = INSTANCES["city"]  # the instance the catalog's RAVEL targets are score
 
 
 @pytest.fixture(scope="module")
-def smol(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[InterventionClient, str]]:
-    for url in _served("smollm2", tmp_path_factory):
-        yield InterventionClient(url), url
+def smol(smol_url: str) -> tuple[InterventionClient, str]:
+    return InterventionClient(smol_url), smol_url
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("ravel-cache")
+def cache(ravel_city) -> Path:
+    return ravel_city.cache  # the session's cache (tests/ravel/conftest.py)
 
 
 @pytest.fixture(scope="module")
-def inst(smol, cache, monkeypatch_module):
-    monkeypatch_module.setenv("HARNESS_RAVEL_CACHE", str(cache))
-    seen = []
-    out = build(smol[0], CONFIG, progress=lambda d, t: seen.append((d, t)))
-    assert seen and seen[-1][0] == seen[-1][1]  # the progress callback reached the end
-    return out
+def inst(ravel_city, monkeypatch_module):
+    monkeypatch_module.setenv("HARNESS_RAVEL_CACHE", str(ravel_city.cache))
+    return ravel_city.instance
+
+
+def test_the_build_reports_progress_to_the_end(ravel_city):
+    seen = ravel_city.progress
+    assert seen and seen[-1][0] == seen[-1][1]
 
 
 @pytest.fixture(scope="module")
@@ -95,13 +95,16 @@ def test_nothing_whole_and_random_direction(smol, inst):
     assert rnd.cause <= 0.2 and rnd.isolate >= 0.8, rnd
 
 
-def test_eval_command_prints_the_table(smol, cache):
+def test_eval_command_prints_the_table(smol, cache, inst):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HARNESS_RAVEL_CACHE": str(cache)}
     cmd = [sys.executable, "-m", "harness.cli", "ravel", "eval", "--url", smol[1]]
     cmd += ["--attribute", "Country", "--methods", "nothing,full,das", "--layer", str(LAYER)]
     cmd += ["--epochs", "1", "--split", "entity_test"]
-    (path,) = [p for p in cache.glob("*.json") if not p.name.endswith(".outputs.json")]
-    cmd += ["--instance", str(path)]  # the instance built above
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HARNESS_RAVEL_CACHE", str(cache))
+        path = cache_path(inst.model, CONFIG)
+    assert path.exists()
+    cmd += ["--instance", str(path)]  # the city instance built for the session
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200)
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = proc.stdout

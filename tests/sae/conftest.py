@@ -8,13 +8,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from intervention_server import start_server
 from support import stop_process
 
 from function_store import benchmark as registry
 from function_store.sae.benchmark import BENCHMARK
 from function_store.sae.build import BuildOptions, build_sae
 from function_store.sae.catalog import SAECatalog
-from tests.model_services.intervention.conftest import start_server
 
 
 @pytest.fixture(autouse=True)
@@ -64,10 +64,11 @@ def built(sae_cache: Path) -> SAECatalog:
 
 
 @pytest.fixture(scope="session")
-def llama_url(
+def sae_llama_url(
     built: SAECatalog, sae_cache: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[str]:
-    # the service reads its default SAE folder from the cache it is started with
+    # its own server (not the tiny llama of tests/model_services/intervention): it reads its
+    # default SAE folder from the cache it is started with, the SAE built above
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("HARNESS_CACHE_DIR", str(sae_cache))
         proc, url = start_server("llama-tiny-random", tmp_path_factory.mktemp("iv") / "log")

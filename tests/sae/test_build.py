@@ -62,7 +62,7 @@ def test_catalog_latents_live_with_examples(built: SAECatalog) -> None:
 
 
 def test_examples_are_the_saved_sae_on_the_service_activations(
-    built: SAECatalog, in_cache: Path, llama_url: str
+    built: SAECatalog, in_cache: Path, sae_llama_url: str
 ) -> None:
     """What the catalog lists is what sae-lens's encoder gives on the service's own activations
     (the values the service will return for the latent)."""
@@ -70,7 +70,7 @@ def test_examples_are_the_saved_sae_on_the_service_activations(
     for r in built.latents[:3]:
         examples = r.activating + r.non_activating
         for e, (tokens, x) in zip(
-            examples, _site_acts(llama_url, [e.text for e in examples], 1), strict=True
+            examples, _site_acts(sae_llama_url, [e.text for e in examples], 1), strict=True
         ):
             assert e.tokens == tokens
             want = sae.encode(x)[:, r.latent]
@@ -78,12 +78,12 @@ def test_examples_are_the_saved_sae_on_the_service_activations(
 
 
 def test_report_matches_held_out_reconstruction(
-    built: SAECatalog, in_cache: Path, llama_url: str
+    built: SAECatalog, in_cache: Path, sae_llama_url: str
 ) -> None:
     """FVE and L0 recomputed here from the held-out texts the service reads (past position 0)."""
     held = built.held_out
     sae = _sae(sae_dir(built.sae))
-    x = torch.cat([v[1:] for _, v in _site_acts(llama_url, held, 1)])
+    x = torch.cat([v[1:] for _, v in _site_acts(sae_llama_url, held, 1)])
     with torch.no_grad():
         z = sae.encode(x)
         fve = 1 - (x - sae.decode(z)).pow(2).sum() / (x - x.mean(0)).pow(2).sum()

@@ -66,9 +66,9 @@ def _secrets(built: SAECatalog) -> list[str]:
 
 
 def test_run_report_tools_mode_and_leak_audit(
-    built: SAECatalog, sae_cache: Path, llama_url: str, tmp_path: Path
+    built: SAECatalog, sae_cache: Path, sae_llama_url: str, tmp_path: Path
 ) -> None:
-    env = _env(tmp_path, sae_cache, llama_url)
+    env = _env(tmp_path, sae_cache, sae_llama_url)
     run = json.loads(
         _harness(env, "run", "--agent", "scripted-sae", "-d", "sae", "-n", "2", "--json")
     )
@@ -121,9 +121,9 @@ def _episode_page_shades_tokens(env: dict[str, str], store: Store, run_id: str, 
 
 
 def test_inspect_task_with_a_scripted_solver(
-    built: SAECatalog, sae_cache: Path, llama_url: str, tmp_path: Path
+    built: SAECatalog, sae_cache: Path, sae_llama_url: str, tmp_path: Path
 ) -> None:
-    env = _env(tmp_path, sae_cache, llama_url)
+    env = _env(tmp_path, sae_cache, sae_llama_url)
     env.pop("DATABASE_URL")  # the eval keeps no store of ours
     args = ["eval", "interp_harness/sae", "--solver", f"{SCRIPTS}@calls_each_tool_once"]
     args += ["-T", "limit=1", "--model", "mockllm/model"]
@@ -141,7 +141,7 @@ def test_inspect_task_with_a_scripted_solver(
 
 
 def test_preflight_refuses_an_sae_the_service_does_not_serve(
-    built: SAECatalog, llama_url: str, tmp_path: Path
+    built: SAECatalog, sae_llama_url: str, tmp_path: Path
 ) -> None:
     """A catalog whose SAE the service lacks: refused before anything starts, naming the SAE."""
     cache = tmp_path / "cache"
@@ -149,7 +149,7 @@ def test_preflight_refuses_an_sae_the_service_does_not_serve(
     folder = cache / "data" / "sae" / "not-served"
     folder.mkdir(parents=True)
     (folder / "harness_catalog.json").write_text(other.model_dump_json())
-    env = _env(tmp_path, cache, llama_url)
+    env = _env(tmp_path, cache, sae_llama_url)
     proc = subprocess.run(
         [sys.executable, "-m", "harness.cli", "run", "--agent", "scripted-sae", "-d", "sae"],
         cwd=ROOT,

@@ -25,10 +25,10 @@ def _values(reply: str) -> list[float]:
 
 
 def test_reply_is_the_catalogued_activations(
-    built: SAECatalog, in_cache: Path, llama_url: str
+    built: SAECatalog, in_cache: Path, sae_llama_url: str
 ) -> None:
     r = built.latents[0]
-    runner = _runner(f"sae/llama-tiny-random/{built.sae}/{r.latent}", llama_url)
+    runner = _runner(f"sae/llama-tiny-random/{built.sae}/{r.latent}", sae_llama_url)
     examples = [r.activating[0], r.non_activating[0]]
     out = runner.call([e.text for e in examples])
     for o, e in zip(out, examples, strict=True):
@@ -40,13 +40,13 @@ def test_reply_is_the_catalogued_activations(
 
 
 def test_service_errors_are_fixed_strings(
-    built: SAECatalog, in_cache: Path, llama_url: str
+    built: SAECatalog, in_cache: Path, sae_llama_url: str
 ) -> None:
     """A request the service refuses (an SAE it does not serve) reads as the fixed string: the
     service's message, which names the SAE, never reaches the agent."""
     r = built.latents[0]
     runner = _runner(
-        f"sae/llama-tiny-random/{built.sae}/{r.latent}", llama_url, sae="secret-sae-name"
+        f"sae/llama-tiny-random/{built.sae}/{r.latent}", sae_llama_url, sae="secret-sae-name"
     )
     out = runner.call(["The cat sat.", "  "])
     assert out[0].error == UNAVAILABLE and out[0].error_category == "infrastructure"

@@ -8,7 +8,6 @@ import json
 
 import httpx
 import pytest
-from backbone_server import backbone_url  # noqa: F401 - the session's server fixture
 
 from evaluator.judge import OpenAICompatibleJudge
 from evaluator.sae import classify

@@ -20,7 +20,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-from backbone_server import backbone_url  # noqa: F401 - the project's backbone server fixture
 from inspect_ai.log import EvalLog, read_eval_log
 
 from agents.protocol import format_reply

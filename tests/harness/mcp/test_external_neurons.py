@@ -18,7 +18,6 @@ from orch_helpers import Server
 
 import harness  # noqa: F401  (registers the agent `external`)
 from agents.registry import get_agent
-from tests.model_services.intervention.conftest import _served
 from tests.neurons.conftest import neuron_api_env, wait_done
 
 OWNER, OTHER = "owner-token-0123456789", "other-token-0123456789"
@@ -26,15 +25,12 @@ RUN = {"dataset": "neuron", "family": "neurons", "variant": "smollm2", "limit": 
 
 
 @pytest.fixture(scope="module")
-def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    smol = _served("smollm2", tmp_path_factory)
-    smol_url = next(smol)
+def api(smol_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     d = tmp_path_factory.mktemp("mcp-neurons")
     env = neuron_api_env(d, smol_url, HARNESS_API_TOKENS=f"{OWNER},{OTHER}")
     srv = Server(env, d / "api.log").start(timeout=120)
     yield srv
     srv.stop()
-    next(smol, None)  # stops the intervention service
 
 
 def auth(token: str) -> dict[str, str]:

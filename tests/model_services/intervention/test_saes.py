@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 import torch
+from intervention_server import serve_intervention
 from typer.testing import CliRunner
 
 from model_services.intervention import model as model_mod
@@ -20,7 +21,6 @@ from model_services.intervention import saelens
 from model_services.intervention import schemas as S
 from model_services.intervention.client import InterventionClient
 from model_services.intervention.server import _merge
-from tests.model_services.intervention.conftest import _served
 
 MODEL = "llama-tiny-random"  # hidden size 48, byte-level tokens
 TEXTS = ["the cat sat on a mat", "Tokyo", "tattoo attempts at tea", "ab"]
@@ -111,8 +111,9 @@ def sae_files(tmp_path_factory: pytest.TempPathFactory, local: model_mod.LoadedM
 def client(
     sae_files: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[InterventionClient]:
+    # its own server: started with these SAE files (--sae, --sae-dir)
     extra = ["--sae", f"std={sae_files / 'explicit' / 'std'}", "--sae-dir", str(sae_files / "dir")]
-    for url in _served(MODEL, tmp_path_factory, *extra):
+    for url in serve_intervention(MODEL, tmp_path_factory, *extra):
         with InterventionClient(url) as c:
             yield c
 
@@ -197,7 +198,7 @@ def test_saes_are_listed_without_paths(client, sae_files):
     assert str(sae_files) not in text and "/tmp" not in text
 
 
-def test_an_sae_saved_while_serving_is_served(client, sae_files):
+def test_an_sae_saved_while_serving_isserve_intervention(client, sae_files):
     folder = sae_files / "dir" / "late"
     _save(folder, _random_weights(5), "blocks.2.hook_mlp_out", architecture="topk", k=3)
     assert "late" in {s.name for s in client.saes()}

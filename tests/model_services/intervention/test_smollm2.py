@@ -4,20 +4,16 @@ entity token with a Tokyo source turns it into " Japan"."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from model_services.intervention.client import InterventionClient
-from tests.model_services.intervention.conftest import _served
 
 TEMPLATE = "{} is a city in the country of"
 
 
 @pytest.fixture(scope="module")
-def smol(tmp_path_factory: pytest.TempPathFactory) -> Iterator[InterventionClient]:
-    for url in _served("smollm2", tmp_path_factory):
-        yield InterventionClient(url)
+def smol(smol_url: str) -> InterventionClient:
+    return InterventionClient(smol_url)
 
 
 def _entity_last_token(city: str) -> dict:
