@@ -76,7 +76,13 @@ def run_to_eval_log(store: Store, run: Run) -> Any:
         dataset=log.EvalDataset(name=run.dataset, samples=len(samples)),
         model=models[0],
         config=_eval_config(log, run),
-        metadata={"agent": run.agent, "spec": run.spec, "interp_harness_run": run.id},
+        metadata={
+            "agent": run.agent,
+            "spec": run.spec,
+            "interp_harness_run": run.id,
+            # a run imported here from a file stays marked: its scores are a claim, not ours
+            "interp_harness_imported": bool(store.imported_runs([run.id])),
+        },
     )
     return log.EvalLog(
         eval=spec,

@@ -98,6 +98,11 @@ class Settings(BaseSettings):
     # Longest one agent step may take (operator only): a step that has not answered by then ends
     # the episode as an agent error ("step timed out"), whether or not the run has max_wall_s.
     agent_step_timeout_s: float = Field(600.0, gt=0, le=7 * 24 * 3600)
+    # What `harness import-inspect` reads of a log (operator only): the most bytes one member of a
+    # `.eval` zip (a sample) and the whole log may inflate to; past either the log is refused
+    # before Inspect parses it (a few kB of zip may inflate to gigabytes).
+    import_max_member_bytes: int = Field(128 * 2**20, ge=1024)
+    import_max_log_bytes: int = Field(512 * 2**20, ge=1024)
 
     @field_validator("provider_limits")
     @classmethod

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from evaluator.domain import true_interval
+from evaluator.numeric.grid import GridInvalid, check_grid
 from evaluator.numeric.plot import numeric_svg, sampled_points
 from evaluator.panel import Panel, PanelView, Rendered, html_template
 
@@ -35,7 +36,10 @@ def plot_data(detail: Any, answer: Any, target: Any) -> dict[str, Any]:
     elif not (answer.code.strip() and answer.func_name):
         out["notes"].append("the final answer has no function to plot")
     elif isinstance(grid, dict) and grid.get("x"):
-        out["agent"] = (list(grid["x"]), list(grid["y"]))
+        try:  # stored data, maybe imported from elsewhere: a bad line is a note, never a 500
+            out["agent"] = check_grid(grid)
+        except GridInvalid as e:
+            out["notes"].append(f"agent's code: its stored outputs cannot be drawn (the grid {e})")
     elif nmse is None:
         out["notes"].append("the episode has no code score: nothing computed to plot")
     elif nmse.status == "error":
@@ -47,7 +51,10 @@ def plot_data(detail: Any, answer: Any, target: Any) -> dict[str, Any]:
     if target is not None:
         truth = details.get("truth_grid")
         if isinstance(truth, dict) and truth.get("x"):
-            out["truth"] = (list(truth["x"]), list(truth["y"]))
+            try:
+                out["truth"] = check_grid(truth)
+            except GridInvalid as e:
+                out["notes"].append(f"ground truth: cannot be drawn (the stored grid {e})")
         elif nmse is not None:
             failure = str(details.get("failure") or "")
             why = nmse.error or (failure if failure.startswith("ground truth") else "")

@@ -26,9 +26,11 @@ def import_inspect(
     except ImportError as e:  # inspect-ai is an optional extra
         err.print(f"[red]importing an Inspect log needs inspect-ai ({e}): pip install inspect-ai")
         raise typer.Exit(2) from e
+    from sqlalchemy.exc import SQLAlchemyError
+
     from harness.runs.views import run_out
     from harness.settings import Settings
-    from harness.store.repo import DuplicateImport, open_store
+    from harness.store.repo import IMPORT_EVENT, DuplicateImport, open_store
 
     store = open_store(Settings().url)
     try:
@@ -37,21 +39,38 @@ def import_inspect(
         err.print(f"{e}; nothing imported", style="red", markup=False, soft_wrap=True)
         raise typer.Exit(1) from e
     except ImportRefused as e:
-        err.print(
-            f"cannot import {log}: {e}; nothing imported", style="red", markup=False, soft_wrap=True
-        )
+        _refused(log, str(e))
+        raise typer.Exit(1) from e
+    except (SQLAlchemyError, OverflowError) as e:  # what the checks missed: one transaction
+        _refused(log, f"the store refused a value ({type(e).__name__}: {str(e)[:300]})")
         raise typer.Exit(1) from e
     run = store.get_run(run_id)
     assert run is not None
+    dropped = (store.event_data(run_id, IMPORT_EVENT) or {}).get("dropped") or []
+    if dropped:  # an exported spec's fields that only this server's operator sets
+        err.print(
+            f"not stored from the log's spec (the operator's to set): {', '.join(dropped)}",
+            markup=False,
+            soft_wrap=True,
+        )
     if as_json:
-        sys.stdout.write(json.dumps(run_out(run).model_dump(mode="json")) + "\n")
+        sys.stdout.write(json.dumps(run_out(run, imported=True).model_dump(mode="json")) + "\n")
         return
     n = len(store.episodes(run_id, with_answer=False))
     err.print(
-        f"imported {log} as run {run_id} ({run.status}, {n} episodes)", markup=False, soft_wrap=True
+        f"imported {log} as run {run_id} ({run.status}, {n} episodes); it is marked imported: "
+        "its scores are the log's claims",
+        markup=False,
+        soft_wrap=True,
     )
     err.print(f"report: harness report {run_id}", markup=False, soft_wrap=True)
     sys.stdout.write(run_id + "\n")
+
+
+def _refused(log: str, why: str) -> None:
+    err.print(
+        f"cannot import {log}: {why}; nothing imported", style="red", markup=False, soft_wrap=True
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -43,9 +43,10 @@ def list_(
 
     store = _store()
     runs = store.list_runs(status=status, limit=limit)
+    imported = store.imported_runs([r.id for r in runs])
     if as_json:
         for r in runs:
-            sys.stdout.write(run_out(r).model_dump_json() + "\n")
+            sys.stdout.write(run_out(r, r.id in imported).model_dump_json() + "\n")
         return
     # fits 80 columns: nothing is cut (ids are typed back), long agent names wrap
     t = Table(
@@ -62,7 +63,9 @@ def list_(
         t.add_row(
             r.id,
             r.status,
-            r.agent + (f" (floor of {r.spec['floor_for']})" if r.spec.get("floor_for") else ""),
+            r.agent
+            + (f" (floor of {r.spec['floor_for']})" if r.spec.get("floor_for") else "")
+            + (" (imported)" if r.id in imported else ""),
             r.dataset + (f"/{r.family}" if r.family else ""),
             str(len(r.target_ids)),
             r.created_at.strftime("%Y-%m-%d %H:%M"),
@@ -76,7 +79,7 @@ def show(run_id: str, as_json: bool = typer.Option(False, "--json")) -> None:
     episode's id, that episode with its error and the agent's traceback."""
     from harness.commands.run import print_summary
     from harness.runs.spec import episode_epoch, spec_epochs
-    from harness.runs.views import run_detail
+    from harness.runs.views import IMPORTED, run_detail
 
     store = _store()
     prefix = run_id.strip().rstrip("…").rstrip(".")
@@ -95,6 +98,8 @@ def show(run_id: str, as_json: bool = typer.Option(False, "--json")) -> None:
         sys.stdout.write(detail.model_dump_json(indent=2) + "\n")
         return
     print_summary(console, detail)
+    if detail.imported:
+        console.print(f"[yellow]note: {IMPORTED}[/yellow]")
     # repeated samples: an epoch column (a run with one epoch per target shows none)
     n_targets, epochs = len(run.target_ids), spec_epochs(run.spec)
     t = Table(
@@ -209,13 +214,15 @@ def export(
     ),
 ) -> None:
     """Export a run's episodes with their full transcripts, target calls and scores."""
-    from harness.runs.views import episode_detail
+    from harness.runs.views import IMPORTED, episode_detail
 
     if fmt not in ("jsonl", "inspect"):
         err.print(f"[red]unknown format {fmt!r}; supported: jsonl, inspect[/red]")
         raise typer.Exit(2)
     store = _store()
     run = _run_or_exit(store, run_id)
+    if store.imported_runs([run.id]):  # the export carries the mark too (Inspect: its metadata)
+        err.print(f"note: {IMPORTED}", markup=False, soft_wrap=True)
     if fmt == "inspect":
         from harness.inspect_export import InspectUnavailable, write_inspect_json, write_inspect_log
 
@@ -254,6 +261,7 @@ def report(
 ) -> None:
     """Print the evaluator's report for a run (when the evaluator provides one)."""
     from harness.runs.report import ReportUnavailable, build_report
+    from harness.runs.views import IMPORTED
 
     if epoch_reducer not in (None, "mean", "max", "at_least_one"):
         raise typer.BadParameter("--epoch-reducer must be mean, max or at_least_one")
@@ -265,6 +273,8 @@ def report(
         err.print(f"[red]{e}[/red]")
         raise typer.Exit(1) from e
     if not as_json:
+        if rep.imported:
+            console.print(f"[yellow]note: {IMPORTED}[/yellow]")
         try:  # the evaluator's own table, when it has one
             from evaluator.report import Report, render_report  # type: ignore[import-not-found]
 

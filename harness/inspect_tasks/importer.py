@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,8 @@ from agents.host_protocol import (
     valid_unicode,
 )
 from evaluator.api import ScoreResult
+from harness.inspect_tasks import untrusted
+from harness.inspect_tasks.bounded_log import LogBounds, LogRefused, bounded_copy
 from harness.inspect_tasks.keys import BUDGET_REASONS, END_REASON, PREFIX
 from harness.runs.spec import MAX_EPOCHS, Budgets, RunSpec, check_json_value
 from harness.runs.views import public_details
@@ -48,17 +51,29 @@ class ImportRefused(ValueError):
     """The file is not an Inspect log of one of our tasks (nothing was stored)."""
 
 
-def read_log(path: str | Path) -> Any:
-    """The Inspect log at `path` (`.eval` or `.json`), or ImportRefused."""
-    from inspect_ai.log import read_eval_log
+def read_log(path: str | Path, bounds: LogBounds | None = None) -> Any:
+    """The Inspect log at `path` (`.eval` or `.json`), or ImportRefused. Inspect parses a copy
+    that was inflated within `bounds` (default: the operator's settings), never the file itself:
+    a `.eval` is a zip, which may be a decompression bomb (harness.inspect_tasks.bounded_log)."""
+    from inspect_ai.log import read_eval_log  # also teaches zipfile zstandard, as Inspect writes
 
     p = Path(path)
     if not p.is_file():
         raise ImportRefused("no such file")
-    try:
-        return read_eval_log(str(p))
-    except Exception as e:  # Inspect raises many kinds for a file that is not a log
-        raise ImportRefused(f"not an Inspect eval log ({type(e).__name__}: {e})"[:500]) from e
+    bounds = bounds or LogBounds.from_settings(Settings())
+    with tempfile.TemporaryDirectory(prefix="harness-import-") as folder:
+        try:
+            copy = bounded_copy(p, Path(folder), bounds)
+        except LogRefused as e:
+            raise ImportRefused(str(e)) from None
+        except OSError as e:
+            raise ImportRefused(f"cannot read the file ({e.strerror or e})") from None
+        try:
+            log = read_eval_log(str(copy))
+        except Exception as e:  # Inspect raises many kinds for a file that is not a log
+            raise ImportRefused(f"not an Inspect eval log ({type(e).__name__}: {e})"[:500]) from e
+    log.location = str(p)  # where it was read from, not the copy
+    return log
 
 
 def import_eval_log(store: Store, log: Any, source: str | None = None) -> str:
@@ -81,10 +96,15 @@ def import_eval_log(store: Store, log: Any, source: str | None = None) -> str:
     keys = [(s.epoch, str(s.id)) for s in samples]
     if len(set(keys)) != len(keys):
         raise ImportRefused("the log has the same sample and epoch twice")
-    spec = _spec(log, samples)
+    spec, dropped = _spec(log, samples)
     cap = Settings().agent_max_message_chars
     position = {t: i for i, t in enumerate(target_ids)}
-    episodes = [_episode(s, position, cap) for s in samples]
+    episodes = []
+    for s in samples:
+        try:
+            episodes.append(_episode(s, position, cap, spec.epochs))
+        except untrusted.Untrusted as e:  # cause first: what is wrong, then where
+            raise ImportRefused(f"{e} (sample {_show_id(s)}, epoch {s.epoch})") from None
     status = RUN_STATUS.get(log.status, "failed")
     error = None
     if log.error is not None:
@@ -110,6 +130,7 @@ def import_eval_log(store: Store, log: Any, source: str | None = None) -> str:
         "solver": _text("+".join(s.solver for s in log.plan.steps), 200) or None,
         "log": _text(str(source or log.location or ""), 1000) or None,
         "exported_from": exported,
+        "dropped": dropped,  # from the exported spec: only the operator sets these
     }
     return store.import_run(run, episodes, meta)
 
@@ -130,13 +151,15 @@ def _solver(log: Any) -> str | None:
     return "+".join(s for s in steps if s.rsplit("/", 1)[-1] not in OWN_SOLVERS) or None
 
 
-def _spec(log: Any, samples: list[Any]) -> RunSpec:
-    """The run's spec: an exported run's own; else built from the task's arguments (what fits a
-    RunSpec), the agent named after the model (and the solver when it is not the default)."""
+def _spec(log: Any, samples: list[Any]) -> tuple[RunSpec, list[str]]:
+    """The run's spec, and what was dropped from it: an exported run's own, less what only the
+    operator sets (harness.inspect_tasks.untrusted.exported_spec); else built from the task's
+    arguments (what fits a RunSpec), the agent named after the model (and the solver when it
+    is not the default)."""
     meta = log.eval.metadata or {}
     if _exported_run(log) and isinstance(meta.get("spec"), dict):
         try:
-            return RunSpec.model_validate(meta["spec"])
+            return untrusted.exported_spec(meta["spec"])
         except ValueError as e:
             raise ImportRefused(f"the exported run's spec is not valid: {e}"[:1000]) from e
     args = log.eval.task_args or {}
@@ -159,7 +182,7 @@ def _spec(log: Any, samples: list[Any]) -> RunSpec:
     # text protocol's harness mode
     mode = "tools" if args.get("protocol", "tools") == "tools" else args.get("text_mode")
     try:
-        return RunSpec(
+        spec = RunSpec(
             agent=_text(agent, 200),
             dataset=dataset,
             family=family,
@@ -175,6 +198,7 @@ def _spec(log: Any, samples: list[Any]) -> RunSpec:
         )
     except ValueError as e:
         raise ImportRefused(f"the task's arguments do not make a run spec: {e}"[:1000]) from e
+    return spec, []
 
 
 def _time(value: str | None) -> datetime | None:
@@ -285,11 +309,12 @@ def _stats(sample: Any) -> dict[str, int]:
         stats = {k: kept.get(f"{PREFIX}{k}") for k in ("rounds", "target_calls", "inputs")}
         stats = stats if any(v is not None for v in stats.values()) else sample.metadata or {}
     out = {}
-    for k in ("rounds", "target_calls", "inputs"):
+    for k, bound in untrusted.STAT_BOUNDS.items():
         v = stats.get(k)
-        out[k] = v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else 0
-    if "rounds" not in stats or stats["rounds"] is None:  # a round is an assistant message
-        out["rounds"] = sum(m.role == "assistant" for m in sample.messages or [])
+        out[k] = 0 if v is None else untrusted.count(v, k, bound)
+    if stats.get("rounds") is None:  # a round is an assistant message
+        rounds = sum(m.role == "assistant" for m in sample.messages or [])
+        out["rounds"] = untrusted.count(rounds, "assistant messages", untrusted.MAX_ROUNDS)
     return out
 
 
@@ -311,6 +336,8 @@ def _score_rows(sample: Any) -> list[dict[str, Any]]:
             check_json_value(s.details)
         except ValueError as e:
             raise ImportRefused(f"sample {sample.id!r}: a score is not a ScoreResult: {e}") from e
+        untrusted.score_value(s.value, f"score {s.metric[:64]!r}")
+        untrusted.grid(s.details, f"score {s.metric[:64]!r}")
         rows[s.metric] = {  # one row per metric (the store's unique key): the last one wins
             "metric": _text(s.metric, 64),
             "value": s.value,
@@ -322,14 +349,23 @@ def _score_rows(sample: Any) -> list[dict[str, Any]]:
     return list(rows.values())
 
 
-def _episode(sample: Any, position: dict[str, int], cap: int) -> dict[str, Any]:
+def _show_id(sample: Any) -> str:
+    text = repr(str(sample.id))
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _episode(sample: Any, position: dict[str, int], cap: int, epochs: int) -> dict[str, Any]:
+    """The sample as an episode row, with its messages, tool calls and scores; Untrusted for a
+    value no live episode could have."""
     meta = sample.metadata or {}
     names = {k: meta.get(k) for k in ("dataset", "family", "variant")}
     bad = [k for k, v in names.items() if not isinstance(v, str) or not v]
     if bad:
         raise ImportRefused(f"sample {sample.id!r}: no {', '.join(bad)} in its metadata")
     n = len(position)
-    epoch = max(int(sample.epoch or 1), 1) - 1  # Inspect counts epochs from 1
+    epoch = untrusted.count(sample.epoch or 1, "epoch", epochs)
+    if epoch < 1:
+        raise untrusted.Untrusted(f"epoch is {epoch}; Inspect counts epochs from 1")
     messages, tool_calls = _messages(sample, cap)
     scores = _score_rows(sample)
     limit = getattr(sample, "limit", None)
@@ -360,10 +396,11 @@ def _episode(sample: Any, position: dict[str, int], cap: int) -> dict[str, Any]:
         status = meta["status"]  # an exported run's episode keeps its own status and end
         if isinstance(meta.get("end_reason"), str):
             end_reason = _text(meta["end_reason"], 64)
-    usage = list((sample.model_usage or {}).values())
+    prompt_tokens, completion_tokens, cost = untrusted.usage(sample.model_usage or {})
+    active_s = untrusted.amount(sample.working_time or 0.0, "working_time", float("inf"))
     answer = sample.output.completion if sample.output is not None else ""
     return {
-        "idx": epoch * n + position[str(sample.id)],
+        "idx": (epoch - 1) * n + position[str(sample.id)],  # Inspect counts epochs from 1
         "target_id": _text(str(sample.id), 256),
         "dataset": _text(names["dataset"], 64),
         "family": _text(names["family"], 32),
@@ -375,10 +412,10 @@ def _episode(sample: Any, position: dict[str, int], cap: int) -> dict[str, Any]:
         "final_answer": _text(answer, cap) if answer else None,
         "exemplar_init": meta.get("exemplar_init") is True,
         **_stats(sample),
-        "prompt_tokens": sum(u.input_tokens for u in usage),
-        "completion_tokens": sum(u.output_tokens for u in usage),
-        "cost_usd": sum((u.total_cost or 0.0) for u in usage),
-        "active_s": float(sample.working_time or 0.0),
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "cost_usd": cost,
+        "active_s": active_s,
         "scored": bool(scores),
         "started_at": _time(sample.started_at),
         "finished_at": _time(sample.completed_at),

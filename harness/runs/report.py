@@ -20,6 +20,11 @@ class ReportOut(BaseModel):
     floor_run_id: str | None = Field(
         None, description="the interpolation floor run whose episodes the report includes"
     )
+    imported: bool = Field(
+        False,
+        description="the run was imported from a file (`harness import-inspect`): the scores "
+        "are the file's claims, not measured by this server",
+    )
 
 
 def episode_summaries(store: Store, run: Run) -> list[EpisodeSummary]:
@@ -93,5 +98,9 @@ def build_report(store: Store, run: Run, epoch_reducer: EpochReducer | None = No
     else:
         payload = result
     return ReportOut(
-        run_id=run.id, report=payload, text=text, floor_run_id=floor.id if floor else None
+        run_id=run.id,
+        report=payload,
+        text=text,
+        floor_run_id=floor.id if floor else None,
+        imported=bool(store.imported_runs([run.id])),
     )

@@ -29,6 +29,11 @@ from harness.store.models import (
 )
 from harness.store.repo import Store, missing_scores
 
+IMPORTED = (
+    "the run was imported from a file (`harness import-inspect`): its results are the file's "
+    "claims, not measured by this server"
+)
+
 
 class _RunFields(BaseModel):
     id: str
@@ -40,6 +45,7 @@ class _RunFields(BaseModel):
     created_at: datetime
     updated_at: datetime
     finished_at: datetime | None
+    imported: bool = Field(False, description=IMPORTED)
 
 
 class RunOut(_RunFields):
@@ -222,8 +228,9 @@ class EventOut(BaseModel):
 
 
 # ---- builders -------------------------------------------------------------------------------
-def _run_fields(run: Run) -> dict[str, Any]:
+def _run_fields(run: Run, imported: bool = False) -> dict[str, Any]:
     return {
+        "imported": imported,
         "id": run.id,
         "status": run.status,
         "agent": run.agent,
@@ -236,14 +243,17 @@ def _run_fields(run: Run) -> dict[str, Any]:
     }
 
 
-def run_out(run: Run) -> RunOut:
-    return RunOut(**_run_fields(run), error=run.error, spec=RunSpec.model_validate(run.spec))
+def run_out(run: Run, imported: bool = False) -> RunOut:
+    """`imported`: the run came from a file (Store.imported_runs), which the view says."""
+    return RunOut(
+        **_run_fields(run, imported), error=run.error, spec=RunSpec.model_validate(run.spec)
+    )
 
 
-def run_list_item(run: Run) -> RunListItem:
+def run_list_item(run: Run, imported: bool = False) -> RunListItem:
     spec = run.spec or {}
     return RunListItem(
-        **_run_fields(run),
+        **_run_fields(run, imported),
         variant=spec.get("variant"),
         floor_for=spec.get("floor_for"),
         error=run.error[:500] if run.error else None,
@@ -345,7 +355,7 @@ def run_detail(store: Store, run: Run) -> RunDetail:
     total = episode_total(run.spec, run.target_ids)
     done = sum(n for s, n in by_status.items() if s not in ("queued", "running"))
     return RunDetail(
-        **run_out(run).model_dump(),
+        **run_out(run, imported=bool(store.imported_runs([run.id]))).model_dump(),
         progress=Progress(total=total, done=done, by_status=by_status),
         usage=usage,
         metrics=metric_summaries([*scores, *unscored]),

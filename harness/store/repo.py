@@ -611,6 +611,19 @@ class Store:
         with self.engine.connect() as c:
             return _imported_run(c, eval_id)
 
+    def imported_runs(self, run_ids: Sequence[str]) -> set[str]:
+        """Those of `run_ids` imported from a file (their "inspect_import" event): results the
+        file claims, not runs this store's servers executed."""
+        if not run_ids:
+            return set()
+        q = (
+            select(Event.run_id)
+            .where(Event.kind == IMPORT_EVENT, Event.run_id.in_(list(run_ids)))  # type: ignore[attr-defined]
+            .distinct()
+        )
+        with self.engine.connect() as c:
+            return set(c.scalars(q))
+
     def import_run(
         self,
         run: dict[str, Any],

@@ -36,6 +36,7 @@ class RunsPage:
     errors: dict[str, dict[str, int]] = field(default_factory=dict)  # run -> category -> n
     last_event: dict[str, int] = field(default_factory=dict)  # run -> newest event id
     metrics: dict[str, list[MetricSummary]] = field(default_factory=dict)  # run -> summaries
+    imported: set[str] = field(default_factory=set)  # runs read from a file, not executed here
 
 
 def parse_cursor(cursor: str | None) -> tuple[datetime, str] | None:
@@ -127,6 +128,7 @@ def runs_page(
             page.metrics.setdefault(run_id, []).append(
                 MetricSummary(metric=metric, n=n, n_errors=n_err, mean=mean)
             )
+    page.imported = store.imported_runs(ids)
     return page
 
 

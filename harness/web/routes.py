@@ -135,6 +135,7 @@ def runs_list(
                 "metric": metric,
                 "last_event": page.last_event.get(r.id, 0),
                 "live": r.status not in RUN_TERMINAL,
+                "imported": r.id in page.imported,
             }
         )
     filters = {"status": status or "", "agent": agent or "", "dataset": dataset or ""}

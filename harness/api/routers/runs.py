@@ -81,10 +81,10 @@ def list_runs(
     svc: Services = Depends(services),
 ) -> list[S.RunListItem]:
     """Newest first, one page (`limit`, `offset`); each item without the run's options and
-    target ids (those are at GET /runs/{id})."""
-    return [
-        S.run_list_item(r) for r in svc.store.list_runs(status=status, limit=limit, offset=offset)
-    ]
+    target ids (those are at GET /runs/{id}); `imported` marks a run read from a file."""
+    runs = svc.store.list_runs(status=status, limit=limit, offset=offset)
+    imported = svc.store.imported_runs([r.id for r in runs])
+    return [S.run_list_item(r, r.id in imported) for r in runs]
 
 
 @router.get("/runs/{run_id}", response_model=S.RunDetail, responses=NOT_FOUND)

@@ -48,9 +48,9 @@ def test_run_list_is_paginated_and_trimmed(start_server) -> None:  # type: ignor
     assert [x["id"] for x in page + rest] == ids[::-1]  # newest first
     assert set(page[0]) == {
         "id", "status", "agent", "dataset", "family", "variant", "n_targets", "floor_for",
-        "created_at", "updated_at", "finished_at", "error",
+        "created_at", "updated_at", "finished_at", "error", "imported",
     }  # fmt: skip
-    assert page[0]["n_targets"] == 2
+    assert page[0]["n_targets"] == 2 and page[0]["imported"] is False
     assert httpx.get(srv.url + "/runs", params={"limit": 1001}).status_code == 422
     assert httpx.get(srv.url + f"/runs/{ids[0]}").json()["spec"]["seed"] == 0  # detail has it
 

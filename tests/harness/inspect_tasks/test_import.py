@@ -21,6 +21,8 @@ from harness.runs.report import build_report
 from harness.store.repo import DuplicateImport, open_store
 
 inspect_log = pytest.importorskip("inspect_ai.log", reason="inspect-ai is in the dev extra")
+from hostile_logs import TARGET, edit_samples, eval_bomb, eval_log, result, write  # noqa: E402
+from hostile_logs import sample as hostile  # noqa: E402
 from inspect_ai.event import SpanBeginEvent  # noqa: E402
 from inspect_ai.model import (  # noqa: E402
     ChatMessageAssistant,
@@ -33,7 +35,8 @@ from inspect_ai.model import (  # noqa: E402
 from inspect_ai.scorer import Score  # noqa: E402
 from inspect_ai.tool import ToolCall, ToolCallError  # noqa: E402
 
-from harness.inspect_tasks.importer import ImportRefused, import_eval_log  # noqa: E402
+from harness.inspect_tasks.bounded_log import LogBounds  # noqa: E402
+from harness.inspect_tasks.importer import ImportRefused, import_eval_log, read_log  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[3]
 DATA = os.environ.get("HARNESS_DATA_DIR") or str(ROOT.parent / "shared" / "data")
@@ -98,6 +101,22 @@ def test_run_export_import_gives_the_same_report(
         assert [(m.role, m.content) for m in store_b.messages(y.id)] == [
             (m.role, m.content) for m in store_a.messages(x.id)
         ]
+
+    # the imported run says so wherever it is shown; the original does not (issue 38 item 10)
+    assert imported["imported"] is True
+    for db, rid, mark in ((a, run_id, False), (b, imported["id"], True)):
+        (listed,) = [json.loads(x) for x in cli(db, "runs", "list", "--json").stdout.splitlines()]
+        shown = json.loads(cli(db, "runs", "show", rid, "--json").stdout)
+        report = json.loads(cli(db, "report", rid, "--json").stdout)
+        assert (listed["imported"], shown["imported"], report["imported"]) == (mark, mark, mark)
+        assert ("(imported)" in "".join(cli(db, "runs", "list").stdout.split())) is mark
+        assert ("note: the run was imported" in cli(db, "report", rid).stdout) is mark
+    again = cli(b, "export", imported["id"], "--format", "inspect", "-o", str(tmp_path / "re.eval"))
+    assert "note: the run was imported from a file" in again.stderr
+    meta = inspect_log.read_eval_log(str(tmp_path / "re.eval"), header_only=True).eval.metadata
+    assert meta["interp_harness_imported"] is True
+    jsonl = cli(b, "export", imported["id"])
+    assert jsonl.exit_code == 0 and "note: the run was imported" in jsonl.stderr
 
     # a second import of the same eval is refused: still one run
     twice = cli(b, "import-inspect", str(log))
@@ -309,3 +328,137 @@ def test_bad_input_is_refused_and_nothing_is_stored(tmp_path: Path) -> None:
     with pytest.raises(ImportRefused):  # the function the CLI calls refuses the same way
         import_eval_log(store, broken)
     assert store.list_runs() == []
+
+
+# ---- imported logs are untrusted input (issue 38, items 6, 9, 10) ------------------------------
+def _refused(db: Path, path: Path, says: str, env: dict[str, str] | None = None) -> None:
+    """`harness import-inspect PATH` answers one line saying `says`, exits 1, stores nothing."""
+    r = CliRunner().invoke(
+        app,
+        ["import-inspect", str(path)],
+        env={"DATABASE_URL": f"sqlite:///{db}", "HARNESS_DATA_DIR": DATA, **(env or {})},
+    )
+    assert r.exit_code == 1, r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit)  # no traceback
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and says in lines[0], r.stderr
+    assert lines[0].startswith(f"cannot import {path}: ") and "Traceback" not in r.output
+    assert open_store(f"sqlite:///{db}").list_runs() == []
+
+
+def test_a_decompression_bomb_is_refused_before_inspect_reads_it(tmp_path: Path) -> None:
+    db = tmp_path / "h.db"
+    bomb = eval_bomb(tmp_path / "bomb.eval", 8 << 20)  # 8 MiB of one letter: ~8 kB of zip
+    assert bomb.stat().st_size < 64 << 10
+    # past the operator's bound on one member: refused on the zip's declared sizes, unread
+    _refused(db, bomb, "too large: member 'samples/find-gen/numeric/g0_epoch_1.json' declares "
+             "8,388,592 bytes inflated, over the 1,048,576 the operator allows "
+             "(HARNESS_IMPORT_MAX_MEMBER_BYTES)", {"HARNESS_IMPORT_MAX_MEMBER_BYTES": str(1 << 20)})  # fmt: skip
+    # past the bound on the whole log
+    _refused(
+        db, bomb, "too large: the log declares", {"HARNESS_IMPORT_MAX_LOG_BYTES": str(4 << 20)}
+    )
+    # a zip that lies about its sizes: the inflating stops past what it declared
+    liar = eval_bomb(tmp_path / "liar.eval", 8 << 20, declared=2000)
+    _refused(db, liar, "not as declared: member 'samples/find-gen/numeric/g0_epoch_1.json' "
+             "inflates past the 2,000 bytes the zip declares")  # fmt: skip
+    # a .json log is counted as it is copied
+    as_json = write(eval_log([hostile()]), tmp_path / "log.json")
+    _refused(db, as_json, "too large: the log inflates past the 1,024 bytes",
+             {"HARNESS_IMPORT_MAX_LOG_BYTES": "1024"})  # fmt: skip
+    # within the bounds, the same bomb is an ordinary (if long) log
+    store = open_store(f"sqlite:///{db}")
+    run_id = import_eval_log(store, read_log(bomb, LogBounds(16 << 20, 64 << 20)))
+    assert [e.target_id for e in store.episodes(run_id)] == [TARGET]
+
+
+def _usage(**fields: Any) -> dict[str, ModelUsage]:
+    return {MODEL: ModelUsage(**{"input_tokens": 10, "output_tokens": 5, **fields})}
+
+
+@pytest.mark.parametrize(
+    ("make", "says"),
+    [
+        (lambda: [hostile(usage=_usage(input_tokens=-(10**12)))],
+         "input_tokens is -1000000000000; a live episode's is between 0 and 2,101,346,304"),
+        (lambda: [hostile(usage=_usage(total_cost=-1e6))],
+         "total_cost is -1000000.0; a live episode's is between 0 and"),
+        (lambda: [hostile(usage=_usage(output_tokens=2**70))],
+         "output_tokens is 1180591620717411303424; a live episode's is between 0 and"),
+        (lambda: [hostile(epoch=2**62)], "epoch is 4611686018427387904; a live episode's is between 0 and 1"),
+        (lambda: [hostile(stats={"rounds": 2**70, "target_calls": 0, "inputs": 0})],
+         "rounds is 1180591620717411303424; a live episode's is between 0 and 501"),
+        (lambda: [hostile(stats={"rounds": 1, "target_calls": -1, "inputs": 0})],
+         "target_calls is -1; a live episode's is between 0 and 100,000"),
+        (lambda: [hostile(scores=[result("nmse", 0.0, agent_grid={"x": [1.0, 2.0], "y": [1.0]})])],
+         "score 'nmse': agent_grid has 2 x and 1 y values"),
+        (lambda: [hostile(scores=[result("nmse", 0.0, agent_grid={"x": [{"a": 1}], "y": [1.0]})])],
+         "score 'nmse': agent_grid holds \"{'a': 1}\", not a finite number"),
+    ],
+    ids=["negative-tokens", "negative-cost", "2**70-tokens", "epoch-2**62", "rounds-2**70",
+         "negative-calls", "grid-lengths", "grid-dicts"],
+)  # fmt: skip
+def test_hostile_numbers_are_refused_with_their_cause(tmp_path: Path, make: Any, says: str) -> None:
+    log = write(eval_log(make()), tmp_path / "hostile.eval")
+    _refused(tmp_path / "h.db", log, says)
+
+
+def _nan_cost(doc: dict[str, Any]) -> None:
+    doc["model_usage"][MODEL]["total_cost"] = float("nan")
+
+
+def _nan_score(doc: dict[str, Any]) -> None:
+    doc["scores"]["interp_harness"]["metadata"]["scores"][0]["value"] = float("nan")
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [(_nan_cost, "total_cost is nan; a live episode's is between 0 and"),
+     (_nan_score, "score 'code_success' is nan, not a finite number")],
+    ids=["cost", "score"],
+)  # fmt: skip
+def test_nan_in_a_hand_edited_log_is_refused(tmp_path: Path, change: Any, says: str) -> None:
+    """Inspect writes no NaN, but a log edited by hand (Python's JSON) may hold one."""
+    log = edit_samples(write(eval_log([hostile()]), tmp_path / "nan.eval"), change)
+    _refused(tmp_path / "h.db", log, says)
+
+
+def test_an_exported_spec_keeps_no_secret_endpoint_path_or_dotted_agent(tmp_path: Path) -> None:
+    """Only the operator sets a key, an endpoint, a file to read or an agent by module path: from
+    a log they are dropped (named on stderr and in the import event), never stored or served."""
+    secret = "sk-not-for-the-store"
+    db = tmp_path / "h.db"
+    dotted = {  # an agent by dotted path, with what only an operator may set
+        "agent": "os:system", "dataset": "find-gen", "family": "numeric", "floor_for": "elsewhere",
+        "agent_options": {"api_key": secret, "base_url": "http://attacker.invalid/v1",
+                          "path": "/etc/passwd", "command": "id"},
+    }  # fmt: skip
+    known = {  # a provider agent this server knows: its caller options stay, the rest go
+        "agent": "openai", "dataset": "find-gen", "family": "numeric",
+        "agent_options": {"model": "gpt-4o", "temperature": 0.5, "api_key": secret,
+                          "base_url": "http://attacker.invalid/v1"},
+    }  # fmt: skip
+    stored = {}
+    for name, spec in (("hostile", dotted), ("known", known)):
+        meta = {"interp_harness_run": f"run-{name}", "spec": spec, "agent": spec["agent"]}
+        log = write(eval_log([hostile()], metadata=meta), tmp_path / f"{name}.eval")
+        r = cli(db, "import-inspect", str(log), "--json")
+        assert r.exit_code == 0, r.output
+        assert "not stored from the log's spec (the operator's to set): " in r.stderr
+        assert secret not in r.output
+        stored[name] = json.loads(r.stdout)
+        assert stored[name]["imported"] is True
+    spec = stored["hostile"]["spec"]
+    assert spec["agent"] == "os/system (imported)" and stored["hostile"]["agent"] == spec["agent"]
+    assert spec["agent_options"] == {} and spec["floor_for"] is None
+    assert stored["known"]["spec"]["agent_options"] == {"model": "gpt-4o", "temperature": 0.5}
+    store = open_store(f"sqlite:///{db}")
+    for out in stored.values():
+        run = store.get_run(out["id"])
+        assert run is not None and secret not in json.dumps(run.spec)
+        assert "attacker" not in json.dumps(run.spec) and "/etc/passwd" not in json.dumps(run.spec)
+    event = store.event_data(stored["hostile"]["id"], "inspect_import")
+    assert event is not None and set(event["dropped"]) == {
+        "floor_for", "agent (a dotted path: relabelled)", "agent_options.api_key",
+        "agent_options.base_url", "agent_options.path", "agent_options.command",
+    }  # fmt: skip
