@@ -4,8 +4,9 @@ A `.eval` log is a zip: a few hundred kB of it may inflate to gigabytes (a decom
 and Inspect reads each sample member whole. So the log is first copied into a private folder:
 each member's declared size, and their sum, are checked against the bounds (a first check, but
 the sizes are the file's word), then every member is inflated here in small chunks through a
-counter that stops past the bound, and written out uncompressed. Inspect then parses that copy,
-whose sizes are what was read, never the original. A `.json` log is copied the same way, counted.
+counter that stops past the bound, and written to a copy (recompressed cheaply). Inspect then
+parses that copy, whose sizes are what was read, never the original. A `.json` log is copied the
+same way, counted.
 """
 
 from __future__ import annotations
@@ -112,7 +113,7 @@ def _copy_zip(f: BinaryIO, out: Path, bounds: LogBounds) -> None:
         raise _declared("the log", declared, bounds.log_bytes, _LOG_SETTING)
     last = {i.filename: i for i in infos}  # Inspect reads a repeated name's last entry
     left = bounds.log_bytes
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED, allowZip64=True) as dst:
+    with zipfile.ZipFile(out, "w", allowZip64=True, **_copy_compression()) as dst:
         for info in last.values():
             if bounds.member_bytes <= left:
                 bound = bounds.member_bytes
@@ -121,6 +122,15 @@ def _copy_zip(f: BinaryIO, out: Path, bounds: LogBounds) -> None:
                 bound, past = left, _past("the log", bounds.log_bytes, _LOG_SETTING)
             with dst.open(info.filename, "w", force_zip64=True) as w:
                 left -= _copy(_inflater(f, info), w, bound, past)
+
+
+def _copy_compression() -> dict[str, Any]:
+    """How the copy's members are written: compressed at level 1, because Inspect reads a stored
+    member with two copies of it in memory and a compressed one with one (measured: 712 against
+    513 MB for a 200 MiB sample). Zstandard, Inspect's own, where zipfile has it (inspect-ai
+    teaches it, or Python 3.14); else deflate."""
+    zstd = getattr(zipfile, "ZIP_ZSTANDARD", None)
+    return {"compression": zstd or zipfile.ZIP_DEFLATED, "compresslevel": 1}
 
 
 def _copy(read: Callable[[int], bytes], w: Any, bound: int, past: LogRefused) -> int:
