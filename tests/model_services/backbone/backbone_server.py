@@ -16,9 +16,9 @@ ROOT = Path(__file__).resolve().parents[3]
 START_TIMEOUT_S = 600  # a cold cache converts the GGUF first (tens of seconds on a busy CPU)
 
 
-def serve_backbone(log: Path, *extra: str) -> Iterator[str]:
+def start_backbone(log: Path, *extra: str) -> tuple[subprocess.Popen, str]:
     """A backbone server subprocess (`python -m model_services.backbone ... extra`) on a free
-    port; yields its URL once /health answers, and stops it afterwards."""
+    port, once its /health answers: (process, URL)."""
     port = free_port()
     env = {
         **os.environ,
@@ -34,8 +34,14 @@ def serve_backbone(log: Path, *extra: str) -> Iterator[str]:
             stderr=subprocess.STDOUT,
         )
     url = f"http://127.0.0.1:{port}"
+    wait_until_up(proc, url + "/health", log.read_text, START_TIMEOUT_S, poll=0.5)
+    return proc, url
+
+
+def serve_backbone(log: Path, *extra: str) -> Iterator[str]:
+    """A backbone server with `extra` options; yields its URL, stops it afterwards."""
+    proc, url = start_backbone(log, *extra)
     try:
-        wait_until_up(proc, url + "/health", log.read_text, START_TIMEOUT_S, poll=0.5)
         yield url
     finally:
         stop_process(proc)
