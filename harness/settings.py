@@ -41,6 +41,16 @@ class Settings(BaseSettings):
     sandbox: SandboxName = "bwrap"
     # Bearer tokens accepted on mutating routes; empty: no authentication (local use).
     api_tokens: str = ""
+    # Tokens that may also cancel runs other tokens started (operator only); they are API tokens
+    # too. A run belongs to the token that started it (docs/security.md).
+    admin_tokens: str = ""
+    # Failed token attempts (wrong bearer token, web login, MCP token) one client address may
+    # make within the window before its attempts are answered 429 (operator only).
+    auth_max_failures: int = Field(20, ge=1, le=1_000_000)
+    auth_failure_window_s: float = Field(60.0, gt=0, le=24 * 3600)
+    # A web session ends after this many seconds without a request (operator only); sessions
+    # live in the server process's memory (docs/web.md).
+    web_session_idle_s: float = Field(8 * 3600, gt=0, le=30 * 24 * 3600)
     max_concurrency: int = Field(8, ge=1, le=1024)
     # JSON object provider -> limit, e.g. {"openai": 4, "anthropic": 2}; providers not named are
     # limited by max_concurrency only.
@@ -126,7 +136,12 @@ class Settings(BaseSettings):
 
     @property
     def tokens(self) -> list[str]:
-        return _split(self.api_tokens)
+        """Every token the API accepts: HARNESS_API_TOKENS and HARNESS_ADMIN_TOKENS."""
+        return list(dict.fromkeys(_split(self.api_tokens) + self.admin_token_list))
+
+    @property
+    def admin_token_list(self) -> list[str]:
+        return _split(self.admin_tokens)
 
     @property
     def plugin_modules(self) -> list[str]:

@@ -54,6 +54,7 @@ def create_app(settings: Settings | None = None, *, run_scheduler: bool = True) 
     )
     app.state.api = ApiState.from_settings(settings)
     app.state.mcp = mcp
+    mcp.app.failures = app.state.api.failures  # one budget of wrong tokens: REST, web, MCP
     app.mount(MCP_MOUNT, mcp.app)
     app.add_middleware(BodyLimit, max_bytes=settings.api_max_body_bytes)
     app.add_middleware(RejectNul)

@@ -330,8 +330,12 @@ async def _serve_mcp(  # type: ignore[no-untyped-def]
 
     if plan is not None:
         store_episodes_now(store, run, plan)
+    from harness.rate_limit import FailureBudget
+
     app = McpApp(
-        rebinding_protection=host in LOOPBACK, max_message_chars=settings.agent_max_message_chars
+        rebinding_protection=host in LOOPBACK,
+        max_message_chars=settings.agent_max_message_chars,
+        failures=FailureBudget(settings.auth_max_failures, settings.auth_failure_window_s),
     )
     server = McpServer(app, host, port)
     await server.start()

@@ -30,6 +30,7 @@ from agents.host_protocol import DEFAULT_MAX_MESSAGE_CHARS, reply_chars, reply_l
 from agents.toolspec import ToolCall
 from function_store.benchmark import benchmark
 from harness.mcp.channel import RENDEZVOUS, Channel, Endpoint, EpisodeEnded, Rendezvous
+from harness.rate_limit import FailureBudget, TooManyFailures, client_address
 from harness.runs.plan import RunPlan
 from harness.runs.prepare import RunState, store_episodes
 from harness.store.models import EPISODE_TERMINAL, Run
@@ -63,11 +64,15 @@ class McpApp:
         *,
         rebinding_protection: bool = True,
         max_message_chars: int = DEFAULT_MAX_MESSAGE_CHARS,
+        failures: FailureBudget | None = None,
     ) -> None:
         """`rebinding_protection`: accept only loopback Host and Origin headers (a server bound
         to loopback, as the SDK does for it). `max_message_chars`: the operator's agent message
-        cap (HARNESS_AGENT_MAX_MESSAGE_CHARS), one call's arguments here."""
+        cap (HARNESS_AGENT_MAX_MESSAGE_CHARS), one call's arguments here. `failures`: the
+        budget of wrong tokens per client address (harness.rate_limit; the REST API shares its
+        own with the app mounted in it)."""
         self.rendezvous = rendezvous
+        self.failures = failures or FailureBudget()
         self.max_chars = max_message_chars
         self.max_body = reply_line_limit(max_message_chars)
         self.server: Server[Any] = Server(
@@ -107,8 +112,17 @@ class McpApp:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         episode_id = scope["path"][len(scope.get("root_path", "")) :].strip("/").split("/")[-1]
         token = bearer(headers)
+        client = client_address(scope.get("client"))
+        if token:  # past the address's budget of wrong tokens: refused before any lookup
+            try:
+                self.failures.check(client)
+            except TooManyFailures as e:
+                await _refuse(send, 429, e.message, retry_after=e.retry_after)
+                return
         channel = self.rendezvous.by_token(token) if token else None
         if channel is None:
+            if token:
+                self.failures.failed(client)
             await _refuse(send, 401, "a bearer token of one episode is required")
         elif channel.episode_id != episode_id:
             await _refuse(send, 403, "this token is for another episode")
@@ -247,11 +261,13 @@ def _replay(body: bytes, receive: Receive) -> Receive:
     return replay
 
 
-async def _refuse(send: Send, status: int, message: str) -> None:
+async def _refuse(send: Send, status: int, message: str, retry_after: int | None = None) -> None:
     body = json.dumps({"error": message}).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     if status == 401:
         headers.append((b"www-authenticate", b'Bearer realm="harness-mcp"'))
+    if retry_after is not None:
+        headers.append((b"retry-after", str(retry_after).encode()))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 

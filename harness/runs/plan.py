@@ -123,17 +123,26 @@ def floor_spec(spec: RunSpec, target_ids: list[str], run_id: str, agent: str) ->
 
 
 def store_plan(
-    store: Store, plan: RunPlan, *, owner: str | None = None, lease_s: float | None = None
+    store: Store,
+    plan: RunPlan,
+    *,
+    owner: str | None = None,
+    lease_s: float | None = None,
+    created_by: str | None = None,
 ) -> Run:
     """Store the planned run as queued, and its floor runs, linked both ways: a floor's spec
     has floor_for=<the run's id>, and the run has a "floor_run" event naming it
     (`Store.floor_run`). With `owner`, every run is stored already claimed by that scheduler for
-    `lease_s` seconds, so that no other process sharing the store starts it first."""
-    run = store.create_run(plan.spec, [t.id for t in plan.targets], owner=owner, lease_s=lease_s)
+    `lease_s` seconds, so that no other process sharing the store starts it first.
+    `created_by`: the hash of the API token that started them (Run.created_by)."""
+    ids = [t.id for t in plan.targets]
+    run = store.create_run(plan.spec, ids, owner=owner, lease_s=lease_s, created_by=created_by)
     store.add_event(run.id, PLAN_EVENT, {"agent_class": agent_path(plan.agent_cls)})
     for f in plan.floors:
         spec = floor_spec(plan.spec, f.target_ids, run.id, f.agent)
-        floor = store.create_run(spec, f.target_ids, owner=owner, lease_s=lease_s)
+        floor = store.create_run(
+            spec, f.target_ids, owner=owner, lease_s=lease_s, created_by=created_by
+        )
         store.add_event(floor.id, PLAN_EVENT, {"agent_class": agent_path(f.agent_cls)})
         store.add_event(run.id, "floor_run", {"run_id": floor.id})
     return run

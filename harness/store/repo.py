@@ -126,9 +126,11 @@ class Store:
         *,
         owner: str | None = None,
         lease_s: float | None = None,
+        created_by: str | None = None,
     ) -> Run:
         """Store a queued run; with `owner`, already claimed by it for `lease_s` seconds (so that
-        no other process sharing the store starts it before its creator does)."""
+        no other process sharing the store starts it before its creator does). `created_by`: the
+        hash of the API token that started it (Run.created_by)."""
         run = Run(
             agent=spec.agent,
             dataset=spec.dataset,
@@ -137,6 +139,7 @@ class Store:
             target_ids=list(target_ids),
             owner=owner,
             lease_expires_at=utcnow() + timedelta(seconds=lease_s) if owner and lease_s else None,
+            created_by=created_by,
         )
         with Session(self.engine) as s:
             s.add(run)

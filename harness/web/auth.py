@@ -2,9 +2,11 @@
 
 With no bearer tokens configured (HARNESS_API_TOKENS empty: local use) everyone is authorised, as
 everyone may also start runs over the API. With tokens, a browser logs in once with one of them
-(the login form) and gets a session cookie: an HMAC of the token under a per-process secret, never
-the token itself. It is checked on every request against the configured tokens, so it stops
-working when its token is removed from the configuration (or the server restarts). Cookies are
+(the login form) and gets a session cookie: a random id of a session the server holds in memory
+(harness.web.sessions), new at every login, never derived from the token. A session ends at
+logout, after HARNESS_WEB_SESSION_IDLE_S without a request, when its token is removed from the
+configuration (checked on every request) and when the server restarts. Failed logins count
+against the client address's failure budget (harness.rate_limit: 429 past it). Cookies are
 HttpOnly and SameSite=Strict, and Secure when the page was served over https (the request's own
 scheme, which comes from X-Forwarded-Proto only when the operator trusts the proxy:
 HARNESS_TRUSTED_PROXIES).
@@ -18,9 +20,13 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+import threading
 
 from fastapi import Request
 from starlette.responses import Response
+
+from harness.rate_limit import FailureBudget, client_address
+from harness.web.sessions import SessionTable
 
 COOKIE = "harness_session"
 CSRF_COOKIE = "harness_csrf"
@@ -42,20 +48,46 @@ def valid_token(request: Request, token: str) -> bool:
     )
 
 
-def session_value(token: str) -> str:
-    """The session cookie's value for `token` (one-way: the cookie does not reveal the token)."""
-    return _mac("session", token)
+_TABLE_LOCK = threading.Lock()
+
+
+def sessions(request: Request) -> SessionTable:
+    """The app's session table (made on first use, with the operator's idle time)."""
+    state = request.app.state
+    table = getattr(state, "web_sessions", None)
+    if table is None:
+        with _TABLE_LOCK:
+            table = getattr(state, "web_sessions", None)
+            if table is None:
+                idle = state.services.settings.web_session_idle_s
+                table = state.web_sessions = SessionTable(idle)
+    return table
 
 
 def session_token(request: Request) -> str | None:
-    """The configured token whose session the cookie holds, else None."""
-    value = (request.cookies.get(COOKIE) or "").encode()
-    if not value:
+    """The token of the open session the cookie names, while it is still configured; else None."""
+    session_id = request.cookies.get(COOKIE) or ""
+    token = sessions(request).token(session_id)
+    if token is None:
         return None
-    for t in configured_tokens(request):
-        if hmac.compare_digest(value, session_value(t).encode()):
-            return t
-    return None
+    if not valid_token(request, token):  # removed from the configuration: the session ends
+        sessions(request).close(session_id)
+        return None
+    return token
+
+
+def failures(request: Request) -> FailureBudget:
+    """The server's budget of failed token attempts per client address (harness.rate_limit)."""
+    return request.app.state.api.failures
+
+
+def check_login_budget(request: Request) -> None:
+    """Raise TooManyFailures when this client may not try a token now."""
+    failures(request).check(client_address(request.client))
+
+
+def login_failed(request: Request) -> None:
+    failures(request).failed(client_address(request.client))
 
 
 def is_authorised(request: Request) -> bool:
@@ -101,10 +133,16 @@ def set_cookies(response: Response, request: Request) -> None:
 
 
 def log_in(response: Response, request: Request, token: str) -> None:
-    _set(response, request, COOKIE, session_value(token))
+    """Open a new session for `token` (ending the one this browser had) and set its cookie."""
+    if old := request.cookies.get(COOKIE):
+        sessions(request).close(old)
+    _set(response, request, COOKIE, sessions(request).open(token))
 
 
 def log_out(response: Response, request: Request) -> None:
+    """End this browser's session on the server (a copy of its cookie is void) and drop it."""
+    if session_id := request.cookies.get(COOKIE):
+        sessions(request).close(session_id)
     response.delete_cookie(
         COOKIE, path="/", secure=is_https(request), httponly=True, samesite="strict"
     )

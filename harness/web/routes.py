@@ -25,6 +25,7 @@ from evaluator.panel import Panel, PanelView
 from evaluator.report import reduce_epochs
 from function_store.benchmark import benchmarks
 from harness.api import schemas as S
+from harness.rate_limit import TooManyFailures
 from harness.runs.spec import RunSpec, episode_total
 from harness.store.models import RUN_TERMINAL
 from harness.web import auth, panels, plots, queries, views
@@ -487,7 +488,16 @@ async def login(request: Request) -> Response:
     if not auth.csrf_ok(request, (form.get("csrf") or [""])[0]):
         return _form_expired(request)
     token = (form.get("token") or [""])[0].strip()
+    if token:  # an empty form is no guess
+        try:  # before the comparison: a refused address learns nothing of its token
+            auth.check_login_budget(request)
+        except TooManyFailures as e:
+            resp = _page(request, "login.html", 429, error=e.message)
+            resp.headers["Retry-After"] = str(e.retry_after)
+            return resp
     if not auth.valid_token(request, token):
+        if token:
+            auth.login_failed(request)
         return _page(
             request, "login.html", 401, error="that token is not one of this server's tokens"
         )

@@ -11,7 +11,9 @@ from fastapi import Depends, Header, HTTPException, Request
 
 from harness.api import schemas as S
 from harness.api.limits import StreamSlots
+from harness.mcp.channel import token_key
 from harness.policy import ApiPolicy
+from harness.rate_limit import FailureBudget, TooManyFailures, client_address
 from harness.services import Services
 from harness.settings import Settings
 from harness.store.models import Run
@@ -28,7 +30,9 @@ def error_reply(status: int, description: str | None = None) -> dict[int, dict[s
 ERRORS = {
     **error_reply(400, "bad input (says what is wrong)"),
     **error_reply(401, "missing or wrong bearer token"),
+    **error_reply(429, "too many wrong tokens from this address (Retry-After says how long)"),
 }
+FORBIDDEN = error_reply(403, "the run belongs to another API token")
 NOT_FOUND = error_reply(404, "no such id")
 MAX_OFFSET = 1_000_000_000  # beyond any store's size, far inside SQLite's 64-bit integers
 MAX_EVENT_ID = 2**62
@@ -44,6 +48,8 @@ class ApiState:
     # Building a find-gen catalog for a seed not loaded yet costs seconds of CPU: one at a time,
     # and (with tokens configured) only for callers with a token (issue 27).
     seed_builds: threading.BoundedSemaphore
+    # failed token attempts per client address: bearer tokens, web logins, MCP tokens
+    failures: FailureBudget
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ApiState:
@@ -52,6 +58,7 @@ class ApiState:
             ApiPolicy.from_settings(settings),
             StreamSlots(settings.sse_max_streams, settings.sse_max_per_client),
             threading.BoundedSemaphore(1),
+            FailureBudget(settings.auth_max_failures, settings.auth_failure_window_s),
         )
 
 
@@ -63,15 +70,33 @@ def api_state(request: Request) -> ApiState:
     return request.app.state.api
 
 
-def authorised(request: Request, authorization: str | None = Header(None)) -> bool:
-    """True when no tokens are configured or the request carries one of them."""
+def _known(token: str, tokens: list[str]) -> bool:
+    return any(hmac.compare_digest(token.encode(), t.encode()) for t in tokens)
+
+
+def caller_token(request: Request, authorization: str | None = Header(None)) -> str | None:
+    """The configured token the request carries, else None. A wrong one counts against the
+    client address's failure budget, and past it the request is answered 429 before its token
+    is compared (harness.rate_limit); a request without a token is no guess."""
     tokens = api_state(request).settings.tokens
-    if not tokens:
-        return True
     scheme, _, token = (authorization or "").partition(" ")
-    return scheme.lower() == "bearer" and any(
-        hmac.compare_digest(token.encode(), t.encode()) for t in tokens
-    )
+    token = token.strip()
+    if not tokens or scheme.lower() != "bearer" or not token:
+        return None
+    budget, client = api_state(request).failures, client_address(request.client)
+    try:
+        budget.check(client)
+    except TooManyFailures as e:
+        raise HTTPException(429, e.message, headers={"Retry-After": str(e.retry_after)}) from e
+    if _known(token, tokens):
+        return token
+    budget.failed(client)
+    return None
+
+
+def authorised(request: Request, token: str | None = Depends(caller_token)) -> bool:
+    """True when no tokens are configured or the request carries one of them."""
+    return token is not None or not api_state(request).settings.tokens
 
 
 def require_token(ok: bool = Depends(authorised)) -> None:
@@ -81,6 +106,24 @@ def require_token(ok: bool = Depends(authorised)) -> None:
             "missing or invalid bearer token (send 'Authorization: Bearer <token>')",
             headers={"WWW-Authenticate": "Bearer"},
         )
+
+
+def may_change_run(settings: Settings, run: Run, token: str | None) -> None:
+    """Raise 403 unless the caller may cancel or change `run`: with tokens configured, only the
+    token that started it (runs.created_by) or an admin token (HARNESS_ADMIN_TOKENS) may. Call
+    after `require_token`. Runs nobody started over the API (the CLI's, imported ones, those
+    from before tokens were configured) belong to the operator: admin tokens only."""
+    if not settings.tokens or token is None:
+        return  # no tokens configured: local use, everyone may
+    if _known(token, settings.admin_token_list):
+        return
+    if run.created_by is not None and hmac.compare_digest(run.created_by, token_key(token)):
+        return
+    raise HTTPException(
+        403,
+        f"run {run.id} was not started with this API token: only the token that started it "
+        "or an admin token (HARNESS_ADMIN_TOKENS) may change it",
+    )
 
 
 def get_run_or_404(svc: Services, run_id: str) -> Run:

@@ -11,14 +11,18 @@ from harness.api import schemas as S
 from harness.api.routers import deps
 from harness.api.routers.deps import (
     ERRORS,
+    FORBIDDEN,
     MAX_OFFSET,
     NOT_FOUND,
     ApiState,
     api_state,
+    caller_token,
     get_run_or_404,
+    may_change_run,
     require_token,
     services,
 )
+from harness.mcp.channel import token_key
 from harness.policy import RequestInvalid
 from harness.preflight import PreflightError
 from harness.runs.admission import checked_plan
@@ -42,6 +46,7 @@ async def post_run(
     request: Request,
     svc: Services = Depends(services),
     api: ApiState = Depends(api_state),
+    token: str | None = Depends(caller_token),
 ) -> S.RunOut:
     """Store a run (queued) and return at once; the scheduler starts it.
 
@@ -53,7 +58,8 @@ async def post_run(
 
     An agent that meets its client over MCP (`external`): the reply lists each episode's MCP
     endpoint and token (`mcp_endpoints`); GET /runs/{id} shows them again only to a caller with
-    the API token that created the run (docs/agents.md)."""
+    the API token that created the run (docs/agents.md). The run belongs to the caller's token:
+    only it or an admin token may cancel it (docs/security.md)."""
     if svc.settings.agent_isolation == "none":  # in-process agents are for the CLI only
         raise HTTPException(403, "agent isolation 'none' is refused over REST")
     try:
@@ -61,7 +67,8 @@ async def post_run(
         plan = await asyncio.to_thread(
             checked_plan, spec, svc.settings, svc.catalogs, policy=api.policy
         )
-        run = await asyncio.to_thread(store_plan, svc.store, plan)
+        creator = token_key(token) if token is not None else None
+        run = await asyncio.to_thread(store_plan, svc.store, plan, created_by=creator)
     except RequestInvalid as e:
         raise RequestValidationError(e.errors) from e
     except (SelectionError, PreflightError) as e:
@@ -106,12 +113,17 @@ def run_episodes(
 @router.post(
     "/runs/{run_id}/cancel",
     response_model=S.RunOut,
-    responses={**ERRORS, **NOT_FOUND, **deps.error_reply(409)},
+    responses={**ERRORS, **FORBIDDEN, **NOT_FOUND, **deps.error_reply(409)},
     dependencies=[Depends(require_token)],
 )
-async def cancel_run(run_id: str, svc: Services = Depends(services)) -> S.RunOut:
+async def cancel_run(
+    run_id: str, svc: Services = Depends(services), token: str | None = Depends(caller_token)
+) -> S.RunOut:
+    """Cancel a run and its floor run: only with the token that started it or an admin token
+    (403 otherwise), when tokens are configured."""
     # async: the scheduler's tasks may only be cancelled from the event loop's thread
     run = get_run_or_404(svc, run_id)
+    may_change_run(svc.settings, run, token)
     if not svc.scheduler.cancel_run(run_id):
         raise HTTPException(409, f"run {run_id} has already ended ({run.status})")
     return S.run_out(get_run_or_404(svc, run_id))

@@ -44,7 +44,7 @@ def test_run_through_the_api(db_url: str, start_server, request) -> None:  # typ
         srv = start_server(db_url, HARNESS_API_TOKENS=f"other,{TOKEN}")
     c = httpx.Client(base_url=srv.url, timeout=30)
     health = c.get("/healthz").json()
-    assert health["status"] == "ok" and health["schema_revision"] == "0003"
+    assert health["status"] == "ok" and health["schema_revision"] == "0004"
     assert health["database"] == ("sqlite" if db_url.startswith("sqlite") else "postgresql")
 
     body = {

@@ -21,6 +21,7 @@ SECRET_VARS = (
     "ANTHROPIC_API_KEY",
     "ADV_PROFILE_KEY",  # the key variable of the operator's profile `adv-profile`
     "HARNESS_API_TOKENS",
+    "HARNESS_ADMIN_TOKENS",  # may cancel any caller's run (issue 38)
     "HARNESS_JUDGE_API_KEY",
     "HARNESS_BACKBONE_API_KEY",
 )

@@ -18,7 +18,7 @@ from battery import (
     Battery,
     battery_specs,
 )
-from canary import Canaries
+from canary import Canaries, new_canary
 from openai_stub import OpenAIStub
 from pg_server import pg_missing, postgres
 from support import require
@@ -64,8 +64,17 @@ def adv_provider() -> Iterator[OpenAIStub]:
 
 
 @pytest.fixture(scope="package")
+def second_token(canaries: Canaries) -> str:
+    """A second API caller's token, in HARNESS_API_TOKENS after the canary's, and a canary too:
+    runs belong to the token that started them (issue 38, test_web_sessions.py)."""
+    canaries.values["SECOND_API_TOKEN"] = token = new_canary()
+    return token
+
+
+@pytest.fixture(scope="package")
 def adv_server(
     canaries: Canaries,
+    second_token: str,
     adv_db: str,
     adv_provider: OpenAIStub,
     tmp_path_factory: pytest.TempPathFactory,
@@ -73,6 +82,7 @@ def adv_server(
     home = tmp_path_factory.mktemp("adv") / f"home-{canaries.values['HARNESS_HOME']}"
     # HARNESS_HOME: `home`, named after its canary
     srv = AdvServer(home, canaries, adv_db, adv_provider.url)
+    srv.env["HARNESS_API_TOKENS"] += f",{second_token}"
     srv.start()
     yield srv
     srv.stop()
