@@ -98,6 +98,8 @@ class AnthropicAgent(ProviderAgent):
 
     name = "anthropic"
     provider = "anthropic"
+    provider_routes = ("messages",)  # what it calls: the profile must offer it
+    default_max_tokens = 4096  # sent when the options set none (the API requires one)
     supports_tools = True
     default_model = "claude-sonnet-4-5"  # when neither the options nor the environment name one
     description = "Anthropic Messages API (Claude); system prompt sent separately"
@@ -117,7 +119,7 @@ class AnthropicAgent(ProviderAgent):
             )
         temperature = options.get("temperature", os.environ.get("ANTHROPIC_TEMPERATURE"))
         self.temperature: float | None = float(temperature) if temperature is not None else None
-        self.max_tokens = int(options.get("max_tokens", 4096))
+        self.max_tokens = int(options.get("max_tokens", self.default_max_tokens))
         self.prices = options.get("prices")
         self.tool_choice: str = options.get("tool_choice") or "auto"
         self.policy = policy_from_options(options)

@@ -89,6 +89,7 @@ class OpenAIAgent(ProviderAgent):
 
     name = "openai"
     provider = "openai"
+    provider_routes = ("chat.completions",)  # what it calls: the profile must offer it
     supports_tools = True
     default_model = "gpt-4o"  # when neither the options nor the environment name one
     description = "OpenAI Chat Completions, or any OpenAI-compatible server (vLLM, ...) by base_url"

@@ -6,12 +6,16 @@ the profile's http(s) endpoint (the orchestrator speaks TLS; inside, the SDK spe
 its private loopback listener, `agents.host._route`). Because the forwarder reads every request
 and reply, it
 
-- refuses (HTTP 400, the key named) a request body the profile does not allow: a model it does
-  not offer, more completions (`n`, `best_of`) than its `max_n`, more tokens than its
-  `max_tokens` (`ProviderProfile.check_request`), a body that is not a plain JSON object, a path
-  outside the profile's base URL;
+- sends on only what the profile offers (`harness.provider_requests`): one of its routes
+  (`ProviderProfile.routes`; default chat completions / messages), else a 403 naming the routes
+  it offers; on an inference route a JSON object body (else a 400), re-serialised from what was
+  checked (a key given twice, at any depth, is refused), within the profile's models and limits
+  (a 400 naming the key; its `max_tokens` filled into the route's length field when absent), and
+  only the request headers the SDKs need;
 - sends the profile's key (`ProviderProfile.auth_headers`) in place of the agent's credential
   headers: the host holds only a placeholder (`HELD_KEY`), so agent code cannot read the key;
+- cuts that key from every reply header and body, streamed ones included (`KeyScrubber`): an
+  endpoint may quote the credential it was sent ("Incorrect API key provided: ...");
 - counts the tokens the provider reports in each reply's `usage` (`UsageMeter`); the episode's
   token budget counts these rather than what the agent claims (docs/agents.md, "Usage").
 """
@@ -29,13 +33,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote
 
 import httpx
 
 from agents.base import MAX_MESSAGE_TOKENS
 from agents.host_protocol import MAX_LINE, Network
-from harness.providers import CREDENTIAL_HEADERS, PROVIDER_ENV, ProfileError, ProviderProfile
+from harness.provider_requests import Outgoing, Refused, outgoing
+from harness.providers import PROVIDER_ENV, ProviderProfile
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +62,8 @@ _HOP = {
     "accept-encoding",
     "content-encoding",
 }
+# reply encodings httpx always decodes (the relay reads the decoded body, to find the key in it)
+_DECODED = frozenset({"", "identity", "gzip", "deflate"})
 # provider statuses an agent may report as an infrastructure or budget failure (with 5xx)
 PROVIDER_FAILURES = frozenset({402, 408, 429})
 # usage fields of OpenAI-style and Anthropic replies (and of their streamed events)
@@ -148,6 +155,53 @@ class _ReplyUsage:
                 self.feed(json.loads(line[5:]))
 
 
+KEY_MARK = "[the provider profile's key]"  # what stands in a reply where the endpoint quoted it
+_MIN_KEY = 8  # shorter "keys" ("EMPTY" for local servers) are no secret and would mangle text
+
+
+def key_forms(key: str | None) -> list[str]:
+    """The ways a reply may spell `key`: as sent, JSON-escaped, percent-encoded."""
+    if not key or len(key) < _MIN_KEY:
+        return []
+    escaped = json.dumps(key)[1:-1]
+    forms = {key, escaped, escaped.replace("/", "\\/"), quote(key, safe="")}
+    return sorted(forms, key=len, reverse=True)
+
+
+class KeyScrubber:
+    """Cuts every occurrence of the key's forms from a byte stream fed in arbitrary pieces: what
+    could still be the start of one is held back until the next piece (or the end) shows. A piece
+    that ends a line is passed on whole (a key holds no newline), so a stream's events are not
+    delayed."""
+
+    def __init__(self, forms: list[str]) -> None:
+        self.forms = [f.encode() for f in forms]
+        self.hold = max((len(f) for f in self.forms), default=1) - 1
+        self.buf = b""
+
+    def text(self, value: str) -> str:
+        for f in self.forms:
+            value = value.replace(f.decode(), KEY_MARK)
+        return value
+
+    def _cut(self, data: bytes) -> bytes:
+        for f in self.forms:
+            data = data.replace(f, KEY_MARK.encode())
+        return data
+
+    def feed(self, piece: bytes) -> bytes:
+        if not self.forms:
+            return piece
+        data = self._cut(self.buf + piece)
+        keep = 0 if data.endswith(b"\n") else min(self.hold, len(data) - data.rfind(b"\n") - 1)
+        self.buf = data[len(data) - keep :]
+        return data[: len(data) - keep]
+
+    def end(self) -> bytes:
+        data, self.buf = self.buf, b""
+        return data  # held text holds no whole key: it was cut on the way in
+
+
 class _UnixHTTPServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
 
@@ -159,9 +213,7 @@ class ProviderForwarder:
     def __init__(self, path: str, profile: ProviderProfile, meter: UsageMeter) -> None:
         self.profile, self.meter = profile, meter
         self.auth = profile.auth_headers()
-        u = urlsplit(profile.url)
-        self.origin = f"{u.scheme}://{u.netloc}"
-        self.base_path = u.path.rstrip("/")
+        self.key_forms = key_forms(profile.api_key())
         # no overall timeout: the agent's own request timeout governs how long a reply may take
         self.client = httpx.Client(timeout=httpx.Timeout(None, connect=30.0), trust_env=False)
         self.server = _UnixHTTPServer(path, _handler(self))
@@ -178,30 +230,9 @@ class ProviderForwarder:
         self.server.server_close()
         self.client.close()
 
-    def refusal(self, method: str, path: str, headers: Any, body: bytes) -> str | None:
-        """Why a request may not go to the endpoint; None when it may."""
-        p = urlsplit(path).path
-        inside = p == self.base_path or p.startswith(self.base_path + "/")
-        if not path.startswith("/") or path.startswith("//") or ".." in p or "%2e" in p.lower():
-            inside = False
-        if not inside:
-            return f"path {p[:200]!r} is outside the provider profile's URL"
-        enc = headers.get("content-encoding", "identity").lower()
-        if enc != "identity":
-            return f"content-encoding {enc!r} is not accepted (send the body as plain JSON)"
-        if method in ("GET", "HEAD", "DELETE", "OPTIONS") and not body:
-            return None
-        try:
-            data = json.loads(body)
-        except ValueError:
-            return "the request body is not JSON"
-        if not isinstance(data, dict):
-            return "the request body is not a JSON object"
-        try:
-            self.profile.check_request(data)
-        except ProfileError as e:
-            return str(e)
-        return None
+    def outgoing(self, method: str, target: str, headers: Any, body: bytes) -> Outgoing:
+        """The request to send for the agent's; Refused when the profile does not allow it."""
+        return outgoing(self.profile, method, target, headers, body)
 
 
 def _handler(fwd: ProviderForwarder) -> type[BaseHTTPRequestHandler]:
@@ -218,28 +249,29 @@ def _handler(fwd: ProviderForwarder) -> type[BaseHTTPRequestHandler]:
             if n < 0 or n > MAX_BODY:
                 return self._error(413, f"request body over {MAX_BODY} bytes")
             body = self.rfile.read(n) if n else b""
-            why = fwd.refusal(self.command, self.path, self.headers, body)
-            if why is not None:
-                log.warning("agent request refused by the provider forwarder: %s", why)
-                return self._error(400, f"refused by the harness: {why}")
-            headers = [
-                (k, v)
-                for k, v in self.headers.items()
-                if k.lower() not in _HOP and k.lower() not in CREDENTIAL_HEADERS
-            ]
-            headers += fwd.auth.items()  # the operator's key, which the sandbox never holds
+            try:
+                out = fwd.outgoing(self.command, self.path, self.headers, body)
+            except Refused as e:
+                log.warning("agent request refused by the provider forwarder: %s", e.message)
+                return self._error(e.status, f"refused by the harness: {e.message}")
+            headers = [*out.headers, *fwd.auth.items()]  # the key, which the sandbox never holds
             headers.append(("accept-encoding", "identity"))  # so that usage can be read
             req = fwd.client.build_request(
-                self.command, fwd.origin + self.path, headers=headers, content=body
+                out.method, out.url, headers=headers, content=out.content
             )
             try:
                 resp = fwd.client.send(req, stream=True)
             except httpx.HTTPError as e:
                 fwd.meter.failed()
                 return self._error(502, f"the provider endpoint failed: {type(e).__name__}")
-            if resp.status_code in PROVIDER_FAILURES or resp.status_code >= 500:
-                fwd.meter.failed()
             try:
+                if resp.status_code in PROVIDER_FAILURES or resp.status_code >= 500:
+                    fwd.meter.failed()
+                enc = resp.headers.get("content-encoding", "identity").lower().strip()
+                if any(e.strip() not in _DECODED for e in enc.split(",")):
+                    # what the forwarder cannot decode it cannot check for the key
+                    fwd.meter.failed()
+                    return self._error(502, f"the provider endpoint sent {enc[:40]!r} content")
                 self._relay(resp)
             finally:
                 resp.close()
@@ -248,30 +280,33 @@ def _handler(fwd: ProviderForwarder) -> type[BaseHTTPRequestHandler]:
 
         def _relay(self, resp: httpx.Response) -> None:
             usage = _ReplyUsage()
+            scrub = KeyScrubber(fwd.key_forms)
             streamed = "text/event-stream" in resp.headers.get("content-type", "")
             self.send_response(resp.status_code)
             for k, v in resp.headers.multi_items():
                 if k.lower() not in _HOP:
-                    self.send_header(k, v)
+                    self.send_header(scrub.text(k), scrub.text(v))
             if streamed:
                 self.send_header("transfer-encoding", "chunked")
                 self.end_headers()
                 with contextlib.suppress(OSError, httpx.HTTPError):
-                    for line in _lines(resp.iter_raw()):
+                    for line in _lines(resp.iter_bytes()):
                         usage.feed_sse_line(line)
-                        self.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
+                        self._chunk(scrub.feed(line))
+                    self._chunk(scrub.end())
                     self.wfile.write(b"0\r\n\r\n")
             else:
                 parts, size = [], 0
                 with contextlib.suppress(httpx.HTTPError):
-                    for chunk in resp.iter_raw():
+                    for chunk in resp.iter_bytes():
                         parts.append(chunk)
                         size += len(chunk)
                         if size > MAX_BODY:
                             break
                 data = b"".join(parts)
-                with contextlib.suppress(ValueError):
+                with contextlib.suppress(ValueError, RecursionError):
                     usage.feed(json.loads(data))
+                data = scrub.feed(data) + scrub.end()
                 self.send_header("content-length", str(len(data)))
                 self.end_headers()
                 with contextlib.suppress(OSError):
@@ -279,9 +314,14 @@ def _handler(fwd: ProviderForwarder) -> type[BaseHTTPRequestHandler]:
             if usage.found:
                 fwd.meter.add(usage.prompt, usage.completion)
 
+        def _chunk(self, data: bytes) -> None:
+            if data:  # an empty chunk would end the reply
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+
         def _error(self, status: int, message: str) -> None:
             # both SDKs read error.message (OpenAI) / error.type + message (Anthropic)
-            err = {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+            kind = "permission_error" if status == 403 else "invalid_request_error"
+            err = {"type": "error", "error": {"type": kind, "message": message}}
             data = json.dumps(err).encode()
             self.send_response(status)
             self.send_header("content-type", "application/json")

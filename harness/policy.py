@@ -156,8 +156,30 @@ def profile_for(
             f"provider is {provider!r}"
         )
     profile.check_model(options.get("model"))
-    profile.check_max_tokens(options.get("max_tokens"))
+    if "max_tokens" in options:
+        profile.check_max_tokens(options["max_tokens"])
+    elif (default := getattr(agent_cls, "default_max_tokens", None)) is not None:
+        try:  # what the agent sends unasked (the forwarder would refuse every request)
+            profile.check_max_tokens(default)
+        except ProfileError as e:
+            raise ProfileError(
+                f"{e}: this agent asks for that by default; set max_tokens"
+            ) from None
+    check_routes(agent_cls, profile)
     return profile
+
+
+def check_routes(agent_cls: type, profile: ProviderProfile) -> None:
+    """ProfileError when the agent calls a route (`provider_routes`, declared by the built-in
+    agents) that the profile does not offer: every request of the run would be refused."""
+    offered = {r.name for r in profile.offered_routes()}
+    for route in getattr(agent_cls, "provider_routes", ()):
+        if route not in offered:
+            raise ProfileError(
+                f"provider profile {profile.name!r} does not offer the {route} route, which this "
+                f"agent calls (it offers: {', '.join(sorted(offered))}; the operator sets a "
+                "profile's routes)"
+            )
 
 
 def check_extra_body(extra: object) -> None:

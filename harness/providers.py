@@ -2,33 +2,89 @@
 
 Only the operator defines profiles (environment or a config file); an API caller picks one by
 name and can never supply a URL that receives a server-held key. The agent host of an episode
-gets exactly one profile: its key in the environment variables the agent's SDK reads, and a
-network route to that profile's endpoint only.
+gets exactly one profile: its URL and a placeholder key in the variables the agent's SDK reads,
+and a network route to that profile's endpoint only, where the orchestrator's forwarder adds the
+key.
 
 `HARNESS_PROVIDER_PROFILES`: a JSON object {name: profile}, or `@/path/to/profiles.json`.
 Profiles named there replace the built-in ones of the same name:
 
     {"vllm-local": {"kind": "openai", "base_url": "http://127.0.0.1:8001/v1"},
      "openai": {"kind": "openai", "api_key_env": "OPENAI_API_KEY", "models": ["gpt-4o"],
-                "max_tokens": 4096, "max_n": 1}}
+                "max_tokens": 4096, "max_n": 1, "routes": ["chat.completions", "responses"]}}
 
-A profile governs what one request may ask for: `models`, `max_tokens` (max_tokens /
-max_completion_tokens), `max_n` (n / best_of; default 1). Pre-flight holds a run's options to it
-(harness.policy), and the orchestrator's forwarder holds every request an agent sends
-(harness.agent_host_net).
+A profile governs what the key may be used for. `routes`: the endpoint's routes an agent may call
+(`chat.completions`, `completions`, `responses` and `models` for the openai kind; `messages` and
+`models` for anthropic; default: `chat.completions` / `messages`, what the built-in agents call);
+every other path and method is refused. Only the operator sets them. On those routes, what one request may ask for: `models`
+(the model ids; the request must name one when the profile lists them), `max_tokens` (the limit
+of each route's own length fields, filled in when a request sets none), `max_n` (n / best_of;
+default 1). Pre-flight holds a run's options to it (harness.policy), and the orchestrator's
+forwarder holds every request an agent sends (harness.agent_host_net, harness.provider_requests).
 """
 
 from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 Kind = Literal["openai", "anthropic"]
+RouteName = Literal["chat.completions", "completions", "responses", "messages", "models"]
+
+
+@dataclass(frozen=True)
+class Route:
+    """One thing a profile's key may be used for: a method and a path under the profile's URL,
+    and the body fields of an inference route that bound its output (`length`; `fill` is set to
+    the profile's `max_tokens` when a request sets none of them)."""
+
+    name: RouteName
+    method: str
+    path: str  # under the profile's URL (the SDK's base URL)
+    length: tuple[str, ...] = ()
+    fill: str | None = None
+
+    @property
+    def inference(self) -> bool:
+        return self.method == "POST"
+
+
+_ROUTES: dict[tuple[str, str], Route] = {
+    ("openai", "chat.completions"): Route(
+        "chat.completions", "POST", "/chat/completions", ("max_tokens", "max_completion_tokens"),
+        "max_tokens",
+    ),
+    ("openai", "completions"): Route(
+        "completions", "POST", "/completions", ("max_tokens",), "max_tokens"
+    ),
+    ("openai", "responses"): Route(
+        "responses", "POST", "/responses", ("max_output_tokens",), "max_output_tokens"
+    ),
+    ("openai", "models"): Route("models", "GET", "/models"),
+    # the anthropic SDK's base URL has no /v1 (it appends /v1/messages)
+    ("anthropic", "messages"): Route("messages", "POST", "/v1/messages", ("max_tokens",), "max_tokens"),
+    ("anthropic", "models"): Route("models", "GET", "/v1/models"),
+}  # fmt: skip
+# What a profile offers when it names no routes: what the built-in agent of its kind calls.
+DEFAULT_ROUTES: dict[str, tuple[RouteName, ...]] = {
+    "openai": ("chat.completions",),
+    "anthropic": ("messages",),
+}
+# every body field some route bounds output with: checked on whichever route a request names it
+LENGTH_FIELDS = ("max_tokens", "max_completion_tokens", "max_output_tokens", "max_new_tokens")
 
 # What each SDK reads from its environment (the agent host's environment is built from these).
 PROVIDER_ENV = {
@@ -37,8 +93,6 @@ PROVIDER_ENV = {
 }
 # What a sandboxed agent sees as its key; the forwarder swaps in the operator's key.
 HELD_KEY = "held-by-the-harness"
-# request headers that carry a credential; the forwarder drops the agent's and sends the profile's
-CREDENTIAL_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "proxy-authorization"})
 _DEFAULT_URL = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
 
 
@@ -62,6 +116,21 @@ class ProviderProfile(BaseModel):
         None, ge=1, description="the most a request may ask for (max_tokens, max_completion_tokens)"
     )
     max_n: int = Field(1, ge=1, le=128, description="completions per request (n, best_of)")
+    routes: list[RouteName] | None = Field(
+        None,
+        description="what the key may be used for (chat.completions, completions, responses, "
+        "messages, models); None: chat.completions (openai) / messages (anthropic)",
+    )
+
+    @model_validator(mode="after")
+    def _check_routes(self) -> ProviderProfile:
+        for name in self.routes or ():
+            if (self.kind, name) not in _ROUTES:
+                offered = sorted(n for k, n in _ROUTES if k == self.kind)
+                raise ValueError(
+                    f"route {name!r} is not one of the {self.kind} kind's: {', '.join(offered)}"
+                )
+        return self
 
     @field_validator("base_url")
     @classmethod
@@ -112,6 +181,11 @@ class ProviderProfile(BaseModel):
             return {"x-api-key": key}
         return {"authorization": f"Bearer {key}"}
 
+    def offered_routes(self) -> tuple[Route, ...]:
+        """The routes an agent may call with this profile's key (in the profile's order)."""
+        names = DEFAULT_ROUTES[self.kind] if self.routes is None else self.routes
+        return tuple(_ROUTES[(self.kind, n)] for n in dict.fromkeys(names))
+
     def check_model(self, model: str | None) -> None:
         if model is not None and self.models is not None and model not in self.models:
             raise ProfileError(
@@ -122,26 +196,37 @@ class ProviderProfile(BaseModel):
     def check_max_tokens(self, value: object, key: str = "max_tokens") -> None:
         if self.max_tokens is not None and value is not None and _int_over(value, self.max_tokens):
             raise ProfileError(
-                f"{key}={value!r} is over provider profile {self.name!r}'s limit of "
+                f"{key}={value!r:.100} is over provider profile {self.name!r}'s limit of "
                 f"{self.max_tokens}"
             )
 
-    def check_request(self, body: dict[str, Any]) -> None:
-        """ProfileError naming the key when a request body the agent sends breaks this profile:
-        a model it does not offer, more completions or tokens than it allows. The forwarder
-        applies it to every request (defence in depth behind pre-flight)."""
+    def check_request(self, body: dict[str, Any], route: Route) -> dict[str, Any]:
+        """The body to send on `route` (an inference route this profile offers): `body` with the
+        profile's `max_tokens` filled into the route's length field when it sets none.
+        ProfileError naming the key when `body` breaks this profile: no model or one it does not
+        offer, more completions or tokens than it allows. The forwarder applies it to every
+        request (defence in depth behind pre-flight)."""
         model = body.get("model")
         if model is not None and not isinstance(model, str):
-            raise ProfileError(f"model {model!r} is not a model id")
+            raise ProfileError(f"model {model!r:.100} is not a model id")
+        if model is None and self.models is not None:
+            raise ProfileError(
+                f"the request names no model; provider profile {self.name!r} offers models "
+                f"{', '.join(self.models)}"
+            )
         self.check_model(model)
         for key in ("n", "best_of"):
             if body.get(key) is not None and _int_over(body[key], self.max_n):
                 raise ProfileError(
-                    f"{key}={body[key]!r} is over provider profile {self.name!r}'s limit of "
+                    f"{key}={body[key]!r:.100} is over provider profile {self.name!r}'s limit of "
                     f"{self.max_n} (max_n)"
                 )
-        for key in ("max_tokens", "max_completion_tokens", "max_new_tokens"):
+        for key in LENGTH_FIELDS:
             self.check_max_tokens(body.get(key), key)
+        unbounded = all(body.get(k) is None for k in route.length)
+        if self.max_tokens is not None and route.fill is not None and unbounded:
+            body = {**body, route.fill: self.max_tokens}
+        return body
 
 
 def _int_over(value: object, limit: int) -> bool:

@@ -154,7 +154,8 @@ def test_the_forwarder_counts_usage_in_streamed_replies(
 ) -> None:
     endpoint = _StreamingEndpoint(events)
     path = "/v1/chat/completions" if kind == "openai" else "/v1/messages"
-    profile = ProviderProfile(name="s", kind=kind, base_url=endpoint.url + "/v1")  # type: ignore[arg-type]
+    base = endpoint.url + "/v1" if kind == "openai" else endpoint.url  # as each SDK expects
+    profile = ProviderProfile(name="s", kind=kind, base_url=base)  # type: ignore[arg-type]
     meter = UsageMeter()
     _, relay = open_route(profile, str(tmp_path), "/run/agent", meter)
     try:

@@ -271,3 +271,81 @@ class ProviderSnoopAgent(Agent):
         except Exception as e:
             found["reply"] = f"{type(e).__name__}: {e}"
         return AgentReply(content=report(found))
+
+
+# Issue 38 items 1, 2, 3, 11: what ForwarderAbuseAgent sends, by name (test_forwarder.py reads it).
+PROBE = "forwarder-probe"  # in every body it sends, so the endpoint's record of them is found
+QUOTE = "quote-my-credential"  # the suite's stub endpoint then quotes the credential it got
+
+
+def _forwarder_attempts(model: object) -> dict[str, tuple[str, str, bytes | None]]:
+    def body(tag: str, **fields: object) -> bytes:
+        msgs = [{"role": "user", "content": f"{PROBE} {tag}"}]
+        return json.dumps({"model": model, "messages": msgs, **fields}).encode()
+
+    m = json.dumps(model)
+    dup = (
+        '{"model": "gpt-4-expensive", "n": 64, "max_tokens": 999999, "messages": [{"role": '
+        f'"user", "content": "{PROBE} duplicate-keys"}}], "model": {m}, "n": 1, "max_tokens": 5}}'
+    )
+    probe = json.dumps({"model": model, "prompt": PROBE, "training_file": "file-abc"}).encode()
+    return {
+        "files": ("GET", "/files", None),
+        "file-content": ("GET", "/files/file-abc/content", None),
+        "delete-model": ("DELETE", "/models/x", None),
+        "models": ("GET", "/models", None),
+        "fine-tune": ("POST", "/fine_tuning/jobs", probe),
+        "batches": ("POST", "/batches", probe),
+        "images": ("POST", "/images/generations", probe),
+        "duplicate-keys": ("POST", "/chat/completions", dup.encode()),
+        "no-max-tokens": ("POST", "/chat/completions", body("no-max-tokens")),
+        "huge-output": (
+            "POST",
+            "/responses",
+            json.dumps(
+                {"model": model, "input": f"{PROBE} huge", "max_output_tokens": 10**6}
+            ).encode(),
+        ),
+        "quote": ("POST", "/chat/completions", body(QUOTE)),
+        "quote-stream": ("POST", "/chat/completions", body(QUOTE, stream=True)),
+    }
+
+
+class ForwarderAbuseAgent(Agent):
+    """A provider agent that uses its route for what its profile does not offer: other routes and
+    methods of the provider's API, a body whose keys appear twice (the checked value first), a
+    request with no output length and one with a huge one, and requests whose replies quote the
+    credential the endpoint got (plain and streamed). Reports each status, headers and reply."""
+
+    provider = "openai"
+    Options = ProviderOptions
+
+    async def step(self, conversation: list[Message]) -> AgentReply:
+        import urllib.error
+        import urllib.request
+
+        base = os.environ["OPENAI_BASE_URL"].rstrip("/")
+        found: dict[str, object] = {}
+        for name, (method, path, data) in _forwarder_attempts(self.options.get("model")).items():
+            req = urllib.request.Request(
+                base + path,
+                data=data,
+                method=method,
+                headers={
+                    "content-type": "application/json",
+                    "authorization": f"Bearer {os.environ.get('OPENAI_API_KEY')}",
+                },
+            )
+            try:
+                with urllib.request.urlopen(req, timeout=30) as r:  # noqa: S310 - the route only
+                    status, headers, text = r.status, dict(r.headers), r.read(4000)
+            except urllib.error.HTTPError as e:
+                status, headers, text = e.code, dict(e.headers), e.read(4000)
+            except Exception as e:
+                status, headers, text = 0, {}, f"{type(e).__name__}: {e}".encode()
+            found[name] = {
+                "status": status,
+                "headers": headers,
+                "body": text.decode("utf-8", "replace")[:2000],
+            }
+        return AgentReply(content=report(found))

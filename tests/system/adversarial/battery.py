@@ -95,6 +95,7 @@ def _cancelled(detail: dict[str, Any]) -> None:
 
 
 PROVIDER_MODEL = "adv-model"  # the one model of the operator's profile `adv-profile`
+FORWARDER_MAX_TOKENS = 512  # the profile `adv-forwarder`'s limit on one request's output
 HOSTILE_AGENTS: dict[str, Hostile] = {
     "env": Hostile("adv_agents:EnvAgent", issue_item="1"),
     "proc-environ": Hostile("adv_agents:ProcEnvironAgent", issue_item="1"),
@@ -125,6 +126,11 @@ HOSTILE_AGENTS: dict[str, Hostile] = {
         options={"profile": "adv-profile", "model": PROVIDER_MODEL},
         check=_endpoint_answered,
         issue_item="1",
+    ),
+    # issue 38: the key used beyond the profile's routes and limits, and quoted back (test_forwarder.py)
+    "forwarder": Hostile(
+        "adv_agents:ForwarderAbuseAgent",
+        options={"profile": "adv-forwarder", "model": PROVIDER_MODEL},
     ),
     "hang": Hostile("adv_agents:HangingAgent", check=_ended, wait=False, issue_item="12"),
     "hang-cancelled": Hostile(
@@ -157,7 +163,16 @@ class AdvServer(HarnessServer):
                             "base_url": provider_url + "/v1",  # the suite's stub endpoint
                             "api_key_env": "ADV_PROFILE_KEY",
                             "models": [PROVIDER_MODEL],
-                        }
+                        },
+                        # the same endpoint and key, with limits and a second route (issue 38)
+                        "adv-forwarder": {
+                            "kind": "openai",
+                            "base_url": provider_url + "/v1",
+                            "api_key_env": "ADV_PROFILE_KEY",
+                            "models": [PROVIDER_MODEL],
+                            "max_tokens": FORWARDER_MAX_TOKENS,
+                            "routes": ["chat.completions", "responses"],
+                        },
                     }
                 ),
                 "PYTHONPATH": os.pathsep.join(
