@@ -70,7 +70,7 @@ from agents.host_protocol import Step as StepRequest
 from agents.toolspec import ToolSpec
 from function_store.service import forward
 from harness.agent_errors import CREATE_PREFIX, HostedAgentError
-from harness.agent_host_net import Seen, UsageMeter
+from harness.agent_host_net import KeyScrubber, Seen, UsageMeter, key_forms
 from harness.policy import profile_for
 from harness.providers import ProfileError, ProviderProfile
 from harness.sandbox.base import Limits
@@ -511,7 +511,7 @@ def for_user(text: str | None, plan: HostPlan) -> str | None:
         key = plan.profile.api_key() if plan.profile is not None else None
     except ProfileError:
         key = None
-    return text.replace(key, "[the provider profile's key]") if key and len(key) >= 8 else text
+    return KeyScrubber(key_forms(key)).text(text)
 
 
 def checked_category(failure: Failure, seen: Seen) -> tuple[str, str]:
