@@ -62,7 +62,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if _MODEL_SERVER_FIXTURES.intersection(item.fixturenames):  # type: ignore[attr-defined]
             item.add_marker(pytest.mark.model_server)
-    if config.getoption("dist", None) != "loadgroup":
+    # a worker's own `dist` is "no": xdist tells it the controller's `--dist loadgroup` this way
+    if not getattr(config.option, "loadgroup", False):
         return
     for item in items:
         if item.get_closest_marker("xdist_group"):

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import logging
 import os
@@ -62,8 +63,7 @@ def _client(url: str | None = None):
     return c
 
 
-def ensure_engine(timeout_s: float = 60.0):
-    """A connected docker client; starts our own dockerd when none answers (root only)."""
+def _answering():  # type: ignore[no-untyped-def]
     import docker
 
     for url in (None, f"unix://{SOCKET}"):
@@ -71,14 +71,31 @@ def ensure_engine(timeout_s: float = 60.0):
             return _client(url)
         except (docker.errors.DockerException, OSError):
             pass
+    return None
+
+
+def ensure_engine(timeout_s: float = 60.0):
+    """A connected docker client; starts our own dockerd when none answers (root only)."""
+    if (client := _answering()) is not None:
+        return client
+    if os.geteuid() != 0:
+        raise EngineUnavailable("no Docker engine answers and starting dockerd needs root")
+    STATE.mkdir(parents=True, exist_ok=True)
+    # one starter per machine: two processes that both found no engine (two test workers, two
+    # `harness serve`) would each start a dockerd on the same data-root, exec-root and socket
+    with open(STATE / "dockerd.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (client := _answering()) is not None:  # another process started it meanwhile
+            return client
+        return _start_dockerd(timeout_s)
+
+
+def _start_dockerd(timeout_s: float):  # type: ignore[no-untyped-def]
     dockerd = shutil.which("dockerd")
     if dockerd is None:
         raise EngineUnavailable(
             "no Docker engine answers and `dockerd` is not installed (docker.io)"
         )
-    if os.geteuid() != 0:
-        raise EngineUnavailable("no Docker engine answers and starting dockerd needs root")
-    STATE.mkdir(parents=True, exist_ok=True)
     logf = open(STATE / "dockerd.log", "ab")  # noqa: SIM115 - the daemon keeps it
     args = os.environ.get("HARNESS_DOCKERD_ARGS", DEFAULT_DOCKERD_ARGS).split()
     if not any(a.startswith("--storage-driver") for a in args):

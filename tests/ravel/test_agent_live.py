@@ -1,4 +1,4 @@
-"""RAVEL localisation targets on SmolLM2-135M through a real intervention service (its own):
+"""RAVEL localisation targets on SmolLM2-135M through the session's real intervention service:
 the runner's commands, the scorer's sanity checks (whole vector: high Cause, low Isolate; one dim:
 near nothing), and a scored `harness run` of the scripted baseline. The instance is built once per
 session (tests/ravel/conftest.py: a tmp HARNESS_RAVEL_CACHE shared with the subprocesses)."""
@@ -14,7 +14,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from intervention_server import serve_intervention
 
 from evaluator.ravel.agent_task import score_ravel_episode
 from function_store.catalog import Catalog
@@ -26,16 +25,14 @@ COUNTRY = "ravel/smollm2/city/Country"
 
 
 @pytest.fixture(scope="module")
-def env(ravel_city, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    # its own server: a test here checks that the service keeps no uploaded featurizer, which
-    # would not hold while another worker scored on the shared one (a leftover was seen there
-    # once, cause not found); the session's instance cache (tests/ravel/conftest.py) is reused
+def env(smol_url: str, ravel_city) -> Iterator[dict[str, str]]:
+    # the session's shared server and instance cache (tests/shared_services.py, tests/ravel/
+    # conftest.py); no other test scores RAVEL on it, so "it keeps no featurizer" below holds
     cache = str(ravel_city.cache)
-    for url in serve_intervention("smollm2", tmp_path_factory):
-        with pytest.MonkeyPatch.context() as mp:
-            mp.setenv("HARNESS_RAVEL_CACHE", cache)
-            mp.setenv("HARNESS_INTERVENTION_URL", url)
-            yield {"HARNESS_RAVEL_CACHE": cache, "HARNESS_INTERVENTION_URL": url}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HARNESS_RAVEL_CACHE", cache)
+        mp.setenv("HARNESS_INTERVENTION_URL", smol_url)
+        yield {"HARNESS_RAVEL_CACHE": cache, "HARNESS_INTERVENTION_URL": smol_url}
 
 
 def _runner(env: dict[str, str]) -> RavelRunner:
