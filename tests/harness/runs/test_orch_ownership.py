@@ -165,6 +165,26 @@ def test_owner_killed_run_taken_over_after_its_lease(db_url: str, start_server, 
         assert [c.step for c in store.target_calls(ep.id)] == [2 + 2 * k for k in range(n_calls)]
 
 
+def _paused_outside_a_write(pid: int, sqlite_url: str) -> bool:
+    """Pause `pid`; True when it holds no write transaction on the SQLite store (else resume it).
+    A writer paused mid-transaction blocks every process's writes ("database is locked"): that is
+    SQLite's, not the lease's, and no takeover could follow it (seen once under a loaded CI)."""
+    import sqlite3
+
+    os.kill(pid, signal.SIGSTOP)
+    con = sqlite3.connect(sqlite_url.removeprefix("sqlite:///"), timeout=0)
+    try:
+        con.execute("BEGIN IMMEDIATE")  # takes the write lock only if nobody holds it
+        con.rollback()
+        return True
+    except sqlite3.OperationalError:
+        os.kill(pid, signal.SIGCONT)
+        time.sleep(0.01)
+        return False
+    finally:
+        con.close()
+
+
 def test_paused_owner_stops_once_taken_over(sqlite_url: str, start_server, tmp_path) -> None:  # type: ignore[no-untyped-def]
     rec, n_calls = tmp_path / "steps.jsonl", 12
     srv, cli = _server_and_cli(
@@ -178,7 +198,7 @@ def test_paused_owner_stops_once_taken_over(sqlite_url: str, start_server, tmp_p
     )
     try:
         wait_for(lambda: len(records(rec)) >= 6, 120, 0.05)
-        os.kill(cli.pid, signal.SIGSTOP)
+        wait_for(lambda: _paused_outside_a_write(cli.pid, sqlite_url), 60, 0)
         assert {r["pid"] for r in records(rec)} == {cli.pid}  # the CLI alone, so far
         # the server takes over once the lease has run out, and makes progress
         wait_for(lambda: any(r["pid"] != cli.pid for r in records(rec)), 60, 0.05)
