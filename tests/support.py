@@ -10,11 +10,13 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 import pytest
+import uvicorn
 
 
 def free_port() -> int:
@@ -136,3 +138,23 @@ def require(ok: bool, why: str, opt_out: str) -> None:
     if os.environ.get(opt_out) == "1":
         pytest.skip(f"{why} ({opt_out}=1)")
     pytest.fail(f"{why}; run scripts/install.sh, or set {opt_out}=1 to skip these tests")
+
+
+@contextmanager
+def serve_in_process(app: object) -> Iterator[str]:
+    """An ASGI app served by uvicorn on a free loopback port in a thread; yields its base URL."""
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=free_port(), log_level="error")  # type: ignore[arg-type]
+    )
+    t = threading.Thread(target=server.run, daemon=True)
+    t.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not server.started:
+            if time.monotonic() > deadline or not t.is_alive():
+                raise RuntimeError("the app did not start")
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{server.config.port}"
+    finally:
+        server.should_exit = True
+        t.join(10)

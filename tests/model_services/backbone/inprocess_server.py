@@ -5,36 +5,14 @@ must watch inside it: `Held` stops a tokenizer call until the test lets it go, s
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 import httpx
-import uvicorn
-from support import free_port
 
 # How long a held call waits to be let go. Only reached when nothing can let it go: the call then
 # blocks the event loop, so `/health` cannot be answered (the bug the tests look for).
 HOLD_S = 10
-
-
-@contextmanager
-def serve_in_process(app: Any) -> Iterator[str]:
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
-    t = threading.Thread(target=server.run, daemon=True)
-    t.start()
-    try:
-        deadline = time.monotonic() + 60
-        while not server.started:
-            if time.monotonic() > deadline or not t.is_alive():
-                raise RuntimeError("the app did not start")
-            time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        t.join(10)
 
 
 class Held:

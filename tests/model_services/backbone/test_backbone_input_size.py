@@ -10,7 +10,8 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from inprocess_server import Held, health_while_held, serve_in_process
+from inprocess_server import Held, health_while_held
+from support import serve_in_process
 
 from model_services.backbone.engine import Engine
 from model_services.backbone.server import create_app

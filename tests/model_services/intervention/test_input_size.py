@@ -11,7 +11,8 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from inprocess_server import Held, health_while_held, serve_in_process
+from inprocess_server import Held, health_while_held
+from support import serve_in_process
 
 from model_services.intervention import model as model_mod
 from model_services.intervention.client import InterventionClient, InterventionError
