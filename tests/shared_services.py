@@ -37,6 +37,9 @@ SHARED_DIR_VAR = "HARNESS_TEST_SHARED_SERVERS"
 _GROUP_BY_FIXTURE = {"sae_cache": "sae-build", "ravel_city": "ravel-city", "cluster": "ray-cluster"}
 # folders whose tests share one package-scoped server and read its sinks last: one worker each
 _GROUP_BY_FOLDER = {"tests/system/adversarial/": "adversarial"}
+# folders that are `slow` as a whole: the adversarial suite is one attack campaign against one
+# server, read at the end (the quick loop leaves it out; the whole suite runs it)
+_SLOW_FOLDERS = ("tests/system/adversarial/",)
 # fixtures that start (or are) a model server: the shared ones, and those files start their own
 _MODEL_SERVER_FIXTURES = {
     "backbone_url", "local_model", "smol_url", "gpt2_url", "llama_url", "served",
@@ -56,12 +59,15 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects and xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Marks `model_server` on the tests that use a model server (the quick loop leaves them out).
+    """Marks `model_server` on the tests that use a model server, and `slow` on the slow folders
+    (the quick loop leaves both out).
     Under `--dist loadgroup`: a test that uses an expensive session build goes to that build's
     group; every other test is grouped by its file (so module fixtures start once)."""
     for item in items:
         if _MODEL_SERVER_FIXTURES.intersection(item.fixturenames):  # type: ignore[attr-defined]
             item.add_marker(pytest.mark.model_server)
+        if item.path.relative_to(config.rootpath).as_posix().startswith(_SLOW_FOLDERS):
+            item.add_marker(pytest.mark.slow)
     # a worker's own `dist` is "no": xdist tells it the controller's `--dist loadgroup` this way
     if not getattr(config.option, "loadgroup", False):
         return

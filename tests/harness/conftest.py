@@ -1,5 +1,6 @@
-"""Fixtures: the real server (`harness serve` subprocess) from the api helpers (tests/harness/api), a loopback
-OpenAI-compatible stand-in, and the CLI as a subprocess."""
+"""Fixtures: the real server (`harness serve` subprocess) from the api helpers (tests/harness/api),
+one per test or one per module, a loopback OpenAI-compatible stand-in, and the CLI as a subprocess
+or in this process."""
 
 from __future__ import annotations
 
@@ -25,6 +26,26 @@ def start_server(tmp_path: Path) -> Iterator[Callable[..., HarnessServer]]:
         s = HarnessServer(
             tmp_path / f"home{len(servers)}", {"HARNESS_DATA_DIR": DATA, **(env or {})}
         )
+        servers.append(s)
+        return s.start()
+
+    yield start
+    for s in servers:
+        s.stop()
+        shutil.rmtree(s.tmpdir, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def start_module_server(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Callable[..., HarnessServer]]:
+    """`start_server` shared by a module's tests: for API contracts where the process is not the
+    point (each server start is an interpreter start and the app's imports)."""
+    servers: list[HarnessServer] = []
+
+    def start(env: dict[str, str] | None = None) -> HarnessServer:
+        home = tmp_path_factory.mktemp("home")
+        s = HarnessServer(home, {"HARNESS_DATA_DIR": DATA, **(env or {})})
         servers.append(s)
         return s.start()
 
@@ -81,5 +102,28 @@ def cli(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
             text=True,
             timeout=timeout,
         )
+
+    return run
+
+
+@pytest.fixture
+def cli_in_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """`cli`, run by this process (the same app and environment, no interpreter start per
+    command): for tests that check only what a command prints and stores."""
+    from typer.testing import CliRunner
+
+    from harness.cli import app
+
+    def run(*argv: str, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
+        wanted = cli_env(tmp_path / "home", **(env or {}))
+        changes: dict[str, str | None] = {k: None for k in os.environ if k not in wanted}
+        changes.update(wanted)
+        monkeypatch.chdir(tmp_path)
+        r = CliRunner().invoke(app, list(argv), env=changes)
+        if r.exception is not None and not isinstance(r.exception, SystemExit):
+            raise r.exception
+        return subprocess.CompletedProcess(list(argv), r.exit_code, r.stdout, r.stderr)
 
     return run

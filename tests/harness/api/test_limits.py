@@ -15,6 +15,16 @@ from support import wait_for
 RUN = {"agent": "scripted-numeric", "dataset": "find-gen", "family": "numeric", "floor": False}
 
 
+@pytest.fixture(scope="module")
+def default_server(start_module_server):  # type: ignore[no-untyped-def]
+    """One server with the default settings for the module's tests that need no other."""
+    return start_module_server()
+
+
+def run_ids(srv) -> list[str]:  # type: ignore[no-untyped-def]
+    return [x["id"] for x in httpx.get(srv.url + "/runs", params={"limit": 1000}).json()]
+
+
 def test_body_size_limit_is_413(start_server) -> None:  # type: ignore[no-untyped-def]
     srv = start_server({"HARNESS_API_MAX_BODY_BYTES": "50000"})
     big = {**RUN, "limit": 1, "agent_options": {"pad": "x" * 60_000}}
@@ -30,8 +40,8 @@ def test_body_size_limit_is_413(start_server) -> None:  # type: ignore[no-untype
     assert httpx.get(srv.url + "/healthz").status_code == 200
 
 
-def test_default_body_limit_and_option_size(start_server) -> None:  # type: ignore[no-untyped-def]
-    srv = start_server()
+def test_default_body_limit_and_option_size(default_server) -> None:  # type: ignore[no-untyped-def]
+    srv = default_server
     r = httpx.post(srv.url + "/runs", json={**RUN, "ids": ["x" * 100] * 12_000}, timeout=30)
     assert r.status_code == 413  # 1.2 MB > the 1 MB default
     r = httpx.post(srv.url + "/runs", json={**RUN, "agent_options": {"p": "x" * 70_000}})
@@ -40,8 +50,9 @@ def test_default_body_limit_and_option_size(start_server) -> None:  # type: igno
     assert r.status_code == 422 and r.json()["detail"][0]["loc"][:3] == ["body", "ids", 0]
 
 
-def test_run_list_is_paginated_and_trimmed(start_server) -> None:  # type: ignore[no-untyped-def]
-    srv = start_server()
+def test_run_list_is_paginated_and_trimmed(default_server) -> None:  # type: ignore[no-untyped-def]
+    srv = default_server
+    assert run_ids(srv) == []  # the other tests on this server store no run
     ids = [srv.post_run({**RUN, "limit": 2, "seed": i}).json()["id"] for i in range(3)]
     page = httpx.get(srv.url + "/runs", params={"limit": 2}).json()
     rest = httpx.get(srv.url + "/runs", params={"limit": 2, "offset": 2}).json()
@@ -116,12 +127,13 @@ def test_lone_surrogates_in_agent_text_become_fffd(start_server, stand_in) -> No
 
 
 @pytest.mark.parametrize("where", ["agent_options", "key"])
-def test_lone_surrogate_in_options_is_422_and_the_server_stays_well(start_server, where) -> None:  # type: ignore[no-untyped-def]
-    srv = start_server()
+def test_lone_surrogate_in_options_is_422_and_the_server_stays_well(default_server, where) -> None:  # type: ignore[no-untyped-def]
+    srv = default_server
+    before = run_ids(srv)
     options = '{"x": "\\udcff"}' if where == "agent_options" else '{"\\udcff": 1}'
     raw = json.dumps({**RUN, "limit": 1})[:-1] + f', "agent_options": {options}}}'
     r = httpx.post(
         srv.url + "/runs", content=raw, headers={"content-type": "application/json"}, timeout=30
     )
     assert r.status_code == 422 and "lone surrogate" in r.text
-    assert httpx.get(srv.url + "/runs").json() == []
+    assert run_ids(srv) == before

@@ -52,6 +52,7 @@ def _run_status(home: Path, run_id: str) -> str:
         return c.execute("SELECT status FROM runs WHERE id = ?", (run_id,)).fetchone()[0]
 
 
+@pytest.mark.slow
 def test_kill_9_mid_run_leaves_nothing_after_restart(start_server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     env = {"HARNESS_SANDBOX": "bwrap", "HARNESS_MAX_CONCURRENCY": "1"}
     srv = start_server(env)

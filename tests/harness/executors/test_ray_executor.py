@@ -21,6 +21,9 @@ from harness.settings import Settings
 from harness.store import make_engine
 from harness.store.repo import Store
 
+# a Ray cluster per session and runs across its workers (the quick loop leaves them out)
+pytestmark = pytest.mark.slow
+
 N_TARGETS = 10  # enough for both nodes to take episodes
 AGENT = "scale_agents:SlowScriptedNumeric"  # scripted-numeric that must run in an agent host
 SELECT = ["-d", "find-gen", "-f", "numeric", "--variant", "clean"]  # noised targets differ per call

@@ -158,6 +158,7 @@ def tool_results(sample) -> list[str]:
     return [m.text for m in sample.messages if m.role == "tool" and m.function != "submit_answer"]
 
 
+@pytest.mark.slow
 def test_find_tools_with_a_user_solver(tmp_path: Path, sandbox_tmp: Path, catalog) -> None:
     """`--solver` replaces react: the tools come with the task (setup), call the sandboxed
     targets and return exactly the harness's reply; counters and the answer are in the store."""
@@ -251,6 +252,7 @@ def assert_scored_as_our_scorer_and_imported(log: EvalLog, targets: list[Target]
         assert got == pytest.approx([m["mean"], m["ci_low"], m["ci_high"]], nan_ok=True)
 
 
+@pytest.mark.slow
 def test_a_killed_eval_leaves_nothing_after_the_sweep(tmp_path: Path, sandbox_tmp: Path) -> None:
     """`inspect eval` killed (SIGKILL: no hook, no atexit) while a target service runs: the
     sandboxed services die with it (bwrap --die-with-parent), and what is left on disk is removed
@@ -293,6 +295,7 @@ def test_a_killed_eval_leaves_nothing_after_the_sweep(tmp_path: Path, sandbox_tm
     assert_nothing_left(sandbox_tmp)
 
 
+@pytest.mark.slow
 def test_find_default_react_with_mockllm(
     tmp_path: Path, sandbox_tmp: Path, catalog, tiktoken_cache: Path
 ) -> None:
@@ -323,6 +326,7 @@ def test_find_default_react_with_mockllm(
     assert {e.status for e in store.episodes(run.id)} == {"budget_exhausted"}
 
 
+@pytest.mark.slow
 def test_find_react_and_text_protocols_on_strings(
     tmp_path: Path, sandbox_tmp: Path, catalog
 ) -> None:
@@ -373,6 +377,7 @@ def test_find_react_and_text_protocols_on_strings(
         assert_no_ground_truth(path, [t])
 
 
+@pytest.mark.slow
 def test_find_text_against_the_project_backbone_server(
     tmp_path: Path,
     sandbox_tmp: Path,
@@ -415,6 +420,7 @@ def test_find_text_against_the_project_backbone_server(
     assert sum(u.output_tokens for u in log.stats.model_usage.values()) > 0
 
 
+@pytest.mark.slow
 def test_eval_set_retries_a_failed_attempt(tmp_path: Path, sandbox_tmp: Path) -> None:
     marker = sandbox_tmp / "failed-once"
     inspect_cli(
@@ -461,6 +467,7 @@ def _descendants(pid: int) -> list[str]:
     return out
 
 
+@pytest.mark.slow
 def test_services_and_episode_store_stop_when_the_run_ends(
     tmp_path: Path, sandbox_tmp: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

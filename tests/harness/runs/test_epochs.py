@@ -43,6 +43,7 @@ def _main_row(report: dict) -> dict:
     return row
 
 
+@pytest.mark.slow
 def test_epochs_run_stores_exports_and_reduces(tmp_path: Path) -> None:
     env = _env(f"sqlite:///{tmp_path / 'harness.db'}", COLUMNS="100")
     r = harness(
@@ -142,6 +143,7 @@ def test_epochs_run_stores_exports_and_reduces(tmp_path: Path) -> None:
     assert score.metrics["mean"].value == pytest.approx(expected["at_least_one"])
 
 
+@pytest.mark.slow
 def test_one_epoch_reports_exactly_as_a_run_without_the_option(tmp_path: Path) -> None:
     env = _env(f"sqlite:///{tmp_path / 'harness.db'}", COLUMNS="100")
     run = ("run", "--agent", "orch_agents:ProbeAgent", "-d", "find-gen", "--no-floor")

@@ -7,10 +7,14 @@ import json
 from collections import Counter
 
 import httpx
+import pytest
 from support import wait_for
 
 from harness.store import make_engine
 from harness.store.repo import Store
+
+# kill -9 of a server mid-run and a resume: tens of seconds each (the quick loop leaves them out)
+pytestmark = pytest.mark.slow
 
 AFFINE = [(2.0, 1.0), (-3.0, 0.5)]  # orch_plugin's f00000, f00001
 N = 12  # commands per episode

@@ -25,11 +25,15 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from orch_helpers import ROOT, server_env
 from support import wait_for
 
 from harness.store import make_engine
 from harness.store.repo import Store
+
+# several processes on one store, leases running out (the quick loop leaves them out)
+pytestmark = pytest.mark.slow
 
 CLI = [sys.executable, "-m", "harness.cli"]
 TWO = ["--id", "orch-test/numeric/f00000", "--id", "orch-test/numeric/f00001"]

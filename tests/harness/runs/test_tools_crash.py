@@ -8,10 +8,14 @@ import json
 from collections import Counter
 
 import httpx
+import pytest
 from support import wait_for
 
 from harness.store import make_engine
 from harness.store.repo import Store
+
+# kill -9 of a server mid-run and a resume: tens of seconds each (the quick loop leaves them out)
+pytestmark = pytest.mark.slow
 
 N = 10  # tool calls per episode, one per message
 TARGETS = {"orch-test/numeric/f00000": (2.0, 1.0), "orch-test/numeric/f00001": (-3.0, 0.5)}

@@ -112,6 +112,7 @@ def test_plot_comes_from_the_stored_grid_without_running_code(scored) -> None:  
     assert "Traceback" not in srv.log()
 
 
+@pytest.mark.slow
 def test_strings_table_comes_from_the_stored_outputs(server: HarnessServer) -> None:
     ep = _scored_episode(server, "SleepyStringsAgent", "strings")
     exact = next(s for s in ep["scores"] if s["metric"] == "string_exact")
