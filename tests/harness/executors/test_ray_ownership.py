@@ -11,7 +11,6 @@ as `ray_executor._run_here` wires them), without a cluster.
 from __future__ import annotations
 
 import asyncio
-import time
 from datetime import UTC
 
 from agents.base import Agent, AgentReply, Message
@@ -95,8 +94,7 @@ async def test_worker_ends_a_cancelled_runs_episode(pg_url: str) -> None:
     while agent.calls < 3:
         await asyncio.sleep(0.05)
     assert store.cancel_run(run.id)  # as `harness runs cancel` or another server does
-    t = time.monotonic()
+    # ended within 30 s: the worker saw the cancel, not its 600 s lease running out
     assert await asyncio.wait_for(work, 30) == "cancelled"
-    assert time.monotonic() - t < 5
     got = store.get_episode(ep.id)
     assert (got.status, got.end_reason) == ("cancelled", "cancelled")

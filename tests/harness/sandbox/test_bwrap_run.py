@@ -67,7 +67,7 @@ def test_wall_clock_timeout(bwrap):
     r = bwrap.run([PY, "-c", "import time; time.sleep(30)"], limits=Limits(timeout_s=1.0))
     assert r.timed_out and r.returncode is None
     assert r.error.startswith("timeout")
-    assert time.monotonic() - t0 < 6
+    assert time.monotonic() - t0 < 20  # killed, not left to sleep its 30 s
 
 
 def test_cpu_time_limit(bwrap):

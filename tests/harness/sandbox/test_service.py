@@ -123,18 +123,21 @@ async def test_imported_script_target_and_call_time_limit(bwrap, tmp_path):
         pool.close()
 
 
-def test_service_starts_fast(bwrap, catalog):
-    t0 = time.monotonic()
+async def test_service_starts_answers_and_stops(bwrap, catalog):
+    # how fast it starts is measured by benchmarks/target_calls.py ("service start")
     handle = bwrap.start_service(
         service_argv(bwrap),
         files=target_files([catalog.get(F473)]),
         env={"HARNESS_SERVICE_TARGETS_DIR": "/sandbox"},
     )
-    elapsed = time.monotonic() - t0
-    bwrap.stop(handle)
-    print(f"bwrap target service start: {elapsed:.2f} s")
-    # the issue asks for < 2 s; on a shared, loaded 2-core CI box we allow some slack
-    assert elapsed < 4.0
+    client = TargetServiceClient(handle.url)
+    try:
+        assert (await client.call(F473, ["2"]))[0].output == "-8.0"
+    finally:
+        await client.aclose()
+        bwrap.stop(handle)
+    with pytest.raises(TargetServiceError):
+        await TargetServiceClient(handle.url).call(F473, ["2"])
 
 
 def test_start_failure_is_reported(bwrap):
