@@ -56,7 +56,7 @@ def test_request_work_is_bounded(gpt2_url: str) -> None:
     assert r.status_code == 200, r.text
 
 
-def test_abandoned_request_stops_and_the_next_isserve_intervention(smol_url: str) -> None:
+def test_abandoned_request_stops_and_the_next_is_served(smol_url: str) -> None:
     # 8 texts of ~900 tokens read at the last layer (reads stop after the layer they read, so a
     # layer-0 read can finish within 2 s): minutes of CPU in one pass; the client gives up after 2 s
     texts = [_letters(1500, s) for s in range(8)]

@@ -198,7 +198,7 @@ def test_saes_are_listed_without_paths(client, sae_files):
     assert str(sae_files) not in text and "/tmp" not in text
 
 
-def test_an_sae_saved_while_serving_isserve_intervention(client, sae_files):
+def test_an_sae_saved_while_serving_is_served(client, sae_files):
     folder = sae_files / "dir" / "late"
     _save(folder, _random_weights(5), "blocks.2.hook_mlp_out", architecture="topk", k=3)
     assert "late" in {s.name for s in client.saes()}
