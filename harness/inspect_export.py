@@ -27,7 +27,7 @@ from evaluator.report import reduce_epochs
 from harness.runs.spec import RunSpec, episode_epoch
 from harness.runs.views import ToolCallOut, message_out, public_details, tool_call_outs
 from harness.store.models import Episode, Message, Run
-from harness.store.repo import Store, missing_scores
+from harness.store.repo import IMPORT_EVENT, Store, missing_scores
 
 SCORER = "interp-harness"
 # the scorer name of the Inspect tasks (harness/inspect_tasks): the score every sample also carries
@@ -56,15 +56,15 @@ def run_to_eval_log(store: Store, run: Run) -> Any:
     """The run as an `inspect_ai.log.EvalLog`."""
     log, model, scorer, _, _ = _inspect()
     episodes = store.episodes(run.id)
-    samples = [_sample(store, run, ep) for ep in episodes]
+    imported_model = _imported_model(store, run)
+    samples = [_sample(store, run, ep, imported_model) for ep in episodes]
     usage: dict[str, Any] = {}  # the log's total per model, as Inspect's own logs have it
     for s in samples:
         for name, u in s.model_usage.items():
-            total = usage.setdefault(name, model.ModelUsage())
-            total.input_tokens += u.input_tokens
-            total.output_tokens += u.output_tokens
-            total.total_tokens += u.total_tokens
-    models = sorted(usage) or [run.agent]
+            _add_usage(usage.setdefault(name, model.ModelUsage()), u)
+    # an imported run: the model its log named (with Inspect's provider prefix), else the
+    # models that answered
+    models = [imported_model] if imported_model else sorted(usage) or [run.agent]
     status = {"completed": "success", "failed": "error", "cancelled": "cancelled"}.get(
         run.status, "started"
     )
@@ -117,6 +117,42 @@ def _eval_config(log: Any, run: Run) -> Any:
     return log.EvalConfig(epochs=spec.epochs, epochs_reducer=[INSPECT_REDUCERS[spec.epoch_reducer]])
 
 
+def _imported_model(store: Store, run: Run) -> str | None:
+    """The model an imported run's Inspect log named (`openai-api/backbone/...`: the provider
+    prefix included, which its messages' model names lack); None for a run executed here."""
+    source = store.event_data(run.id, IMPORT_EVENT)
+    model = (source or {}).get("model")
+    return model if isinstance(model, str) and model else None
+
+
+def _add_usage(total: Any, u: Any) -> None:
+    total.input_tokens += u.input_tokens
+    total.output_tokens += u.output_tokens
+    total.total_tokens += u.total_tokens
+    if u.total_cost:
+        total.total_cost = (total.total_cost or 0.0) + u.total_cost
+
+
+def _episode_usage(
+    ep: Episode, by_message: dict[str, Any], model: Any, name: str
+) -> dict[str, Any]:
+    """The sample's usage by model: what its messages carry, and what the episode counted beyond
+    them under `name` (an imported episode's messages carry none: its totals are the log's)."""
+    usage = {k: u for k, u in by_message.items() if u.total_tokens or u.total_cost}
+    prompt = ep.prompt_tokens - sum(u.input_tokens for u in usage.values())
+    completion = ep.completion_tokens - sum(u.output_tokens for u in usage.values())
+    cost = ep.cost_usd - sum(u.total_cost or 0.0 for u in usage.values())
+    if prompt > 0 or completion > 0 or cost > 1e-12:
+        rest = model.ModelUsage(
+            input_tokens=max(prompt, 0),
+            output_tokens=max(completion, 0),
+            total_tokens=max(prompt, 0) + max(completion, 0),
+            total_cost=cost if cost > 1e-12 else None,
+        )
+        _add_usage(usage.setdefault(name, model.ModelUsage()), rest)
+    return usage
+
+
 def _messages(
     rows: list[Message], run: Run, model: Any, tool: Any, tool_rows: list[ToolCallOut]
 ) -> tuple[list[Any], dict[str, Any]]:
@@ -153,10 +189,15 @@ def _messages(
                 )
             )
             key = m.model or run.agent
-            u = usage.setdefault(key, model.ModelUsage())
-            u.input_tokens += m.prompt_tokens
-            u.output_tokens += m.completion_tokens
-            u.total_tokens += m.prompt_tokens + m.completion_tokens
+            _add_usage(
+                usage.setdefault(key, model.ModelUsage()),
+                model.ModelUsage(
+                    input_tokens=m.prompt_tokens,
+                    output_tokens=m.completion_tokens,
+                    total_tokens=m.prompt_tokens + m.completion_tokens,
+                    total_cost=m.cost_usd or None,
+                ),
+            )
     return out, usage
 
 
@@ -262,14 +303,15 @@ def _error(store: Store, ep: Episode, log: Any) -> Any:
     )
 
 
-def _sample(store: Store, run: Run, ep: Episode) -> Any:
+def _sample(store: Store, run: Run, ep: Episode, imported_model: str | None = None) -> Any:
     log, model, scorer, event, tool = _inspect()
     rows = store.messages(ep.id)
     tool_rows = tool_call_outs(store.tool_calls(ep.id), [message_out(m) for m in rows], False)
-    messages, usage = _messages(rows, run, model, tool, tool_rows)
+    messages, by_message = _messages(rows, run, model, tool, tool_rows)
     prompt = next((m.content for m in messages if m.role == "user"), "")
     answer = ep.final_answer or ""
     last_model = next((m.model for m in reversed(messages) if m.role == "assistant"), None)
+    usage = _episode_usage(ep, by_message, model, imported_model or last_model or run.agent)
     return log.EvalSample(
         id=ep.target_id,
         epoch=episode_epoch(ep.idx, len(run.target_ids)) + 1,  # Inspect counts from 1

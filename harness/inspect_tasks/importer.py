@@ -158,8 +158,12 @@ def _spec(log: Any, samples: list[Any]) -> tuple[RunSpec, list[str]]:
     is not the default)."""
     meta = log.eval.metadata or {}
     if _exported_run(log) and isinstance(meta.get("spec"), dict):
+        agent = meta["spec"].get("agent")
+        label = f"inspect:{log.eval.model}"  # what a first import named it (below)
+        # a run imported here and exported again: its agent is this label, with its solver
+        own = agent if isinstance(agent, str) and agent.split(" (", 1)[0] == label else None
         try:
-            return untrusted.exported_spec(meta["spec"])
+            return untrusted.exported_spec(meta["spec"], own_label=own)
         except ValueError as e:
             raise ImportRefused(f"the exported run's spec is not valid: {e}"[:1000]) from e
     args = log.eval.task_args or {}

@@ -100,12 +100,14 @@ def grid(details: dict[str, Any], what: str) -> None:
         raise Untrusted(f"{what}: agent_grid {e}") from None
 
 
-def exported_spec(raw: dict[str, Any]) -> tuple[RunSpec, list[str]]:
+def exported_spec(raw: dict[str, Any], own_label: str | None = None) -> tuple[RunSpec, list[str]]:
     """An exported run's spec as this server may store and serve it, and what was dropped from
     it (names only: a value may be a secret). The agent is kept by name when it is not a dotted
     path (`pkg.mod:Class` names a module to import: the operator's choice), else relabelled; its
     options are kept only when this server knows the agent and they are ones an API caller may
-    set (never a key, an endpoint or a file); floor_for, set by the server that ran it, goes."""
+    set (never a key, an endpoint or a file); floor_for, set by the server that ran it, goes.
+    `own_label`: the label the importer itself gives this log's agent (`inspect:<model>`), kept
+    as it is: a run imported before and exported again keeps its name."""
     data = dict(raw)
     dropped: list[str] = []
     if data.get("floor_for") is not None:
@@ -115,7 +117,7 @@ def exported_spec(raw: dict[str, Any]) -> tuple[RunSpec, list[str]]:
     agent_cls = None
     if isinstance(agent, str):
         agent_cls = _known_agent(agent)
-        if ":" in agent and agent_cls is None:
+        if ":" in agent and agent_cls is None and agent != own_label:
             data["agent"] = f"{agent.replace(':', '/')[:180]} (imported)"
             dropped.append("agent (a dotted path: relabelled)")
     options = data.get("agent_options")
