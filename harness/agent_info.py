@@ -1,6 +1,6 @@
 """What a user may pass to an agent: its `Options` (the fields a REST caller may set; the CLI's
-`-o KEY=VALUE` takes the same names) with types and defaults, for `harness agents list` and the
-web run form."""
+`-o KEY=VALUE` takes the same names) with types and defaults, for `harness agents list` (the web
+run form reads the same `Options` schemas: harness/web/run_form.py)."""
 
 from __future__ import annotations
 

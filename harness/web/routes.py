@@ -23,18 +23,19 @@ from fastapi.templating import Jinja2Templates
 
 from evaluator.panel import Panel, PanelView
 from evaluator.report import reduce_epochs
-from function_store.benchmark import benchmarks
 from harness.api import schemas as S
 from harness.rate_limit import TooManyFailures
-from harness.runs.spec import RunSpec, episode_total
+from harness.runs.spec import MAX_OPTIONS_CHARS, RunSpec, episode_total
 from harness.store.models import RUN_TERMINAL
-from harness.web import auth, panels, plots, queries, views
+from harness.web import auth, panels, plots, queries, run_form, views
 
 HERE = Path(__file__).resolve().parent
 templates = Jinja2Templates(directory=str(HERE / "templates"))
 STATIC = {"web.css": "text/css", "live.js": "text/javascript"}
 RUN_STATUSES = ("queued", "running", "completed", "failed", "cancelled")
 MAX_FORM_BYTES = 16_384
+# the run form may carry agent options as JSON (at most MAX_OPTIONS_CHARS), percent-encoded
+MAX_RUN_FORM_BYTES = MAX_FORM_BYTES + 3 * MAX_OPTIONS_CHARS
 MAX_COMPARE = 500  # common targets listed on the compare page
 
 router = APIRouter(include_in_schema=False)
@@ -66,47 +67,6 @@ def static(name: str) -> Response:
     if name not in STATIC:
         raise HTTPException(404, "no such file")
     return Response((HERE / "static" / name).read_bytes(), media_type=STATIC[name])
-
-
-def _agents() -> list[Any]:
-    try:
-        from agents.registry import list_agents
-    except ImportError:
-        return []
-    return list_agents()
-
-
-def _form_defaults(agents: list[Any]) -> dict[str, str]:
-    """What the run form starts with: a run that works on this machine as it is, with no key and
-    no model server: the first family whose targets need no service, and its offline agent
-    (`scripted-<family>`, else the first local agent that needs no option)."""
-    from harness.agent_info import options_of
-
-    family = next((b.family for b in benchmarks() if not b.services and not b.fixed_datasets), "")
-    local = [
-        a.name
-        for a in agents
-        if a.provider == "local" and not a.description.startswith("unavailable")
-    ]
-    if f"scripted-{family}" in local:
-        return {"family": family, "agent": f"scripted-{family}"}
-    for name in local:
-        opts = options_of(name)
-        if opts is not None and not any(o.required for o in opts):
-            return {"family": family, "agent": name}
-    return {"family": family}
-
-
-def _datasets() -> list[str]:
-    from function_store.catalog import dataset_names
-
-    return dataset_names()
-
-
-def _form_families() -> list[str]:
-    """The run form's family choices: families of datasets that serve several (a dataset whose ids
-    decide the family, `fixed_datasets`, needs no choice)."""
-    return [b.family for b in benchmarks() if not b.fixed_datasets]
 
 
 @router.get("/", response_class=HTMLResponse)
@@ -167,7 +127,7 @@ def _runs_page(
 ) -> HTMLResponse:
     """runs.html: the list (or, after a refused form, none of it) with the filter and run forms."""
     agents, datasets = queries.filter_options(_svc(request).store)
-    agents_ = _agents()
+    choices = run_form.choices(request.app.state.api.policy.allow_dotted_agents)
     return _page(
         request,
         "runs.html",
@@ -179,40 +139,20 @@ def _runs_page(
         filter_datasets=datasets,
         next_url=next_url,
         first_url=first_url,
-        form_agents=[a.name for a in agents_],
-        form_datasets=_datasets(),
-        families=_form_families(),
-        form=form or _form_defaults(agents_),
+        choices=choices,
+        form=form or run_form.defaults(choices.agents),
         form_errors=form_errors or [],
     )
-
-
-def _form_body(fields: dict[str, str]) -> dict[str, Any]:
-    """The run form as a RunSpec JSON body (empty fields left out: the API's defaults apply)."""
-    body: dict[str, Any] = {}
-    for key in ("agent", "dataset", "family"):
-        if fields.get(key):
-            body[key] = fields[key]
-    for key in ("limit", "seed"):
-        if fields.get(key):
-            body[key] = fields[key]  # the API validates and converts (a 422 names the field)
-    budgets = {k: fields[k] for k in ("max_rounds", "max_target_calls", "max_tokens", "max_wall_s")}
-    budgets = {k: v for k, v in budgets.items() if v}
-    if budgets:
-        body["budgets"] = budgets
-    return body
 
 
 @router.post("/ui/runs", response_class=HTMLResponse)
 async def start_run(request: Request) -> Response:
     raw = await request.body()
-    if len(raw) > MAX_FORM_BYTES:
+    if len(raw) > MAX_RUN_FORM_BYTES:
         raise HTTPException(413, "form too large")
     parsed = parse_qs(raw.decode("utf-8", "replace"), keep_blank_values=True)
     fields = {k: v[0].strip() for k, v in parsed.items() if v}
-    fields |= {
-        k: fields.get(k, "") for k in ("max_rounds", "max_target_calls", "max_tokens", "max_wall_s")
-    }
+    fields |= {k: fields.get(k, "") for k in run_form.BUDGETS}
     if not auth.csrf_ok(request, fields.get("csrf")):
         return _form_expired(request)
     headers = {}
@@ -220,7 +160,9 @@ async def start_run(request: Request) -> Response:
         headers["Authorization"] = f"Bearer {token}"
     transport = httpx.ASGITransport(app=request.app)
     async with httpx.AsyncClient(transport=transport, base_url="http://harness-web") as client:
-        r = await client.post("/runs", json=_form_body(fields), headers=headers, timeout=300)
+        r = await client.post(
+            "/runs", json=run_form.form_body(fields), headers=headers, timeout=300
+        )
     if r.status_code == 201:
         return RedirectResponse(f"/ui/runs/{r.json()['id']}", status_code=303)
     detail = (

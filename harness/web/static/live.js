@@ -1,5 +1,6 @@
 // Live progress over the API's server-sent events (GET /runs/{id}/events?after=N).
-// Pages work without this script; it only keeps progress, status and running counts current.
+// Pages work without this script; it only keeps progress, status and running counts current,
+// and shows the run form's fields that apply to the chosen agent and dataset.
 (function () {
   "use strict";
   document.documentElement.classList.add("js");
@@ -53,6 +54,34 @@
 
   document.querySelectorAll("[data-live-run]").forEach(function (el, i) {
     if (i < MAX_STREAMS && window.EventSource) follow(el);
+  });
+
+  // The run form: only the chosen agent's option fields (disabled fieldsets are neither checked
+  // nor sent), and only the families the chosen dataset serves.
+  document.querySelectorAll("form[data-run-form]").forEach(function (form) {
+    var agent = form.querySelector("#r-agent"), path = form.querySelector("#r-agent-path");
+    var dataset = form.querySelector("#r-dataset"), family = form.querySelector("#r-family");
+    function showOptions() {
+      var custom = path !== null && path.value.trim() !== "";
+      form.querySelectorAll("[data-agent-options]").forEach(function (fs) {
+        var on = !custom && fs.getAttribute("data-agent-options") === agent.value;
+        fs.hidden = !on;
+        fs.disabled = !on;
+      });
+    }
+    function showFamilies() {
+      family.querySelectorAll("option[data-datasets]").forEach(function (o) {
+        var served = o.getAttribute("data-datasets").split(" ").indexOf(dataset.value) >= 0;
+        o.hidden = !served;
+        o.disabled = !served;
+        if (!served && o.selected) family.value = "";
+      });
+    }
+    agent.addEventListener("change", showOptions);
+    if (path) path.addEventListener("input", showOptions);
+    dataset.addEventListener("change", showFamilies);
+    showOptions();
+    showFamilies();
   });
 
   document.querySelectorAll("[data-toggle-all]").forEach(function (button) {
