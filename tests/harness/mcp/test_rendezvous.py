@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import statistics
-import time
+import socket
 from collections.abc import AsyncIterator
 
 import httpx2
@@ -175,19 +174,23 @@ async def test_a_call_waiting_when_the_episode_ends_is_answered() -> None:
     assert (await second).is_error and "budget_exhausted" in (await second).text
 
 
-async def test_a_tool_call_round_trip_takes_milliseconds() -> None:
+async def test_replies_are_not_held_back_by_nagle() -> None:
     """Without TCP_NODELAY on the server's socket each reply waited ~40 ms (Nagle against the
-    client's delayed ACK): the median of 20 calls stays far below that."""
+    client's delayed ACK): every connection the server accepted has it (the round trip itself is
+    timed by benchmarks/protocols.py)."""
     rv, ch, agent = one_episode()
     async with served(rv) as server:
         loop = asyncio.create_task(fake_loop(agent))
-        times = []
         async with client(f"{server.base_url}/ep1", ch.token) as c:
             await c.list_tools()
-            for i in range(20):
-                t = time.perf_counter()
+            for i in range(3):
                 await c.call_tool("call_function", {"inputs": [i]})
-                times.append(time.perf_counter() - t)
+            accepted = [
+                conn.transport.get_extra_info("socket")
+                for conn in server._server.server_state.connections
+            ]
+            assert accepted
+            for sock in accepted:
+                assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
             await c.call_tool(SUBMIT, {"description": "x"})
         await asyncio.wait_for(loop, 10)
-    assert statistics.median(times) < 0.025, times
