@@ -28,7 +28,7 @@ def _backend_pool(name, catalog):
     return pool
 
 
-@pytest.fixture(scope="session", params=["bwrap", "docker"])
+@pytest.fixture(scope="session", params=["bwrap", pytest.param("docker", marks=pytest.mark.docker)])
 def leak_pool(request, leak_catalog):
     pool = _backend_pool(request.param, leak_catalog)
     yield pool
