@@ -101,6 +101,7 @@ def test_post_runs_refuses_profile_governed_extra_body_keys(start_server, stub) 
     assert "n" not in sent
 
 
+@pytest.mark.slow
 async def test_the_forwarder_enforces_the_profile_on_every_request(stub, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The agent writes its own requests (agent code is untrusted): the forwarder refuses every
     one the profile does not allow, with a 400 naming the key, and they never reach the

@@ -14,6 +14,7 @@ import sys
 
 import httpx
 import orch_plugin
+import pytest
 from orch_helpers import ROOT, run_in_process, server_env
 
 CLI = [sys.executable, "-m", "harness.cli"]
@@ -44,6 +45,7 @@ def _is_unscored(group: dict) -> bool:
     )
 
 
+@pytest.mark.slow
 async def test_completed_episode_without_scores_is_an_error(
     sqlite_url: str, start_server, tmp_path
 ) -> None:  # type: ignore[no-untyped-def]

@@ -79,6 +79,7 @@ def big_server(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-unt
     srv.stop()
 
 
+@pytest.mark.slow
 def test_pages_of_a_40mb_message_episode_stay_small(big_server) -> None:  # type: ignore[no-untyped-def]
     srv, (run_id, small, big) = big_server
     pid = srv.proc.pid

@@ -9,6 +9,7 @@ import os
 import subprocess
 
 import httpx
+import pytest
 from inspect_ai import log as inspect_log
 from orch_helpers import ROOT, Server
 
@@ -37,6 +38,7 @@ def harness(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]
     return r
 
 
+@pytest.mark.slow
 def test_toy_family_through_cli_report_and_export(tmp_path) -> None:  # type: ignore[no-untyped-def]
     env = _env(f"sqlite:///{tmp_path / 'h.db'}")
     assert harness(env, "toy", "moods").stdout.split() == ["shout", "whisper", "shout", "whisper"]

@@ -46,6 +46,7 @@ def _by_target(store: Store, run_id: str) -> dict[str, tuple[object, ...]]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("agent", "dataset", "ids"), CASES)
 def test_scripted_agent_scores_the_same_in_default_and_tools_mode(
     tmp_path: Path, agent: str, dataset: str, ids: list[str]
