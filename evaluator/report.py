@@ -23,13 +23,17 @@ Repeated samples (a run's epochs, `EpisodeSummary.epoch`): a row first reduces e
 scored epochs with the run's reducer (mean, max, at-least-one, as Inspect's reducers), then
 averages over targets, so n and the intervals count targets; errored epochs are left out of the
 reduction and counted under errors; `epoch_var` is the mean over targets of the across-epoch
-sample variance. Summaries that are all epoch 0 report exactly as without epochs.
+sample variance. Summaries that are all epoch 0 report exactly as without epochs. The same
+reduction comes first wherever a run's scores are summarised (`per_target`: the score-versus-
+queries rows, where a target sits in the bin of its epochs' mean inputs; the runs list, a run's
+metric summaries, the compare page's pairs), so n counts targets everywhere.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from statistics import mean, stdev, variance
 from typing import Literal
 
@@ -119,12 +123,17 @@ class QueryRow(BaseModel):
     bin: str
     family: str = ""
     metric: str = ""  # the family's headline metric (a 0/1 success)
+    # repeated samples: `episodes` and `scored` count targets (each in the bin of its epochs'
+    # mean inputs, its scored epochs reduced first), as a ReportRow's do
     episodes: int
+    scored: int | None = None
     success: float | None = None
     ci_low: float | None = None
     ci_high: float | None = None
+    ci_method: str = "wilson"  # "t" when reduced epochs give per-target rates, not outcomes
     mean_inputs: float | None = None
     mean_target_calls: float | None = None
+    epochs: int = 1
 
 
 class Report(BaseModel):
@@ -177,6 +186,29 @@ def reduce_epochs(values: list[float], reducer: EpochReducer, method: str) -> fl
         # a 0/1 success row counts v >= 0.5 as a success (as its Wilson interval does)
         return 1.0 if any(v >= 0.5 for v in values) else 0.0
     return max(values)  # "max", and "at_least_one" of a metric that is not a 0/1 success
+
+
+def per_target(
+    scored: Sequence[tuple[str, float]], reducer: EpochReducer, method: str
+) -> tuple[list[float], str]:
+    """Each target's scored epochs (`(target_id, value)` pairs) reduced to one value, in the order
+    targets first appear, and the interval method for those values: a row's own, except that a
+    reduction that leaves a value other than 0 or 1 (a mean of 0/1 epochs is a rate per target,
+    not an outcome) takes the Student-t interval."""
+    by_target: dict[str, list[float]] = defaultdict(list)
+    for target, v in scored:
+        by_target[target].append(v)
+    values = [reduce_epochs(vs, reducer, method) for vs in by_target.values()]
+    if any(v not in (0.0, 1.0) for v in values):
+        method = "t"
+    return values, method
+
+
+def metric_interval(metric: str, records: list[Benchmark] | None = None) -> str:
+    """How the report intervals `metric`: "wilson" when a report row takes it as a 0/1 success
+    (also how at-least-one reduces it), else "t"."""
+    rows = report_rows(records)
+    return "wilson" if any(r[2] == metric and r[3] == "wilson" for r in rows) else "t"
 
 
 def _row(
@@ -232,11 +264,12 @@ def _row(
             ceil_n += n
     units, epochs, epoch_var = len(eps), 1, None
     if any(e.epoch for e in eps):
-        values, epoch_var = _reduce_targets(used, values, reducer, method)
+        epoch_var = _epoch_variance(used, values)
+        values, method = per_target(
+            [(e.target_id, v) for e, v in zip(used, values, strict=True)], reducer, method
+        )
         units = len({e.target_id for e in eps})
         epochs = max(e.epoch for e in eps) + 1
-        if any(v not in (0.0, 1.0) for v in values):
-            method = "t"  # mean of a target's 0/1 epochs is a rate per target, not an outcome
     ci = interval(values, method)
     row = ReportRow(
         agent=agent,
@@ -265,17 +298,14 @@ def _row(
     return row
 
 
-def _reduce_targets(
-    used: list[EpisodeSummary], values: list[float], reducer: EpochReducer, method: str
-) -> tuple[list[float], float | None]:
-    """Per target, its scored epochs reduced to one value; and the mean over targets of the
-    across-epoch sample variance (targets with at least two scored epochs)."""
+def _epoch_variance(used: list[EpisodeSummary], values: list[float]) -> float | None:
+    """The mean over targets of the across-epoch sample variance (targets with at least two
+    scored epochs)."""
     by_target: dict[str, list[float]] = defaultdict(list)
     for ep, v in zip(used, values, strict=True):
         by_target[ep.target_id].append(v)
     variances = [variance(vs) for vs in by_target.values() if len(vs) > 1]
-    reduced = [reduce_epochs(vs, reducer, method) for vs in by_target.values()]
-    return reduced, mean(variances) if variances else None
+    return mean(variances) if variances else None
 
 
 def _judge_verdict(
@@ -332,7 +362,9 @@ def build_report(summaries: list[EpisodeSummary], epoch_reducer: EpochReducer = 
     for b in floored:
         # success by inputs needs a 0/1 headline (a Wilson row); a mean of rates has no success
         if any(r.metric == b.headline_metric and r.interval == "wilson" for r in b.report_rows):
-            rep.queries += _queries(summaries, agents, b.family, b.headline_metric or "")
+            rep.queries += _queries(
+                summaries, agents, b.family, b.headline_metric or "", epoch_reducer
+            )
     for b in floored:
         if any(e.family == b.family for e in summaries):
             rep.notes += [
@@ -351,28 +383,79 @@ def build_report(summaries: list[EpisodeSummary], epoch_reducer: EpochReducer = 
             "epochs left out) before averaging over targets; n counts targets, errors count "
             "epochs; epoch var: mean over targets of the across-epoch sample variance"
         )
+    if any(q.epochs > 1 for q in rep.queries):
+        rep.notes.append(
+            "score versus queries with repeated samples: a target sits in the bin of its "
+            "epochs' mean inputs, its scored epochs reduced as above; n counts targets"
+        )
     rep.notes.append("95% intervals: Wilson for success rates (0/1 outcomes); Student-t for means")
     return rep
 
 
+def _bin(inputs: float) -> str:
+    """The query bin of a number of inputs (a target's mean over its epochs may fall between two
+    integer bounds: each bin reaches up to the next one's start)."""
+    return next(label for label, _, hi in QUERY_BINS if inputs <= hi)
+
+
+class _Unit(BaseModel):
+    """What a score-versus-queries bin counts: an episode, or a target with its epochs."""
+
+    inputs: float
+    calls: float
+    scored: list[tuple[str, float]]  # (target, value) of its scored episodes
+
+
+def _units(eps: list[EpisodeSummary], metric: str) -> list[_Unit]:
+    """One unit per episode; with repeated samples one per target, its epochs' mean inputs and
+    calls and its scored epochs (reduced by the caller with the row's reducer), keyed by the
+    unit."""
+    groups: dict[str, list[EpisodeSummary]] = defaultdict(list)
+    repeated = any(e.epoch for e in eps)
+    for e in eps:
+        groups[e.target_id if repeated else e.episode_id].append(e)
+    return [
+        _Unit(
+            inputs=mean(e.stats.inputs for e in g),
+            calls=mean(e.stats.target_calls for e in g),
+            scored=[
+                (key, s.value)
+                for e in g
+                if (s := _score(e, metric)) and s.status == "ok" and s.value is not None
+            ],
+        )
+        for key, g in groups.items()
+    ]
+
+
 def _queries(
-    summaries: list[EpisodeSummary], agents: list[str], family: str, metric: str
+    summaries: list[EpisodeSummary],
+    agents: list[str],
+    family: str,
+    metric: str,
+    reducer: EpochReducer = "mean",
 ) -> list[QueryRow]:
-    """Success on `metric` by number of inputs used, per agent (the family's floor beside them)."""
+    """Success on `metric` by number of inputs used, per agent (the family's floor beside them);
+    with repeated samples per target, each target's epochs reduced first (as the rows are)."""
     out = []
     for agent in agents:
         eps = [e for e in summaries if e.agent == agent and e.family == family]
-        for label, lo, hi in QUERY_BINS:
-            binned = [e for e in eps if lo <= e.stats.inputs <= hi]
-            scored = [
-                (e, s)
-                for e in binned
-                if (s := _score(e, metric)) and s.status == "ok" and s.value is not None
-            ]
+        epochs = max((e.epoch for e in eps), default=0) + 1
+        units = _units(eps, metric)
+        for label, _, _ in QUERY_BINS:
+            binned = [u for u in units if _bin(u.inputs) == label]
             if not binned:
                 continue
-            k = sum(1 for _, s in scored if s.value >= 0.5)
-            ci = wilson(k, len(scored))
+            scored = [pair for u in binned for pair in u.scored]
+            if epochs > 1:
+                values, method = per_target(scored, reducer, "wilson")
+            else:
+                values, method = [v for _, v in scored], "wilson"
+            ci = interval(values, method)
+            success = None
+            if values:  # a share of successes; a mean of per-target rates under "t"
+                wins = sum(1 for v in values if v >= 0.5)
+                success = wins / len(values) if method == "wilson" else mean(values)
             out.append(
                 QueryRow(
                     agent=agent,
@@ -380,11 +463,14 @@ def _queries(
                     family=family,
                     metric=metric,
                     episodes=len(binned),
-                    success=k / len(scored) if scored else None,
+                    scored=len(values),
+                    success=success,
                     ci_low=ci[0] if ci else None,
                     ci_high=ci[1] if ci else None,
-                    mean_inputs=mean(e.stats.inputs for e in binned),
-                    mean_target_calls=mean(e.stats.target_calls for e in binned),
+                    ci_method=method,
+                    mean_inputs=mean(u.inputs for u in binned),
+                    mean_target_calls=mean(u.calls for u in binned),
+                    epochs=epochs,
                 )
             )
     return out
@@ -511,18 +597,24 @@ def errors_table(errors: list[ErrorGroup], width: int = 300) -> Table:
 def _queries_table(report: Report) -> Table:
     what = ", ".join(dict.fromkeys(f"{r.family} {r.metric}" for r in report.queries))
     q = Table(title=f"Score versus queries (inputs used): {what}")
+    # repeated samples: the rows count targets, and a mean of epochs has a Student-t interval
+    repeated = any(r.epochs > 1 for r in report.queries)
+    methods = {r.ci_method for r in report.queries}
+    ci_title = "95% CI (Wilson)" if methods == {"wilson"} else "95% CI"
     for col in (
         "agent",
         "inputs",
-        "episodes",
+        "targets" if repeated else "episodes",
         "success",
-        "95% CI (Wilson)",
+        ci_title,
         "mean inputs",
         "mean calls",
     ):
         q.add_column(col)
     for r in report.queries:
         ci = f"[{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]" if r.ci_low is not None else "-"
+        if ci_title == "95% CI" and r.ci_low is not None:
+            ci += f" {r.ci_method}"
         q.add_row(
             r.agent,
             r.bin,

@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 from agents.toolspec import ToolCall as ToolCallRef
 from evaluator.api import ScoreResult
 from evaluator.errors import ErrorGroup, group_errors
+from evaluator.report import EpochReducer, metric_interval, per_target
 from function_store.models import CallOutput
 from harness.mcp.channel import RENDEZVOUS, Endpoint
 from harness.runs.report import episode_summaries
@@ -80,9 +81,12 @@ class UsageOut(BaseModel):
 
 class MetricSummary(BaseModel):
     metric: str
-    n: int = Field(description="episodes with a value")
+    n: int = Field(
+        description="targets with a value (with repeated samples, each target's epochs are "
+        "reduced with the run's epoch_reducer first, as in the report)"
+    )
     n_errors: int = Field(description="episodes whose scorer ended in error (not counted as 0)")
-    mean: float | None
+    mean: float | None = Field(description="the mean over those targets")
 
 
 class RunDetail(RunOut):
@@ -310,18 +314,24 @@ def event_out(e: Event) -> EventOut:
     return EventOut.model_validate(e, from_attributes=True)
 
 
-def metric_summaries(scores: Sequence[Score | ScoreResult]) -> list[MetricSummary]:
-    by: dict[str, list[Score | ScoreResult]] = {}
-    for s in scores:
-        by.setdefault(s.metric, []).append(s)
+def metric_summaries(
+    scores: Sequence[tuple[str, Score | ScoreResult]], reducer: EpochReducer = "mean"
+) -> list[MetricSummary]:
+    """Each metric's mean over targets of `(target_id, score)` pairs: a target's ok values (one per
+    epoch) reduced with `reducer` first (evaluator.report.per_target, as the report does), so
+    that n counts targets; errors count the scores in error."""
+    by: dict[str, list[tuple[str, Score | ScoreResult]]] = {}
+    for target, s in scores:
+        by.setdefault(s.metric, []).append((target, s))
     out = []
     for metric, rows in sorted(by.items()):
-        vals = [r.value for r in rows if r.status == "ok" and r.value is not None]
+        ok = [(t, r.value) for t, r in rows if r.status == "ok" and r.value is not None]
+        vals, _ = per_target(ok, reducer, metric_interval(metric))
         out.append(
             MetricSummary(
                 metric=metric,
                 n=len(vals),
-                n_errors=sum(r.status == "error" for r in rows),
+                n_errors=sum(r.status == "error" for _, r in rows),
                 mean=sum(vals) / len(vals) if vals else None,
             )
         )
@@ -332,9 +342,10 @@ def run_detail(store: Store, run: Run) -> RunDetail:
     eps = store.episodes(run.id, with_answer=False)
     scores = store.run_scores(run.id)
     have = {s.episode_id for s in scores}
+    target_of = {e.id: e.target_id for e in eps}
     # ended episodes without any score are an error state here, never silently missing
     unscored = [
-        ScoreResult.model_validate(m)
+        (e.target_id, ScoreResult.model_validate(m))
         for e in eps
         if (m := missing_scores(e, e.id in have, run.status)) is not None
     ]
@@ -358,7 +369,10 @@ def run_detail(store: Store, run: Run) -> RunDetail:
         **run_out(run, imported=bool(store.imported_runs([run.id]))).model_dump(),
         progress=Progress(total=total, done=done, by_status=by_status),
         usage=usage,
-        metrics=metric_summaries([*scores, *unscored]),
+        metrics=metric_summaries(
+            [*((target_of[s.episode_id], s) for s in scores), *unscored],
+            RunSpec.model_validate(run.spec).epoch_reducer,
+        ),
         errors_by_category=errors | ({"unscored": len(unscored)} if unscored else {}),
         errors=group_errors(episode_summaries(store, run)),
         floor_run_id=floor.id if (floor := store.floor_run(run.id)) is not None else None,

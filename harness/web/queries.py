@@ -13,7 +13,9 @@ from sqlalchemy import and_, case, func, or_, select
 from sqlalchemy.orm import defer
 from sqlmodel import Session
 
+from evaluator.report import metric_interval
 from harness.api.schemas import MetricSummary
+from harness.runs.spec import RunSpec
 from harness.store.models import RUN_TERMINAL, Episode, Event, Run, Score
 from harness.store.repo import Store
 
@@ -109,27 +111,64 @@ def runs_page(
             .group_by(Event.run_id)
         ):
             page.last_event[run_id] = last
-        # RunDetail.metrics (harness.api.schemas.metric_summaries: mean of the ok values, n,
-        # scorer errors) as one aggregate instead of loading every score row of every run
-        ok = and_(Score.status == "ok", Score.value.is_not(None))
-        for run_id, metric, mean, n, n_err in conn.execute(
-            select(
-                Episode.run_id,
-                Score.metric,
-                func.avg(case((ok, Score.value))),
-                func.count(case((ok, 1))),
-                func.count(case((Score.status == "error", 1))),
-            )
-            .join(Episode, Episode.id == Score.episode_id)
-            .where(Episode.run_id.in_(ids))
-            .group_by(Episode.run_id, Score.metric)
-            .order_by(Episode.run_id, Score.metric)
-        ):
-            page.metrics.setdefault(run_id, []).append(
-                MetricSummary(metric=metric, n=n, n_errors=n_err, mean=mean)
-            )
+        page.metrics = _metric_summaries(conn, runs)
     page.imported = store.imported_runs(ids)
     return page
+
+
+def _metric_summaries(conn: Any, runs: list[Run]) -> dict[str, list[MetricSummary]]:
+    """RunDetail.metrics (harness.runs.views.metric_summaries) of `runs` as two SQL aggregates
+    instead of loading every score row of every run: per (run, metric, target) the ok values'
+    mean, max and any-success (a target's epochs), then per (run, metric) the mean over targets
+    of each; the run's epoch reducer picks one (evaluator.report.reduce_epochs), so n counts
+    targets as the report does."""
+    ok = and_(Score.status == "ok", Score.value.is_not(None))
+    per_target = (
+        select(
+            Episode.run_id.label("run_id"),
+            Score.metric.label("metric"),
+            func.avg(case((ok, Score.value))).label("t_mean"),
+            func.max(case((ok, Score.value))).label("t_max"),
+            func.max(case((ok, case((Score.value >= 0.5, 1.0), else_=0.0)))).label("t_any"),
+            func.count(case((Score.status == "error", 1))).label("t_err"),
+        )
+        .join(Episode, Episode.id == Score.episode_id)
+        .where(Episode.run_id.in_([r.id for r in runs]))
+        .group_by(Episode.run_id, Score.metric, Episode.target_id)
+        .subquery()
+    )
+    q = (
+        select(
+            per_target.c.run_id,
+            per_target.c.metric,
+            func.avg(per_target.c.t_mean),
+            func.avg(per_target.c.t_max),
+            func.avg(per_target.c.t_any),
+            func.count(per_target.c.t_mean),
+            func.sum(per_target.c.t_err),
+        )
+        .group_by(per_target.c.run_id, per_target.c.metric)
+        .order_by(per_target.c.run_id, per_target.c.metric)
+    )
+    reducers = {r.id: _reducer(r) for r in runs}
+    out: dict[str, list[MetricSummary]] = {}
+    for run_id, metric, by_mean, by_max, by_any, n, n_err in conn.execute(q):
+        reducer = reducers[run_id]
+        if reducer == "at_least_one" and metric_interval(metric) == "wilson":
+            value = by_any
+        else:  # at-least-one of a metric that is not a 0/1 success is its max (reduce_epochs)
+            value = by_mean if reducer == "mean" else by_max
+        out.setdefault(run_id, []).append(
+            MetricSummary(metric=metric, n=n, n_errors=int(n_err or 0), mean=value)
+        )
+    return out
+
+
+def _reducer(run: Run) -> str:
+    try:
+        return RunSpec.model_validate(run.spec).epoch_reducer
+    except ValueError:  # a spec this version cannot read: each epoch counts as stored
+        return "mean"
 
 
 def filter_options(store: Store) -> tuple[list[str], list[str]]:

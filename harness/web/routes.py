@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 from urllib.parse import parse_qs, urlencode
 
@@ -22,10 +21,9 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
 from evaluator.panel import Panel, PanelView
-from evaluator.report import reduce_epochs
 from harness.api import schemas as S
 from harness.rate_limit import TooManyFailures
-from harness.runs.spec import MAX_OPTIONS_CHARS, RunSpec, episode_total
+from harness.runs.spec import MAX_OPTIONS_CHARS, episode_epoch, episode_total, spec_epochs
 from harness.store.models import RUN_TERMINAL
 from harness.web import auth, panels, plots, queries, run_form, views
 
@@ -229,7 +227,8 @@ def run_page(
     for e in page.episodes:
         primary = views.headline_metric(e.family)
         sc = next((s for s in by_ep.get(e.id, []) if s.metric == primary), None)
-        eps.append({"ep": e, "score": sc, "metric": primary})
+        epoch = episode_epoch(e.idx, len(run.target_ids))
+        eps.append({"ep": e, "score": sc, "metric": primary, "epoch": epoch})
     base = {"status": status} if status else {}
     return _page(
         request,
@@ -241,6 +240,7 @@ def run_page(
         queries_plot=queries_plot,
         floor=floor_detail,
         episodes=eps,
+        epochs=spec_epochs(run.spec),  # repeated samples: the episode list has an epoch column
         ep_status=status or "",
         prev_url=f"?{urlencode({**base, 'before': page.prev_before})}"
         if page.prev_before is not None
@@ -341,21 +341,6 @@ async def episode_panel_file(request: Request, episode_id: str, file: str) -> Re
     return await _panel_asset(request, episode_id, file)
 
 
-def _target_score(
-    eps: list[Any], metric: str, scores: dict[tuple[str, str], Any], spec: Any
-) -> Any:
-    """A target's score on `metric` in one run: its episode's, or with repeated samples its
-    scored epochs reduced with the run's reducer (an error when none was scored)."""
-    own = [scores.get((e.id, metric)) for e in eps]
-    if len(eps) == 1:
-        return own[0]
-    ok = [s.value for s in own if s is not None and s.status == "ok" and s.value is not None]
-    if not ok:
-        return next((s for s in own if s is not None), None)
-    reducer = RunSpec.model_validate(spec).epoch_reducer
-    return SimpleNamespace(status="ok", value=reduce_epochs(ok, reducer, "t"), epochs=len(eps))
-
-
 @router.get("/ui/compare", response_class=HTMLResponse)
 def compare(
     request: Request,
@@ -383,8 +368,8 @@ def compare(
         eb = {t: tb[t][0] for t in common}
         for t in common:
             metric = views.headline_metric(ea[t].family) or ""
-            sa = _target_score(ta[t], metric, scores, ra.spec)
-            sb = _target_score(tb[t], metric, scores, rb.spec)
+            sa = views.target_score(ta[t], metric, scores, ra.spec)
+            sb = views.target_score(tb[t], metric, scores, rb.spec)
             va = sa.value if sa is not None and sa.status == "ok" else None
             vb = sb.value if sb is not None and sb.status == "ok" else None
             won = None

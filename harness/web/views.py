@@ -14,8 +14,10 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from evaluator.report import metric_interval, per_target
 from function_store.benchmark import benchmarks
 from harness.api import schemas as S
+from harness.runs.spec import RunSpec
 from harness.store.models import EPISODE_TERMINAL, RUN_TERMINAL, Run
 from harness.store.repo import Store
 
@@ -28,6 +30,33 @@ def headline_metrics() -> dict[str, str]:
 
 def headline_metric(family: str | None) -> str | None:
     return headline_metrics().get(family or "")
+
+
+@dataclass
+class TargetScore:
+    """A target's score in one run over its repeated samples (the compare page's cell)."""
+
+    value: float
+    epochs: int
+    status: str = "ok"
+
+
+def target_score(
+    eps: list[Any], metric: str, scores: dict[tuple[str, str], Any], spec: dict[str, Any]
+) -> Any:
+    """A target's score on `metric` in one run: its episode's, or with repeated samples its
+    scored epochs reduced with the run's reducer as the report reduces them
+    (evaluator.report.per_target); an error when none was scored."""
+    own = [scores.get((e.id, metric)) for e in eps]
+    if len(eps) == 1:
+        return own[0]
+    ok = [(e.target_id, s.value) for e, s in zip(eps, own, strict=True)
+          if s is not None and s.status == "ok" and s.value is not None]  # fmt: skip
+    if not ok:
+        return next((s for s in own if s is not None), None)
+    reducer = RunSpec.model_validate(spec).epoch_reducer
+    (value,), _ = per_target(ok, reducer, metric_interval(metric))
+    return TargetScore(value=value, epochs=len(eps))
 
 
 def may_see_truth(status: str, authorised: bool) -> bool:
