@@ -141,3 +141,32 @@ def test_compare_pairs_targets_after_the_reduction(server, runs) -> None:  # typ
     # four targets, each once: max beats mean on the two targets whose epochs differ
     assert wins == {"a": 2, "b": 0, "tie": 2}
     assert "4 common targets" in page and "A won 2</strong>" in page and "B won 0</strong>" in page
+
+
+@pytest.mark.parametrize("reducer", ["mean", "max", "at_least_one"])
+def test_runs_list_aggregate_is_the_reports_reduction(db_url: str, reducer: str) -> None:
+    """The runs list's SQL aggregate (both stores) gives each metric's n and mean as the run's
+    metric summaries and Table 2 do, for every reducer."""
+    from harness.runs.report import build_report
+    from harness.runs.views import run_detail
+    from harness.web.queries import runs_page
+
+    run_id = _store_run(db_url, reducer)
+    store = open_store(db_url)
+    run = store.get_run(run_id)
+    assert run is not None
+    (listed,) = runs_page(store).metrics[run_id]
+    (summary,) = run_detail(store, run).metrics
+    (row,) = [r for r in build_report(store, run).report["rows"] if r["metric"] == "code_success"]
+    values = _per_target("mean" if reducer == "mean" else "max")
+    assert (listed.n, listed.n_errors, summary.n, summary.n_errors, row["scored"]) == (
+        4,
+        1,
+        4,
+        1,
+        4,
+    )
+    assert listed.mean == pytest.approx(mean(values))
+    assert summary.mean == pytest.approx(mean(values)) and row["value"] == pytest.approx(
+        mean(values)
+    )
