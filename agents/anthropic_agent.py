@@ -7,8 +7,9 @@ import os
 from typing import Any
 
 import anthropic
+from pydantic import Field
 
-from agents.base import AgentError, AgentReply, Message
+from agents.base import ANY_FAMILY, AgentError, AgentReply, Message
 from agents.options import ProviderOptions
 from agents.replies import Turn, anthropic_reply
 from agents.retry import ProviderAgent, policy_from_options, provider_turn, sdk_classifier
@@ -82,28 +83,39 @@ def to_messages_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
 
 _TOOL_CHOICE = {"auto": {"type": "auto"}, "required": {"type": "any"}}
 
+# what the agent asks for when its options set no max_tokens (the Messages API requires a
+# length): the one source of that default, for the agent, its options' schema and pre-flight
+DEFAULT_MAX_TOKENS = 4096
+
+
+class AnthropicOptions(ProviderOptions):
+    max_tokens: int = Field(
+        DEFAULT_MAX_TOKENS, ge=1, le=1_000_000, description="tokens one reply may use"
+    )
+
 
 class AnthropicAgent(ProviderAgent):
     """Claude via the anthropic SDK (Messages API).
 
     Options (environment variable in brackets): model [ANTHROPIC_MODEL], api_key
     [ANTHROPIC_API_KEY], base_url [ANTHROPIC_BASE_URL], temperature [ANTHROPIC_TEMPERATURE],
-    max_tokens (default 4096; the API requires one), timeout (s, default 120), max_retries
-    (default 5), backoff_base, backoff_max, prices (see agents.retry.make_usage), tool_choice
-    (protocol mode tools: "auto", the default, or "required", the API's "any").
+    max_tokens (default DEFAULT_MAX_TOKENS; the API requires one), timeout (s, default 120),
+    max_retries (default 5), backoff_base, backoff_max, prices (see agents.retry.make_usage),
+    tool_choice (protocol mode tools: "auto", the default, or "required", the API's "any").
 
     In protocol mode `tools` the commands go as `tools` (parallel tool use allowed, as the
     API's default) and the reply's `tool_use` blocks come back as tool calls.
     """
 
     name = "anthropic"
+    families = ANY_FAMILY
     provider = "anthropic"
     provider_routes = ("messages",)  # what it calls: the profile must offer it
-    default_max_tokens = 4096  # sent when the options set none (the API requires one)
+    default_max_tokens = DEFAULT_MAX_TOKENS  # sent when the options set none
     supports_tools = True
     default_model = "claude-sonnet-4-5"  # when neither the options nor the environment name one
     description = "Anthropic Messages API (Claude); system prompt sent separately"
-    Options = ProviderOptions  # over the API: no base_url/api_key, a provider profile instead
+    Options = AnthropicOptions  # over the API: no base_url/api_key, a provider profile instead
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -119,7 +131,7 @@ class AnthropicAgent(ProviderAgent):
             )
         temperature = options.get("temperature", os.environ.get("ANTHROPIC_TEMPERATURE"))
         self.temperature: float | None = float(temperature) if temperature is not None else None
-        self.max_tokens = int(options.get("max_tokens", self.default_max_tokens))
+        self.max_tokens = int(options.get("max_tokens") or self.default_max_tokens)
         self.prices = options.get("prices")
         self.tool_choice: str = options.get("tool_choice") or "auto"
         self.policy = policy_from_options(options)

@@ -9,6 +9,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agents.toolspec import ToolCall
 
+# `Agent.families` of an agent that plays every benchmark family (an LLM, a replay)
+ANY_FAMILY: frozenset[str] = frozenset({"*"})
+
 # Bounds on what one agent message may claim. 2**22 tokens is above any model's context; 501
 # messages of it (the most rounds a run may allow) still fit the store's 32-bit counters.
 MAX_MESSAGE_TOKENS = 2**22
@@ -79,6 +82,13 @@ def _problems(e: Exception) -> str:
     return f"{type(e).__name__}"[:200]
 
 
+def plays(agent_cls: type, family: str) -> bool:
+    """Whether `agent_cls` may play a target of `family`: it declares that family or every
+    one, or declares nothing."""
+    declared = getattr(agent_cls, "families", None)
+    return declared is None or bool(ANY_FAMILY & declared) or family in declared
+
+
 class AgentOptions(BaseModel):
     """The options an API caller may set for an agent (subclass per agent). Unknown keys are
     refused. The CLI (the operator) may also set the names in `operator_only` (an endpoint, a
@@ -105,6 +115,10 @@ class Agent(ABC):
     # True when `step` takes `tools=` and may answer with tool calls (protocol mode `tools`);
     # a run in that mode refuses an agent without it
     supports_tools: ClassVar[bool] = False
+    # The benchmark families (a target's `family`) the agent can play: pre-flight refuses a run
+    # on targets of another family, naming the agents that fit. ANY_FAMILY: every family. None
+    # (a custom agent's default): not declared, so never refused.
+    families: ClassVar[frozenset[str] | None] = None
 
     def __init__(self, **options: Any) -> None:
         self.options = options

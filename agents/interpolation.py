@@ -52,6 +52,7 @@ class InterpolationAgent(TextProtocolAgent):
     low/high (the sampled range, default -128/128)."""
 
     name = "interpolation"
+    families = frozenset({"numeric"})
     provider = "local"
     description = "baseline: np.interp over a grid of samples (the NMSE floor for a query budget)"
     Options = InterpolationOptions

@@ -9,7 +9,7 @@ from typing import Any
 import openai
 from pydantic import Field
 
-from agents.base import AgentError, AgentReply, Message
+from agents.base import ANY_FAMILY, AgentError, AgentReply, Message
 from agents.options import ProviderOptions
 from agents.replies import Turn, openai_reply, wire_arguments
 from agents.retry import ProviderAgent, policy_from_options, provider_turn, sdk_classifier
@@ -88,6 +88,7 @@ class OpenAIAgent(ProviderAgent):
     """
 
     name = "openai"
+    families = ANY_FAMILY
     provider = "openai"
     provider_routes = ("chat.completions",)  # what it calls: the profile must offer it
     supports_tools = True

@@ -47,6 +47,8 @@ class AgentInfo(BaseModel):
     source: Source
     target: str = ""  # where it comes from: module:Class, or the distribution of an entry point
     tools: bool = False  # takes the benchmark's commands as tools (protocol mode `tools`)
+    # the families it declares it can play (Agent.families; "*": every one); None: undeclared
+    families: list[str] | None = None
 
 
 class UnknownAgent(ValueError):
@@ -156,6 +158,7 @@ def get_agent(spec: str, **options: Any) -> Agent:
 def _info(name: str, cls: type[Agent], source: Source, target: str) -> AgentInfo:
     doc = (cls.__doc__ or "").strip().splitlines()
     description = getattr(cls, "description", "") or (doc[0] if doc else "")
+    declared = getattr(cls, "families", None)
     return AgentInfo(
         name=name,
         provider=cls.provider,
@@ -163,6 +166,7 @@ def _info(name: str, cls: type[Agent], source: Source, target: str) -> AgentInfo
         source=source,
         target=target,
         tools=bool(getattr(cls, "supports_tools", False)),
+        families=None if declared is None else sorted(declared),
     )
 
 

@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from agents.base import Agent, AgentError, AgentOptions, AgentReply, Message
+from agents.base import ANY_FAMILY, Agent, AgentError, AgentOptions, AgentReply, Message
 
 
 def _assistant_texts(items: list[Any]) -> list[str]:
@@ -89,6 +89,7 @@ class ReplayAgent(Agent):
     """Replays stored assistant messages in order (options: path, episode, or messages)."""
 
     name = "replay"
+    families = ANY_FAMILY  # replays any transcript
     provider = "local"
     file_options = ("path",)
     description = "replays the assistant messages of a stored transcript (JSON/JSONL or an export)"

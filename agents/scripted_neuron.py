@@ -52,6 +52,7 @@ def parse_activations(output: str) -> list[tuple[str, float]]:
 
 class ScriptedNeuronAgent(FixedProbesAgent):
     name = "scripted-neuron"
+    families = frozenset({"neurons"})
     description = "offline baseline for neuron targets: lists the words with top activations"
     probes, chunk = SENTENCES, CHUNK
     TOP = 5

@@ -78,6 +78,7 @@ class ScriptedNumericAgent(TextProtocolAgent):
     """Offline numeric baseline: samples f on [-128, 128] and fits candidate families."""
 
     name = "scripted-numeric"
+    families = frozenset({"numeric"})
     provider = "local"
     description = (
         "offline baseline: samples a numeric function and fits candidate families (no API)"

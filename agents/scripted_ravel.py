@@ -101,6 +101,7 @@ class ScriptedRavelOptions(AgentOptions):
 
 class ScriptedRavelAgent(TextProtocolAgent):
     name = "scripted-ravel"
+    families = frozenset({"ravel"})
     provider = "local"
     description = "offline baseline for RAVEL targets: top dims by activation difference"
     Options = ScriptedRavelOptions

@@ -66,6 +66,7 @@ EXTRA = [
 
 class ScriptedSAEAgent(FixedProbesAgent):
     name = "scripted-sae"
+    families = frozenset({"sae"})
     description = "offline baseline for SAE latents: lists the tokens with top activations"
     probes = [*SENTENCES, *EXTRA]
     chunk = 16

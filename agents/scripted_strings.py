@@ -119,6 +119,7 @@ class ScriptedStringsAgent(TextProtocolAgent):
     """Offline strings baseline: probes f and searches candidate transformations."""
 
     name = "scripted-strings"
+    families = frozenset({"strings"})
     provider = "local"
     description = (
         "offline baseline: probes a string function and searches candidate transformations (no API)"

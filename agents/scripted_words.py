@@ -31,6 +31,7 @@ class ScriptedEntitiesAgent(FixedProbesAgent):
     """Probes a fixed vocabulary, then names the words f scores highest."""
 
     name = "scripted-entities"
+    families = frozenset({"entities"})
     description = "offline baseline for FIND entity modules: lists the top-scoring probe words"
     probes, chunk = VOCABULARY, CHUNK
     TOP = 8
@@ -57,6 +58,7 @@ class ScriptedRelationsAgent(FixedProbesAgent):
     """Probes a fixed vocabulary, then describes the rule by the mappings observed."""
 
     name = "scripted-relations"
+    families = frozenset({"relations"})
     description = "offline baseline for FIND relation modules: lists the observed mappings"
     probes, chunk = VOCABULARY, CHUNK
     SHOWN = 10

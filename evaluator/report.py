@@ -39,8 +39,11 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 from rich import box
+from rich.console import ConsoleOptions, RenderResult
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.table import Column, Table
+from rich.text import Text
 
 from evaluator.api import EpisodeSummary
 from evaluator.errors import ErrorGroup, group_errors
@@ -486,6 +489,41 @@ def _fmt(v: float | None, nd: int = 2) -> str:
 NO_INFO = "†"  # marks a row whose judge ceiling is near chance
 
 
+class _Heading:
+    """An agent's name over its rows. It takes at most the room the other columns leave, and
+    wraps there: a name longer than the labels would otherwise widen the first column until
+    every other column is squeezed (n shown as "2…")."""
+
+    def __init__(self, name: str, style: str = "bold") -> None:
+        self.text = Text(name, style=style, overflow="fold", no_wrap=False)
+        self.beside = 0  # the width of the other columns, set once the table is filled
+
+    def __rich_measure__(self, console: object, options: ConsoleOptions) -> Measurement:
+        width = min(self.text.cell_len, max(8, options.max_width - self.beside))
+        return Measurement(width, width)
+
+    def __rich_console__(self, console: object, options: ConsoleOptions) -> RenderResult:
+        # wrapped after a '.' or ':' of a `module:Class` path where it can be, not mid-word
+        lines = [""]
+        for part in self.text.plain.replace(".", ".\0").replace(":", ":\0").split("\0"):
+            if lines[-1] and len(lines[-1]) + len(part) > options.max_width:
+                lines.append("")
+            lines[-1] += part
+        yield Text("\n".join(lines), style=self.text.style, overflow="fold", no_wrap=False)
+
+
+def _width_beside(table: Table) -> int:
+    """The width the columns after the first take (cells, headers, the 2 columns between)."""
+    widths = [
+        max(
+            [Text.from_markup(c.header).cell_len if isinstance(c.header, str) else 0]
+            + [Text.from_markup(x).cell_len for x in c.cells if isinstance(x, str)]
+        )
+        for c in table.columns[1:]
+    ]
+    return sum(widths) + 2 * len(widths)
+
+
 def _compact(title: str, *columns: Column) -> Table:
     return Table(
         *columns,
@@ -516,10 +554,12 @@ def render_report(report: Report) -> Table:
         main.add_column("ep.var", justify="right", no_wrap=True)
     notes: list[str] = []
     agent = None
+    headings: list[_Heading] = []
     for r in report.rows:
         if r.agent != agent:
             agent = r.agent
-            main.add_row(f"[bold]{escape(agent)}[/bold]", end_section=False)
+            headings.append(_Heading(agent))
+            main.add_row(headings[-1], end_section=False)
         ci = f"[{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]" if r.ci_low is not None else "-"
         name = r.category + (" (init)" if r.exemplar_init else "")
         label = "  " + (name if r.table2 else f"[dim]{name}[/dim]")
@@ -543,6 +583,9 @@ def render_report(report: Report) -> Table:
             _fmt(r.mean_inputs, 0),
             *([_fmt(r.epoch_var, 3)] if with_var else []),
         )
+    beside = _width_beside(main)
+    for h in headings:
+        h.beside = beside
     chance = sorted({r.chance for r in report.rows if r.chance is not None})
     if chance:
         notes.append(
@@ -590,7 +633,10 @@ def errors_table(errors: list[ErrorGroup], width: int = 300) -> Table:
     for g in errors:
         where = g.where + (f" ({g.metric})" if g.metric else "")
         msg = g.message if len(g.message) <= width else g.message[: width - 1] + "…"
-        t.add_row(g.agent or "", str(g.episodes), where, g.category, escape(msg))
+        # a long agent name wraps after its ':' rather than be cut
+        t.add_row(
+            _Heading(g.agent or "", style=""), str(g.episodes), where, g.category, escape(msg)
+        )
     return t
 
 

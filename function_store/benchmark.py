@@ -14,9 +14,10 @@ never makes `function_store` import `evaluator` or `harness`.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any, Literal
@@ -92,6 +93,14 @@ class UnknownFamily(ValueError):
     pass
 
 
+def unknown_name(what: str, name: str, known: Sequence[str]) -> str:
+    """`unknown WHAT 'name'. Did you mean 'closest'? Known: ...` (the question only when a
+    known name is close: a typo), as an unknown agent is answered."""
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    return f"unknown {what} {name!r}.{hint} Known: {', '.join(known)}"
+
+
 _REGISTERED: dict[str, Benchmark] = {}
 _lock = threading.Lock()
 _loaded = False
@@ -138,7 +147,7 @@ def benchmark(family: str) -> Benchmark:
     try:
         return _REGISTERED[family]
     except KeyError:
-        raise UnknownFamily(f"unknown family {family!r}; known: {', '.join(families())}") from None
+        raise UnknownFamily(unknown_name("family", family, families())) from None
 
 
 def load_ref(ref: str) -> Any:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from function_store.benchmark import benchmark, benchmarks, families, load_ref
+from function_store.benchmark import benchmark, benchmarks, families, load_ref, unknown_name
 from function_store.models import Family, Target
 
 
@@ -75,9 +75,10 @@ def dataset_names() -> list[str]:
     return list(dict.fromkeys([*named, *_SOURCES]))
 
 
-def _check_dataset(name: str) -> None:
+def check_dataset(name: str) -> None:
+    """UnknownDataset (naming the closest known dataset) when `name` is not one."""
     if name not in dataset_names():
-        raise UnknownDataset(f"unknown dataset {name!r}; known: {', '.join(dataset_names())}")
+        raise UnknownDataset(unknown_name("dataset", name, dataset_names()))
 
 
 def _source(dataset: str, family: str) -> Source | None:
@@ -156,7 +157,7 @@ class Catalog:
         if family is not None:
             benchmark(family)  # unknown family -> UnknownFamily (a ValueError)
         if dataset is not None:
-            _check_dataset(dataset)
+            check_dataset(dataset)
         datasets = [dataset] if dataset else dataset_names()
         out: list[Target] = []
         for d in datasets:

@@ -5,7 +5,9 @@ Checked, in order, for `harness run` and `POST /runs`:
   operator's key for it is set; when the profile names its own endpoint (a local server,
   vLLM, ...), that endpoint answers `GET {base_url}/models` and lists the model the agent will ask for;
   its class imports in an agent host started as its episodes' are (`check_agent_host`);
-- the selection: non-empty, every target available (reference data present);
+- the selection: non-empty, every target available (reference data present), and of a family
+  the agent plays when it declares the families it plays (`Agent.families`; every built-in
+  does: `scripted-numeric` on string targets is refused, with the agents that fit);
 - the model services the selected targets' benchmark records declare (`services`): the LM
   backbone (`HARNESS_BACKBONE_URL`), the intervention service (`HARNESS_INTERVENTION_URL`,
   serving the targets' model); and the judge when one is configured (`HARNESS_JUDGE_URL`; no
@@ -39,11 +41,21 @@ PROBE_TIMEOUT_S = 10.0
 
 
 class PreflightError(ValueError):
-    """A run cannot work; `problems` says every reason found, one line each."""
+    """A run cannot work; `problems` says every reason found, one line each. `request`: the
+    problems of the request itself (an unknown agent, dataset or family, a missing profile),
+    which refuse the run with or without pre-flight; the others are what only pre-flight's
+    checks found (an endpoint down, a family the agent does not play), which `--no-preflight`
+    would skip."""
 
-    def __init__(self, problems: Sequence[str]) -> None:
+    def __init__(self, problems: Sequence[str], request: Sequence[str] = ()) -> None:
         self.problems = list(problems)
+        self.request = [p for p in request if p in self.problems]
         super().__init__("pre-flight check failed: " + "; ".join(self.problems))
+
+    @property
+    def checked(self) -> list[str]:
+        """The problems only pre-flight's checks found."""
+        return [p for p in self.problems if p not in self.request]
 
 
 def model_ids(
@@ -114,10 +126,13 @@ def check_agent(spec: RunSpec, policy: ApiPolicy | None, plan: RunPlan | None = 
             agent_cls = resolve_checked_agent(spec, policy)
             check_no_secrets(spec.agent_options)
             profile = profile_for(agent_cls, spec.agent_options)
-        key = profile.api_key() if profile is not None else None
     except RequestInvalid:
         raise  # the API's 422, as without pre-flight
     except ValueError as e:  # SelectionError, ProfileError, a key in the options
+        raise PreflightError([str(e)], request=[str(e)]) from None
+    try:
+        key = profile.api_key() if profile is not None else None
+    except ValueError as e:  # the operator's key is unset: only pre-flight looks before the run
         raise PreflightError([str(e)]) from None
     if profile is not None and profile.base_url is not None:
         model = _agent_model(agent_cls, spec.agent_options)
@@ -157,6 +172,36 @@ def check_agent_host(spec: RunSpec, settings: Settings, plan: RunPlan) -> list[s
     if failure.import_error:
         problem += f". Note: {importable_note(host_plan)}"
     return [problem]
+
+
+def check_families(agent: str, agent_cls: type, targets: Sequence[Target]) -> list[str]:
+    """An agent that declares the families it plays (`Agent.families`; every built-in does)
+    is refused on targets of another family, with the agents that play all the selected ones.
+    An agent that declares nothing (a custom one) is never refused here."""
+    from agents.base import plays
+    from agents.registry import list_agents
+
+    selected = sorted({t.family for t in targets})
+    wrong = [f for f in selected if not plays(agent_cls, f)]
+    if not wrong:
+        return []
+    own = sorted(getattr(agent_cls, "families", None) or ())
+    n = sum(1 for t in targets if t.family in wrong)
+    fit = [
+        a
+        for a in list_agents()
+        if a.families is not None and ("*" in a.families or set(selected) <= set(a.families))
+    ]
+    named = [a.name for a in fit if "*" not in (a.families or ())]
+    anything = [a.name for a in fit if "*" in (a.families or ())]
+    which = " and ".join(selected)
+    suggest = ", ".join(named) if named else f"none plays {which} in particular"
+    if anything:
+        suggest += f"; any family: {', '.join(anything)}"
+    return [
+        f"agent {agent!r} plays {', '.join(own)} targets only, and {n} of the {len(targets)} "
+        f"selected targets are {' and '.join(wrong)}. Agents that play {which}: {suggest}"
+    ]
 
 
 def _endpoint_name(profile: ProviderProfile) -> str:
@@ -249,22 +294,26 @@ def preflight(
     from harness.runs.selection import SelectionError, select_targets
 
     problems: list[str] = []
+    request: list[str] = []  # what refuses the run with or without pre-flight
     try:
         check_agent(spec, policy, plan)
     except PreflightError as e:
         problems += e.problems
+        request += e.request
     if plan is not None:
         problems += check_agent_host(spec, settings, plan)
+        problems += check_families(spec.agent, plan.agent_cls, plan.targets)
     targets = plan.targets if plan is not None else []
     try:
         if plan is None:
             targets = select_targets(spec, catalogs.get(spec.gen_seed))
     except SelectionError as e:
         problems.append(str(e))
+        request.append(str(e))
     problems += check_services(settings, targets)
     try:
         check_judge(settings)
     except PreflightError as e:
         problems += e.problems
     if problems:
-        raise PreflightError(problems)
+        raise PreflightError(problems, request=request)

@@ -129,5 +129,5 @@ done
 for pid in "${pids[@]}"; do wait "$pid"; done; pids=()
 runs=()
 for f in numeric strings entities relations; do runs+=("$(cat "$HARNESS_HOME/main-job-$f.id")"); done
-python3 "$(dirname "$0")/combined_report.py" "${runs[@]}"
+harness report "${runs[@]}"  # one report of the four runs, with the numeric floor
 echo "main job: $(( $(date +%s) - t0 )) s wall (runs: ${runs[*]})" >&2

@@ -14,6 +14,14 @@ err = Console(stderr=True)
 SHOWN = 10
 
 
+def cli_store() -> Store:
+    """The store the operator's settings name (DATABASE_URL / HARNESS_HOME)."""
+    from harness.settings import Settings
+    from harness.store import make_engine
+
+    return Store(make_engine(Settings().url))
+
+
 def resolve_id(store: Store, kind: str, typed: str) -> str:
     """The one id of `kind` ("run" | "episode") that is `typed` or starts with it; exits with
     status 2 and a message listing the candidates when there is none or more than one."""

@@ -6,11 +6,10 @@ import sys
 
 import typer
 from pydantic import BaseModel
-from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from harness.agent_info import OptionOut, options_of
+from harness.commands._table import Col, fitted, print_table, stdout
 
 agents_app = typer.Typer(no_args_is_help=True, help="Interpreter agents: list them.")
 
@@ -22,6 +21,7 @@ class AgentListed(BaseModel):
     description: str
     target: str
     tools: bool = False  # runs in protocol mode `tools`
+    families: list[str] | None = None  # what it plays ("*": every family); None: undeclared
     options: list[OptionOut] | None = None  # None: the agent could not be loaded
 
 
@@ -39,22 +39,62 @@ def _option_cell(o: OptionOut) -> str:
     return f"{o.name}: {o.type} ({value})"
 
 
+def plays_cell(families: list[str] | None) -> str:
+    """What `harness agents list` says an agent plays: its families, any, or "-" (undeclared:
+    pre-flight lets it try every family)."""
+    if families is None:
+        return "-"
+    return "any" if "*" in families else ", ".join(families)
+
+
+COLUMNS = (
+    Col("agent", "id"),
+    Col("kind", "id"),
+    Col("provider", "id"),
+    Col("tools", "id"),
+    Col("plays", "text"),
+    Col("description", "cut"),
+)
+
+
 @agents_app.command("list")
-def list_(as_json: bool = typer.Option(False, "--json", help="one JSON object per line")) -> None:
-    """Registered agents (built-in, @register_agent, entry points): kind, provider, options."""
+def list_(
+    as_json: bool = typer.Option(False, "--json", help="one JSON object per line"),
+    with_options: bool = typer.Option(
+        False, "--options", help="also each agent's options (-o KEY=VALUE), with their defaults"
+    ),
+) -> None:
+    """Registered agents (built-in, @register_agent, entry points), one line each: kind,
+    provider, whether it takes tools, the families it plays; --options adds their options."""
     agents = listed()
     if as_json:
         for a in agents:
             sys.stdout.write(a.model_dump_json() + "\n")
         return
-    t = Table("agent", "kind", "provider", "tools", "options (-o KEY=VALUE)", "description")
+    out = stdout()
+    rows = [
+        [
+            a.name,
+            a.kind,
+            a.provider,
+            "yes" if a.tools else "-",
+            plays_cell(a.families),
+            a.description,
+        ]
+        for a in agents
+    ]
+    print_table(out, fitted(COLUMNS, rows, out.width))
+    if not with_options:
+        out.print("options (-o KEY=VALUE) and their defaults: harness agents list --options")
+        return
     for a in agents:
-        opts = (
-            "(not loadable here)" if a.options is None else "\n".join(map(_option_cell, a.options))
-        )
-        tools = "yes" if a.tools else "-"
-        t.add_row(a.name, a.kind, a.provider, tools, escape(opts or "-"), escape(a.description))
-    Console().print(t)
+        out.print(f"\n[bold]{escape(a.name)}[/bold] options (-o KEY=VALUE):", highlight=False)
+        if a.options is None:
+            out.print("  (not loadable here)")
+        for o in a.options or []:
+            out.print(f"  {escape(_option_cell(o))}", highlight=False)
+        if a.options == []:
+            out.print("  none")
 
 
 def register(app: typer.Typer) -> None:

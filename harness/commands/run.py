@@ -13,7 +13,6 @@ from typing import Any
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 err = Console(stderr=True)
@@ -201,6 +200,8 @@ async def execute_here(  # type: ignore[no-untyped-def]
 ):
     """Store the run `spec` describes and execute it here; or (`resume`, a run id) execute a
     stored run whose lease is free (its unfinished episodes)."""
+    from harness.commands._progress import follow, make_progress
+    from harness.commands._table import stderr
     from harness.executors import ExecutorConfigError, make_executor
     from harness.preflight import PreflightError
     from harness.runs.admission import checked_plan
@@ -211,7 +212,6 @@ async def execute_here(  # type: ignore[no-untyped-def]
     from harness.runs.views import run_detail
     from harness.services import build_services
     from harness.settings import Settings
-    from harness.store import RUN_TERMINAL
 
     settings = Settings(
         **({"agent_isolation": agent_isolation} if agent_isolation else {}),
@@ -249,7 +249,8 @@ async def execute_here(  # type: ignore[no-untyped-def]
         err.print("[red]the run cannot work, so it was not stored:[/red]")
         for problem in e.problems:
             err.print(f"  [red]{escape(problem)}[/red]", soft_wrap=True)
-        err.print("(`--no-preflight` skips the agent and endpoint checks)")
+        if e.checked:  # what --no-preflight would skip; a bad request stays refused
+            err.print("(`--no-preflight` skips the pre-flight checks)")
         raise typer.Exit(2) from e
     except (SelectionError, RuntimeError) as e:
         await _close(svc)
@@ -269,37 +270,11 @@ async def execute_here(  # type: ignore[no-untyped-def]
     runs = [run] + ([floor] if floor else [])
     mcp_server = await _serve_mcp(store, run, agent_cls, plan, *mcp, settings)
     sched.start()
-    progress = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("{task.fields[running]}"),  # an LLM episode takes minutes: show it moving
-        console=err,
-        disable=quiet,
-    )
+    totals = [episode_total(r.spec, r.target_ids) for r in runs]
+    labels = ["episodes", "floor episodes"][: len(runs)]
     try:
-        with progress:
-            labels = ["episodes", "floor episodes"][: len(runs)]
-            tasks = [
-                progress.add_task(lbl, total=episode_total(r.spec, r.target_ids), running="")
-                for lbl, r in zip(labels, runs, strict=True)
-            ]
-            while True:
-                ended = True
-                for task, r in zip(tasks, runs, strict=True):
-                    counts = store.episode_counts(r.id)
-                    done = sum(n for s, n in counts.items() if s not in ("queued", "running"))
-                    running = running_text(store.running_counters(r.id))
-                    progress.update(task, completed=done, running=running)
-                    current = store.get_run(r.id)
-                    # a cancelled run's episodes here are still being ended when its status is
-                    ended &= current is None or (
-                        current.status in RUN_TERMINAL and not sched.holds(r.id)
-                    )
-                if ended:
-                    break
-                await asyncio.sleep(0.2)
+        bars = make_progress(stderr(), labels, totals, quiet)
+        await follow(store, sched, runs, bars, labels, totals)
     except (KeyboardInterrupt, asyncio.CancelledError):
         ids = " and ".join(r.id for r in runs)
         err.print(f"interrupted: run {ids} stays resumable (`harness serve` picks it up)")
@@ -373,15 +348,6 @@ def resumable(store, run_id: str, owner: str) -> tuple[Any, type]:  # type: igno
         RunSpec.model_validate(run.spec), stored_agent_path(store, run_id)
     )
     return run, agent_cls
-
-
-def running_text(counters: dict[str, tuple[int, int]]) -> str:
-    """`2 running: rounds 7, target calls 12` (sums over the running episodes), or ""."""
-    if not counters:
-        return ""
-    rounds = sum(r for r, _ in counters.values())
-    calls = sum(c for _, c in counters.values())
-    return f"{len(counters)} running: rounds {rounds}, target calls {calls}"
 
 
 async def _close(svc) -> None:  # type: ignore[no-untyped-def]

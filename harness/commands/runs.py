@@ -1,19 +1,25 @@
-"""`harness runs list|show|cancel`, `harness export RUN --format jsonl`, `harness report RUN`."""
+"""`harness runs list|show|cancel`, `harness export RUN --format jsonl` (`harness report`:
+harness/commands/report.py)."""
 
 from __future__ import annotations
 
 import sys
 
 import typer
-from rich import box
 from rich.console import Console
-from rich.markup import escape
-from rich.table import Column, Table
+
+from harness.commands._table import Col, fitted, print_table, stdout
 
 console = Console()
 err = Console(stderr=True)
-# ids are 16 characters (harness.store.models.new_id): their column never shrinks below that
-ID_WIDTH = 16
+LIST_COLUMNS = (
+    Col("id", "id"),
+    Col("status", "id"),
+    Col("agent", "text"),
+    Col("dataset", "id", move=3),
+    Col("targets", "id", "right", move=2),
+    Col("created (UTC)", "text", move=1),
+)
 runs_app = typer.Typer(no_args_is_help=True, help="Stored runs: list, show, cancel.")
 
 
@@ -48,19 +54,9 @@ def list_(
         for r in runs:
             sys.stdout.write(run_out(r, r.id in imported).model_dump_json() + "\n")
         return
-    # fits 80 columns: nothing is cut (ids are typed back), long agent names wrap
-    t = Table(
-        Column("id", no_wrap=True, min_width=ID_WIDTH),
-        Column("status", no_wrap=True),
-        Column("agent", overflow="fold"),
-        Column("dataset", overflow="fold"),
-        Column("targets", justify="right"),
-        Column("created (UTC)", no_wrap=True),
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-    )
-    for r in runs:
-        t.add_row(
+    # ids and agent names are never cut (they are typed back); what does not fit moves under
+    rows = [
+        [
             r.id,
             r.status,
             r.agent
@@ -69,8 +65,11 @@ def list_(
             r.dataset + (f"/{r.family}" if r.family else ""),
             str(len(r.target_ids)),
             r.created_at.strftime("%Y-%m-%d %H:%M"),
-        )
-    console.print(t)
+        ]
+        for r in runs
+    ]
+    out = stdout()
+    print_table(out, fitted(LIST_COLUMNS, rows, out.width))
 
 
 @runs_app.command("show")
@@ -91,41 +90,61 @@ def show(run_id: str, as_json: bool = typer.Option(False, "--json")) -> None:
         from harness.commands._episode import show_episode
         from harness.commands._ids import episode_or_exit
 
-        return show_episode(console, store, episode_or_exit(store, run_id), as_json)
+        return show_episode(stdout(), store, episode_or_exit(store, run_id), as_json)
     run = _run_or_exit(store, run_id)
     detail = run_detail(store, run)
     if as_json:
         sys.stdout.write(detail.model_dump_json(indent=2) + "\n")
         return
-    print_summary(console, detail)
+    out = stdout()
+    print_summary(out, detail)
     if detail.imported:
-        console.print(f"[yellow]note: {IMPORTED}[/yellow]")
+        out.print(f"[yellow]note: {IMPORTED}[/yellow]")
     # repeated samples: an epoch column (a run with one epoch per target shows none)
     n_targets, epochs = len(run.target_ids), spec_epochs(run.spec)
-    t = Table(
-        Column("episode", no_wrap=True, min_width=ID_WIDTH),
-        *("target", *(["epoch"] if epochs > 1 else []), "status", "reason", "score"),
-        *("rounds", "calls", "error"),
-    )
     episodes = store.episodes(run.id, with_answer=False)
     scores = _headline_scores(store, run.id, {e.id: e.family for e in episodes})
+    # one headline metric (a run of one family): named once, under the table
+    metrics = {s.metric for s in scores.values()}  # type: ignore[attr-defined]
+    metric = metrics.pop() if len(metrics) == 1 else None
+    rows = []
     for e in episodes:
         reason = e.end_reason or ""
         if e.error_category:
             reason += f" ({e.error_category})"
         msg = (e.error or "")[:200]
-        t.add_row(
-            e.id,
-            e.target_id,
-            *([str(episode_epoch(e.idx, n_targets))] if epochs > 1 else []),
-            e.status,
-            reason,
-            _score_cell(scores.get(e.id), e.family),
-            str(e.rounds),
-            str(e.target_calls),
-            escape(msg),
+        rows.append(
+            [
+                e.id,
+                e.target_id,
+                *([str(episode_epoch(e.idx, n_targets))] if epochs > 1 else []),
+                _status_cell(e.status, reason),
+                _score_cell(scores.get(e.id), named=metric is not None),
+                f"{e.rounds}/{e.target_calls}",
+                msg,
+            ]
         )
-    console.print(t)
+    cols = (
+        Col("episode", "id"),
+        Col("target", "id"),
+        *([Col("epoch", "id", "right")] if epochs > 1 else []),
+        Col("status", "text"),
+        Col("score", "text"),
+        Col("rounds/calls", "id", "right", move=2),
+        Col("error", "text", move=1, comfortable=30),
+    )
+    print_table(out, fitted(cols, rows, out.width))
+    if metric is not None:
+        out.print(f"score: {metric}, the headline metric of the run's family", highlight=False)
+
+
+def _status_cell(status: str, reason: str) -> str:
+    """`status: end reason (error category)`, the status alone where the reason repeats it."""
+    if not reason or reason == status:
+        return status
+    if reason.startswith(f"{status} ("):  # error (infrastructure)
+        return reason
+    return f"{status}: {reason}"
 
 
 def _headline_scores(store, run_id: str, eps: dict[str, str]) -> dict[str, object]:  # type: ignore[no-untyped-def]
@@ -141,14 +160,16 @@ def _headline_scores(store, run_id: str, eps: dict[str, str]) -> dict[str, objec
     }
 
 
-def _score_cell(score, family: str) -> str:  # type: ignore[no-untyped-def]
-    """`metric value`, or the score's error category (errors are states, never a 0)."""
+def _score_cell(score, named: bool = False) -> str:  # type: ignore[no-untyped-def]
+    """`metric value` (the value alone when the column's header `named` the metric), or the
+    score's error category (errors are states, never a 0)."""
     if score is None:
         return "-"
+    metric = "" if named else f"{score.metric} "
     if score.status != "ok":
-        return f"{score.metric}: error ({score.error_category or score.status})"
+        return f"{metric}error ({score.error_category or score.status})"
     value = "-" if score.value is None else f"{score.value:.3g}"
-    return f"{score.metric} {value}"
+    return f"{metric}{value}"
 
 
 @runs_app.command("cancel")
@@ -249,45 +270,6 @@ def export(
             out.close()
 
 
-def report(
-    run_id: str,
-    as_json: bool = typer.Option(False, "--json"),
-    epoch_reducer: str = typer.Option(
-        None,
-        "--epoch-reducer",
-        help="reduce a target's repeated samples with mean | max | at_least_one instead of "
-        "the run's own reducer",
-    ),
-) -> None:
-    """Print the evaluator's report for a run (when the evaluator provides one)."""
-    from harness.runs.report import ReportUnavailable, build_report
-    from harness.runs.views import IMPORTED
-
-    if epoch_reducer not in (None, "mean", "max", "at_least_one"):
-        raise typer.BadParameter("--epoch-reducer must be mean, max or at_least_one")
-    store = _store()
-    run = _run_or_exit(store, run_id)
-    try:
-        rep = build_report(store, run, epoch_reducer)  # type: ignore[arg-type]
-    except ReportUnavailable as e:
-        err.print(f"[red]{e}[/red]")
-        raise typer.Exit(1) from e
-    if not as_json:
-        if rep.imported:
-            console.print(f"[yellow]note: {IMPORTED}[/yellow]")
-        try:  # the evaluator's own table, when it has one
-            from evaluator.report import Report, render_report  # type: ignore[import-not-found]
-
-            console.print(render_report(Report.model_validate(rep.report)))
-            return
-        except (ImportError, ValueError):
-            if rep.text is not None:
-                sys.stdout.write(rep.text + "\n")
-                return
-    sys.stdout.write(rep.model_dump_json(indent=2) + "\n")
-
-
 def register(app: typer.Typer) -> None:
     app.add_typer(runs_app, name="runs")
     app.command("export")(export)
-    app.command("report")(report)

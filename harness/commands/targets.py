@@ -7,13 +7,14 @@ import sys
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from function_store.catalog import Catalog, CatalogOptions, UnknownDataset, UnknownTarget
 from function_store.datasets import DataUnavailable
 from function_store.formatting import find_line
+from function_store.models import Target
 from function_store.runtime import NoBackboneConfigured, TargetUnavailable, call_target
 from harness.commands import family_help
+from harness.commands._table import Col, fitted, print_table, stdout
 from harness.sandbox.find_scripts import install_script_sandbox
 
 console = Console()
@@ -24,6 +25,52 @@ targets_app = typer.Typer(no_args_is_help=True, help="Browse and call benchmark 
 def _catalog(seed: int) -> Catalog:
     install_script_sandbox()  # FIND folder release checks run their scripts in bwrap
     return Catalog(CatalogOptions(gen_seed=seed))
+
+
+COLUMNS = (
+    Col("id", "id"),
+    Col("family", "id"),
+    Col("variant", "id"),
+    Col("input", "id"),
+    Col("available", "text"),
+)
+
+
+class UnavailableNotes:
+    """Why targets are unavailable, each reason said once under the table: a reason that names
+    its target (its id, or the id's last part) is the same note for every target it names."""
+
+    def __init__(self) -> None:
+        self._notes: dict[str, list[str]] = {}  # reason, target-neutral -> target ids
+
+    def cell(self, t: Target) -> str:
+        if t.available:
+            return "yes"
+        name = t.id.rsplit("/", 1)[-1]
+        reason = str(t.unavailable_reason).replace(t.id, "<id>")
+        if len(name) >= 4:  # a name this short could be any part of the text
+            reason = reason.replace(name, "<name>")
+        ids = self._notes.setdefault(reason, [])
+        ids.append(t.id)
+        return f"no: note {list(self._notes).index(reason) + 1}"
+
+    def lines(self) -> list[str]:
+        out = []
+        for i, (reason, ids) in enumerate(self._notes.items(), 1):
+            which = "1 target" if len(ids) == 1 else f"{len(ids)} targets"
+            names = []
+            if "<id>" in reason:
+                names.append("<id>: the target's id")
+            if "<name>" in reason:
+                names.append("<name>: the last part of its id")
+            where = f"; {', '.join(names)}" if names and len(ids) > 1 else ""
+            text = (
+                reason
+                if len(ids) > 1
+                else reason.replace("<id>", ids[0]).replace("<name>", ids[0].rsplit("/", 1)[-1])
+            )
+            out.append(f"note {i} ({which}{where}): {text}")
+        return out
 
 
 def _fail(e: Exception, code: int = 2) -> typer.Exit:
@@ -50,17 +97,13 @@ def list_(
         for t in targets:
             sys.stdout.write(t.public_view().model_dump_json() + "\n")
         return
-    table = Table("id", "family", "variant", "input", "available")
-    for t in targets:
-        table.add_row(
-            t.id,
-            t.family,
-            t.variant,
-            t.public.input_kind,
-            "yes" if t.available else f"no: {t.unavailable_reason}",
-        )
-    console.print(table)
-    console.print(f"{len(targets)} targets")
+    out = stdout()
+    notes = UnavailableNotes()
+    rows = [[t.id, t.family, t.variant, t.public.input_kind, notes.cell(t)] for t in targets]
+    print_table(out, fitted(COLUMNS, rows, out.width))
+    for line in notes.lines():
+        out.print(line, markup=False, highlight=False)
+    out.print(f"{len(targets)} targets", highlight=False)
 
 
 @targets_app.command("show")

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from agents.base import Agent, AgentError, AgentOptions, AgentReply, Message
+from agents.base import ANY_FAMILY, Agent, AgentError, AgentOptions, AgentReply, Message
 from agents.registry import register_agent
 from agents.toolspec import ToolSpec
 from harness.mcp.channel import RENDEZVOUS, Rendezvous, ToolMessage
@@ -33,6 +33,7 @@ class ExternalAgent(Agent):
     """An external agent (Claude Code, any MCP client) calling the episode's tools over MCP."""
 
     name = NAME
+    families = ANY_FAMILY  # its client is told the task of whichever target
     provider = "external"  # its own concurrency limit: these episodes wait on people's clients
     description = "an agent outside the harness, calling the episode's tools over MCP"
     supports_tools = True

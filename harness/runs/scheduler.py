@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from harness.episode import LOST, ScoreHook
@@ -51,6 +52,16 @@ class _Control:
 
     def owns(self) -> bool:
         return not self.rs.lost and self.sched.leases.owns(self.rs.run_id)
+
+
+@dataclass(frozen=True)
+class RunActivity:
+    """What a scheduler is doing for one run now (`Scheduler.activity`), for a progress view."""
+
+    preparing: bool  # loading its targets, storing its episodes, starting its target services
+    in_flight: frozenset[str]  # episode ids an executor holds: starting, running or scoring
+    slots_used: int  # episodes in flight across every run of this scheduler
+    slots: int  # max_concurrency
 
 
 class Scheduler:
@@ -137,6 +148,17 @@ class Scheduler:
             run_id in self._runs
             or run_id in self._preparing
             or any(rs.run_id == run_id and rs.active for rs in self._dropped)
+        )
+
+    def activity(self, run_id: str) -> RunActivity:
+        """What this scheduler is doing for `run_id` now (nothing, once it is done with it)."""
+        rs = self._runs.get(run_id)
+        warming = rs is not None and run_id not in self._order and not rs.cancelled
+        return RunActivity(
+            preparing=run_id in self._preparing or warming,
+            in_flight=frozenset(rs.active) if rs is not None else frozenset(),
+            slots_used=self._active,
+            slots=self.max_concurrency,
         )
 
     # ---- leases -----------------------------------------------------------------------------

@@ -62,7 +62,7 @@ def _exemplar_families() -> str:
 
 def select_targets(spec: RunSpec, catalog: Catalog) -> list[Target]:
     """The targets a run spec names, in run order. Raises SelectionError with what is wrong."""
-    from function_store.catalog import UnknownDataset, UnknownTarget, dataset_names
+    from function_store.catalog import UnknownDataset, UnknownTarget, check_dataset
     from function_store.datasets import DataUnavailable
 
     try:
@@ -75,10 +75,7 @@ def select_targets(spec: RunSpec, catalog: Catalog) -> list[Target]:
             if unavailable:
                 raise SelectionError(f"targets unavailable: {'; '.join(unavailable[:5])}")
         else:
-            if spec.dataset not in dataset_names():
-                raise SelectionError(
-                    f"unknown dataset {spec.dataset!r}; known: {', '.join(dataset_names())}"
-                )
+            check_dataset(spec.dataset)
             targets = catalog.list(dataset=spec.dataset, family=spec.family, variant=spec.variant)
             targets = [t for t in targets if t.available]
     except (UnknownTarget, UnknownDataset, DataUnavailable) as e:

@@ -43,7 +43,34 @@ def test_agents_list_table() -> None:
     r = _harness("agents", "list")
     assert r.returncode == 0, r.stderr
     line = next(x for x in r.stdout.splitlines() if "scripted-numeric" in x)
-    assert "builtin" in line and "max_inputs_per_call: int (default 130)" in line
+    assert "builtin" in line and "numeric" in line.split()
+    r = _harness("agents", "list", "--options")
+    assert r.returncode == 0, r.stderr
+    options = r.stdout.split("scripted-numeric options (-o KEY=VALUE):")[1].split("\n\n")[0]
+    assert "max_inputs_per_call: int (default 130)" in options
+
+
+def test_anthropic_max_tokens_default_is_the_one_the_docs_name() -> None:
+    """`agents list` showed anthropic's max_tokens default as None while docs/agents.md said 4096
+    and the agent sent 4096: the default now lives in the agent's options schema."""
+    from typer.testing import CliRunner
+
+    from agents.anthropic_agent import AnthropicAgent
+    from harness.cli import app
+
+    r = CliRunner().invoke(app, ["agents", "list", "--json"])
+    anthropic = next(a for a in map(json.loads, r.stdout.splitlines()) if a["name"] == "anthropic")
+    default = {o["name"]: o for o in anthropic["options"]}["max_tokens"]["default"]
+    assert default == AnthropicAgent.default_max_tokens == 4096
+    row = next(
+        x
+        for x in (ROOT / "docs" / "agents.md").read_text().splitlines()
+        if x.startswith("| `anthropic` |")
+    )
+    assert f"`max_tokens` (default {default})" in row
+    # what the agent sends unasked is that default
+    agent = AnthropicAgent(api_key="placeholder-not-a-key")
+    assert agent.max_tokens == default
 
 
 def test_agents_list_says_which_agents_take_tools() -> None:

@@ -1,45 +1,72 @@
-"""`harness run`'s progress shows the rounds and target calls of its running episodes, not only
-episodes done (an LLM episode runs for minutes at 0/N)."""
+"""`harness run`'s progress says what each run's episodes are doing now, not only how many ended
+(an LLM episode runs for minutes at 0/N; a run sat at 0/40 for 38 s with nothing shown): a run
+still preparing says so, an episode whose agent host is starting shows as starting, running ones
+show their rounds and target calls, and the bar keeps one width whatever the text beside it.
+The real command runs in this process (CliRunner) with a live display (rich's TTY switches)."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 from pathlib import Path
 
-from cli_store import ROOT, harness_env
+from typer.testing import CliRunner
 
-# orch_agents:ProbeAgent: one target call per round, `delay` seconds per step
-ORCH = ROOT / "tests" / "harness" / "runs"
+from harness.cli import app
+from tests.harness.run_support import cli_env
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+BAR = re.compile(r"[━╸╺╾╼─]+")
 
 
-def test_progress_shows_rounds_and_target_calls_of_running_episodes(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'harness.db'}"
-    env = harness_env(
-        url,
-        HARNESS_SANDBOX="inprocess",
-        PYTHONPATH=os.pathsep.join([str(ORCH), str(ROOT)]),
-        # a live progress display although stderr is a pipe here (rich's own switches)
-        TTY_COMPATIBLE="1",
-        TTY_INTERACTIVE="1",
-        COLUMNS="200",
-    )
-    r = subprocess.run(
-        ["harness", "run", "--agent", "orch_agents:ProbeAgent", "-d", "find-gen"]
-        + ["-f", "numeric", "--limit", "1", "--seed", "0", "--no-floor"]
-        + ["-o", "n_calls=6", "-o", "delay=0.5"],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert r.returncode == 0, r.stderr
-    seen = [
-        (int(a), int(b))
-        for a, b in re.findall(r"1 running: rounds (\d+), target calls (\d+)", r.stderr)
+def _frames(stderr: str) -> list[str]:
+    """Each line the live display drew, in order (cursor moves and colours taken out)."""
+    text = ANSI.sub("", stderr)
+    return [x for part in text.split("\r") for x in part.split("\n") if x.strip()]
+
+
+def _run(tmp_path: Path, columns: int, *options: str) -> list[str]:
+    env = cli_env(tmp_path) | {
+        # a live display although stderr is not a terminal here (rich's own switches)
+        "TTY_COMPATIBLE": "1",
+        "TTY_INTERACTIVE": "1",
+        "COLUMNS": str(columns),
+    }
+    args = ["run", "--agent", "progress_agents:SlowStartAgent", "-d", "find-gen", "-f", "numeric"]
+    args += ["--limit", "1", "--seed", "0", "--no-floor", *options]
+    r = CliRunner().invoke(app, args, env=env)
+    assert r.exit_code == 0, (r.stderr[-3000:], r.exception)
+    return _frames(r.stderr)
+
+
+def test_progress_shows_starting_then_rounds_and_calls_of_running_episodes(
+    tmp_path: Path,
+) -> None:
+    # the agent takes 2 s to build (its host is starting), then 6 rounds of 0.5 s
+    lines = [
+        x for x in _run(tmp_path, 100, "-o", "start_s=2", "-o", "n_calls=6", "-o", "delay=0.5")
     ]
-    # the episode's counters as they grew, before it ended (6 calls, then the answer)
-    assert any(rounds >= 2 and calls >= 2 for rounds, calls in seen), r.stderr[-3000:]
-    assert max(c for _, c in seen) <= 6
+    bars = [x for x in lines if x.startswith("episodes ")]
+    states = [BAR.split(x, maxsplit=1)[1] for x in bars if BAR.search(x)]
+    starting = [i for i, x in enumerate(states) if "1 starting" in x]
+    running = [
+        (i, int(a), int(b))
+        for i, x in enumerate(states)
+        for a, b in re.findall(r"1 running \(rounds (\d+), calls (\d+)\)", x)
+    ]
+    assert starting, states
+    assert running, states
+    # starting comes first, then the episode's counters as they grew, before it ended
+    assert max(starting) < min(i for i, _, _ in running)
+    assert any(rounds >= 2 and calls >= 2 for _, rounds, calls in running), states
+    assert max(c for _, _, c in running) <= 6
+
+
+def test_progress_bar_keeps_its_width_and_fits_the_terminal(tmp_path: Path) -> None:
+    lines = _run(tmp_path, 80, "-o", "n_calls=4", "-o", "delay=0.3")
+    bars = [x for x in lines if x.startswith("episodes ") and BAR.search(x)]
+    assert len(bars) > 3, lines
+    widths = {len(BAR.search(x).group()) for x in bars}  # type: ignore[union-attr]
+    assert len(widths) == 1, widths  # the bar never changes width
+    assert all(len(x.rstrip()) <= 80 for x in bars), [x for x in bars if len(x.rstrip()) > 80]
+    texts = {BAR.split(x, maxsplit=1)[1].strip() for x in bars}
+    assert any("running (rounds" in t for t in texts), texts  # the text beside it did change

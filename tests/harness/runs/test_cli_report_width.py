@@ -1,14 +1,15 @@
-"""`harness report` and the main job's combined report (scripts/combined_report.py, which
-scripts/main_job.sh prints) fit a 100-column terminal: one line per row, nothing cut."""
+"""`harness report` of one run, and of the main job's four runs in one report (the main job's
+last step, scripts/main_job.sh), fit a 100-column terminal: one line per row, nothing cut."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
-from cli_store import ROOT, harness, harness_env, main_job_store
+from cli_store import harness, main_job_store
+from typer.testing import CliRunner
+
+from harness.cli import app
 
 
 def _check_fits(text: str, rows: list[dict]) -> None:
@@ -21,28 +22,30 @@ def _check_fits(text: str, rows: list[dict]) -> None:
         assert any(r["category"] in line and counts in line for line in lines), (r, text)
 
 
+def _report(url: str, *args: str) -> str:
+    """`harness report ARGS` in this process, on a 100-column terminal."""
+    r = CliRunner().invoke(app, ["report", *args], env={"DATABASE_URL": url, "COLUMNS": "100"})
+    assert r.exit_code == 0, (r.stdout, r.stderr, r.exception)
+    return r.stdout
+
+
 def test_combined_report_of_the_main_job_fits_100_columns(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'harness.db'}"
     ids = main_job_store(url, repeat=3)  # 12 and 13 episodes: "12/13" as wide as the main job's
-    r = subprocess.run(
-        [sys.executable, "scripts/combined_report.py", *ids],
-        env=harness_env(url, COLUMNS="100"),
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert r.returncode == 0, r.stderr
+    out = _report(url, *ids)
     rows = []
     for rid in ids:
-        rep = harness(url, "report", rid, "--json")
-        assert rep.returncode == 0, rep.stderr
-        rows += json.loads(rep.stdout)["report"]["rows"]
+        rows += json.loads(_report(url, rid, "--json"))["report"]["rows"]
     assert {x["agent"] for x in rows} >= {"scripted-strings", "interpolation"}
-    _check_fits(r.stdout, rows)
+    _check_fits(out, rows)
     # what moved out of the cells is said under the table
-    assert "chance 0.33" in r.stdout and "Wilson" in r.stdout
-    assert "not corrupted 12" in r.stdout  # the IoU row's outcome counts
+    assert "chance 0.33" in out and "Wilson" in out
+    assert "not corrupted 12" in out  # the IoU row's outcome counts
+    # the main job's log ends with the report's size: the four runs' rows, with their errors
+    combined = json.loads(_report(url, *ids, "--json"))
+    assert combined["run_ids"] == ids and len(combined["floor_run_ids"]) == 1
+    errors = sum(sum(r["errors"].values()) for r in rows)
+    assert out.splitlines()[-1] == f"report: {len(rows)} rows, {errors} errors"
 
 
 def test_harness_report_fits_100_columns(tmp_path: Path) -> None:
