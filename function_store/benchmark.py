@@ -23,6 +23,7 @@ from importlib.metadata import entry_points
 from typing import Any, Literal
 
 from agents.toolspec import ToolSpec
+from function_store.call_clock import CallBudget
 
 GROUP = "interp_harness.benchmarks"
 
@@ -58,6 +59,9 @@ class Benchmark:
     runners: Mapping[str, str] = field(default_factory=dict)
     # model services its targets need; pre-flight checks each one the selection needs
     services: tuple[Service, ...] = ()
+    # seconds a target call may take beyond HARNESS_SERVICE_CALL_TIMEOUT_S for its size (a
+    # model-backed family's call of many texts); None: the base alone (function_store.call_clock)
+    call_budget: CallBudget | None = None
     # `module:attr`, a mapping prompt family -> the family's own task-prompt template
     # (harness.prompts adds FIND's shared parts: its prompt files, {DIR2FUNC}, exemplars)
     prompt: str = ""

@@ -4,6 +4,7 @@ share the backbone (FIND §3.2, Table 2)."""
 from typing import Any
 
 from function_store.benchmark import Benchmark, ReportRow, find_sources
+from function_store.call_clock import CallBudget
 from function_store.commands import find_commands
 
 
@@ -20,6 +21,8 @@ def _word_benchmark(family: str, runner: str, what: str, order: int, **extra: An
             "script": "function_store.find_import",
         },
         services=("backbone",),
+        # one backbone prompt per word (a relation's reply is generated): time for each
+        call_budget=CallBudget(per_input_s=1.0, per_kchar_s=2.0),
         commands=find_commands(),
         prompt=f"function_store.entities_relations.task_prompts:{family.upper()}_PROMPTS",
         scorer=f"evaluator.entities_relations:{family.upper()}",

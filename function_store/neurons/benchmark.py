@@ -1,6 +1,7 @@
 """Explaining a language model's neuron (Bills et al. 2023; Huang et al. 2023) as a benchmark unit."""
 
 from function_store.benchmark import Benchmark
+from function_store.call_clock import CallBudget
 from function_store.neurons.commands import COMMANDS
 
 BENCHMARK = Benchmark(
@@ -11,6 +12,8 @@ BENCHMARK = Benchmark(
     reference_data=("function_store.neurons.data",),
     runners={"neuron": "function_store.neurons.runner"},
     services=("intervention",),
+    # one forward pass over the call's texts: time for each text and its length
+    call_budget=CallBudget(per_input_s=0.5, per_kchar_s=2.0),
     commands=COMMANDS,
     prompt="function_store.neurons.prompt:PROMPTS",
     scorer="evaluator.neurons.scoring:NeuronScorer",

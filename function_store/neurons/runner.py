@@ -16,6 +16,7 @@ import logging
 import threading
 from collections.abc import Sequence
 
+from function_store.call_clock import model_request
 from function_store.intervention_access import connect
 from function_store.models import CallOutput, Target
 from function_store.runtime import RuntimeContext, register_runner
@@ -81,7 +82,10 @@ class NeuronRunner:
         if todo:
             try:
                 client = self._connect()
-                res = client.activations(self._request([texts[i] for i in todo])).results
+                with model_request() as report:  # its queue wait is not the target's time
+                    reply = client.activations(self._request([texts[i] for i in todo]))
+                    report(reply.queue_s)
+                res = reply.results
             except InterventionError as e:
                 log.warning("%s target %s:%s: %s", self.kind, self.layer, self.index, e)
                 return [

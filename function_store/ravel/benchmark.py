@@ -1,6 +1,7 @@
 """RAVEL attribute localisation (Huang et al. 2024) as a benchmark unit."""
 
 from function_store.benchmark import Benchmark
+from function_store.call_clock import CallBudget
 from function_store.ravel.commands import COMMANDS
 
 BENCHMARK = Benchmark(
@@ -11,6 +12,9 @@ BENCHMARK = Benchmark(
     reference_data=("function_store.ravel.data",),
     runners={"ravel": "function_store.ravel.runner"},
     services=("intervention",),
+    # one activations or interchange request per call (an interchange generates): time for
+    # each word of the command and its length
+    call_budget=CallBudget(per_input_s=1.0, per_kchar_s=2.0),
     commands=COMMANDS,
     prompt="function_store.ravel.prompt:PROMPTS",
     scorer="evaluator.ravel.agent_task:RavelScorer",

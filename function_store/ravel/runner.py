@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel
 
+from function_store.call_clock import model_request
 from function_store.intervention_access import connect
 from function_store.models import CallOutput, Target
 from function_store.ravel.instances import entity_span, fill
@@ -148,9 +149,17 @@ class RavelRunner:
             )
         if not 0 <= p.top <= width:
             raise CommandError(f"--top must be in 1..{width} or all")
-        res = client.activations(
-            {"texts": texts, "component": "block_output", "layers": [p.layer], "positions": "last"}
-        ).results
+        with model_request() as report:  # its queue wait is not the target's time
+            reply = client.activations(
+                {
+                    "texts": texts,
+                    "component": "block_output",
+                    "layers": [p.layer],
+                    "positions": "last",
+                }
+            )
+            report(reply.queue_s)
+        res = reply.results
         out = []
         for text, r in zip(texts, res, strict=True):
             vec = r.layers[0].values[0]
@@ -181,7 +190,10 @@ class RavelRunner:
             "sites": [site],
             "max_new_tokens": p.tokens,
         }
-        r = client.interchange(req).results[0]
+        with model_request() as report:
+            swapped = client.interchange(req)
+            report(swapped.queue_s)
+        r = swapped.results[0]
         before = r.original.text if r.original else ""
         return f"before {before!r} after {r.intervened.text!r}"
 

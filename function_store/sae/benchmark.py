@@ -2,6 +2,7 @@
 Interpreting Millions of Features in Large Language Models") as a benchmark unit."""
 
 from function_store.benchmark import Benchmark, ReportRow
+from function_store.call_clock import CallBudget
 from function_store.sae.commands import COMMANDS
 
 BENCHMARK = Benchmark(
@@ -11,6 +12,9 @@ BENCHMARK = Benchmark(
     fixed_datasets=("sae",),
     runners={"sae": "function_store.sae.runner"},
     services=("intervention",),
+    # one forward pass and the SAE's encoder over the call's texts: time for each text and
+    # its length
+    call_budget=CallBudget(per_input_s=0.5, per_kchar_s=2.0),
     commands=COMMANDS,
     prompt="function_store.sae.prompt:PROMPTS",
     scorer="evaluator.sae.scoring:SAEScorer",

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 import threading
+import time
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,8 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
+from function_store.benchmark import UnknownFamily, benchmark
+from function_store.call_clock import CURRENT, CallClock, CallLimit, CallOverTime, call_limit
 from function_store.models import CallOutput, Target
 from function_store.runtime import (
     NoBackboneConfigured,
@@ -77,7 +80,8 @@ class TargetService:
         self.settings = settings
         self.targets = targets
         self.ctx = _backbone_context(settings)
-        # a target script never outlives its call's time limit (it holds the one-at-a-time gate)
+        # a target script never outlives its call's time limit (it holds the one-at-a-time gate);
+        # script targets' records declare no budget, so their limit is the base
         self.ctx.extra["call_timeout_s"] = settings.call_timeout_s
         # runners whose code must run alone (`exclusive`: imported scripts, see
         # function_store.service.isolation) queue here, in arrival order, before their call's
@@ -139,6 +143,17 @@ class TargetService:
                     "agent",
                 )
 
+    def limit(self, target_id: str, inputs: list[str]) -> CallLimit:
+        """The operator's base, plus the budget the target's record declares for this call's
+        size, under the ceiling."""
+        s = self.settings
+        family = self.targets[target_id].family if target_id in self.targets else ""
+        try:
+            budget = benchmark(family).call_budget if family else None
+        except UnknownFamily:
+            budget = None
+        return call_limit(s.call_timeout_s, s.call_ceiling_s, inputs, family, budget)
+
     async def call(self, target_id: str, inputs: list[str]) -> list[CallOutput]:
         self.check_inputs(inputs)
         runner = self._runners.get(target_id) or await asyncio.to_thread(self.runner, target_id)
@@ -146,14 +161,11 @@ class TargetService:
         queue = self._exclusive if getattr(runner, "exclusive", False) else contextlib.nullcontext()
         try:
             async with queue:
-                # A runner that overruns keeps its worker thread; the call still answers on time.
-                outputs = await asyncio.wait_for(
-                    asyncio.to_thread(runner.call, inputs), s.call_timeout_s
+                outputs = await run_limited(
+                    CallClock(self.limit(target_id, inputs)), runner, inputs
                 )
-        except TimeoutError:
-            raise CallFailed(
-                504, f"the call took longer than the {s.call_timeout_s:g} s time limit", "target"
-            ) from None
+        except CallOverTime as e:
+            raise CallFailed(504, str(e), "target") from None
         except NoBackboneConfigured as e:
             raise CallFailed(503, str(e), "infrastructure") from None
         except Exception as e:
@@ -165,6 +177,37 @@ class TargetService:
                 413, f"output too large: {size} bytes, the limit is {s.max_output_bytes}", "agent"
             )
         return outputs
+
+
+async def run_limited(clock: CallClock, runner: Runner, inputs: list[str]) -> list[CallOutput]:
+    """`runner.call(inputs)` on a worker thread, within the clock's limit: raises CallOverTime
+    when the counted time runs out while no model request is in flight, or at the ceiling. A
+    runner that overruns keeps its worker thread; the call still answers on time."""
+    loop = asyncio.get_running_loop()
+    changed = asyncio.Event()
+    clock.on_change = lambda: loop.call_soon_threadsafe(changed.set)
+    token = CURRENT.set(clock)
+    try:  # the task copies this context, and to_thread passes it to the runner's thread
+        task = asyncio.ensure_future(asyncio.to_thread(runner.call, inputs))
+    finally:
+        CURRENT.reset(token)
+    task.add_done_callback(lambda t: t.cancelled() or t.exception())  # retrieved if abandoned
+    while True:
+        changed.clear()
+        now = time.monotonic()
+        # a request in flight: its queue wait is known when it answers (checked then)
+        until = clock.ceiling_at if clock.in_flight else clock.deadline
+        if now >= until:
+            raise CallOverTime(clock.overrun(now) or clock.limit_message(now))
+        waiter = asyncio.ensure_future(changed.wait())
+        try:
+            await asyncio.wait(
+                {task, waiter}, timeout=until - now, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            waiter.cancel()
+        if task.done():
+            return task.result()
 
 
 def create_app(

@@ -30,11 +30,13 @@ def transport_for(
 
 
 def default_timeout_s() -> float:
-    """A little longer than the service's own per-call limit (HARNESS_SERVICE_CALL_TIMEOUT_S, set
-    by the operator), so the service's clear "took longer than" error arrives first."""
+    """A little longer than the longest a call may run in the service (the ceiling,
+    HARNESS_SERVICE_CALL_CEILING_S, never below HARNESS_SERVICE_CALL_TIMEOUT_S; set by the
+    operator), so the service's own error, naming the setting, arrives first."""
     from function_store.service.settings import ServiceSettings
 
-    return max(30.0, ServiceSettings().call_timeout_s + 10.0)
+    s = ServiceSettings()
+    return max(30.0, max(s.call_ceiling_s, s.call_timeout_s) + 10.0)
 
 
 class TargetServiceClient:

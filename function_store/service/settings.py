@@ -7,6 +7,8 @@ from pathlib import Path
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from function_store.call_clock import DEFAULT_CEILING_S
+
 
 class ServiceSettings(BaseSettings):
     """`HARNESS_SERVICE_*` variables. The sandbox sets FD (bwrap), UDS or PORT (docker)."""
@@ -18,7 +20,10 @@ class ServiceSettings(BaseSettings):
     uds: str | None = None  # ... or listen on this Unix socket ...
     host: str = "0.0.0.0"  # ... or on host:port
     port: int = 8080
-    call_timeout_s: float = Field(10.0, gt=0)  # per call (all inputs of one command)
+    # per call (all inputs of one command): the base every call gets; a family's record adds a
+    # budget for the call's size, and no call runs past the ceiling (function_store.call_clock)
+    call_timeout_s: float = Field(10.0, gt=0)
+    call_ceiling_s: float = Field(DEFAULT_CEILING_S, gt=0)
     max_inputs: int = Field(1000, ge=1)  # per call
     max_input_chars: int = Field(10_000, ge=1)  # per input
     max_output_bytes: int = Field(1_000_000, ge=1)  # per call, all outputs together

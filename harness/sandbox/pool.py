@@ -68,6 +68,7 @@ def service_argv(sandbox: Sandbox) -> list[str]:
 PASSED_ENV = (
     "HARNESS_DATA_DIR",
     "HARNESS_SERVICE_CALL_TIMEOUT_S",
+    "HARNESS_SERVICE_CALL_CEILING_S",
     "HARNESS_BACKBONE_TIMEOUT",
     "HARNESS_BACKBONE_RELATION_MAX_TOKENS",
     "HARNESS_BACKBONE_MAX_INPUT_CHARS",
@@ -109,9 +110,9 @@ class ServicePool:
         self.limits = limits
         self.env = {"HARNESS_SERVICE_TARGETS_DIR": "/sandbox", **(env or {})}
         # The operator's environment reaches the services for these only: the data directory
-        # (MLP weights etc.), the per-call time limit, the backbone's per-request timeout (a
-        # loaded CPU needs more than the 10 s / 60 s defaults for 16 words through SmolLM2) and
-        # the relation modules' reply length.
+        # (MLP weights etc.), the per-call time limit and its ceiling, the backbone's per-request
+        # timeout (a loaded CPU needs more than the 60 s default for 16 words through SmolLM2)
+        # and the relation modules' reply length.
         for name in PASSED_ENV:
             if name in os.environ and name not in self.env:
                 self.env[name] = os.environ[name]

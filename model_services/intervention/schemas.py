@@ -81,6 +81,9 @@ class ActivationsResponse(BaseModel):
     neurons: list[int] | None
     results: list[TextActivations]
     sae: str | None = None  # the SAE whose latents `neurons` name, when the request named one
+    # seconds this request waited for the model: queued behind other requests, and the share of
+    # a merged engine call spent on its neighbours' texts (a target call's limit leaves it out)
+    queue_s: float | None = None
 
 
 class FeaturizerRef(_Strict):
@@ -153,6 +156,7 @@ class InterchangeResult(BaseModel):
 class InterchangeResponse(BaseModel):
     model: str
     results: list[InterchangeResult]
+    queue_s: float | None = None  # as ActivationsResponse.queue_s
 
 
 class GenerateRequest(_Strict):
@@ -164,6 +168,7 @@ class GenerateRequest(_Strict):
 class GenerateResponse(BaseModel):
     model: str
     results: list[Continuation]
+    queue_s: float | None = None  # as ActivationsResponse.queue_s
 
 
 class ArrayB64(_Strict):

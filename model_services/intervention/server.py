@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -124,8 +125,10 @@ def _split(kind: str, resp: Any, sizes: list[int]) -> list[Any]:
     return out
 
 
-class Batcher(QueueWorker[tuple[str, BaseModel]]):
-    """Runs engine calls on one worker thread, merging queued requests where it can."""
+class Batcher(QueueWorker[tuple[str, BaseModel, float]]):
+    """Runs engine calls on one worker thread, merging queued requests where it can. Each reply
+    says how long its request waited for the model (`queue_s`): from joining the queue to its
+    engine call, plus the share of a merged call spent on the other requests' items."""
 
     def __init__(
         self, engine: Engine, max_items: int = 1024, max_queue_tokens: int | None = None
@@ -135,7 +138,7 @@ class Batcher(QueueWorker[tuple[str, BaseModel]]):
         self.max_items = max_items
 
     async def submit(self, kind: str, req: BaseModel, tokens: int = 1) -> Any:
-        return await self._enqueue((kind, req), tokens, "tokens of work")
+        return await self._enqueue((kind, req, time.monotonic()), tokens, "tokens of work")
 
     def _fn(self, kind: str) -> Callable[[Any], Any]:
         return {
@@ -145,7 +148,7 @@ class Batcher(QueueWorker[tuple[str, BaseModel]]):
         }[kind]
 
     async def _run(self) -> None:
-        pending: list[tuple[tuple[str, BaseModel], asyncio.Future]] = []
+        pending: list[tuple[tuple[str, BaseModel, float], asyncio.Future]] = []
         while True:
             if not pending:
                 pending.append(await self._queue.get())
@@ -160,7 +163,7 @@ class Batcher(QueueWorker[tuple[str, BaseModel]]):
             await self._serve(kind, group)
 
     async def _serve(
-        self, kind: str, group: list[tuple[tuple[str, BaseModel], asyncio.Future]]
+        self, kind: str, group: list[tuple[tuple[str, BaseModel, float], asyncio.Future]]
     ) -> None:
         group = self.live(group)
         if not group:
@@ -182,6 +185,7 @@ class Batcher(QueueWorker[tuple[str, BaseModel]]):
         for _, fut in group:
             fut.add_done_callback(_one_done)
         token = CANCEL.set(stop)
+        began = time.monotonic()
         try:
             resp = await asyncio.to_thread(_run_engine, self.engine, self._fn(kind), req)
         except Cancelled:
@@ -199,10 +203,13 @@ class Batcher(QueueWorker[tuple[str, BaseModel]]):
             CANCEL.reset(token)
             for _, fut in group:
                 fut.remove_done_callback(_one_done)
+        took = time.monotonic() - began
         parts = _split(kind, resp, sizes) if merged else [resp]
-        for (_, fut), part in zip(group, parts, strict=True):
+        for (item, fut), part, n in zip(group, parts, sizes, strict=True):
+            others = took * (1 - n / sum(sizes)) if merged else 0.0
+            waited = round(began - item[2] + others, 3)
             if not fut.done():
-                fut.set_result(part)
+                fut.set_result(part.model_copy(update={"queue_s": waited}))
 
 
 def _run_engine(engine: Engine, fn: Callable[[Any], Any], req: Any) -> Any:
