@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Protocol
 
 from agents.protocol.reply import HEADER, split_outputs
+from function_store.call_clock import CURRENT
 from function_store.catalog import CatalogOptions, Source, listed_when
 from function_store.datasets import DataUnavailable
 from function_store.find_data import FIND
@@ -150,19 +151,23 @@ class ScriptRunner:
             return fail(f"could not prepare the function script: {e}")
         argv = script_argv(path, inputs, self.python)
         env = {**script_env(), "HOME": str(scratch)}  # a fresh HOME: nothing planted is read
+        timeout = self.timeout_s
+        clock = CURRENT.get()
+        if clock is not None:  # in a service: ends just after its call's limit (it holds the gate)
+            timeout = min(timeout, clock.limit.seconds + 1.0)
         try:
             proc = subprocess.run(
                 argv,
                 cwd=path.parent,
                 capture_output=True,
-                timeout=self.timeout_s,
+                timeout=timeout,
                 stdin=subprocess.DEVNULL,
                 env=env,
                 check=False,
                 close_fds=True,  # no descriptor of the service reaches target code
             )
         except subprocess.TimeoutExpired:
-            return fail(f"timed out after {self.timeout_s:g}s")
+            return fail(f"timed out after {timeout:g}s")
         except (OSError, ValueError) as e:  # e.g. interpreter missing, NUL byte in an input
             return fail(f"could not run the function script: {e}")
         stdout = proc.stdout.decode("utf-8", errors="replace")
@@ -188,8 +193,6 @@ def script_runner(target: Target, ctx: RuntimeContext) -> ScriptRunner:
     timeout = float(
         spec.get("timeout_s") or os.environ.get("HARNESS_SCRIPT_TIMEOUT") or DEFAULT_TIMEOUT_S
     )
-    if "call_timeout_s" in ctx.extra:  # in a service: a script ends just after its call's limit
-        timeout = min(timeout, float(ctx.extra["call_timeout_s"]) + 1.0)
     return ScriptRunner(Path(spec["path"]), timeout, substitutions=subs)
 
 

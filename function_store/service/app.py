@@ -80,9 +80,6 @@ class TargetService:
         self.settings = settings
         self.targets = targets
         self.ctx = _backbone_context(settings)
-        # a target script never outlives its call's time limit (it holds the one-at-a-time gate);
-        # script targets' records declare no budget, so their limit is the base
-        self.ctx.extra["call_timeout_s"] = settings.call_timeout_s
         # runners whose code must run alone (`exclusive`: imported scripts, see
         # function_store.service.isolation) queue here, in arrival order, before their call's
         # time limit starts: waiting for another target's script is not this target's slowness
