@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from evaluator.api import EpisodeSummary
+from evaluator.error_text import bounded, cause
 
-MAX_MESSAGE_CHARS = 2000  # a message is kept whole up to here (provider errors can be long)
+MAX_MESSAGE_CHARS = 4000  # a message is kept whole up to here (provider errors can be long)
 
 
 class ErrorGroup(BaseModel):
@@ -24,30 +25,47 @@ class ErrorGroup(BaseModel):
     category: str = Field(description="agent | target | judge | sandbox | infrastructure | ...")
     metric: str | None = Field(None, description="the scorer's metric (where=score)")
     agent: str | None = Field(None, description="set when grouped per agent (reports)")
-    message: str
+    cause: str = Field(
+        "",
+        description="what the error says first: the exception and its message, the provider's "
+        "own error text (evaluator.error_text); the group's key with where, category and metric",
+    )
+    message: str = Field(
+        description="the full text of one of them (past 4,000 characters its middle is cut)"
+    )
     episodes: int = Field(description="how many episodes share this error")
     example_episode: str = Field(description="one of them, to look at")
 
+    @model_validator(mode="after")
+    def _with_cause(self) -> ErrorGroup:
+        if not self.cause:  # a group stored before causes were kept
+            self.cause = cause(self.message) or self.message
+        return self
+
     def line(self, width: int = 300) -> str:
-        """`20 episodes: agent: openai agent: no API key; ...` (message cut at `width`)."""
+        """`20 episodes: [agent] openai agent: no API key` (the cause, cut at `width`)."""
         n = f"{self.episodes} episode{'s' if self.episodes != 1 else ''}"
         what = self.category + (f", {self.metric}" if self.metric else "")
         if self.agent:
             what = f"{self.agent}: {what}"
-        msg = self.message if len(self.message) <= width else self.message[: width - 1] + "…"
+        msg = self.cause or self.message
+        msg = msg if len(msg) <= width else msg[: width - 1] + "…"
         return f"{n}: [{what}] {msg}"
 
 
 def group_errors(
     summaries: Iterable[EpisodeSummary], *, by_agent: bool = False
 ) -> list[ErrorGroup]:
-    """Episode errors first, then scorer errors; most frequent first within each."""
+    """Episode errors first, then scorer errors; most frequent first within each. Errors with
+    the same cause are one group (Inspect's messages differ in the request dumped before it)."""
     groups: dict[tuple, ErrorGroup] = {}
 
     def add(s: EpisodeSummary, where: str, category: str | None, metric: str | None, msg: str):
-        msg = (msg or "(no message recorded)").strip()[:MAX_MESSAGE_CHARS]
+        msg = (msg or "(no message recorded)").strip()
+        said = cause(msg) or msg
+        msg = bounded(msg, MAX_MESSAGE_CHARS)
         agent = s.agent if by_agent else None
-        key = (agent, where, category or "unknown", metric, msg)
+        key = (agent, where, category or "unknown", metric, said)
         g = groups.get(key)
         if g is None:
             groups[key] = ErrorGroup(
@@ -55,6 +73,7 @@ def group_errors(
                 category=key[2],
                 metric=metric,
                 agent=agent,
+                cause=said,
                 message=msg,
                 episodes=1,
                 example_episode=s.episode_id,
@@ -74,5 +93,5 @@ def group_errors(
                 add(s, "score", sc.error_category, sc.metric, sc.error or "")
     return sorted(
         groups.values(),
-        key=lambda g: (g.agent or "", g.where != "episode", -g.episodes, g.message),
+        key=lambda g: (g.agent or "", g.where != "episode", -g.episodes, g.cause),
     )

@@ -632,7 +632,8 @@ def errors_table(errors: list[ErrorGroup], width: int = 300) -> Table:
         t.add_column(col, justify="right" if col == "episodes" else "left")
     for g in errors:
         where = g.where + (f" ({g.metric})" if g.metric else "")
-        msg = g.message if len(g.message) <= width else g.message[: width - 1] + "…"
+        said = g.cause or g.message  # the cause first: `harness runs show EPISODE` has the text
+        msg = said if len(said) <= width else said[: width - 1] + "…"
         # a long agent name wraps after its ':' rather than be cut
         t.add_row(
             _Heading(g.agent or "", style=""), str(g.episodes), where, g.category, escape(msg)

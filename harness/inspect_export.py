@@ -7,6 +7,8 @@ assistant messages carry their tool calls, each result is a tool message (with i
 call failed) and each tool call is the tool event (its name, arguments, result). The final
 answer as the sample's output, every score (an errored scorer is a score whose value is "error",
 with the message as its explanation, never a number), the episode's own error, and token usage.
+Every error message leads with its cause, then the full text (`evaluator.error_text.cause_first`;
+`harness import-inspect` reads the full text back).
 Nothing hidden is exported: score details go out only through the API's allow-list of keys that
 never carry ground truth (`harness.runs.views.SAFE_DETAILS`; a scorer's true interval, expected
 outputs or judge tests stay in the store).
@@ -23,6 +25,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from evaluator.api import ScoreResult
+from evaluator.error_text import cause_first
 from evaluator.report import reduce_epochs
 from harness.runs.spec import RunSpec, episode_epoch
 from harness.runs.views import ToolCallOut, message_out, public_details, tool_call_outs
@@ -99,7 +102,7 @@ def run_to_eval_log(store: Store, run: Run) -> Any:
             completed_at=run.finished_at.isoformat() if run.finished_at else "",
             model_usage=usage,
         ),
-        error=log.EvalError(message=run.error, traceback="", traceback_ansi="")
+        error=log.EvalError(message=cause_first(run.error), traceback="", traceback_ansi="")
         if run.error
         else None,
         samples=samples,
@@ -175,7 +178,9 @@ def _messages(
                     content=m.content,
                     tool_call_id=m.tool_call_id,
                     function=row.name if row is not None else None,
-                    error=tool.ToolCallError(type="unknown", message=error) if m.is_error else None,
+                    error=tool.ToolCallError(type="unknown", message=cause_first(error))
+                    if m.is_error
+                    else None,
                 )
             )
         else:
@@ -212,7 +217,9 @@ def _tool_events(
             function=r.name,
             arguments=r.arguments,
             result=r.result,
-            error=tool.ToolCallError(type="unknown", message=r.error) if r.error else None,
+            error=tool.ToolCallError(type="unknown", message=cause_first(r.error))
+            if r.error
+            else None,
             working_time=r.latency_s,
         )
         for r in tool_rows
@@ -276,7 +283,7 @@ def _scores(store: Store, run: Run, ep: Episode, scorer: Any) -> dict[str, Any]:
         if s.status == "error":
             out[s.metric] = scorer.Score(
                 value="error",
-                explanation=f"[{s.error_category}] {s.error}",
+                explanation=f"[{s.error_category}] {cause_first(s.error or '')}",
                 metadata={
                     "status": "error",
                     "error_category": s.error_category,
@@ -299,7 +306,9 @@ def _error(store: Store, ep: Episode, log: Any) -> Any:
     # text is also valid as the "ANSI" form `inspect view` renders
     tb = store.episode_traceback(ep.id, ep.run_id) or ""
     return log.EvalError(
-        message=f"[{ep.error_category}] {ep.error}", traceback=tb, traceback_ansi=tb
+        message=f"[{ep.error_category}] {cause_first(ep.error or '')}",
+        traceback=tb,
+        traceback_ansi=tb,
     )
 
 

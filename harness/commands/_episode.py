@@ -11,9 +11,12 @@ from harness.store.models import Episode
 from harness.store.repo import Store
 
 
-def show_episode(console: Console, store: Store, ep: Episode, as_json: bool) -> None:
-    """The episode's facts, its error and (when its agent raised in an agent host) where; the
-    transcript is in `harness export RUN`. Agent text is printed escaped (no rich markup)."""
+def show_episode(
+    console: Console, store: Store, ep: Episode, as_json: bool, full_errors: bool = False
+) -> None:
+    """The episode's facts, its error (its cause; the whole text with `full_errors`) and (when
+    its agent raised in an agent host) where; the transcript is in `harness export RUN`. Agent
+    text is printed escaped (no rich markup)."""
     from harness.runs.views import PREVIEW_CHARS, episode_detail
 
     detail = episode_detail(store, ep, preview=True)
@@ -33,11 +36,17 @@ def show_episode(console: Console, store: Store, ep: Episode, as_json: bool) -> 
     )
     for s in detail.scores:
         value = "-" if s.value is None else f"{s.value:.3f}"
-        note = f"  [{s.error_category}] {s.error}" if s.error else ""
+        said = s.error if full_errors else s.error_cause
+        note = f"  [{s.error_category}] {said}" if s.error else ""
         console.print(f"  {s.metric}: {value} ({s.status}){escape(note)}")
     if detail.error:
         console.print("[bold]error[/bold]")
-        console.print(detail.error[:PREVIEW_CHARS], markup=False, highlight=False, soft_wrap=True)
+        said = detail.error[:PREVIEW_CHARS] if full_errors else detail.error_cause or detail.error
+        console.print(said, markup=False, highlight=False, soft_wrap=True)
+        if not full_errors and said != detail.error:
+            console.print(
+                f"(in full: harness runs show {detail.id} --full-errors)", highlight=False
+            )
     if detail.error_traceback:
         console.print("[bold]traceback[/bold] (from the agent host)")
         console.print(detail.error_traceback, markup=False, highlight=False, soft_wrap=True)

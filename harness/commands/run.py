@@ -356,7 +356,8 @@ async def _close(svc) -> None:  # type: ignore[no-untyped-def]
         await svc.aclose(dispose=False)
 
 
-def print_summary(console: Console, detail) -> None:  # type: ignore[no-untyped-def]
+def print_summary(console: Console, detail, full_errors: bool = False) -> None:  # type: ignore[no-untyped-def]
+    """The run's facts and errors, each error by its cause (the full text with `full_errors`)."""
     console.print(
         f"run [bold]{detail.id}[/bold]  status [bold]{detail.status}[/bold]  agent {detail.agent}  "
         f"dataset {detail.dataset}" + (f"/{detail.family}" if detail.family else "")
@@ -386,7 +387,10 @@ def print_summary(console: Console, detail) -> None:  # type: ignore[no-untyped-
         example = detail.errors[0].example_episode
         console.print(f"  (in full, with the agent's traceback: harness runs show {example})")
     if detail.error:
-        console.print(f"[red]{escape(detail.error)}[/red]")
+        said = detail.error_cause or detail.error
+        console.print(f"[red]{escape(detail.error if full_errors else said)}[/red]")
+        if not full_errors and said != detail.error:
+            console.print(f"  (in full: harness runs show {detail.id} --full-errors)")
 
 
 def register(app: typer.Typer) -> None:

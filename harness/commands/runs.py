@@ -73,9 +73,17 @@ def list_(
 
 
 @runs_app.command("show")
-def show(run_id: str, as_json: bool = typer.Option(False, "--json")) -> None:
+def show(
+    run_id: str,
+    as_json: bool = typer.Option(False, "--json"),
+    full_errors: bool = typer.Option(
+        False, "--full-errors", help="errors in full (by default each shows its cause)"
+    ),
+) -> None:
     """A run's status, progress, usage and score summary, with its episodes; or, given an
-    episode's id, that episode with its error and the agent's traceback."""
+    episode's id, that episode with its error and the agent's traceback. Errors lead with their
+    cause (the exception and its message); --full-errors prints their whole text."""
+    from evaluator.error_text import cause
     from harness.commands.run import print_summary
     from harness.runs.spec import episode_epoch, spec_epochs
     from harness.runs.views import IMPORTED, run_detail
@@ -90,14 +98,15 @@ def show(run_id: str, as_json: bool = typer.Option(False, "--json")) -> None:
         from harness.commands._episode import show_episode
         from harness.commands._ids import episode_or_exit
 
-        return show_episode(stdout(), store, episode_or_exit(store, run_id), as_json)
+        ep = episode_or_exit(store, run_id)
+        return show_episode(stdout(), store, ep, as_json, full_errors=full_errors)
     run = _run_or_exit(store, run_id)
     detail = run_detail(store, run)
     if as_json:
         sys.stdout.write(detail.model_dump_json(indent=2) + "\n")
         return
     out = stdout()
-    print_summary(out, detail)
+    print_summary(out, detail, full_errors=full_errors)
     if detail.imported:
         out.print(f"[yellow]note: {IMPORTED}[/yellow]")
     # repeated samples: an epoch column (a run with one epoch per target shows none)
@@ -112,7 +121,7 @@ def show(run_id: str, as_json: bool = typer.Option(False, "--json")) -> None:
         reason = e.end_reason or ""
         if e.error_category:
             reason += f" ({e.error_category})"
-        msg = (e.error or "")[:200]
+        msg = (cause(e.error) or "")[:200]  # the cause; --full-errors prints the text
         rows.append(
             [
                 e.id,
@@ -136,6 +145,13 @@ def show(run_id: str, as_json: bool = typer.Option(False, "--json")) -> None:
     print_table(out, fitted(cols, rows, out.width))
     if metric is not None:
         out.print(f"score: {metric}, the headline metric of the run's family", highlight=False)
+    failed = [e for e in episodes if e.error]
+    if full_errors:
+        for e in failed:
+            out.print(f"[bold]error of episode {e.id}[/bold] ({e.error_category})")
+            out.print(e.error, markup=False, highlight=False, soft_wrap=True)
+    elif any(cause(e.error) != e.error for e in failed):
+        out.print(f"errors in full: harness runs show {run.id} --full-errors", highlight=False)
 
 
 def _status_cell(status: str, reason: str) -> str:

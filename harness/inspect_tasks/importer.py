@@ -28,6 +28,7 @@ from agents.host_protocol import (
     valid_unicode,
 )
 from evaluator.api import ScoreResult
+from evaluator.error_text import as_raised, bounded, without_cause_first
 from harness.inspect_tasks import untrusted
 from harness.inspect_tasks.bounded_log import LogBounds, LogRefused, bounded_copy
 from harness.inspect_tasks.keys import BUDGET_REASONS, END_REASON, PREFIX
@@ -108,7 +109,7 @@ def import_eval_log(store: Store, log: Any, source: str | None = None) -> str:
     status = RUN_STATUS.get(log.status, "failed")
     error = None
     if log.error is not None:
-        error = _text(log.error.message, MAX_NOTE_CHARS)
+        error = _error(log.error.message)
     elif log.status not in RUN_STATUS:
         error = f"the Inspect eval had not finished (log status {log.status!r})"
     run = {
@@ -225,6 +226,18 @@ def _text(value: Any, cap: int) -> str:
     return text[: max(cap - len(note), 0)] + note
 
 
+def _error(value: Any) -> str:
+    """An error message as the store keeps it (evaluator.error_text): an exception's repr
+    (Inspect's message) written as raised, without the cause our export led it with, at most
+    MAX_NOTE_CHARS characters with the middle cut, so that the cause at its end (after a
+    request dump) is kept. A leading "[category] " stays for `_category`."""
+    text = valid_unicode(value if isinstance(value, str) else str(value))
+    tag = _CATEGORY.match(text)
+    prefix = text[: tag.end()] if tag else ""
+    text = as_raised(without_cause_first(text[len(prefix) :]))
+    return prefix + bounded(text, MAX_NOTE_CHARS, "harness import-inspect")
+
+
 def _tail(value: str, cap: int) -> str:
     text = valid_unicode(value)
     return text if len(text) <= cap else text[-cap:]
@@ -298,7 +311,7 @@ def _messages(sample: Any, cap: int) -> tuple[list[dict[str, Any]], list[dict[st
             if answered is not None:
                 answered["result"] = row["content"]
                 if m.error is not None:
-                    answered["error"] = _text(m.error.message, MAX_NOTE_CHARS)
+                    answered["error"] = _error(m.error.message)
         rows.append(row)
     return rows, calls
 
@@ -347,7 +360,7 @@ def _score_rows(sample: Any) -> list[dict[str, Any]]:
             "value": s.value,
             "status": s.status,
             "error_category": s.error_category,
-            "error": _text(s.error, MAX_NOTE_CHARS) if s.error is not None else None,
+            "error": _error(s.error) if s.error is not None else None,
             "details": public_details(s.details),
         }
     return list(rows.values())
@@ -380,7 +393,7 @@ def _episode(sample: Any, position: dict[str, int], cap: int, epochs: int) -> di
         end_reason = reason
     error_category = error = None
     if sample.error is not None:
-        message = _text(sample.error.message, MAX_NOTE_CHARS)
+        message = _error(sample.error.message)
         if _scorer_failed(sample):  # the episode ended; its scoring failed: an error row, never 0
             category, text = _category(message, "infrastructure")
             scores = [s for s in scores if s["metric"] != "scoring"] + [

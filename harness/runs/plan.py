@@ -99,8 +99,11 @@ def plan_run(spec: RunSpec, catalogs: CatalogCache, *, policy: ApiPolicy | None 
     return RunPlan(spec, agent_cls, profile, targets, plan_floors(spec, agent_cls, targets))
 
 
-def floor_spec(spec: RunSpec, target_ids: list[str], run_id: str, agent: str) -> RunSpec:
-    """A floor's spec for `spec`: same dataset, find-gen seed, protocol and budgets.
+def floor_spec(
+    spec: RunSpec, target_ids: list[str], run_id: str, agent: str, family: str | None = None
+) -> RunSpec:
+    """A floor's spec for `spec`: same dataset, find-gen seed, protocol and budgets; `family`:
+    its targets' family when they have one (the runs list shows it; the ids select them).
 
     One epoch whatever the run's. The floor agent's own options stay at their defaults (the interpolation agent: 129 grid
     points in one call): Budgets limit target *calls*, rounds, tokens and time, not inputs."""
@@ -108,7 +111,7 @@ def floor_spec(spec: RunSpec, target_ids: list[str], run_id: str, agent: str) ->
         update={
             "agent": agent,
             "agent_options": {},
-            "family": None,
+            "family": family,
             "variant": None,
             "ids": list(target_ids),
             "limit": None,
@@ -139,7 +142,10 @@ def store_plan(
     run = store.create_run(plan.spec, ids, owner=owner, lease_s=lease_s, created_by=created_by)
     store.add_event(run.id, PLAN_EVENT, {"agent_class": agent_path(plan.agent_cls)})
     for f in plan.floors:
-        spec = floor_spec(plan.spec, f.target_ids, run.id, f.agent)
+        chosen = set(f.target_ids)
+        families = {t.family for t in plan.targets if t.id in chosen}
+        family = families.pop() if len(families) == 1 else None
+        spec = floor_spec(plan.spec, f.target_ids, run.id, f.agent, family)
         floor = store.create_run(
             spec, f.target_ids, owner=owner, lease_s=lease_s, created_by=created_by
         )

@@ -8,10 +8,11 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from agents.toolspec import ToolCall as ToolCallRef
 from evaluator.api import ScoreResult
+from evaluator.error_text import bounded, cause
 from evaluator.errors import ErrorGroup, group_errors
 from evaluator.report import EpochReducer, metric_interval, per_target
 from function_store.models import CallOutput
@@ -36,6 +37,22 @@ IMPORTED = (
 )
 
 
+CAUSE = (
+    "what `error` says first: the exception and its message, the provider's own error text "
+    "(evaluator.error_text); `error` is the full text"
+)
+
+
+class _Cause(BaseModel):
+    """Fills `error_cause` from `error` (a view with both fields)."""
+
+    @model_validator(mode="after")
+    def _fill_cause(self) -> Any:
+        if getattr(self, "error_cause", None) is None and getattr(self, "error", None):
+            self.error_cause = cause(self.error)  # type: ignore[attr-defined]
+        return self
+
+
 class _RunFields(BaseModel):
     id: str
     status: str
@@ -49,19 +66,23 @@ class _RunFields(BaseModel):
     imported: bool = Field(False, description=IMPORTED)
 
 
-class RunOut(_RunFields):
+class RunOut(_RunFields, _Cause):
+    error_cause: str | None = Field(None, description=CAUSE)
     error: str | None
     spec: RunSpec
     # agent `external`: each unfinished episode's MCP endpoint and token, to the run's owner only
     mcp_endpoints: list[Endpoint] | None = None
 
 
-class RunListItem(_RunFields):
+class RunListItem(_RunFields, _Cause):
     """A run in GET /runs: small and bounded (no options, no target ids; GET /runs/{id} has them)."""
 
     variant: str | None
     floor_for: str | None
-    error: str | None = Field(None, description="the run's error, cut to 500 characters")
+    error_cause: str | None = Field(None, description=CAUSE)
+    error: str | None = Field(
+        None, description="the run's error, cut to 500 characters (its middle: the cause is kept)"
+    )
 
 
 class Progress(BaseModel):
@@ -109,7 +130,7 @@ class RunDetail(RunOut):
     )
 
 
-class EpisodeOut(BaseModel):
+class EpisodeOut(_Cause):
     id: str
     run_id: str
     idx: int
@@ -120,6 +141,7 @@ class EpisodeOut(BaseModel):
     status: str
     end_reason: str | None
     error_category: str | None
+    error_cause: str | None = Field(None, description=CAUSE)
     error: str | None
     exemplar_init: bool
     rounds: int
@@ -163,7 +185,7 @@ class MessageOut(BaseModel):
     created_at: datetime
 
 
-class ToolCallOut(BaseModel):
+class ToolCallOut(_Cause):
     """One tool call (protocol mode `tools`) with what the agent got back. A call that reached
     the target has the target call of the same (step, idx) in `calls`."""
 
@@ -180,6 +202,7 @@ class ToolCallOut(BaseModel):
     message_step: int | None = Field(
         None, description="the `tool` message carrying the result (none after submit_answer)"
     )
+    error_cause: str | None = Field(None, description=CAUSE)
     error: str | None = Field(None, description="why the call failed (unknown tool, bad arguments)")
     latency_s: float | None
     created_at: datetime
@@ -195,11 +218,12 @@ class TargetCallOut(BaseModel):
     created_at: datetime
 
 
-class ScoreOut(BaseModel):
+class ScoreOut(_Cause):
     metric: str
     value: float | None
     status: str
     error_category: str | None
+    error_cause: str | None = Field(None, description=CAUSE)
     error: str | None
     details: dict[str, Any]
 
@@ -260,7 +284,8 @@ def run_list_item(run: Run, imported: bool = False) -> RunListItem:
         **_run_fields(run, imported),
         variant=spec.get("variant"),
         floor_for=spec.get("floor_for"),
-        error=run.error[:500] if run.error else None,
+        error_cause=cause(run.error),
+        error=bounded(run.error, 500) if run.error else None,
     )
 
 

@@ -296,7 +296,7 @@ async def episode_page(request: Request, episode_id: str) -> HTMLResponse:
         "episode.html",
         run=run,
         ep=detail,
-        turns=views.turns(detail),
+        turns=views.turns(detail, (run.spec.get("protocol") or {}).get("mode", "default")),
         answer=answer,
         scores=views.score_rows(detail.scores, show_truth),
         show_truth=show_truth,

@@ -98,12 +98,30 @@ class Turn:
     calls: list[S.TargetCallOut]  # the text protocol's commands of an assistant message
     tools: list[ToolEvent] = field(default_factory=list)
     answers: S.ToolCallOut | None = None  # on a `tool` message: the call it answers
+    commands: list[str] = field(default_factory=list)  # each call's command, as the agent wrote it
 
 
-def turns(detail: S.EpisodeDetail) -> list[Turn]:
-    """Messages in order, each assistant message with the target calls it asked for; in protocol
-    mode `tools`, with its tool calls (each with the target call it made), and each `tool`
-    message with the call it answers."""
+def command_labels(content: str, calls: list[S.TargetCallOut], mode: str) -> list[str]:
+    """`PYTHON(<script> …)` for each of an assistant message's target calls, with the script
+    the agent named (`./temp/neuron.py`, `./temp/function.py`): its message read again as the
+    episode loop read it (a call's idx is its command's index); `PYTHON(…)` where the message
+    names none or was cut for the page."""
+    from agents.protocol import parse_message
+
+    text = mode in ("default", "find-compat")  # the modes whose commands are in the text
+    commands = parse_message(content, mode).commands if text else []  # type: ignore[arg-type]
+    out = []
+    for c in calls:
+        path = commands[c.idx].path if c.idx < len(commands) else None
+        out.append(f"PYTHON({path} …)" if path else "PYTHON(…)")
+    return out
+
+
+def turns(detail: S.EpisodeDetail, mode: str = "default") -> list[Turn]:
+    """Messages in order, each assistant message with the target calls it asked for (and the
+    command of each, read from the message in the run's protocol `mode`); in protocol mode
+    `tools`, with its tool calls (each with the target call it made), and each `tool` message
+    with the call it answers."""
     by_step: dict[int, list[S.TargetCallOut]] = {}
     targets = {(c.step, c.idx): c for c in detail.calls}
     rows = {(r.step, r.idx): r for r in detail.tool_calls}
@@ -125,7 +143,9 @@ def turns(detail: S.EpisodeDetail) -> list[Turn]:
                     target=targets.get((m.step, i)),
                 )
             )
-        out.append(Turn(m, by_step.get(m.step, []), tools, answered.get(m.step)))
+        calls = by_step.get(m.step, [])
+        labels = command_labels(m.content, calls, mode) if calls else []
+        out.append(Turn(m, calls, tools, answered.get(m.step), labels))
     return out
 
 

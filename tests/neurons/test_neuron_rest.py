@@ -5,6 +5,8 @@ reaches the agent."""
 
 from __future__ import annotations
 
+import re
+
 import httpx
 import pytest
 from orch_helpers import Server
@@ -58,6 +60,25 @@ def test_scripted_neuron_run_is_scored_and_leaks_nothing(api: Server) -> None:
         assert f1["details"]["reference"] is None  # SmolLM2 neurons have no reference
         assert f1["details"]["counts"]["n"] > 0
         assert full["final_answer"].startswith("[DESCRIPTION]: The neuron fires on")
+
+
+def test_episode_page_titles_calls_by_the_neurons_script(api: Server) -> None:
+    """The page titles each call with the command the agent wrote (the prompt's
+    ./temp/neuron.py, not FIND's ./temp/function.py), and a neuron's answer, a description
+    only, shows no empty Domain or Code rows (issue 40 item 9)."""
+    c = httpx.Client(base_url=api.url, timeout=60)
+    body = {"agent": "scripted-neuron", "dataset": "neuron", "family": "neurons"}
+    r = c.post("/runs", json={**body, "variant": "smollm2", "limit": 1, "seed": 2})
+    assert r.status_code == 201, r.text
+    detail = wait_done(c, r.json()["id"])
+    assert detail["status"] == "completed", detail
+    (ep,) = c.get(f"/runs/{detail['id']}/episodes").json()
+    page = c.get(f"/ui/episodes/{ep['id']}").text
+    titles = re.findall(r"Command \d+: <code>(.*?)</code>", page)
+    assert len(titles) == 3 and set(titles) == {"PYTHON(./temp/neuron.py …)"}, titles
+    answer = page[page.index('id="answer"') : page.index('id="truth"')]
+    assert "<dt>Description</dt>" in answer and "The neuron fires on" in answer
+    assert "<dt>Domain</dt>" not in answer and "<dt>Code" not in answer, answer
 
 
 def test_gpt2xl_targets_carry_references_the_agent_never_sees() -> None:

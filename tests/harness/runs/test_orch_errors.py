@@ -46,6 +46,7 @@ def test_cli_shows_grouped_episode_errors(sqlite_url: str) -> None:
             "category": "agent",
             "metric": None,
             "agent": None,
+            "cause": CREDITS,  # a message of one line is its own cause
             "message": CREDITS,
             "episodes": 3,
             "example_episode": detail["errors"][0]["example_episode"],
