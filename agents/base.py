@@ -115,6 +115,9 @@ class Agent(ABC):
     # True when `step` takes `tools=` and may answer with tool calls (protocol mode `tools`);
     # a run in that mode refuses an agent without it
     supports_tools: ClassVar[bool] = False
+    # True when the agent writes Python cells for a lab (protocol modes `code`, `code-tools`):
+    # a run in another mode refuses it
+    needs_lab: ClassVar[bool] = False
     # The benchmark families (a target's `family`) the agent can play: pre-flight refuses a run
     # on targets of another family, naming the agents that fit. ANY_FAMILY: every family. None
     # (a custom agent's default): not declared, so never refused.

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from agents.base import Agent, AgentReply, Message
 from agents.protocol import command as text_command
 from agents.protocol import function_path, parse_message, quote_input
+from agents.protocol.cells import RUN_PYTHON, cell_block, split_cells
 from agents.protocol.tools import (
     answer_spec,
     by_name,
@@ -49,6 +50,8 @@ def as_text(conversation: Sequence[Message], tools: Sequence[ToolSpec]) -> list[
                     continue
                 if spec.kind == "answer":
                     lines.append(to_answer(spec, c.arguments))
+                elif spec.name == RUN_PYTHON:  # a lab cell: the text rendering's fenced block
+                    lines.append(cell_block(str(c.arguments.get("code", ""))))
                 else:
                     words = [quote_input(w) for w in to_words(spec, c.arguments)]
                     lines.append(text_command(path, words))
@@ -59,8 +62,12 @@ def as_text(conversation: Sequence[Message], tools: Sequence[ToolSpec]) -> list[
 
 
 def as_tool_calls(text: str, tools: Sequence[ToolSpec], first_id: int) -> list[ToolCall]:
-    """The tool calls a text-protocol message stands for: its commands, or its final answer
-    (ids `call_<n>` from `first_id`, so they are the same on every run of the episode)."""
+    """The tool calls a text-protocol message stands for: its commands, then its lab cells as
+    `run_python` calls when that tool is offered (protocol mode `code-tools`), or its final
+    answer (ids `call_<n>` from `first_id`, so they are the same on every run of the episode)."""
+    cells: list[str] = []
+    if any(t.name == RUN_PYTHON for t in tools):
+        text, cells = split_cells(text)
     parsed = parse_message(text)
     submit = answer_spec(tools)
     if parsed.has_description and submit is not None:
@@ -69,9 +76,13 @@ def as_tool_calls(text: str, tools: Sequence[ToolSpec], first_id: int) -> list[T
         ]
     calls = []
     for cmd in parsed.commands:
-        call = match_words(tools, cmd.inputs)
+        call = match_words([t for t in tools if t.name != RUN_PYTHON], cmd.inputs)
         if call is not None:
             calls.append(call.model_copy(update={"id": f"call_{first_id + len(calls)}"}))
+    for code in cells:
+        calls.append(
+            ToolCall(id=f"call_{first_id + len(calls)}", name=RUN_PYTHON, arguments={"code": code})
+        )
     return calls
 
 

@@ -49,6 +49,9 @@ class ToolSpec(BaseModel):
     kind: Literal["call", "answer"] = "call"
     words: tuple[Word, ...] = ()  # kind "call"
     tags: tuple[AnswerTag, ...] = ()  # kind "answer"
+    # how one output reads as a Python value in the lab (protocol mode `code`): "text" as
+    # printed, "number" (a float, a complex, None), "json" (the text parsed as JSON)
+    value: Literal["text", "number", "json"] = "text"
 
     def tool_description(self) -> str:
         """The description a model sees: what it does and what it returns."""

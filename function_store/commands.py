@@ -9,9 +9,11 @@ from agents.toolspec import SUBMIT, AnswerTag, ToolSpec, Word
 _DESCRIPTION = {"type": "string", "minLength": 1, "description": "what the function does"}
 
 
-def list_call(name: str, description: str, arg: str, what: str, result: str) -> ToolSpec:
+def list_call(
+    name: str, description: str, arg: str, what: str, result: str, value: str = "text"
+) -> ToolSpec:
     """A command whose one argument is a list of texts, each one word of the text command
-    (`PYTHON(script t1 t2 ...)`)."""
+    (`PYTHON(script t1 t2 ...)`). `value`: how one output reads in the lab (`ToolSpec.value`)."""
     return ToolSpec(
         name=name,
         description=description,
@@ -30,15 +32,16 @@ def list_call(name: str, description: str, arg: str, what: str, result: str) -> 
         },
         result=result,
         words=(Word(arg=arg),),
+        value=value,  # type: ignore[arg-type]
     )
 
 
 def find_commands(
-    *, domain: bool = False, code: bool = False, call: str = "call_function"
+    *, domain: bool = False, code: bool = False, call: str = "call_function", value: str = "text"
 ) -> tuple[ToolSpec, ...]:
     """FIND's two commands: call the function on inputs (`PYTHON(function.py i1 i2 ...)`), and
     the final answer with the family's parts ([DESCRIPTION], and [DOMAIN] / [CODE] where FIND's
-    prompt asks for them)."""
+    prompt asks for them). `value`: how one output reads in the lab (`ToolSpec.value`)."""
     props: dict[str, object] = {"description": _DESCRIPTION}
     tags = [AnswerTag(arg="description", tag="[DESCRIPTION]")]
     required = ["description"]
@@ -63,6 +66,7 @@ def find_commands(
             "inputs",
             "the inputs, each as text",
             "one line per input: (input, output), as FIND prints them",
+            value,
         ),
         ToolSpec(
             name=SUBMIT,

@@ -20,6 +20,13 @@ message, with a row per call in `tool_calls`, in the same transaction as the tar
 `submit_answer` ends the episode with the answer rendered as text, which the same scorers score.
 A call to an unknown tool or with arguments against the schema is answered as a tool error the
 agent can correct. Budgets count as in the text modes (a round is one assistant message).
+
+Protocol modes "code" and "code-tools": the episode also has a lab, a sandboxed Python process
+(harness/lab/), started on the first cell. In "code" the ```python blocks of an assistant message
+run as cells after its PYTHON(...) commands; in "code-tools" the `run_python` tool runs one cell.
+A cell's target calls are metered and recorded like commands (harness/lab/turns.py), and its
+reply and row are stored with the step. A final message runs no cells; its fenced answer part
+may name a function of the lab (`lab:f`), whose source is submitted.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ from agents.base import Agent, AgentError, check_usage
 from agents.base import Message as AgentMessage
 from agents.host_protocol import clean_call, valid_unicode
 from agents.protocol import tools as tool_text
+from agents.protocol.cells import RUN_PYTHON, RUN_PYTHON_SPEC, split_cells
 from agents.toolspec import ToolCall, ToolSpec
 from evaluator.api import EpisodeStats, ScoreResult
 from evaluator.scorer import ScoringContext
@@ -43,7 +51,11 @@ from function_store.benchmark import benchmark
 from function_store.models import Target
 from harness import prompts
 from harness.agent_errors import agent_traceback
-from harness.runs.spec import RunSpec
+from harness.episode_end import EpisodeEnd
+from harness.lab.limits import LabLimits
+from harness.lab.prompt import lab_note
+from harness.lab.turns import LabFactory, LabTurns
+from harness.runs.spec import CODE_MODES, TOOL_MODES, RunSpec
 from harness.sandbox.code_runner import run_in_sandbox
 from harness.store.models import Episode
 from harness.store.models import Message as MessageRow
@@ -67,6 +79,12 @@ NO_COMMAND_HINT = (
     f"PYTHON({prompts.DIR2FUNC} input1 input2 ...), or give your final answer starting with "
     "[DESCRIPTION]: ."
 )
+NO_CELL_HINT = (
+    "No command and no ```python cell found in your message. Run code in the lab in a block "
+    "that starts with a line ```python and ends with a line ```, call the function with "
+    f"PYTHON({prompts.DIR2FUNC} input1 input2 ...), or give your final answer starting with "
+    "[DESCRIPTION]: ."
+)
 
 
 def default_score_hook() -> ScoreHook | None:
@@ -83,24 +101,6 @@ LOST = "lost"  # what run() returns when the process lost the run's lease: nothi
 
 class LeaseLost(Exception):
     """This process no longer holds the episode's run (another may have taken it over)."""
-
-
-class EpisodeEnd(Exception):
-    """Raised inside the loop to end the episode with a status and reason."""
-
-    def __init__(
-        self,
-        status: str,
-        reason: str | None,
-        *,
-        category: str | None = None,
-        error: str | None = None,
-        answer: str | None = None,
-        traceback: str | None = None,
-    ) -> None:
-        super().__init__(reason or status)
-        self.status, self.reason, self.category, self.error = status, reason, category, error
-        self.answer, self.traceback = answer, traceback
 
 
 @dataclass
@@ -122,7 +122,10 @@ class _State:
         return self.prompt_tokens + self.completion_tokens
 
 
-class EpisodeRunner:
+__all__ = ["LOST", "EpisodeEnd", "EpisodeRunner", "LeaseLost", "ScoreHook"]
+
+
+class EpisodeRunner(LabTurns):
     """Runs (or resumes) one stored episode to its end, then scores it."""
 
     def __init__(
@@ -138,7 +141,11 @@ class EpisodeRunner:
         should_stop: Callable[[], bool] | None = None,
         owns: Callable[[], bool] | None = None,
         step_timeout_s: float | None = None,
+        lab_factory: LabFactory | None = None,
+        lab_limits: LabLimits | None = None,
     ) -> None:
+        """`lab_factory` starts the episode's lab in protocol modes `code` and `code-tools`
+        (with `lab_limits`, what the prompt says of them)."""
         self.store, self.ep, self.target, self.spec = store, episode, target, spec
         self.agent, self.client, self.score_hook = agent, client, score_hook
         self.should_stop = should_stop or (lambda: False)
@@ -147,10 +154,13 @@ class EpisodeRunner:
         self.step_timeout_s = step_timeout_s  # the operator's bound on one agent step
         self.mode = spec.protocol.mode
         self.method = spec.protocol.method
-        # the benchmark's commands, offered as tools in protocol mode "tools"
+        # the benchmark's commands, offered as tools in protocol modes "tools" and "code-tools"
         self.tools: list[ToolSpec] = (
-            list(benchmark(target.family).commands) if self.mode == "tools" else []
+            list(benchmark(target.family).commands) if self.mode in TOOL_MODES else []
         )
+        self.lab_factory, self.lab_limits = lab_factory, lab_limits or LabLimits()
+        if self.mode == "code-tools":
+            self.tools.append(RUN_PYTHON_SPEC)
 
     # ---- public -----------------------------------------------------------------------------
     async def run(self) -> str:
@@ -168,7 +178,10 @@ class EpisodeRunner:
         self._t0 = time.monotonic()
         self._active0 = ep.active_s
         try:
-            end = await self._loop()
+            try:
+                end = await self._loop()
+            finally:
+                await self._close_lab()
         except EpisodeEnd as e:
             end = e
         except LeaseLost:
@@ -211,7 +224,16 @@ class EpisodeRunner:
     def _prompt(self) -> str:
         ex = self.target.exemplars if self.method in ("exemplars", "single_round") else None
         text = prompts.task_prompt(self.target.public.prompt_family, ex)
-        return text + prompts.tools_note(self.tools) if self.tools else text
+        if self.tools:
+            text += prompts.tools_note(self.tools)
+        if self.mode in CODE_MODES:
+            text += lab_note(self._lab_commands(), self.lab_limits, tools=bool(self.tools))
+        return text
+
+    @property
+    def _text_mode(self) -> proto.Mode:
+        """How the text of a message is read: FIND's way in "find-compat", else ours."""
+        return "find-compat" if self.mode == "find-compat" else "default"
 
     def _load_state(self) -> _State:
         msgs = self.store.messages(self.ep.id)
@@ -219,7 +241,13 @@ class EpisodeRunner:
             self.store.add_messages(
                 self.ep.id,
                 [
-                    {"step": 0, "role": "system", "content": prompts.system_prompt(self.mode)},
+                    {
+                        "step": 0,
+                        "role": "system",
+                        "content": prompts.system_prompt(
+                            "tools" if self.mode in TOOL_MODES else self._text_mode
+                        ),
+                    },
                     {"step": 1, "role": "user", "content": self._prompt()},
                 ],
             )
@@ -279,14 +307,15 @@ class EpisodeRunner:
                 self._check_budgets(st)
                 await self._agent_turn(st, st.last_step + 1)
                 continue
-            if self.mode == "tools":
+            if self.mode in TOOL_MODES:
                 await self._tool_turn(st)
                 continue
             step, content = st.last_step, st.last_content
-            if len(content) > _PARSE_INLINE_CHARS:  # long: off the event loop (others keep going)
-                parsed = await asyncio.to_thread(proto.parse_message, content, self.mode)
+            text, cells = split_cells(content) if self.mode == "code" else (content, [])
+            if len(text) > _PARSE_INLINE_CHARS:  # long: off the event loop (others keep going)
+                parsed = await asyncio.to_thread(proto.parse_message, text, self._text_mode)
             else:
-                parsed = proto.parse_message(content, mode=self.mode)
+                parsed = proto.parse_message(text, mode=self._text_mode)
             final = parsed.has_description or (self.method == "single_round" and st.rounds >= 2)
             if not final and st.rounds >= self._round_cap():
                 raise EpisodeEnd("budget_exhausted", "rounds", answer="")
@@ -312,12 +341,25 @@ class EpisodeRunner:
                 st.target_calls += 1
                 st.inputs += len(cmd.inputs)
                 decimals = benchmark(self.target.family).reply_decimals
-                replies.append(proto.format_reply(call["_outputs"], self.mode, decimals=decimals))
+                replies.append(
+                    proto.format_reply(call["_outputs"], self._text_mode, decimals=decimals)
+                )
             if final:
                 if calls:
                     self._store_calls(st, calls)
                 reason = "description" if parsed.has_description else "single_round"
+                if self.mode == "code":
+                    content = await self._lab_answer_text(content)
                 return EpisodeEnd("completed", reason, answer=content)
+            lab_run = None
+            if cells:
+                lab_run = await self._run_cells(
+                    st, step, list(enumerate(cells)), first_call=len(commands)
+                )
+                if lab_run.end is not None:
+                    self._store_lab_rows(st, calls + lab_run.calls, lab_run.cells)
+                    raise lab_run.end
+                calls += lab_run.calls
             resets = False
             if self.mode == "find-compat":
                 if replies:
@@ -331,8 +373,10 @@ class EpisodeRunner:
                     text = proto.format_error("Unrecognized command")
             else:
                 replies += [proto.format_error(e) for e in parsed.errors]
+                replies += lab_run.replies if lab_run is not None else []
                 if not replies:
-                    text = proto.format_error(NO_COMMAND_HINT)
+                    hint = NO_CELL_HINT if self.mode == "code" else NO_COMMAND_HINT
+                    text = proto.format_error(hint)
                 elif len(replies) == 1:
                     text = replies[0]  # exactly FIND's text for the common one-command message
                 else:
@@ -346,6 +390,7 @@ class EpisodeRunner:
                 self._counters(st),
                 event={"step": step + 1, "rounds": st.rounds, "target_calls": st.target_calls},
                 calls=[_call_row(c) for c in calls],
+                cells=lab_run.cells if lab_run is not None else (),
             )
             st.last_step, st.last_role, st.last_content = step + 1, "user", text
             user = AgentMessage(role="user", content=text)
@@ -363,7 +408,10 @@ class EpisodeRunner:
             (c for c in calls if c.name in specs and specs[c.name].kind == "answer"), None
         )
         if submit is not None and not argument_errors(specs[submit.name], submit.arguments):
-            answer = tool_text.to_answer(specs[submit.name], submit.arguments)
+            arguments = submit.arguments
+            if self.mode == "code-tools":
+                arguments = await self._lab_answer_args(specs[submit.name], arguments)
+            answer = tool_text.to_answer(specs[submit.name], arguments)
             ended = "not run: the episode ended at submit_answer"
             rows = [
                 _tool_row(step, i, c, *(("answer submitted", None) if c is submit else ("", ended)))
@@ -379,6 +427,8 @@ class EpisodeRunner:
         results: list[dict[str, Any]] = []  # the tool messages
         tool_rows: list[dict[str, Any]] = []
         target_rows: list[dict[str, Any]] = []
+        cell_rows: list[dict[str, Any]] = []
+        lab_idx = len(calls)  # the cells' target calls are numbered after the message's tool calls
         end: EpisodeEnd | None = None
         for idx, c in enumerate(calls):
             t = time.monotonic()
@@ -390,6 +440,24 @@ class EpisodeRunner:
                 error = f"invalid arguments for {spec.name}: {problems}"
             if error is not None:  # no text command stands for it: a plain error
                 text = f"Error: {error}"
+            elif c.name == RUN_PYTHON:
+                try:
+                    ran = await self._run_cells(st, step, [(idx, c.arguments["code"])], lab_idx)
+                except EpisodeEnd:
+                    if tool_rows:
+                        self._fence()
+                        self.store.add_tool_rows(self.ep.id, tool_rows)
+                    if target_rows:
+                        self._store_calls(st, target_rows)
+                    raise
+                target_rows += ran.calls
+                cell_rows += ran.cells
+                lab_idx += len(ran.calls)
+                text = "\n".join(ran.replies)
+                if ran.end is not None:
+                    end = ran.end
+                    tool_rows.append(_tool_row(step, idx, c, text, None, time.monotonic() - t))
+                    break
             else:
                 assert spec is not None
                 if (
@@ -422,8 +490,8 @@ class EpisodeRunner:
             if tool_rows:
                 self._fence()
                 self.store.add_tool_rows(self.ep.id, tool_rows)
-            if target_rows:
-                self._store_calls(st, target_rows)
+            if target_rows or cell_rows:
+                self._store_lab_rows(st, target_rows, cell_rows)
             raise end
         if not calls:
             hint = NO_TOOL_HINT.format(submit=tool_text.SUBMIT)
@@ -443,6 +511,7 @@ class EpisodeRunner:
             },
             calls=[_call_row(c) for c in target_rows],
             tool_calls=tool_rows,
+            cells=cell_rows,
         )
         st.last_step, st.last_role = last, results[-1]["role"]
         st.last_content, st.last_tool_calls = results[-1]["content"], []

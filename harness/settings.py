@@ -113,6 +113,18 @@ class Settings(BaseSettings):
     # before Inspect parses it (a few kB of zip may inflate to gigabytes).
     import_max_member_bytes: int = Field(128 * 2**20, ge=1024)
     import_max_log_bytes: int = Field(512 * 2**20, ge=1024)
+    # The lab of protocol mode `code` (operator only; docs/code-mode.md): one cell's CPU and
+    # wall seconds (target calls off the clock), the lab's memory (MB), processes and private
+    # /tmp (MB), the characters kept of each part of a cell's reply, the target calls one cell
+    # may make, and the distributions a cell may import (with what they require).
+    lab_cell_cpu_s: float = Field(30.0, gt=0, le=3600)
+    lab_cell_wall_s: float = Field(60.0, gt=0, le=3600)
+    lab_memory_mb: int = Field(2048, ge=256, le=1024 * 1024)
+    lab_max_procs: int = Field(32, ge=8, le=4096)
+    lab_tmp_mb: int = Field(64, ge=1, le=64 * 1024)
+    lab_max_output_chars: int = Field(32_000, ge=1000, le=1_000_000)
+    lab_max_calls_per_cell: int = Field(1000, ge=1, le=100_000)
+    lab_packages: str = "numpy,scipy,matplotlib"
 
     @field_validator("provider_limits")
     @classmethod
@@ -146,6 +158,10 @@ class Settings(BaseSettings):
     @property
     def plugin_modules(self) -> list[str]:
         return _split(self.plugins)
+
+    @property
+    def lab_package_list(self) -> list[str]:
+        return _split(self.lab_packages)
 
     @property
     def provider_limit_map(self) -> dict[str, int]:

@@ -13,7 +13,7 @@ BENCHMARK = Benchmark(
         "mlp": "function_store.numeric.runners",
         "script": "function_store.find_import",
     },
-    commands=find_commands(domain=True, code=True),
+    commands=find_commands(domain=True, code=True, value="number"),  # outputs are numbers
     prompt="function_store.numeric.prompt:PROMPTS",
     scorer="evaluator.numeric.scorer:NumericScorer",
     report_rows=(

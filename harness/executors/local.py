@@ -13,6 +13,8 @@ from function_store.models import Target
 from harness.agent_errors import agent_traceback, creation_error
 from harness.episode import LOST, EpisodeRunner, ScoreHook
 from harness.executors.base import EpisodeJob, RunControl
+from harness.lab.limits import LabLimits
+from harness.lab.session import Lab
 from harness.policy import agent_kwargs, profile_for
 from harness.providers import ProviderProfile
 from harness.runs.plan import planned_agent_class
@@ -64,10 +66,13 @@ async def execute_episode(
     *,
     owns: Callable[[], bool] | None = None,
     step_timeout_s: float | None = None,
+    lab_limits: LabLimits | None = None,
 ) -> str:
     """Run (or resume) `ep` to its end and score it; returns its final status (`LOST` when
     `owns()` says this process no longer holds the run: nothing more is recorded then).
-    `step_timeout_s`: the operator's bound on one agent step."""
+    `step_timeout_s`: the operator's bound on one agent step; `lab_limits`: the operator's
+    limits of the lab (protocol modes `code`, `code-tools`), which runs in this process's
+    sandboxes."""
     try:
         agent = await new_agent()
     except Exception as e:
@@ -84,6 +89,7 @@ async def execute_episode(
             traceback=agent_traceback(e),
         )
         return "error"
+    limits = lab_limits or LabLimits()
     runner = EpisodeRunner(
         store,
         ep,
@@ -95,6 +101,8 @@ async def execute_episode(
         should_stop=should_stop,
         owns=owns,
         step_timeout_s=step_timeout_s,
+        lab_factory=lambda commands, first: Lab(commands, limits, first),
+        lab_limits=limits,
     )
     status = LOST
     try:
@@ -170,6 +178,7 @@ class LocalExecutor:
             should_stop=control.cancelled if control is not None else lambda: False,
             owns=control.owns if control is not None else None,
             step_timeout_s=self.settings.agent_step_timeout_s,
+            lab_limits=LabLimits.from_settings(self.settings),
         )
 
     async def prewarm(self, target_ids: list[str]) -> None:

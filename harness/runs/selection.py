@@ -9,7 +9,7 @@ from function_store.benchmark import benchmarks
 from function_store.catalog import Catalog
 from function_store.models import Target
 from harness.policy import ApiPolicy, check_operator_options
-from harness.runs.spec import RunSpec
+from harness.runs.spec import CODE_MODES, TOOL_MODES, RunSpec
 
 
 class SelectionError(ValueError):
@@ -45,12 +45,20 @@ def resolve_checked_agent(spec: RunSpec, policy: ApiPolicy | None) -> type:
 
 
 def check_protocol_mode(spec: RunSpec, agent_cls: type) -> None:
-    """SelectionError when the run's protocol mode asks what the agent cannot do: mode `tools`
-    needs an agent whose `step` takes tools (`Agent.supports_tools`)."""
+    """SelectionError when the run's protocol mode asks what the agent cannot do: modes `tools`
+    and `code-tools` need an agent whose `step` takes tools (`Agent.supports_tools`); an agent
+    that writes lab cells (`Agent.needs_lab`) needs mode `code` or `code-tools`."""
     from agents.host_protocol import no_tools
 
-    if str(spec.protocol.mode) == "tools" and not getattr(agent_cls, "supports_tools", False):
-        raise SelectionError(no_tools(getattr(agent_cls, "name", "") or agent_cls.__qualname__))
+    name = getattr(agent_cls, "name", "") or agent_cls.__qualname__
+    mode = str(spec.protocol.mode)
+    if mode in TOOL_MODES and not getattr(agent_cls, "supports_tools", False):
+        raise SelectionError(no_tools(name))
+    if getattr(agent_cls, "needs_lab", False) and mode not in CODE_MODES:
+        raise SelectionError(
+            f"agent {name!r} writes Python cells: use protocol mode 'code' or 'code-tools' "
+            f"(--mode code), not {mode!r}"
+        )
 
 
 def _exemplar_families() -> str:

@@ -15,7 +15,11 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from evaluator.report import EpochReducer
 
 # "tools": the benchmark's commands offered as tools (native tool calls; MCP for agent external)
-ProtocolMode = Literal["default", "find-compat", "tools"]
+# "code": the text protocol plus a Python lab, whose cells are the message's ```python blocks;
+# "code-tools": the tools plus the lab's `run_python` (docs/code-mode.md)
+ProtocolMode = Literal["default", "find-compat", "tools", "code", "code-tools"]
+CODE_MODES = ("code", "code-tools")
+TOOL_MODES = ("tools", "code-tools")
 # EpochReducer (evaluator.report): how a target's repeated samples are reduced to one score
 MAX_EPOCHS = 20  # each epoch is a whole episode per target: a caller multiplies work at most 20x
 # FIND's three interpretation methods (Schwettmann et al. 2023, §4.3): plain interactive;

@@ -1,4 +1,4 @@
-"""SQL tables: runs, episodes, messages, target calls, scores and events.
+"""SQL tables: runs, episodes, messages, tool calls, lab cells, target calls, scores and events.
 
 Writes that the episode loop repeats after a crash are made idempotent by unique keys on
 (episode, step) and (episode, step, command index), so a resumed episode can never store a step
@@ -126,6 +126,33 @@ class ToolCall(SQLModel, table=True):
     result: str = ""  # the text the agent got back
     error: str | None = None  # set when the call failed (unknown tool, bad arguments, refused)
     latency_s: float | None = None
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class LabCell(SQLModel, table=True):
+    """One cell run in an episode's lab (protocol modes `code` and `code-tools`) and what it
+    printed and returned, as the agent read it. Its target calls are the `target_calls` rows of
+    the same (episode, step) with idx in [first_call, first_call + n_calls)."""
+
+    __tablename__ = "lab_cells"
+    __table_args__ = (UniqueConstraint("episode_id", "step", "idx", name="uq_lab_cell_step_idx"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    episode_id: str = Field(foreign_key="episodes.id", index=True, max_length=32)
+    step: int  # the assistant message that holds it
+    idx: int  # its index among that message's cells (code-tools: its tool call's index)
+    number: int  # its number in the episode's lab (the reply's "cell 3")
+    code: str
+    status: str = Field(max_length=16)  # ok | error | restarted (a hard limit: state lost)
+    stdout: str = ""
+    stderr: str = ""
+    value: str | None = None
+    error: str | None = None
+    traceback: str | None = None
+    cut: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    first_call: int = 0
+    n_calls: int = 0
+    wall_s: float | None = None
     created_at: datetime = Field(default_factory=utcnow)
 
 

@@ -25,6 +25,7 @@ from harness.store.models import (
     RUN_TERMINAL,
     Episode,
     Event,
+    LabCell,
     Message,
     Run,
     Score,
@@ -78,6 +79,7 @@ _INSERT_MESSAGE = insert(_MESSAGES)
 _INSERT_CALL = insert(_CALLS)
 _INSERT_EVENT = insert(_EVENTS)
 _INSERT_TOOL_CALL = insert(ToolCall.__table__)  # type: ignore[attr-defined]
+_INSERT_CELL = insert(LabCell.__table__)  # type: ignore[attr-defined]
 COUNTERS = (
     "rounds",
     "target_calls",
@@ -519,6 +521,20 @@ class Store:
         )
         return self._all(q)
 
+    def lab_cells(self, episode_id: str) -> list[LabCell]:
+        q = select(LabCell).where(LabCell.episode_id == episode_id).order_by(LabCell.number)
+        return self._all(q)
+
+    def add_lab_cells(self, episode_id: str, cells: Sequence[dict[str, Any]]) -> None:
+        """Cells that caused no reply (the episode ended during them)."""
+        if cells:
+            with self.engine.begin() as c:
+                now = utcnow()
+                c.execute(
+                    _INSERT_CELL,
+                    [{"episode_id": episode_id, "created_at": now, **r} for r in cells],
+                )
+
     def add_messages(self, episode_id: str, messages: Sequence[dict[str, Any]]) -> None:
         """Insert messages (dicts with step, role, content, ...) in one transaction."""
         now = utcnow()
@@ -556,11 +572,12 @@ class Store:
         event: dict[str, Any] | None = None,
         calls: Sequence[dict[str, Any]] = (),
         tool_calls: Sequence[dict[str, Any]] = (),
+        cells: Sequence[dict[str, Any]] = (),
     ) -> None:
         """The message(s) answering a step (a user message, or in protocol mode `tools` one
-        `tool` message per call), the target calls and tool calls they report, the counters and
-        a progress event, atomically (a crash before the commit re-executes the calls; it can
-        never store them twice)."""
+        `tool` message per call), the target calls, tool calls and lab cells they report, the
+        counters and a progress event, atomically (a crash before the commit re-executes the
+        calls; it can never store them twice)."""
         now = utcnow()
         messages = [message] if isinstance(message, dict) else list(message)
         with self.engine.begin() as c:
@@ -569,6 +586,9 @@ class Store:
             if tool_calls:
                 rows = [{"episode_id": episode_id, "created_at": now, **t} for t in tool_calls]
                 c.execute(_INSERT_TOOL_CALL, rows)
+            if cells:
+                rows = [{"episode_id": episode_id, "created_at": now, **r} for r in cells]
+                c.execute(_INSERT_CELL, rows)
             rows = [_message_row(episode_id, m, now) for m in messages]
             c.execute(_INSERT_MESSAGE, rows[0] if len(rows) == 1 else rows)
             c.execute(_UPDATE_COUNTERS, {"episode_id_": episode_id, **counters})

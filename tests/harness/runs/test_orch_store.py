@@ -16,6 +16,7 @@ TABLES = {
     "messages",
     "target_calls",
     "tool_calls",
+    "lab_cells",
     "scores",
     "events",
     "alembic_version",
@@ -42,9 +43,9 @@ def _episode(store: Store) -> tuple[str, str]:
 def test_migrations_create_schema_and_are_idempotent(db_url: str) -> None:
     engine = make_engine(db_url)
     assert set(inspect(engine).get_table_names()) == TABLES
-    assert current_revision(engine) == "0004"
+    assert current_revision(engine) == "0005"
     upgrade_schema(engine)  # a second start must not fail
-    assert current_revision(engine) == "0004"
+    assert current_revision(engine) == "0005"
 
 
 def test_step_keys_refuse_duplicates(db_url: str) -> None:
