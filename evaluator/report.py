@@ -116,6 +116,9 @@ class ReportRow(BaseModel):
     mean_target_calls: float | None = None
     mean_inputs: float | None = None
     extra: dict[str, int] = Field(default_factory=dict)  # e.g. domain outcomes
+    # what predicted the scores, when their details name it (`details.simulator`: "lexical",
+    # or a model): shown with the row's label
+    simulator: str | None = None
     # repeated samples: `episodes` and `scored` count targets, `errors` errored epochs
     epochs: int = 1
     epoch_var: float | None = None  # mean over targets of the across-epoch sample variance
@@ -231,6 +234,7 @@ def _row(
     ceil_k = ceil_n = 0.0
     unconfigured: list[str] = []
     extra: Counter[str] = Counter()
+    simulators: set[str] = set()
     used: list[EpisodeSummary] = []
     for ep in eps:
         sc = _score(ep, metric)
@@ -259,6 +263,8 @@ def _row(
             continue  # e.g. domain IoU of an uncorrupted target: counted in `extra` only
         values.append(sc.value)
         used.append(ep)
+        if sc.details.get("simulator"):
+            simulators.add(str(sc.details["simulator"]))
         c = _score(ep, ceiling_metric(metric))
         if c is not None and c.status == "ok" and c.value is not None:
             ceilings.append(c.value)
@@ -291,6 +297,7 @@ def _row(
         mean_target_calls=mean(e.stats.target_calls for e in used) if used else None,
         mean_inputs=mean(e.stats.inputs for e in used) if used else None,
         extra=dict(extra),
+        simulator=", ".join(sorted(simulators)) or None,
         epochs=epochs,
         epoch_var=epoch_var,
     )
@@ -562,7 +569,9 @@ def render_report(report: Report) -> Table:
             main.add_row(headings[-1], end_section=False)
         ci = f"[{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]" if r.ci_low is not None else "-"
         name = r.category + (" (init)" if r.exemplar_init else "")
-        label = "  " + (name if r.table2 else f"[dim]{name}[/dim]")
+        if r.simulator:
+            name += f" [{r.simulator}]"
+        label = "  " + (escape(name) if r.table2 else f"[dim]{escape(name)}[/dim]")
         if r.extra:
             counts = ", ".join(f"{k} {v}" for k, v in sorted(r.extra.items()))
             notes.append(f"{r.agent} / {name}: {counts}")

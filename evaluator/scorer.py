@@ -7,6 +7,7 @@ in the context the caller builds and passes in, never fetched by the scorer itse
 - `code_runner`: the sandbox agent-written code runs in (an interface this layer owns);
 - the judge's settings and the factory that makes a judge client from them;
 - the intervention service's URL (None: the operator's HARNESS_INTERVENTION_URL);
+- the simulator's settings (`HARNESS_SIMULATOR_*`) and the factory that makes a simulator;
 - `EvalSettings` (`HARNESS_EVAL_*`) and `ExecSettings` (sandbox backend, chunking).
 A missing part is an error state of the scores that need it, never a silent in-process fallback.
 """
@@ -33,6 +34,7 @@ from evaluator.sandbox_exec import (
     ExecSettings,
     run_code_jobs,
 )
+from evaluator.simulation.simulator import Simulator, SimulatorSettings, make_simulator
 from function_store.benchmark import benchmark, load_ref
 from function_store.models import Target
 
@@ -87,6 +89,8 @@ class ScoringContext:
     judge_settings: JudgeSettings = field(default_factory=JudgeSettings)
     judge_factory: Callable[[JudgeSettings], JudgeClient] = make_judge
     intervention_url: str | None = None  # None: HARNESS_INTERVENTION_URL (operator)
+    simulator_settings: SimulatorSettings = field(default_factory=SimulatorSettings)
+    simulator_factory: Callable[[SimulatorSettings], Simulator] = make_simulator
 
     async def call(self, target_id: str, inputs: Sequence[str]) -> list[Any]:
         if self.call_target is None:
@@ -101,6 +105,10 @@ class ScoringContext:
     def judge(self) -> JudgeClient:
         """A judge client of the context's settings (raises JudgeError when none is configured)."""
         return self.judge_factory(self.judge_settings)
+
+    def simulator(self) -> Simulator:
+        """The simulator of the context's settings (the lexical one when no URL is set)."""
+        return self.simulator_factory(self.simulator_settings)
 
     def code_batch(
         self, batch: Callable[..., list[list[ScoreResult]]], items: list[Item], **extra: Any

@@ -395,3 +395,118 @@ def score_explanation(
         f"Type II probes ({ps.dropped} dropped); P {_fmt(v.precision)} R {_fmt(v.recall)} "
         f"F1 {_fmt(v.f1)} (TP {c.tp}, claimed {c.claimed}, fired {c.fired})"
     )
+
+
+@neurons_app.command("compare-metrics")
+def compare_metrics(
+    simulator_url: str | None = typer.Option(
+        None,
+        help="OpenAI-compatible completions endpoint with logprobs, e.g. "
+        "http://127.0.0.1:8000/v1 (`harness backbone serve`); default $HARNESS_SIMULATOR_URL; "
+        "none: the lexical simulator",
+    ),
+    model: str | None = typer.Option(None, help="simulator model (default: the endpoint's first)"),
+    lexical: bool = typer.Option(False, help="use the lexical simulator even if a URL is set"),
+    neurons: int | None = typer.Option(
+        None, min=3, help="compare a seeded sample of this many released neurons (default: all)"
+    ),
+    texts: str = typer.Option(
+        "all", help="all: simulate every released item (both scores); top-random: only the 10 texts"
+    ),
+    seed: int = typer.Option(0, help="the neuron sample's seed"),
+    planted_other: int = typer.Option(
+        1000, min=10, help="planted case: held-out texts that mention neither year"
+    ),
+    planted_draws: int = typer.Option(100, min=1, help="planted case: top-and-random draws"),
+    json_out: Path | None = typer.Option(None, "--json", help="also write the figures here"),
+) -> None:
+    """Huang et al.'s argument: the simulation score (Bills et al.) beside observational F1 for
+    the released explanations, their correlation across neurons, and the planted case (a neuron
+    firing on "2000" explained as "2000 and 2001")."""
+    import asyncio
+
+    from rich.progress import Progress
+
+    from evaluator.judge import JudgeError
+    from evaluator.neurons import compare as C
+    from evaluator.neurons import planted
+    from evaluator.simulation.simulator import (
+        LexicalSimulator,
+        Simulator,
+        SimulatorSettings,
+        make_simulator,
+    )
+    from function_store.datasets import DataUnavailable
+    from function_store.neurons import data
+
+    if texts not in ("all", "top-random"):
+        raise typer.BadParameter("all or top-random", param_hint="--texts")
+    try:
+        records = data.load()
+    except DataUnavailable as e:
+        console.print(f"[red]{e}[/red]")
+        raise typer.Exit(1) from e
+    settings = SimulatorSettings()
+    updates = {k: v for k, v in (("url", simulator_url), ("model", model)) if v}
+    settings = settings.model_copy(update=updates)
+
+    async def both() -> tuple[C.Comparison, planted.PlantedResult]:
+        sim: Simulator = LexicalSimulator() if lexical else make_simulator(settings)
+        picked = C.sample(records, neurons, seed)
+        try:
+            with Progress(console=console, transient=True) as bar:
+                task = bar.add_task(f"simulating {len(picked)} neurons", total=len(picked))
+                comp = await C.compare(
+                    picked,
+                    sim,
+                    texts=texts,  # type: ignore[arg-type]
+                    seed=seed,
+                    released_count=len(records),
+                    progress=lambda k: bar.update(task, completed=k),
+                )
+            with console.status("planted case"):
+                plant = await planted.run(sim, n_other=planted_other, draws=planted_draws)
+        finally:
+            await sim.aclose()
+        return comp, plant
+
+    try:
+        comp, plant = asyncio.run(both())
+    except JudgeError as e:  # the simulator failed: no figure
+        console.print(f"[red]simulator failed: {e}[/red]")
+        raise typer.Exit(1) from e
+    console.print(
+        f"simulator: [bold]{comp.simulator}[/bold] (not the paper's GPT-4); {comp.neurons} of "
+        f"{comp.released} released neurons (seed {comp.seed}); texts: {comp.texts}"
+        + (f"; {comp.unread} slots listed no level" if comp.unread else "")
+    )
+    t = Table("", "Pearson", "Spearman", "neurons", title="F1 against the simulation score")
+    t.add_row("paper: F1 vs GPT-4 score (300 expl.)", "≈ -0.1", "", "300")
+    for name, a in (("top-and-random", comp.f1_vs_top_random), ("all texts", comp.f1_vs_all)):
+        t.add_row(f"F1 vs simulation, {name}", _fmt(a.pearson), _fmt(a.spearman), str(a.neurons))
+    console.print(t)
+    console.print(
+        f"means: simulation top-and-random {_fmt(comp.mean_top_random)}, all texts "
+        f"{_fmt(comp.mean_all)}; F1 {_fmt(comp.mean_f1)}"
+    )
+    p = Table(
+        "planted case", "value", title=f"neuron fires on 2000; explanation: {plant.explanation}"
+    )
+    p.add_row(
+        "simulation, 5 top + 5 random (draw 0)",
+        f"{_fmt(plant.top_random.value)} ({plant.top_random.tokens} tokens)",
+    )
+    p.add_row(
+        f"  over {plant.draws} random draws: mean / min",
+        f"{_fmt(plant.top_random_mean)} / {_fmt(plant.top_random_min)}",
+    )
+    p.add_row(
+        f"simulation, all {plant.all.texts} texts",
+        f"{_fmt(plant.all.value)} ({plant.all.tokens} tokens)",
+    )
+    p.add_row("observational precision / recall", f"{_fmt(plant.precision)} / {_fmt(plant.recall)}")
+    console.print(p)
+    if json_out:
+        out = {"comparison": comp.model_dump(mode="json"), "planted": plant.model_dump(mode="json")}
+        json_out.write_text(json.dumps(out, indent=1))
+        console.print(f"written to {json_out}")

@@ -1,5 +1,8 @@
 """Scores of a finished episode on a neuron target: observational P/R/F1 of the agent's
-[DESCRIPTION], next to the reference explanation's on the same test set when there is one.
+[DESCRIPTION], next to the reference explanation's on the same test set when there is one, and
+Bills et al.'s simulation score with the reference's beside it (evaluator.simulation, texts as
+evaluator.neurons.simulation makes them; the simulator is HARNESS_SIMULATOR_URL's model, else
+the lexical one).
 
 - GPT-2 XL neurons of the released data: Q = that neuron's released items, a(q) from the shipped
   activations (no model needed); the reference is the GPT-4 explanation with its shipped labels.
@@ -8,7 +11,8 @@
 Membership of the agent's explanation is decided lexically offline (evaluator.neurons.membership).
 When the explanation matches one of the 12 intervention tasks, the neuron's IIA on that task is
 scored too (evaluator.neurons.task_iia).
-A service failure is an error state (infrastructure), never a 0.
+A service failure is an error state (infrastructure), a simulator failure one of category judge,
+never a 0.
 """
 
 from __future__ import annotations
@@ -16,14 +20,17 @@ from __future__ import annotations
 import asyncio
 import os
 import zlib
+from dataclasses import dataclass
 
 from evaluator.api import EpisodeStats, ScoreResult
 from evaluator.neurons import observational as O
 from evaluator.neurons import released, testset
+from evaluator.neurons import simulation as texts_for
 from evaluator.neurons.membership import LexicalMembership
 from evaluator.neurons.task_iia import iia_score
 from evaluator.parsing import parse_answer
 from evaluator.scorer import Scorer, ScoringContext
+from evaluator.simulation import scoring as simulation
 from function_store.intervention_access import connect_url
 from function_store.models import Target
 
@@ -38,9 +45,24 @@ def _released_record(target: Target):
     return next((r for r in data.load() if r.neuron == name), None)
 
 
-def _score(
-    description: str, target: Target, url: str | None
-) -> tuple[O.PRF, O.Counts, O.PRF | None, dict]:
+@dataclass
+class _Scored:
+    prf: O.PRF
+    counts: O.Counts
+    reference_prf: O.PRF | None
+    info: dict
+    excerpts: list[simulation.Excerpt]  # the held-out texts of the simulation score
+    reference: str  # the reference explanation ("" when there is none)
+
+
+def _reference_sample(unit: str, scored: list[str]) -> list[str]:
+    """Corpus sentences for a live neuron's reference explanation, none of them scored."""
+    seen = set(scored)
+    more = testset.corpus_sentences(len(scored) * 2, seed=zlib.crc32(f"{unit}/reference".encode()))
+    return [t for t in more if t not in seen][: len(scored)]
+
+
+def _score(description: str, target: Target, url: str | None) -> _Scored:
     member = LexicalMembership(description)
     spec = target.hidden.spec
     unit = f"{spec['layer']}:{spec['index']}"
@@ -49,55 +71,81 @@ def _score(
         obs = [O.Observation(unit, member(it.span), it.max_activation > 0) for it in rec.items]
         ref = O.prf(O.counts(released.observations([rec], "activations")))
         info = {"test_set": f"released items of {len(rec.items)} sentences"}
+        excerpts, reference = texts_for.released_excerpts(rec), rec.explanation
     else:
-        texts = testset.corpus_sentences(CORPUS_SENTENCES, seed=zlib.crc32(unit.encode()))
-        texts += testset.carriers(sorted(member.members))
+        corpus = testset.corpus_sentences(CORPUS_SENTENCES, seed=zlib.crc32(unit.encode()))
+        texts = corpus + testset.carriers(sorted(member.members))
+        extra = _reference_sample(unit, corpus)
         client, _ = connect_url(spec["model"], url)  # the neuron's own model, or an error
         with client:
-            acts = testset.read_activations(client, texts, spec["layer"], spec["index"])
+            acts = testset.read_activations(client, texts + extra, spec["layer"], spec["index"])
+        acts, ref_acts = acts[: len(texts)], acts[len(texts) :]
         obs = testset.build(acts, member, unit)
         ref = None  # only the released GPT-2 XL neurons have a reference explanation
         info = {
-            "test_set": f"{CORPUS_SENTENCES} released sentences + {len(texts) - CORPUS_SENTENCES} "
+            "test_set": f"{len(corpus)} released sentences + {len(texts) - len(corpus)} "
             "carrier sentences of the claimed strings, live activations"
         }
+        excerpts = texts_for.live_excerpts(acts[: len(corpus)])
+        reference = texts_for.top_token_reference(ref_acts)
     info["decider"] = "lexical (quoted strings)" if member.quoted else "lexical (content words)"
     c = O.counts(obs)
-    return O.prf(c), c, ref, info
+    return _Scored(O.prf(c), c, ref, info, excerpts, reference)
+
+
+def _errors(category: str, message: str) -> list[ScoreResult]:
+    return [
+        ScoreResult(metric=m, status="error", error_category=category, error=message)  # type: ignore[arg-type]
+        for m in ("observational_f1", *simulation.METRICS)
+    ]
+
+
+async def _simulation(
+    target: Target, description: str, scored: _Scored, ctx: ScoringContext | None
+) -> list[ScoreResult]:
+    ctx = ctx or ScoringContext()
+    try:
+        sim = ctx.simulator()
+    except Exception as e:  # unusable simulator settings: the simulator's metrics are errors
+        return simulation.error_results("judge", f"{type(e).__name__}: {e}")
+    try:
+        return await simulation.score_explanations(
+            description,
+            scored.reference or None,
+            scored.excerpts,
+            sim,
+            seed=target.id,
+            cache_key=(target.id,),
+        )
+    finally:
+        await sim.aclose()
 
 
 async def score_neuron_episode(
-    target: Target, description: str, intervention_url: str | None = None
+    target: Target,
+    description: str,
+    intervention_url: str | None = None,
+    ctx: ScoringContext | None = None,
 ) -> list[ScoreResult]:
     if not description.strip():
-        return [
-            ScoreResult(
-                metric="observational_f1",
-                status="error",
-                error_category="agent",
-                error="no [DESCRIPTION] in the final answer",
-            )
-        ]
+        return _errors("agent", "no [DESCRIPTION] in the final answer")
     try:
-        v, c, ref, info = await asyncio.to_thread(_score, description, target, intervention_url)
+        sc = await asyncio.to_thread(_score, description, target, intervention_url)
     except Exception as e:  # the intervention service or the data: not the agent's fault
-        return [
-            ScoreResult(
-                metric="observational_f1",
-                status="error",
-                error_category="infrastructure",
-                error=f"{type(e).__name__}: {e}",
-            )
-        ]
+        return _errors("infrastructure", f"{type(e).__name__}: {e}")
+    ref = sc.reference_prf
     details = {
-        **info,
-        "counts": c.model_dump(),
+        **sc.info,
+        "counts": sc.counts.model_dump(),
         "reference": ref.model_dump() if ref else None,
     }
     out = [
-        ScoreResult(metric=f"observational_{m}", value=getattr(v, m), details=details)
+        ScoreResult(metric=f"observational_{m}", value=getattr(sc.prf, m), details=details)
         for m in O.METRICS
     ]
+    if ref is not None and ref.f1 is not None:  # the reference's F1 on the same items
+        out.append(ScoreResult(metric="observational_f1_ceiling", value=ref.f1, details=details))
+    out += await _simulation(target, description, sc, ctx)
     try:
         matched = await asyncio.to_thread(
             iia_score, description, target.hidden.spec, intervention_url
@@ -115,10 +163,18 @@ async def score_neuron_episode(
 class NeuronScorer(Scorer):
     """Neurons: observational P/R/F1 of the [DESCRIPTION], and IIA when it matches a task."""
 
-    metrics = (*(f"observational_{m}" for m in O.METRICS), "iia")
+    metrics = (
+        *(f"observational_{m}" for m in O.METRICS),
+        "observational_f1_ceiling",
+        "iia",
+        *simulation.METRICS,
+        *(m + simulation.CEILING for m in simulation.METRICS),
+    )
 
     async def score(
         self, target: Target, final_answer: str, stats: EpisodeStats, ctx: ScoringContext
     ) -> list[ScoreResult]:
         parsed = parse_answer(final_answer or "", ctx.settings.parser)
-        return await score_neuron_episode(target, parsed.description or "", ctx.intervention_url)
+        return await score_neuron_episode(
+            target, parsed.description or "", ctx.intervention_url, ctx
+        )

@@ -3,6 +3,9 @@ held-out examples (from the SAE's catalog, function_store.sae.catalog; no servic
 - observational P/R/F1 (evaluator.sae.observational, lexical membership);
 - delphi's detection and fuzzing (evaluator.sae.detection, evaluator.sae.fuzzing): accuracy,
   balanced accuracy, AUC, decided by the judge when one is configured, else lexically;
+- Bills et al.'s simulation score (evaluator.simulation): correlation of the simulator's
+  predictions with the latent's activations on 5 top + 5 random examples and on all of them,
+  simulated by HARNESS_SIMULATOR_URL's model when one is set, else lexically;
 and beside each metric `<metric>_ceiling`: the same scorer, same decider and same sampled texts,
 on the latent's reference explanation. The ceilings of the judge are cached per target and judge.
 An empty description is an agent error; a judge failure an error state of category "judge"; a
@@ -24,12 +27,14 @@ from evaluator.neurons.testset import TokenActs
 from evaluator.parsing import parse_answer
 from evaluator.sae import classify, detection, fuzzing, observational
 from evaluator.scorer import Scorer, ScoringContext, score_parts
+from evaluator.simulation import scoring as simulation
 from function_store.models import Target
 
 OBSERVATIONAL = tuple(f"observational_{m}" for m in PRF_METRICS)
 TASKS = (detection.TASK, fuzzing.TASK)
 CLASSIFIED = tuple(f"{t.name}_{m}" for t in TASKS for m in classify.METRICS)
 METRICS = OBSERVATIONAL + CLASSIFIED
+SCORED = METRICS + simulation.METRICS  # with Bills et al.'s simulation scores (score_simulation)
 CEILING = "_ceiling"
 
 
@@ -147,15 +152,54 @@ def load_latent(target: Target) -> Latent:
     return Latent(target.id, rec.reference, acts(rec.activating), acts(rec.non_activating))
 
 
+def excerpts(latent: Latent) -> list[simulation.Excerpt]:
+    """The latent's held-out examples for the simulator. Position 0 (SmolLM2's attention sink,
+    left out of the SAE's training and statistics) is shown but not scored."""
+    return [
+        simulation.Excerpt(ex.tokens, [None, *ex.values[1:]])
+        for ex in (*latent.activating, *latent.non_activating)
+    ]
+
+
+async def score_simulation(
+    target: Target, description: str, latent: Latent, ctx: ScoringContext
+) -> list[ScoreResult]:
+    """Simulation scores of the description and of the reference (the ceilings)."""
+    try:
+        sim = ctx.simulator()
+    except Exception as e:  # unusable simulator settings: the simulator's metrics are errors
+        return simulation.error_results("judge", f"{type(e).__name__}: {e}")
+    try:
+        return await simulation.score_explanations(
+            description,
+            latent.reference,
+            excerpts(latent),
+            sim,
+            seed=target.id,
+            cache_key=(target.id,),
+        )
+    finally:
+        await sim.aclose()
+
+
 async def score_sae_episode(
     target: Target, description: str, ctx: ScoringContext
 ) -> list[ScoreResult]:
     if not description.strip():
-        return _error(METRICS, "agent", "no [DESCRIPTION] in the final answer")
+        return _error(SCORED, "agent", "no [DESCRIPTION] in the final answer")
     try:
         latent = await asyncio.to_thread(load_latent, target)
     except Exception as e:  # the catalog (not built, unreadable): not the agent's fault
-        return _error(METRICS, "infrastructure", f"{type(e).__name__}: {e}")
+        return _error(SCORED, "infrastructure", f"{type(e).__name__}: {e}")
+    return await _decided(target, description, latent, ctx) + await score_simulation(
+        target, description, latent, ctx
+    )
+
+
+async def _decided(
+    target: Target, description: str, latent: Latent, ctx: ScoringContext
+) -> list[ScoreResult]:
+    """Observational, detection and fuzzing scores (the judge's or the lexical decider's)."""
     seed = zlib.crc32(target.id.encode())
     try:
         judge = ctx.judge()
@@ -180,9 +224,10 @@ async def score_sae_episode(
 
 
 class SAEScorer(Scorer):
-    """SAE latents: observational P/R/F1, delphi's detection and fuzzing, each with its ceiling."""
+    """SAE latents: observational P/R/F1, delphi's detection and fuzzing, Bills et al.'s
+    simulation score, each with its ceiling."""
 
-    metrics = (*METRICS, *(m + CEILING for m in METRICS))
+    metrics = (*SCORED, *(m + CEILING for m in SCORED))
 
     async def score(
         self, target: Target, final_answer: str, stats: EpisodeStats, ctx: ScoringContext

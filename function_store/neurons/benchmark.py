@@ -1,6 +1,6 @@
 """Explaining a language model's neuron (Bills et al. 2023; Huang et al. 2023) as a benchmark unit."""
 
-from function_store.benchmark import Benchmark
+from function_store.benchmark import Benchmark, ReportRow
 from function_store.call_clock import CallBudget
 from function_store.neurons.commands import COMMANDS
 
@@ -17,7 +17,14 @@ BENCHMARK = Benchmark(
     commands=COMMANDS,
     prompt="function_store.neurons.prompt:PROMPTS",
     scorer="evaluator.neurons.scoring:NeuronScorer",
-    panels=("evaluator.neurons.panel:token_panel",),
+    # each row's ceiling is `<metric>_ceiling`: the reference explanation (GPT-4's for the
+    # released neurons) through the same scorer; the simulation rows name their simulator
+    report_rows=(
+        ReportRow("neurons, observational F1", "observational_f1"),
+        ReportRow("neurons, simulation (5 top + 5 random)", "simulation_top_random"),
+        ReportRow("neurons, simulation (all held-out)", "simulation_all"),
+    ),
+    panels=("evaluator.neurons.panel:token_panel", "evaluator.simulation.panel:simulation_panel"),
     cli={"neurons": "evaluator.neurons.cli:neurons_app"},
     docs="docs/neurons.md",
     order=50,

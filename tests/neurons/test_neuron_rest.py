@@ -60,6 +60,28 @@ def test_scripted_neuron_run_is_scored_and_leaks_nothing(api: Server) -> None:
         assert f1["details"]["reference"] is None  # SmolLM2 neurons have no reference
         assert f1["details"]["counts"]["n"] > 0
         assert full["final_answer"].startswith("[DESCRIPTION]: The neuron fires on")
+        # Bills et al.'s simulation score (no simulator URL: lexical) beside its ceiling, the
+        # reference `fires on ...` of the neuron's top tokens on other corpus sentences
+        for m in ("simulation_top_random", "simulation_all"):
+            for name in (m, f"{m}_ceiling"):
+                sim = scores[name]
+                assert sim["status"] == "ok" and -1.0 <= sim["value"] <= 1.0, sim
+                assert sim["details"]["simulator"] == "lexical"
+        top = scores["simulation_top_random"]["details"]
+        assert top["texts"] == 10 and len(top["per_text"]) == 10 and top["tokens"] > 0
+        assert scores["simulation_all"]["details"]["texts"] == 16  # HARNESS_NEURON_EVAL_SENTENCES
+    report = c.get(f"/runs/{detail['id']}/report").json()["report"]
+    rows = {r["metric"]: r for r in report["rows"] if r["family"] == "neurons"}
+    assert set(rows) == {"observational_f1", "simulation_top_random", "simulation_all"}
+    for m in ("simulation_top_random", "simulation_all"):
+        row = rows[m]
+        assert row["scored"] == 2 and row["errors"] == {} and row["simulator"] == "lexical", row
+        assert row["value"] is not None and row["judge_ceiling"] is not None, row
+    assert rows["observational_f1"]["scored"] == 2  # (SmolLM2 neurons: no F1 reference)
+    # the episode page's simulation panel: the top-and-random texts, true against simulated
+    page = c.get(f"/ui/episodes/{eps[0]['id']}").text
+    assert "Simulated vs true activations" in page and "<strong>lexical</strong>" in page
+    assert page.count('<table class="simulation"') == 10
 
 
 def test_episode_page_titles_calls_by_the_neurons_script(api: Server) -> None:

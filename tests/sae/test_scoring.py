@@ -4,6 +4,8 @@ through the project's own server, and the error states."""
 
 from __future__ import annotations
 
+import statistics
+
 import pytest
 from support import free_port
 
@@ -12,7 +14,7 @@ from evaluator.judge import JudgeSettings, OpenAICompatibleJudge
 from evaluator.neurons.testset import TokenActs
 from evaluator.sae import classify, detection, fuzzing
 from evaluator.sae.classify import Decision, Sample, auc, metrics
-from evaluator.sae.scoring import CEILING, METRICS, Latent, SAEScorer, score_latent
+from evaluator.sae.scoring import CEILING, METRICS, SCORED, Latent, SAEScorer, score_latent
 from evaluator.scorer import ScoringContext
 from function_store.models import Target, model_target
 from function_store.sae import catalog
@@ -142,7 +144,7 @@ def _target() -> Target:
 
 async def test_empty_description_is_an_agent_error():
     res = await SAEScorer().score(_target(), "[DESCRIPTION]:  ", EpisodeStats(), ScoringContext())
-    assert {r.metric for r in res} == set(METRICS)
+    assert {r.metric for r in res} == set(SCORED)
     assert all(r.status == "error" and r.error_category == "agent" and r.value is None for r in res)
 
 
@@ -196,8 +198,20 @@ async def test_scorer_reads_the_catalog_lexical_without_judge(built_catalog):
     ctx = ScoringContext(judge_settings=JudgeSettings(provider="none"))
     res = await SAEScorer().score(_target(), f"[DESCRIPTION]: {RIGHT}", EpisodeStats(), ctx)
     assert {r.metric for r in res} == set(SAEScorer.metrics)
-    assert all(r.status == "ok" and r.value == 1.0 for r in res)
-    assert {r.details["decider"] for r in res} == {"lexical"}
+    decided = [r for r in res if not r.metric.startswith("simulation_")]
+    assert all(r.status == "ok" and r.value == 1.0 for r in decided)
+    assert {r.details["decider"] for r in decided} == {"lexical"}
+    # the simulation (no simulator URL: lexical): each text's tokens after position 0, the true
+    # activation on the 0-10 scale of max 3.0 (Monday 3.0 -> 10, Friday 2.0 -> 7, 0.5 -> 2), the
+    # lexical prediction 10 on Monday/Friday; 8 texts, so top-and-random is all of them
+    true = [0, 0, 0, 10, 0] + [0, 7, 0] + [0] + [2, 0] + [0] * 8
+    said = [0, 0, 0, 10, 0] + [0, 10, 0] + [0] + [10, 0] + [0] * 8
+    sims = [r for r in res if r.metric.startswith("simulation_")]
+    assert len(sims) == 4
+    for r in sims:
+        assert r.status == "ok" and r.value == pytest.approx(statistics.correlation(true, said))
+        assert r.details["simulator"] == "lexical"
+        assert (r.details["texts"], r.details["tokens"]) == (8, len(true))
 
 
 async def test_scorer_with_judge_down(built_catalog):
