@@ -373,14 +373,16 @@ class EpisodeRunner(LabTurns):
                     text = proto.format_error("Unrecognized command")
             else:
                 replies += [proto.format_error(e) for e in parsed.errors]
-                replies += lab_run.replies if lab_run is not None else []
-                if not replies:
+                cell_replies = lab_run.replies if lab_run is not None else []
+                if not replies and not cell_replies:
                     hint = NO_CELL_HINT if self.mode == "code" else NO_COMMAND_HINT
                     text = proto.format_error(hint)
                 elif len(replies) == 1:
                     text = replies[0]  # exactly FIND's text for the common one-command message
                 else:
                     text = "\n".join(r.rstrip("\n") for r in replies)
+                if cell_replies:  # each as written: its parts' lengths count every character
+                    text = "\n".join([text.rstrip("\n")] * bool(replies) + cell_replies)
             msg = {"step": step + 1, "role": "user", "content": text, "resets_context": resets}
             self._fence()
             self.store.add_reply(

@@ -6,7 +6,8 @@ lab (a sandboxed Python process that keeps its variables from cell to cell). In 
 `code-tools` the same cell is the `run_python` tool's `code` argument (`RUN_PYTHON`).
 
 A cell's reply says what it printed and returned, each part with its length so that a reader
-cuts it exactly whatever it holds (`format_cell` / `parse_cells`):
+cuts it exactly whatever it holds, and ends with a line of its own (`format_cell` /
+`parse_cells`):
 
     Response: cell 3 ran (2 target calls).
     stdout (12 characters):
@@ -14,6 +15,7 @@ cuts it exactly whatever it holds (`format_cell` / `parse_cells`):
 
     value (2 characters):
     42
+    [end of cell 3]
 
 Writer and reader sit side by side, like the rest of the protocol; the scripted agents read
 their cells' output with `cell_stdouts`.
@@ -103,6 +105,7 @@ def format_cell(
         text = parts.get(name) or ""
         if text or cut.get(name):
             out.append(_section(name, text, cut.get(name, 0)))
+    out.append(f"[end of cell {number}]\n")
     return "".join(out)
 
 
@@ -122,7 +125,8 @@ def parse_cells(text: str) -> list[CellReply]:
             reply.parts[p.group(1)] = text[p.end() : p.end() + n]
             if p.group(3):
                 reply.cut[p.group(1)] = int(p.group(3))
-            pos = p.end() + n + 1
+            pos = p.end() + n
+            pos += text.startswith("\n", pos)
         out.append(reply)
     return out
 
