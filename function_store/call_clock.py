@@ -91,15 +91,24 @@ class CallOverTime(Exception):
 
 
 class CallClock:
-    """The time one call has used, for the service's event loop and the runner's thread."""
+    """The time one call has used, for the service's event loop and the runner's thread. The
+    ceiling counts from the clock's creation (the call's arrival); the limit from `start()`, when
+    the runner begins (waiting for a worker thread of the service is not the target's time)."""
 
-    def __init__(self, limit: CallLimit) -> None:
+    def __init__(self, limit: CallLimit, *, started: bool = True) -> None:
         self.limit = limit
-        self.started = time.monotonic()
+        self.arrived = time.monotonic()
+        self.started: float | None = self.arrived if started else None
         self.queued_s = 0.0  # reported by the model services; not counted
         self._in_flight = 0
         self._lock = threading.Lock()
-        self.on_change: Callable[[], None] | None = None  # a request left: check again
+        self.on_change: Callable[[], None] | None = None  # started, or a request left: check
+
+    def start(self) -> None:
+        with self._lock:
+            self.started = time.monotonic()
+        if self.on_change is not None:
+            self.on_change()
 
     @property
     def in_flight(self) -> bool:
@@ -109,11 +118,13 @@ class CallClock:
     @property
     def deadline(self) -> float:
         with self._lock:
+            if self.started is None:
+                return self.ceiling_at
             return min(self.started + self.limit.seconds + self.queued_s, self.ceiling_at)
 
     @property
     def ceiling_at(self) -> float:
-        return self.started + self.limit.ceiling_s
+        return self.arrived + self.limit.ceiling_s
 
     def enter(self) -> None:
         with self._lock:
@@ -144,7 +155,8 @@ class CallClock:
         )
         return (
             f"the call took longer than its {lim.seconds:g} s time limit "
-            f"({now - self.started - self.queued_s:.1f} s{queued}); the limit is {lim.explain()}. "
+            f"({now - (self.started or now) - self.queued_s:.1f} s{queued}); the limit is "
+            f"{lim.explain()}. "
             f"On a slow or busy machine the operator raises {BASE_SETTING} "
             "(the environment of `harness run` / `harness serve`)"
         )

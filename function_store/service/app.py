@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -158,9 +160,7 @@ class TargetService:
         queue = self._exclusive if getattr(runner, "exclusive", False) else contextlib.nullcontext()
         try:
             async with queue:
-                outputs = await run_limited(
-                    CallClock(self.limit(target_id, inputs)), runner, inputs
-                )
+                outputs = await run_limited(self.limit(target_id, inputs), runner, inputs)
         except CallOverTime as e:
             raise CallFailed(504, str(e), "target") from None
         except NoBackboneConfigured as e:
@@ -176,25 +176,38 @@ class TargetService:
         return outputs
 
 
-async def run_limited(clock: CallClock, runner: Runner, inputs: list[str]) -> list[CallOutput]:
-    """`runner.call(inputs)` on a worker thread, within the clock's limit: raises CallOverTime
-    when the counted time runs out while no model request is in flight, or at the ceiling. A
-    runner that overruns keeps its worker thread; the call still answers on time."""
+# Runner calls' threads. Not the loop's default executor (a few threads on a small machine): a
+# model-backed call holds its thread while its request waits in the model service, and calls
+# waiting for a thread would wait on each other (the clock starts only when a thread is free).
+_RUNNER_THREADS = ThreadPoolExecutor(max_workers=64, thread_name_prefix="runner")
+
+
+async def run_limited(limit: CallLimit, runner: Runner, inputs: list[str]) -> list[CallOutput]:
+    """`runner.call(inputs)` on a worker thread, within `limit` (function_store.call_clock):
+    raises CallOverTime when the counted time runs out while no model request is in flight, or
+    at the ceiling. A runner that overruns keeps its worker thread; the call still answers on
+    time."""
     loop = asyncio.get_running_loop()
+    clock = CallClock(limit, started=False)
     changed = asyncio.Event()
     clock.on_change = lambda: loop.call_soon_threadsafe(changed.set)
-    token = CURRENT.set(clock)
-    try:  # the task copies this context, and to_thread passes it to the runner's thread
-        task = asyncio.ensure_future(asyncio.to_thread(runner.call, inputs))
-    finally:
-        CURRENT.reset(token)
+    context = contextvars.copy_context()
+
+    def work() -> list[CallOutput]:  # in the runner's thread, in its own copy of the context
+        CURRENT.set(clock)
+        clock.start()
+        return runner.call(inputs)
+
+    task = loop.run_in_executor(_RUNNER_THREADS, context.run, work)
     task.add_done_callback(lambda t: t.cancelled() or t.exception())  # retrieved if abandoned
     while True:
         changed.clear()
         now = time.monotonic()
-        # a request in flight: its queue wait is known when it answers (checked then)
+        # not started, or a request in flight (its queue wait is known when it answers, and
+        # checked then): only the ceiling applies
         until = clock.ceiling_at if clock.in_flight else clock.deadline
         if now >= until:
+            task.cancel()  # a call still waiting for a thread never starts
             raise CallOverTime(clock.overrun(now) or clock.limit_message(now))
         waiter = asyncio.ensure_future(changed.wait())
         try:
