@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import json
 import linecache
 import os
@@ -95,8 +96,10 @@ class Drain(threading.Thread):
         self.marks = 0
 
     def reset(self, cap: int) -> None:
+        """Start a cell's capture (what came between cells, a dead cell's children's, is not
+        this cell's)."""
         with self.cond:
-            self.kept, self.dropped, self.cap = bytearray(), 0, cap
+            self.kept, self.dropped, self.cap, self.pending = bytearray(), 0, cap, b""
 
     def _keep(self, data: bytes) -> None:
         room = self.cap - len(self.kept)
@@ -139,6 +142,7 @@ class Kernel:
     def __init__(self, channel: Channel, out: Drain, err: Drain) -> None:
         self.chan, self.out, self.err = channel, out, err
         self.ns: dict = {"__name__": "__main__", "__builtins__": builtins}
+        self.pid = os.getpid()  # a process a cell forked runs this code too: it must not answer
         self.cell = 0
         self.call_id = 0
         self.chars = 32_000
@@ -146,6 +150,8 @@ class Kernel:
 
     # target calls (the `target` module calls this through the `labchannel` module)
     def call(self, command: str, arguments: dict) -> object:
+        if os.getpid() != self.pid:  # the channel is the kernel's: a forked child has none
+            raise TargetError("target calls are made from the lab's own process, not a child")
         self.call_id += 1
         self.chan.send(
             {"op": "call", "cell": self.cell, "id": self.call_id, "command": command,
@@ -208,7 +214,9 @@ class Kernel:
                 tb = _cell_traceback(e)
             finally:
                 self._disarm()
-        with _quiet():
+                if os.getpid() != self.pid:  # a child the cell forked left the cell: it ends here
+                    os._exit(0)
+        with contextlib.suppress(Exception):
             sys.stdout.flush()
             sys.stderr.flush()
         out, out_cut = self.out.sync(1)
@@ -276,14 +284,6 @@ def _cell_traceback(e: BaseException) -> str:
     while tb is not None and tb.tb_frame.f_code.co_filename == KERNEL_FILE:
         tb = tb.tb_next
     return "".join(traceback.format_exception(type(e), e, tb))
-
-
-class _quiet:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> bool:
-        return True
 
 
 def _end_strays() -> None:

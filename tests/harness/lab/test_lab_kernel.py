@@ -72,6 +72,19 @@ async def test_cells_share_state_and_reply_what_they_printed() -> None:
     assert "stdout (7 characters):\nto out\n" in reply and "value (2 characters):\n42\n" in reply
 
 
+async def test_a_child_the_cell_forked_does_not_answer_for_the_kernel() -> None:
+    """The parent outlasts the child's way out of the cell (two 2 s waits for its captures, whose
+    threads a fork does not copy): the child must not reach the channel."""
+    out = await run(
+        [
+            "import os, time\nkept = 1\npid = os.fork()\nif pid:\n    time.sleep(6)\n"
+            "'parent' if pid else 'child'",
+            "kept",
+        ]
+    )
+    assert [(c.status, c.value) for c in out] == [("ok", "'parent'"), ("ok", "1")]
+
+
 async def test_the_lab_sees_nothing_of_the_orchestrator(
     monkeypatch: pytest.MonkeyPatch, tmp_path
 ) -> None:  # type: ignore[no-untyped-def]
