@@ -158,3 +158,29 @@ def serve_in_process(app: object) -> Iterator[str]:
     finally:
         server.should_exit = True
         t.join(10)
+
+
+def run_cli(
+    argv: list[str], env: dict[str, str], cwd: str | os.PathLike[str]
+) -> subprocess.CompletedProcess[str]:
+    """`harness ARGV` run by this process as `env` (the whole environment it sees) in `cwd`: for
+    tests that check only what a command prints and stores (no interpreter start per command).
+    A store that cannot be opened exits 2 with its message, as the console script does."""
+    from typer.testing import CliRunner
+
+    from harness.cli import app
+    from harness.store.engine import StoreUnavailable
+
+    changes: dict[str, str | None] = {k: None for k in os.environ if k not in env}
+    changes.update(env)
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        r = CliRunner().invoke(app, argv, env=changes)
+    finally:
+        os.chdir(here)
+    if isinstance(r.exception, StoreUnavailable):
+        return subprocess.CompletedProcess(argv, 2, r.stdout, f"harness: {r.exception}\n")
+    if r.exception is not None and not isinstance(r.exception, SystemExit):
+        raise r.exception
+    return subprocess.CompletedProcess(argv, r.exit_code, r.stdout, r.stderr)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from hardening_helpers import OpenAIStandIn
+from support import run_cli
 from trust_helpers import ROOT, HarnessServer
 
 DATA = os.environ.get("HARNESS_DATA_DIR") or str(ROOT.parent / "shared" / "data")
@@ -107,23 +108,11 @@ def cli(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
 
 
 @pytest.fixture
-def cli_in_process(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Callable[..., subprocess.CompletedProcess[str]]:
-    """`cli`, run by this process (the same app and environment, no interpreter start per
-    command): for tests that check only what a command prints and stores."""
-    from typer.testing import CliRunner
-
-    from harness.cli import app
+def cli_in_process(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """`cli`, run by this process (support.run_cli): for tests that check only what a command
+    prints and stores."""
 
     def run(*argv: str, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
-        wanted = cli_env(tmp_path / "home", **(env or {}))
-        changes: dict[str, str | None] = {k: None for k in os.environ if k not in wanted}
-        changes.update(wanted)
-        monkeypatch.chdir(tmp_path)
-        r = CliRunner().invoke(app, list(argv), env=changes)
-        if r.exception is not None and not isinstance(r.exception, SystemExit):
-            raise r.exception
-        return subprocess.CompletedProcess(list(argv), r.exit_code, r.stdout, r.stderr)
+        return run_cli(list(argv), cli_env(tmp_path / "home", **(env or {})), tmp_path)
 
     return run

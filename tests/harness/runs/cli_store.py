@@ -9,6 +9,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from support import run_cli
+
 from harness.runs.spec import RunSpec
 from harness.store.repo import Store, open_store
 
@@ -130,12 +132,5 @@ def harness_env(url: str, **extra: str) -> dict[str, str]:
 
 
 def harness(url: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    """`harness ARGS` as a user runs it, on the store at `url`."""
-    return subprocess.run(
-        ["harness", *args],
-        env=harness_env(url, **env),
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    """`harness ARGS` on the store at `url`, run by this process (support.run_cli)."""
+    return run_cli(list(args), harness_env(url, **env), ROOT)
