@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from cli_store import ROOT, harness_env
+from support import run_cli
 
 inspect_log = pytest.importorskip("inspect_ai.log", reason="inspect-ai is in the dev extra")
 AGENT = "orch_agents:ProbeAgent"  # tests/harness/runs: 10 prompt + 5 completion tokens a step
@@ -24,9 +25,7 @@ def test_inspect_export_names_the_agent_fills_usage_and_writes_stdout(tmp_path: 
     )
 
     def harness(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            ["harness", *args], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300
-        )
+        return run_cli(list(args), env, tmp_path)
 
     r = harness(
         "run", "--agent", AGENT, "-d", "find-gen", "-f", "numeric", "--limit", "2",

@@ -9,17 +9,12 @@ import subprocess
 
 import pytest
 from orch_helpers import ROOT, server_env
+from support import run_cli
 
 
 def harness(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["harness", *args],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
+    """`harness ARGS` as `env`, run by this process (support.run_cli)."""
+    return run_cli(list(args), env, ROOT)
 
 
 def test_run_show_export(sqlite_url: str) -> None:

@@ -9,16 +9,15 @@ import subprocess
 
 import httpx
 from orch_helpers import ROOT, Server, server_env
-from support import wait_for
+from support import run_cli, wait_for
 
 CREDITS = "provider said: insufficient credits"
 JUDGE = "RuntimeError: judge endpoint unreachable"
 
 
 def harness(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["harness", *args], env=env, cwd=ROOT, capture_output=True, text=True, timeout=240
-    )
+    """`harness ARGS` as `env`, run by this process (support.run_cli)."""
+    return run_cli(list(args), env, ROOT)
 
 
 def _run(env: dict[str, str], agent: str, n: int) -> subprocess.CompletedProcess[str]:
