@@ -22,7 +22,7 @@ def _word_benchmark(family: str, runner: str, what: str, order: int, **extra: An
         },
         services=("backbone",),
         # one backbone prompt per word (a relation's reply is generated): time for each
-        call_budget=CallBudget(per_input_s=1.0, per_kchar_s=2.0),
+        call_budget=CallBudget(per_input_s=2.0, per_kchar_s=5.0),
         commands=find_commands(),
         prompt=f"function_store.entities_relations.task_prompts:{family.upper()}_PROMPTS",
         scorer=f"evaluator.entities_relations:{family.upper()}",

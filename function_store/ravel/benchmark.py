@@ -14,7 +14,7 @@ BENCHMARK = Benchmark(
     services=("intervention",),
     # one activations or interchange request per call (an interchange generates): time for
     # each word of the command and its length
-    call_budget=CallBudget(per_input_s=1.0, per_kchar_s=2.0),
+    call_budget=CallBudget(per_input_s=2.0, per_kchar_s=5.0),
     commands=COMMANDS,
     prompt="function_store.ravel.prompt:PROMPTS",
     scorer="evaluator.ravel.agent_task:RavelScorer",

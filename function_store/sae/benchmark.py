@@ -13,8 +13,8 @@ BENCHMARK = Benchmark(
     runners={"sae": "function_store.sae.runner"},
     services=("intervention",),
     # one forward pass and the SAE's encoder over the call's texts: time for each text and
-    # its length
-    call_budget=CallBudget(per_input_s=0.5, per_kchar_s=2.0),
+    # its length, on a loaded CPU too (docs/sandbox.md)
+    call_budget=CallBudget(per_input_s=2.5, per_kchar_s=5.0),
     commands=COMMANDS,
     prompt="function_store.sae.prompt:PROMPTS",
     scorer="evaluator.sae.scoring:SAEScorer",

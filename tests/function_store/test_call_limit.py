@@ -45,12 +45,15 @@ def test_numeric_calls_keep_the_base_and_model_backed_calls_scale_with_their_siz
 
 
 def test_the_messages_name_the_settings_their_values_and_what_to_change() -> None:
-    clock = CallClock(call_limit(10, 300, TEXTS, "sae", benchmark("sae").call_budget))
+    budget = benchmark("sae").call_budget
+    assert budget is not None
+    clock = CallClock(call_limit(10, 300, TEXTS, "sae", budget))
     clock.queued_s = 4.0
     msg = clock.limit_message(clock.started + 30.0)
     assert f"its {clock.limit.seconds:g} s time limit" in msg, msg
     assert "HARNESS_SERVICE_CALL_TIMEOUT_S=10 s" in msg
-    assert "16 inputs × 0.5 s" in msg and "368 characters" in msg
+    assert f"16 inputs × {budget.per_input_s:g} s" in msg, msg
+    assert f"368 characters × {budget.per_kchar_s:g} s per 1000" in msg, msg
     assert "HARNESS_SERVICE_CALL_CEILING_S=300 s" in msg
     assert "26.0 s, not counting 4.0 s" in msg  # 30 s passed, 4 s of it queued
     assert "the operator raises HARNESS_SERVICE_CALL_TIMEOUT_S" in msg
