@@ -27,6 +27,7 @@ import json
 import linecache
 import os
 import secrets
+import select
 import signal
 import sys
 import threading
@@ -60,17 +61,27 @@ class Channel:
         self._buf = b""
         self.lock = threading.Lock()
 
+    # A cell may set the channel's descriptors non-blocking (O_NONBLOCK is shared with every
+    # duplicate): wait until they are ready instead of failing.
     def send(self, frame: dict) -> None:
         data = json.dumps(frame, separators=(",", ":"), allow_nan=False).encode() + b"\n"
         with self.lock:
             view = memoryview(data)
             while view:
-                n = os.write(self.wr.fileno(), view)
+                try:
+                    n = os.write(self.wr.fileno(), view)
+                except BlockingIOError:
+                    select.select([], [self.wr.fileno()], [])
+                    continue
                 view = view[n:]
 
     def receive(self) -> dict:
         while b"\n" not in self._buf:
-            chunk = os.read(self.rd.fileno(), 1 << 20)
+            try:
+                chunk = os.read(self.rd.fileno(), 1 << 20)
+            except BlockingIOError:
+                select.select([self.rd.fileno()], [], [])
+                continue
             if not chunk:
                 raise SystemExit(0)  # the orchestrator closed the channel: the lab ends
             self._buf += chunk
@@ -112,6 +123,9 @@ class Drain(threading.Thread):
         while True:
             try:
                 chunk = os.read(self.fd, 1 << 16)
+            except BlockingIOError:  # a cell set the pipe non-blocking: wait for it instead
+                select.select([self.fd], [], [])
+                continue
             except OSError:
                 return
             if not chunk:

@@ -214,10 +214,14 @@ async def test_a_cell_that_abuses_the_channel_breaks_only_its_own_lab() -> None:
             writers.format(data="b'not json\\n'"),
             "with open('/proc/1/fd/1', 'wb') as ch:\n"
             '    ch.write(b\'{"op": "call", "cell": 7, "id": 1, "command": "x", "arguments": {}}\\n\')',
-            "'fine'",
+            "import fcntl, os\nfor fd in range(16):\n    try:\n"
+            "        fcntl.fcntl(fd, fcntl.F_SETFL, os.O_NONBLOCK)\n    except OSError:\n"
+            "        pass\nkept = 'yes'",
+            "print('seen')\nkept",  # the kernel waits on its non-blocking fds instead of failing
         ]
     )
-    assert [c.status for c in out] == ["restarted"] * 4 + ["ok"]
+    assert [c.status for c in out] == ["restarted"] * 4 + ["ok", "ok"]
+    assert (out[5].stdout, out[5].value) == ("seen\n", "'yes'")
     assert "on its channel (at most" in (out[0].error or "")
     assert out[1].error == "the lab sent 'done' out of turn on its channel"
     assert "invalid message on its channel" in (out[2].error or "")

@@ -153,6 +153,9 @@ class AdvServer(HarnessServer):
                 **canaries.env(),
                 "HARNESS_SANDBOX": "bwrap",
                 "HARNESS_AGENT_STEP_TIMEOUT_S": str(STEP_TIMEOUT_S),
+                # a hostile lab cell that never ends is stopped within seconds (test_code_lab)
+                "HARNESS_LAB_CELL_WALL_S": "5",
+                "HARNESS_LAB_CELL_CPU_S": "5",
                 "HARNESS_MAX_CONCURRENCY": "64",  # every episode of the battery at once
                 "HARNESS_SCORE_HOOK": "default",
                 "HARNESS_API_ALLOW_DOTTED_AGENTS": "1",
