@@ -2,7 +2,9 @@
 # The main job on the embedded default (SQLite + bubblewrap target services, no GPU, no API key):
 # the offline scripted interpreters on a seeded sample of find-gen numeric, string, entity and
 # relation targets, scored by the evaluator, then ONE report in FIND's Table 2 layout for all of
-# them, with the interpolation floor and the judge ceiling next to chance.
+# them, with the interpolation floor and the judge ceiling next to chance. The numeric targets
+# are also run by `scripted-numeric-code` in protocol mode `code` (the same samples taken in one
+# lab cell; docs/code-mode.md), reported beside the text baseline with the same counts.
 #
 # Model server: the project's own (SmolLM2-135M, `python -m model_services.backbone`) is started
 # on a free loopback port and stopped on exit, unless the ones named below answer:
@@ -62,19 +64,23 @@ stop_server() {
 trap stop_server EXIT
 trap 'stop_server; exit 143' INT TERM  # an interrupted job stops its server (and runs) too
 
-run_family() {  # AGENT FAMILY N: runs it, prints its run id (timing on stderr)
+run_family() {  # AGENT FAMILY N [OPTION...]: runs it, prints its run id (timing on stderr)
   local t id
   t=$(date +%s)
   # a run whose episodes all ended in error exits 1 but still reports: keep going, show it
   id=$( (harness run --agent "$1" --dataset find-gen --family "$2" --limit "$3" --seed 0 \
-    --json || true) | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
-  echo "$2: run $id ($(( $(date +%s) - t )) s)" >&2
+    "${@:4}" --json || true) | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+  echo "$2 ($1): run $id ($(( $(date +%s) - t )) s)" >&2
   echo "$id"
 }
 
-# Numeric targets need no model server: their run starts now, while the server loads.
+# Numeric targets need no model server: their runs start now, while the server loads (the code
+# run without a floor of its own: the text run's is the same floor on the same targets).
 run_family scripted-numeric numeric "$N" >"$HARNESS_HOME/main-job-numeric.id" &
 pids=($!)
+run_family scripted-numeric-code numeric "$N" --mode code --no-floor \
+  >"$HARNESS_HOME/main-job-numeric-code.id" &
+pids+=($!)
 
 own_url=""
 start_server() {
@@ -128,6 +134,8 @@ for spec in "scripted-strings strings $N" "scripted-entities entities $WORDS_N" 
 done
 for pid in "${pids[@]}"; do wait "$pid"; done; pids=()
 runs=()
-for f in numeric strings entities relations; do runs+=("$(cat "$HARNESS_HOME/main-job-$f.id")"); done
-harness report "${runs[@]}"  # one report of the four runs, with the numeric floor
+for f in numeric numeric-code strings entities relations; do
+  runs+=("$(cat "$HARNESS_HOME/main-job-$f.id")")
+done
+harness report "${runs[@]}"  # one report of the five runs, with the numeric floor
 echo "main job: $(( $(date +%s) - t0 )) s wall (runs: ${runs[*]})" >&2
