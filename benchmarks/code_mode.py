@@ -8,8 +8,10 @@ same call made as a tool call (protocol mode `tools`).
    benchmarks/orchestrator.py, in-process zero-latency agents): each step makes `--calls` target
    calls of one input, as `--calls` tool calls of `call_function` (mode `tools`) or as one cell
    looping over `f(x)` (mode `code`; a lab per episode, its start included). Per target call:
-   wall ms (the run's elapsed time over its calls) and this process's CPU ms (the lab's own CPU
-   is not counted), medians over the repetitions, modes alternating, and the ratio code/tools.
+   wall ms (the run's elapsed time over its calls, lab starts included), steady wall ms (the
+   p50 time between an episode's steps over the calls of a step: no lab start) and this
+   process's CPU ms (the lab's own CPU is not counted), medians over the repetitions, modes
+   alternating, and the ratios code/tools.
 
     python benchmarks/code_mode.py [--cells 50] [--starts 3] [--episodes 2] [--rounds 10]
         [--calls 10] [--reps 3]
@@ -118,19 +120,21 @@ async def calls(args: argparse.Namespace) -> None:
         ("tools: a tool call each", "tools", f"{__name__}:ZeroLatencyToolCalls"),
         ("code: f(x) in one cell", "code", f"{__name__}:ZeroLatencyCell"),
     ]
-    runs: dict[str, list[tuple[float, float]]] = {m[0]: [] for m in modes}
+    runs: dict[str, list[tuple[float, float, float]]] = {m[0]: [] for m in modes}
     for rep in range(args.reps + 1):  # rep 0 warms up
         for label, mode, agent in modes[rep % 2 :] + modes[: rep % 2]:
             t = await timed_run(agent, args.episodes, args.rounds, args.episodes, "none", mode)
             if rep:
-                runs[label].append(
-                    (t.elapsed / t.steps * 1e3, t.cpu / t.steps * 1e3)
-                )  # steps: calls
-    med = {k: tuple(statistics.median(x[i] for x in v) for i in (0, 1)) for k, v in runs.items()}
-    for label, (wall, cpu) in med.items():
-        print(f"  {label:24}: wall {wall:7.3f} ms/call  cpu {cpu:7.3f} ms/call")
-    (tw, tc), (cw, cc) = med[modes[0][0]], med[modes[1][0]]
-    print(f"  ratio code / tools: wall {cw / tw:.2f}x, cpu {cc / tc:.2f}x")
+                per = 1e3 / t.steps  # t.steps: the run's target calls
+                runs[label].append((t.elapsed * per, t.p50_ms / CALLS, t.cpu * per))
+    med = {k: [statistics.median(x[i] for x in v) for i in range(3)] for k, v in runs.items()}
+    for label, (wall, steady, cpu) in med.items():
+        print(
+            f"  {label:24}: wall {wall:7.3f} ms/call  steady {steady:7.3f} ms/call  "
+            f"cpu {cpu:7.3f} ms/call"
+        )
+    (tw, ts, tc), (cw, cs, cc) = med[modes[0][0]], med[modes[1][0]]
+    print(f"  ratio code / tools: wall {cw / tw:.2f}x, steady {cs / ts:.2f}x, cpu {cc / tc:.2f}x")
 
 
 async def main() -> None:
