@@ -58,7 +58,7 @@ class CallLimit:
         return min(self.ceiling_s, self.base_s + extra)
 
     def explain(self) -> str:
-        """`HARNESS_SERVICE_CALL_TIMEOUT_S=10 s + 16 inputs × 0.5 s + ...; at most ...`."""
+        """`HARNESS_SERVICE_CALL_TIMEOUT_S=10 s + 16 inputs × 2.5 s + ..., at most ...`."""
         parts = [f"{BASE_SETTING}={self.base_s:g} s"]
         b = self.budget
         if b and b.per_input_s:
@@ -67,8 +67,8 @@ class CallLimit:
             parts.append(f"{self.chars} characters × {b.per_kchar_s:g} s per 1000")
         text = " + ".join(parts)
         if len(parts) > 1:
-            text += f" (the {self.family!r} record's budget for the call's size)"
-        return f"{text}; at most {CEILING_SETTING}={self.ceiling_s:g} s"
+            text += f" (the {self.family!r} record's budget)"
+        return f"{text}, at most {CEILING_SETTING}={self.ceiling_s:g} s"
 
 
 def call_limit(
@@ -149,18 +149,18 @@ class CallClock:
         return None
 
     def limit_message(self, now: float) -> str:
-        lim = self.limit
+        """What ran out, what the operator changes, then what the limit is made of (in that
+        order: pages lead with the first 500 characters)."""
+        counted = now - (self.started or now) - self.queued_s
         queued = (
-            f", not counting {self.queued_s:.1f} s its requests waited in the model service's queue"
+            f"; {self.queued_s:.1f} s in the model service's queue not counted"
             if self.queued_s
             else ""
         )
         return (
-            f"the call took longer than its {lim.seconds:g} s time limit "
-            f"({now - (self.started or now) - self.queued_s:.1f} s{queued}); the limit is "
-            f"{lim.explain()}. "
-            f"On a slow or busy machine the operator raises {BASE_SETTING} "
-            "(the environment of `harness run` / `harness serve`)"
+            f"the call took longer than its {self.limit.seconds:.1f} s time limit ({counted:.1f} s "
+            f"counted{queued}). On a slow or busy machine the operator raises {BASE_SETTING}; "
+            f"the limit is {self.limit.explain()}"
         )
 
     def ceiling_message(self) -> str:

@@ -50,15 +50,17 @@ def test_the_messages_name_the_settings_their_values_and_what_to_change() -> Non
     clock = CallClock(call_limit(10, 300, TEXTS, "sae", budget))
     clock.queued_s = 4.0
     msg = clock.limit_message(clock.started + 30.0)
-    assert f"its {clock.limit.seconds:g} s time limit" in msg, msg
+    assert f"its {clock.limit.seconds:.1f} s time limit" in msg, msg
     assert "HARNESS_SERVICE_CALL_TIMEOUT_S=10 s" in msg
     assert f"16 inputs × {budget.per_input_s:g} s" in msg, msg
     assert f"368 characters × {budget.per_kchar_s:g} s per 1000" in msg, msg
     assert "HARNESS_SERVICE_CALL_CEILING_S=300 s" in msg
-    assert "26.0 s, not counting 4.0 s" in msg  # 30 s passed, 4 s of it queued
+    # 30 s passed, 4 s of it queued
+    assert "26.0 s counted; 4.0 s in the model service's queue not counted" in msg, msg
     assert "the operator raises HARNESS_SERVICE_CALL_TIMEOUT_S" in msg
     numeric = CallClock(call_limit(6, 300, ["1"], "numeric", None)).limit_message(time.monotonic())
-    assert "HARNESS_SERVICE_CALL_TIMEOUT_S=6 s;" in numeric and "record" not in numeric
+    assert "its 6.0 s time limit" in numeric and "HARNESS_SERVICE_CALL_TIMEOUT_S=6 s," in numeric
+    assert "record" not in numeric
     ceiling = clock.ceiling_message()
     assert "HARNESS_SERVICE_CALL_CEILING_S=300 s" in ceiling
     assert "the operator raises HARNESS_SERVICE_CALL_CEILING_S" in ceiling
