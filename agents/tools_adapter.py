@@ -65,15 +65,14 @@ def as_tool_calls(text: str, tools: Sequence[ToolSpec], first_id: int) -> list[T
     """The tool calls a text-protocol message stands for: its commands, then its lab cells as
     `run_python` calls when that tool is offered (protocol mode `code-tools`), or its final
     answer (ids `call_<n>` from `first_id`, so they are the same on every run of the episode)."""
-    cells: list[str] = []
+    message, cells = text, []
     if any(t.name == RUN_PYTHON for t in tools):
         text, cells = split_cells(text)
     parsed = parse_message(text)
     submit = answer_spec(tools)
-    if parsed.has_description and submit is not None:
-        return [
-            ToolCall(id=f"call_{first_id}", name=submit.name, arguments=from_answer(submit, text))
-        ]
+    if parsed.has_description and submit is not None:  # its fenced [CODE] is no cell
+        arguments = from_answer(submit, message)
+        return [ToolCall(id=f"call_{first_id}", name=submit.name, arguments=arguments)]
     calls = []
     for cmd in parsed.commands:
         call = match_words([t for t in tools if t.name != RUN_PYTHON], cmd.inputs)

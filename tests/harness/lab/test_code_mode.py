@@ -11,7 +11,7 @@ import pytest
 from lab_test_agents import CellScriptAgent
 from orch_helpers import run_in_process
 
-from agents.protocol import parse_pairs
+from agents.protocol import parse_answer, parse_pairs
 from agents.protocol.cells import parse_cells
 from harness.runs.selection import SelectionError
 from harness.runs.spec import RunSpec
@@ -212,3 +212,24 @@ def test_an_agent_that_writes_cells_needs_a_code_mode(sqlite_url: str) -> None:
             CatalogCache(),
         )
     assert CellScriptAgent.needs_lab is False  # a plain agent may run in mode code
+
+
+@pytest.mark.parametrize("mode", ["code", "code-tools"])
+async def test_the_scripted_code_baseline_in_both_modes(sqlite_url: str, mode: str) -> None:
+    spec = {
+        "agent": "scripted-numeric-code",
+        "dataset": "orch-test",
+        "ids": [F0],
+        "protocol": {"mode": mode},
+        "floor": False,
+    }
+    store, [run] = await run_in_process(sqlite_url, spec, agent_isolation="none")
+    [ep] = store.episodes(run.id)
+    # the text baseline's batches, from one cell: its 5 calls and 464 inputs, in two rounds
+    assert (ep.status, ep.rounds, ep.target_calls, ep.inputs) == ("completed", 2, 5, 464)
+    [row] = store.lab_cells(ep.id)
+    assert (row.status, row.n_calls) == ("ok", 5)
+    code = parse_answer(ep.final_answer or "").code
+    scope: dict = {}  # type: ignore[type-arg]
+    exec(code, scope)  # the fit of the samples the cell printed: f(x) = 2x + 1
+    assert abs(float(scope["f"](3.0)) - 7.0) < 1e-6, ep.final_answer
