@@ -233,3 +233,14 @@ async def test_the_scripted_code_baseline_in_both_modes(sqlite_url: str, mode: s
     scope: dict = {}  # type: ignore[type-arg]
     exec(code, scope)  # the fit of the samples the cell printed: f(x) = 2x + 1
     assert abs(float(scope["f"](3.0)) - 7.0) < 1e-6, ep.final_answer
+
+
+async def test_a_cell_stops_at_the_episode_s_wall_time_budget(sqlite_url: str) -> None:
+    sleeper = cell("import time\ntime.sleep(60)\n'woke'")
+    store, [run] = await run_in_process(
+        sqlite_url, spec([sleeper], budgets={"max_wall_s": 4}), agent_isolation="none"
+    )
+    [ep] = store.episodes(run.id)
+    assert (ep.status, ep.end_reason) == ("budget_exhausted", "wall_time")
+    [row] = store.lab_cells(ep.id)  # stopped at the time the episode had left, not at 60 s
+    assert row.status == "error" and "wall-time limit" in (row.error or ""), row
