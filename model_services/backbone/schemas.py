@@ -18,8 +18,14 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
+from pydantic_core import PydanticCustomError
 
 MAX_N = 16  # choices per request; each counts as one prompt against the queue bound
+# content part types OpenAI's clients send, by what they carry (for the 400 that refuses them)
+_PART_KINDS = {
+    "image_url": "image", "image": "image", "input_image": "image",
+    "input_audio": "audio", "audio": "audio", "file": "file", "input_file": "file",
+}  # fmt: skip
 
 
 class TextPart(BaseModel):
@@ -38,6 +44,23 @@ class ChatMessage(BaseModel):
     @classmethod
     def _developer_is_system(cls, v: str) -> str:
         return "system" if v == "developer" else v
+
+    @field_validator("content", mode="before")
+    @classmethod
+    def _text_parts_only(cls, v: Any) -> Any:
+        # Checked before the union: a non-text part otherwise fails both of its branches, and
+        # the 400 was a dump of both with `param` naming the string branch.
+        for i, part in enumerate(v if isinstance(v, list) else ()):
+            kind = part.get("type", "text") if isinstance(part, dict) else "text"
+            if kind != "text":
+                what = _PART_KINDS.get(kind if isinstance(kind, str) else "", "non-text")
+                raise PydanticCustomError(
+                    "unsupported_content_part",
+                    "{what} parts are not supported: this server reads text only (part {i} of "
+                    "the content has type {kind}); send the text parts alone",
+                    {"what": what, "i": i, "kind": ascii(kind)[:40]},
+                )
+        return v
 
     @field_validator("content")
     @classmethod
@@ -241,3 +264,27 @@ class TokenizeResponse(BaseModel):
     tokens: list[int]
     count: int
     max_model_len: int | None = None
+
+
+class DetokenizeRequest(BaseModel):
+    """vLLM's `/detokenize` shape."""
+
+    model: str | None = None
+    tokens: list[int]
+
+
+class DetokenizeResponse(BaseModel):
+    prompt: str
+
+
+class TokenizerInfo(BaseModel):
+    """`GET /tokenizer_info`, as vLLM answers it (the fields lm-evaluation-harness reads: the
+    special tokens as text, the chat template), plus the tokenizer's class and the context."""
+
+    tokenizer_class: str
+    bos_token: str | None = None
+    eos_token: str | None = None
+    pad_token: str | None = None
+    unk_token: str | None = None
+    chat_template: str | None = None
+    model_max_length: int

@@ -2,9 +2,10 @@
 
 Routes: `GET /v1/models`, `GET /v1/models/{id}`, `POST /v1/chat/completions`,
 `POST /v1/completions` (legacy, with `echo` and integer `logprobs`),
-`POST /v1/batch/chat/completions` (our batch extension), `POST /tokenize` (vLLM's shape),
-`GET /health`. Both completion routes stream Server-Sent Events with `stream: true`, piece by
-piece as the engine decodes tokens. Every 4xx/5xx carries OpenAI's error object; parameters the
+`POST /v1/batch/chat/completions` (our batch extension), `POST /tokenize`, `POST /detokenize`
+and `GET /tokenizer_info` (vLLM's shapes, `tokenizer_routes`), `GET /health`. Both completion
+routes stream Server-Sent Events with `stream: true`, piece by piece as the engine decodes
+tokens. Every 4xx/5xx carries OpenAI's error object; parameters the
 server does not serve (`tools`, `tool_choice`, `response_format` other than text) are refused with
 a 400 that names them rather than ignored.
 
@@ -76,12 +77,11 @@ from model_services.backbone.schemas import (
     ModelList,
     ResponseMessage,
     SamplingParams,
-    TokenizeRequest,
-    TokenizeResponse,
     TokenLogprobOut,
     TopLogprob,
     Usage,
 )
+from model_services.backbone.tokenizer_routes import add_tokenizer_routes
 from model_services.body_limit import DEFAULT_MAX_BODY_MIB
 from model_services.queue_worker import NeverFits, QueueFull, QueueWorker
 
@@ -633,13 +633,7 @@ def create_app(
             ],
         )
 
-    @app.post("/tokenize", response_model=TokenizeResponse)
-    async def tokenize(req: TokenizeRequest) -> TokenizeResponse:
-        check_model(req.model)
-        engine.check_chars(len(req.prompt), "prompt", "prompt")  # the same bound as a prompt's
-        ids = await off_loop(engine.tokenize, req.prompt)
-        return TokenizeResponse(tokens=ids, count=len(ids), max_model_len=engine.context_len)
-
+    add_tokenizer_routes(app, engine, check_model)
     return app
 
 

@@ -168,6 +168,8 @@ EXAMPLES: dict[tuple[str, str], Any] = {
         "extra_logprobs": ["0"],
     },
     ("POST", "/tokenize"): {"model": "SmolLM2-135M-Instruct", "prompt": "hi"},
+    ("POST", "/detokenize"): {"model": "SmolLM2-135M-Instruct", "tokens": [504, 3575]},
+    ("GET", "/tokenizer_info"): None,
     ("GET", "/v1/models/{model_id}"): None,
     ("POST", "/v1/completions"): {
         "model": "SmolLM2-135M-Instruct",

@@ -58,6 +58,18 @@ def test_text_that_can_never_fit_is_refused_untokenized(backbone_url: str) -> No
         assert "characters" in err["message"] and "8192 tokens" in err["message"], err
 
 
+def test_detokenize_is_bounded_like_a_prompt(backbone_url: str) -> None:
+    """`/detokenize` (issue 40 item 8, for lm-eval): no more ids than the context, each in the
+    vocabulary; a 400 naming `tokens`, never a 500 from the tokenizer."""
+    for tokens, code in [([504] * 8193, "context_length_exceeded"), ([504, 10**9], None)]:
+        r = httpx.post(backbone_url + "/detokenize", json={"tokens": tokens}, timeout=120)
+        assert r.status_code == 400, r.text
+        err = r.json()["error"]
+        assert err["param"] == "tokens" and err["code"] == code, err
+    r = httpx.post(backbone_url + "/detokenize", json={"tokens": [504] * 8192}, timeout=120)
+    assert r.status_code == 200 and r.json()["prompt"] == "The" * 8192
+
+
 def test_batch_larger_than_the_queue_is_400_not_503(backbone_url: str) -> None:
     r = httpx.post(
         backbone_url + "/v1/completions", json={"prompt": ["hi"] * 5000, "max_tokens": 1}

@@ -154,6 +154,31 @@ def test_list_content_and_n(client: openai.OpenAI) -> None:
         )
 
 
+@pytest.mark.parametrize(
+    "part, kind",
+    [
+        (
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+            "image",
+        ),
+        ({"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}}, "audio"),
+    ],
+)
+def test_a_non_text_part_is_refused_by_name(client: openai.OpenAI, part: dict, kind: str) -> None:
+    """Issue 40 item 8: the 400 was a dump of both branches of the content union (`str`,
+    `list[TextPart]`) with `param: messages.0.content.str`."""
+    messages = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": [{"type": "text", "text": "What is this?"}, part]},
+    ]
+    with pytest.raises(openai.BadRequestError) as e:
+        client.chat.completions.create(model=MODEL, messages=messages, max_tokens=2)
+    assert e.value.param == "messages.1.content"  # the message that carries the part
+    assert f"{kind} parts are not supported" in e.value.message
+    assert f"part 1 of the content has type '{part['type']}'" in e.value.message
+    assert "TextPart" not in e.value.message and ".str" not in e.value.message
+
+
 TOOL = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
 
 
