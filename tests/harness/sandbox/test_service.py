@@ -120,7 +120,7 @@ async def test_imported_script_target_and_call_time_limit(bwrap, tmp_path):
         # the message names the setting and its value, and what the operator changes
         assert "HARNESS_SERVICE_CALL_TIMEOUT_S=6 s" in e.value.detail, e.value.detail
         assert "the operator raises HARNESS_SERVICE_CALL_TIMEOUT_S" in e.value.detail
-        assert time.monotonic() - t0 < 10
+        assert time.monotonic() - t0 < 25  # cut at the limit, not left to sleep its 30 s
     finally:
         await client.aclose()
         pool.close()
