@@ -311,11 +311,12 @@ class EpisodeRunner(LabTurns):
                 await self._tool_turn(st)
                 continue
             step, content = st.last_step, st.last_content
-            text, cells = split_cells(content) if self.mode == "code" else (content, [])
-            if len(text) > _PARSE_INLINE_CHARS:  # long: off the event loop (others keep going)
-                parsed = await asyncio.to_thread(proto.parse_message, text, self._text_mode)
+            # mode code: the commands and the answer are read outside the message's cells
+            prose, cells = split_cells(content) if self.mode == "code" else (content, [])
+            if len(prose) > _PARSE_INLINE_CHARS:  # long: off the event loop (others keep going)
+                parsed = await asyncio.to_thread(proto.parse_message, prose, self._text_mode)
             else:
-                parsed = proto.parse_message(text, mode=self._text_mode)
+                parsed = proto.parse_message(prose, mode=self._text_mode)
             final = parsed.has_description or (self.method == "single_round" and st.rounds >= 2)
             if not final and st.rounds >= self._round_cap():
                 raise EpisodeEnd("budget_exhausted", "rounds", answer="")
@@ -402,8 +403,9 @@ class EpisodeRunner(LabTurns):
                 st.conversation.append(user)
 
     async def _tool_turn(self, st: _State) -> None:
-        """Run the tool calls of the last assistant message (protocol mode "tools"); raises
-        EpisodeEnd at `submit_answer` or a budget."""
+        """Run the tool calls of the last assistant message (protocol modes "tools" and
+        "code-tools", where `run_python` runs a cell); raises EpisodeEnd at `submit_answer` or a
+        budget."""
         step, calls = st.last_step, st.last_tool_calls
         specs = tool_text.by_name(self.tools)
         submit = next(
