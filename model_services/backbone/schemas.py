@@ -53,12 +53,14 @@ class ChatMessage(BaseModel):
         for i, part in enumerate(v if isinstance(v, list) else ()):
             kind = part.get("type", "text") if isinstance(part, dict) else "text"
             if kind != "text":
-                what = _PART_KINDS.get(kind if isinstance(kind, str) else "", "non-text")
+                # only a type we know is named back: errors never echo the caller's input
+                known = kind if isinstance(kind, str) and kind in _PART_KINDS else None
+                what = f"has type '{known}'" if known else "is not of type 'text'"
                 raise PydanticCustomError(
                     "unsupported_content_part",
-                    "{what} parts are not supported: this server reads text only (part {i} of "
-                    "the content has type {kind}); send the text parts alone",
-                    {"what": what, "i": i, "kind": ascii(kind)[:40]},
+                    "{kind} parts are not supported: this server reads text only (part {i} of "
+                    "the content {what}); send the text parts alone",
+                    {"kind": _PART_KINDS.get(known or "", "non-text"), "i": i, "what": what},
                 )
         return v
 
