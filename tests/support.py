@@ -5,6 +5,7 @@ stopping it, and the rule for a tool scripts/install.sh installs but a test cann
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
 import subprocess
@@ -173,12 +174,21 @@ def run_cli(
 
     changes: dict[str, str | None] = {k: None for k in os.environ if k not in env}
     changes.update(env)
+    # logging as a fresh process has it: a handler another test's library left on the root
+    # logger (Inspect's rich handler) would write log lines into the command's stdout
+    root = logging.getLogger()
+    kept = [h for h in root.handlers if type(h).__module__.startswith("_pytest")]
+    others = [h for h in root.handlers if h not in kept]
     here = os.getcwd()
     os.chdir(cwd)
+    for h in others:
+        root.removeHandler(h)
     try:
         r = CliRunner().invoke(app, argv, env=changes)
     finally:
         os.chdir(here)
+        for h in others:
+            root.addHandler(h)
     if isinstance(r.exception, StoreUnavailable):
         return subprocess.CompletedProcess(argv, 2, r.stdout, f"harness: {r.exception}\n")
     if r.exception is not None and not isinstance(r.exception, SystemExit):

@@ -46,7 +46,7 @@ def test_a_builtin_is_refused_on_a_family_it_does_not_play(env: dict[str, str]) 
     ), err
     # the agents that fit: the family's own, then those that play any family
     fit = err.split("Agents that play strings: ")[1]
-    assert fit.startswith("scripted-strings; any family: "), err
+    assert fit.startswith("scripted-strings, scripted-strings-code; any family: "), err
     assert {"openai", "anthropic", "replay"} <= set(fit.split(": ")[1].replace(",", "").split())
     assert "scripted-numeric" not in fit and "interpolation" not in fit
     assert HINT in err  # a pre-flight check refused it: --no-preflight would skip that check
@@ -114,5 +114,5 @@ def test_rest_refuses_a_family_the_agent_does_not_play(
     assert r.status_code == 400, r.text
     detail = r.json()["detail"]
     assert "agent 'scripted-strings' plays strings targets only" in detail, detail
-    assert "Agents that play numeric: interpolation, scripted-numeric; any family:" in detail
+    assert "Agents that play numeric: interpolation, scripted-numeric, scripted-numeric-code; any family:" in detail
     assert _stored(env) == []

@@ -59,7 +59,7 @@ def test_run_list_is_paginated_and_trimmed(default_server) -> None:  # type: ign
     assert [x["id"] for x in page + rest] == ids[::-1]  # newest first
     assert set(page[0]) == {
         "id", "status", "agent", "dataset", "family", "variant", "n_targets", "floor_for",
-        "created_at", "updated_at", "finished_at", "error", "imported",
+        "created_at", "updated_at", "finished_at", "error", "error_cause", "imported",
     }  # fmt: skip
     assert page[0]["n_targets"] == 2 and page[0]["imported"] is False
     assert httpx.get(srv.url + "/runs", params={"limit": 1001}).status_code == 422

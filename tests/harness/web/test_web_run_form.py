@@ -22,7 +22,8 @@ def test_form_starts_a_tools_run_with_epochs_and_an_option(server, page) -> None
     # the script shows the chosen agent's option fields only
     assert form.locator('[data-agent-options="scripted-numeric"]').is_visible()
     assert not form.locator('[data-agent-options="openai"]').is_visible()
-    form.get_by_label("max_inputs_per_call").fill("64")
+    # the chosen agent's field (scripted-numeric-code has one of the same label)
+    form.locator('[name="opt.scripted-numeric.max_inputs_per_call"]').fill("64")
     form.get_by_label("Dataset", exact=True).select_option("find-gen")
     form.get_by_label("Family", exact=True).select_option("numeric")
     form.get_by_label("Targets (limit)").fill("1")
