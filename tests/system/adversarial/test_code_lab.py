@@ -111,8 +111,13 @@ def test_what_a_cell_cannot_do(lab_runs: dict[str, dict[str, Any]], adv_server: 
     by_step = sorted(store.lab_cells(lab_runs["snoop"]["id"]), key=lambda c: c.number)
     other = by_step[2].stdout.splitlines()
     assert len(other) == 5 and all("refused:" in line for line in other), other
-    # the forged call of another cell ends that lab, and nothing of it is recorded
-    assert by_step[1].status == "restarted" and "out of turn" in (by_step[1].error or "")
+    # the forged call of another cell is never answered and nothing of it is recorded: the lab
+    # restarts ("out of turn"), or the cell ends in error (seen once in a full run; which one
+    # depends on the order the cell's writes reach the descriptors it tries)
+    forged = by_step[1]
+    assert forged.status in ("restarted", "error"), forged.status
+    if forged.status == "restarted":
+        assert "out of turn" in (forged.error or ""), forged.error
     assert store.target_calls(lab_runs["snoop"]["id"]) == []
     res = sorted(store.lab_cells(lab_runs["resources"]["id"]), key=lambda c: c.number)
     status = {RUNS["resources"]["cells"][i]: c.status for i, c in enumerate(res[:-1])}
