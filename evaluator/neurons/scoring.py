@@ -161,7 +161,8 @@ async def score_neuron_episode(
 
 
 class NeuronScorer(Scorer):
-    """Neurons: observational P/R/F1 of the [DESCRIPTION], and IIA when it matches a task."""
+    """Neurons: observational P/R/F1 of the [DESCRIPTION], the simulation score with its ceiling,
+    and IIA when it matches a task."""
 
     metrics = (
         *(f"observational_{m}" for m in O.METRICS),
