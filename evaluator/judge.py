@@ -25,6 +25,8 @@ import httpx
 from pydantic import BaseModel, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from evaluator.retrying_post import post_with_retries
+
 
 class JudgeSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="HARNESS_JUDGE_")
@@ -128,25 +130,11 @@ class OpenAICompatibleJudge(JudgeClient):
 
     async def _post(self, path: str, body: dict[str, Any], parse: Any) -> Any:
         """POST with retries on transport errors, 5xx/429 and malformed 200 replies."""
-        last = "no attempt"
-        for attempt in range(self.max_retries + 1):
-            if attempt:
-                await asyncio.sleep(min(2.0, 0.2 * 2**attempt))
-            try:
-                r = await self._client.post(f"{self.url}{path}", json=body)
-            except httpx.HTTPError as e:
-                last = f"{type(e).__name__}: {e}"
-                continue
-            if r.status_code >= 500 or r.status_code == 429:
-                last = f"HTTP {r.status_code}: {r.text[:200]}"
-                continue
-            if r.status_code != 200:
-                raise JudgeError(f"judge endpoint answered HTTP {r.status_code}: {r.text[:200]}")
-            try:
-                return parse(r)
-            except MalformedJudgeReply as e:
-                last = str(e)
-        raise JudgeError(f"judge endpoint failed after {self.max_retries + 1} attempts: {last}")
+        return await post_with_retries(
+            self._client, f"{self.url}{path}", body, max_retries=self.max_retries, parse=parse,
+            malformed=(MalformedJudgeReply,), describe=lambda e, _: str(e), error=JudgeError,
+            what="judge endpoint",
+        )  # fmt: skip
 
     async def complete(self, system: str, user: str) -> JudgeReply:
         body = {

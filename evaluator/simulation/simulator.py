@@ -32,6 +32,7 @@ from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from evaluator.judge import JudgeError
+from evaluator.retrying_post import post_with_retries
 from evaluator.simulation import prompt as P
 from evaluator.simulation.scale import LEVELS, MAX_LEVEL
 
@@ -194,29 +195,13 @@ class EndpointSimulator(Simulator):
             "max_tokens": 1,
             "temperature": 0,
         }
-        last = "no attempt"
-        for attempt in range(self.settings.max_retries + 1):
-            if attempt:
-                await asyncio.sleep(min(2.0, 0.2 * 2**attempt))
-            try:
-                r = await self._client.post(f"{self.url}/completions", json=body)
-            except httpx.HTTPError as e:
-                last = f"{type(e).__name__}: {e}"
-                continue
-            if r.status_code >= 500 or r.status_code == 429:
-                last = f"HTTP {r.status_code}: {r.text[:200]}"
-                continue
-            if r.status_code != 200:
-                raise SimulatorError(
-                    f"simulator endpoint answered HTTP {r.status_code}: {r.text[:200]}"
-                )
-            try:
-                return read_slots(r.json()["choices"][0]["logprobs"], p.slots)
-            except (ValueError, KeyError, IndexError, TypeError, SimulatorError) as e:
-                last = f"malformed reply ({type(e).__name__}: {e}): {r.text[:200]!r}"
-        raise SimulatorError(
-            f"simulator endpoint failed after {self.settings.max_retries + 1} attempts: {last}"
-        )
+        return await post_with_retries(
+            self._client, f"{self.url}/completions", body, max_retries=self.settings.max_retries,
+            parse=lambda r: read_slots(r.json()["choices"][0]["logprobs"], p.slots),
+            malformed=(ValueError, KeyError, IndexError, TypeError, SimulatorError),
+            describe=lambda e, r: f"malformed reply ({type(e).__name__}: {e}): {r.text[:200]!r}",
+            error=SimulatorError, what="simulator endpoint",
+        )  # fmt: skip
 
     async def simulate(self, explanation: str, texts: Sequence[Sequence[str]]) -> Simulation:
         model = await self._model()
