@@ -483,6 +483,7 @@ class AgentHosts:
             await host.close(graceful=False)
             tb = None
             if isinstance(resp, Failure):
+                await meter.settled()
                 category, message = checked_category(resp, meter.since(before))
                 tb = for_user(resp.traceback, plan)
                 if resp.import_error:
@@ -585,6 +586,7 @@ class AgentHostClient(Agent):
                 await self._discard()  # state is unknown
                 raise
             self._sent = list(conversation)
+            await self.meter.settled()  # the last reply's usage may still be being counted
             if isinstance(resp, Reply):
                 usage = self._usage(resp.usage, before)
                 calls = resp.tool_calls if tools is not None else []

@@ -22,6 +22,7 @@ and reply, it
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import json
@@ -29,6 +30,7 @@ import logging
 import os
 import socketserver
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
@@ -93,6 +95,26 @@ class UsageMeter:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._total = Seen(0, 0, 0)
+        self._relaying = 0  # requests the forwarder has taken and not yet finished
+
+    @contextlib.contextmanager
+    def relaying(self) -> Iterator[None]:
+        """Held by the forwarder while it handles one request, usage counting included."""
+        with self._lock:
+            self._relaying += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._relaying -= 1
+
+    async def settled(self, timeout: float = 5.0) -> None:
+        """Wait, at most `timeout` seconds, until no request is mid-relay. The agent reads a
+        reply as soon as its last byte is written, which can be before the forwarder's thread
+        has counted that reply's usage; a step's reading taken then would miss it."""
+        deadline = time.monotonic() + timeout
+        while self._relaying and time.monotonic() < deadline:
+            await asyncio.sleep(0.005)
 
     def add(self, prompt_tokens: int, completion_tokens: int) -> None:
         with self._lock:
@@ -240,6 +262,10 @@ def _handler(fwd: ProviderForwarder) -> type[BaseHTTPRequestHandler]:
         protocol_version = "HTTP/1.1"
 
         def do_request(self) -> None:
+            with fwd.meter.relaying():
+                self._forward()
+
+        def _forward(self) -> None:
             if "transfer-encoding" in self.headers:
                 return self._error(411, "send a Content-Length, not a chunked body")
             try:

@@ -7,8 +7,10 @@ endpoint standing in for the paid API."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -161,9 +163,42 @@ def test_the_forwarder_counts_usage_in_streamed_replies(
     try:
         with httpx.Client(transport=httpx.HTTPTransport(uds=str(tmp_path / SOCKET_NAME))) as c:
             r = c.post("http://agent" + path, json={"stream": True})
+        asyncio.run(meter.settled())
     finally:
         relay.stop()
         endpoint.close()
     assert r.status_code == 200 and r.content == endpoint.payload  # passed on unchanged
     seen = meter.reading()
     assert (seen.prompt_tokens, seen.completion_tokens, seen.replies) == (*expected, 1)
+
+
+class _LateMeter(UsageMeter):
+    """A meter whose forwarder thread is slow to count: what a loaded machine does to it."""
+
+    def add(self, prompt_tokens: int, completion_tokens: int) -> None:
+        time.sleep(0.5)
+        super().add(prompt_tokens, completion_tokens)
+
+
+async def test_a_step_waits_for_the_usage_of_a_reply_already_read(tmp_path: Path) -> None:
+    """The client has the whole reply before the forwarder's thread counts its usage (the CI
+    failure: a token budget ran one round over); `settled()` waits for that count."""
+    stub = OpenAIStub(usage={"prompt_tokens": 1000, "completion_tokens": 500})
+    profile = ProviderProfile(name="s", kind="openai", base_url=stub.url + "/v1")
+    meter = _LateMeter()
+    _, relay = open_route(profile, str(tmp_path), "/run/agent", meter)
+    try:
+        transport = httpx.AsyncHTTPTransport(uds=str(tmp_path / SOCKET_NAME))
+        async with httpx.AsyncClient(transport=transport) as c:
+            r = await c.post(
+                "http://agent/v1/chat/completions",
+                json={"model": "m", "messages": [{"role": "user", "content": "hi"}]},
+            )
+        assert r.status_code == 200, r.text
+        assert meter.reading().replies == 0  # read, not yet counted
+        await meter.settled()
+        seen = meter.reading()
+    finally:
+        relay.stop()
+        stub.close()
+    assert (seen.prompt_tokens, seen.completion_tokens, seen.replies) == (1000, 500, 1)
