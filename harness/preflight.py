@@ -174,6 +174,33 @@ def check_agent_host(spec: RunSpec, settings: Settings, plan: RunPlan) -> list[s
     return [problem]
 
 
+def check_lab(spec: RunSpec, settings: Settings) -> list[str]:
+    """Protocol modes `code` and `code-tools` give every episode a lab (bubblewrap, the
+    operator's HARNESS_LAB_* limits and packages): one is started here and closed, so that a
+    machine that cannot start one is told once, before the run, not by every episode."""
+    from harness.runs.spec import CODE_MODES
+
+    if spec.protocol.mode not in CODE_MODES:
+        return []
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    from harness.lab.api import module_source
+    from harness.lab.limits import LabLimits
+    from harness.lab.process import LabProcess, LabStartError
+
+    async def start_one() -> None:
+        lab = await LabProcess.start(module_source([]), LabLimits.from_settings(settings))
+        await lab.close()
+
+    try:  # its own loop: the API calls this from inside one
+        with ThreadPoolExecutor(1) as pool:
+            pool.submit(asyncio.run, start_one()).result()
+    except LabStartError as e:
+        return [f"protocol mode {spec.protocol.mode!r} needs a lab, and none starts here: {e}"]
+    return []
+
+
 def check_families(agent: str, agent_cls: type, targets: Sequence[Target]) -> list[str]:
     """An agent that declares the families it plays (`Agent.families`; every built-in does)
     is refused on targets of another family, with the agents that play all the selected ones.
@@ -303,6 +330,7 @@ def preflight(
     if plan is not None:
         problems += check_agent_host(spec, settings, plan)
         problems += check_families(spec.agent, plan.agent_cls, plan.targets)
+    problems += check_lab(spec, settings)
     targets = plan.targets if plan is not None else []
     try:
         if plan is None:

@@ -62,7 +62,11 @@ def run(
     limit: int = typer.Option(None, "--limit", "-n", min=1, help="at most N targets"),
     seed: int = typer.Option(None, "--seed", help="sample the N targets with this seed"),
     gen_seed: int = typer.Option(0, "--gen-seed", help="find-gen generator seed"),
-    mode: str = typer.Option("default", "--mode", help="protocol: default | find-compat | tools"),
+    mode: str = typer.Option(
+        "default",
+        "--mode",
+        help="protocol: default | find-compat | tools | code | code-tools (docs/code-mode.md)",
+    ),
     method: str = typer.Option(
         "interactive", "--method", help="interactive | exemplars | single_round"
     ),

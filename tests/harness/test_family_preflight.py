@@ -7,6 +7,7 @@ app on loopback."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import httpx
@@ -114,5 +115,37 @@ def test_rest_refuses_a_family_the_agent_does_not_play(
     assert r.status_code == 400, r.text
     detail = r.json()["detail"]
     assert "agent 'scripted-strings' plays strings targets only" in detail, detail
-    assert "Agents that play numeric: interpolation, scripted-numeric, scripted-numeric-code; any family:" in detail
+    assert (
+        "Agents that play numeric: interpolation, scripted-numeric, scripted-numeric-code; any family:"
+        in detail
+    )
     assert _stored(env) == []
+
+
+@pytest.mark.skipif(
+    shutil.which("bwrap") is None, reason="labs need bubblewrap (Debian `bubblewrap`)"
+)
+def test_a_code_mode_run_is_refused_when_no_lab_starts(env: dict[str, str]) -> None:
+    """Mode `code` starts a lab per episode: pre-flight starts one first, so an operator's lab
+    setting that cannot work (a package this Python lacks) refuses the run once, with the cause,
+    instead of failing every episode; with the default setting the same run is admitted."""
+    args = (
+        "run",
+        "-a",
+        "scripted-numeric-code",
+        "--mode",
+        "code",
+        "-d",
+        "find-gen",
+        "-f",
+        "numeric",
+    )
+    bad = env | {"HARNESS_LAB_PACKAGES": "numpy,no_such_lab_package"}
+    code, err = _cli(bad, *args, *ONE)
+    assert code == 2, err
+    assert "protocol mode 'code' needs a lab, and none starts here" in err, err
+    assert "no_such_lab_package" in err and HINT in err, err
+    assert _stored(bad) == []
+    code, err = _cli(env, *args, *ONE)
+    assert code == 0, err
+    assert _stored(env) == ["scripted-numeric-code"]
