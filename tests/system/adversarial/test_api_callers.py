@@ -83,16 +83,19 @@ def check(canaries: Canaries, r: httpx.Response, what: str) -> None:
 
 def login(server: AdvServer, canaries: Canaries) -> httpx.Response:
     """POST /ui/login with the token, sending back any hidden form field of the login page
-    (a CSRF token); returns the response (its Set-Cookie is the session)."""
-    form = server.api.get("/ui/login")
-    fields = dict(re.findall(r'<input[^>]*type="hidden"[^>]*name="([^"]+)"[^>]*value="([^"]*)"',
-                             form.text))  # fmt: skip
-    return server.api.post(
-        "/ui/login",
-        data={**fields, "token": canaries.token},
-        headers={"Cookie": _cookie_header(form.cookies)},
-        follow_redirects=False,
-    )
+    (a CSRF token); returns the response (its Set-Cookie is the session). A browser that has
+    not been here before: `server.api`'s cookie jar holds whatever earlier tests' pages set (a
+    shuffled run met a CSRF cookie there, so the login page set none and the form was refused)."""
+    with httpx.Client(base_url=server.url, timeout=120) as fresh:
+        form = fresh.get("/ui/login")
+        fields = dict(re.findall(r'<input[^>]*type="hidden"[^>]*name="([^"]+)"[^>]*value="([^"]*)"',
+                                 form.text))  # fmt: skip
+        return fresh.post(
+            "/ui/login",
+            data={**fields, "token": canaries.token},
+            headers={"Cookie": _cookie_header(form.cookies)},
+            follow_redirects=False,
+        )
 
 
 def _cookie_header(cookies: httpx.Cookies) -> str:
