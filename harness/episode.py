@@ -122,7 +122,17 @@ class _State:
         return self.prompt_tokens + self.completion_tokens
 
 
-__all__ = ["LOST", "EpisodeEnd", "EpisodeRunner", "LeaseLost", "ScoreHook"]
+__all__ = ["LOST", "EpisodeEnd", "EpisodeRunner", "LeaseLost", "ScoreHook", "offered_tools"]
+
+
+def offered_tools(family: str, mode: str) -> list[ToolSpec]:
+    """The tools an episode offers in protocol `mode`: the benchmark's commands in "tools" and
+    "code-tools", with the lab's `run_python` in "code-tools"; none in the text modes. The MCP
+    server lists the same (harness/mcp/server.py)."""
+    tools = list(benchmark(family).commands) if mode in TOOL_MODES else []
+    if mode == "code-tools":
+        tools.append(RUN_PYTHON_SPEC)
+    return tools
 
 
 class EpisodeRunner(LabTurns):
@@ -154,13 +164,8 @@ class EpisodeRunner(LabTurns):
         self.step_timeout_s = step_timeout_s  # the operator's bound on one agent step
         self.mode = spec.protocol.mode
         self.method = spec.protocol.method
-        # the benchmark's commands, offered as tools in protocol modes "tools" and "code-tools"
-        self.tools: list[ToolSpec] = (
-            list(benchmark(target.family).commands) if self.mode in TOOL_MODES else []
-        )
+        self.tools = offered_tools(target.family, self.mode)
         self.lab_factory, self.lab_limits = lab_factory, lab_limits or LabLimits()
-        if self.mode == "code-tools":
-            self.tools.append(RUN_PYTHON_SPEC)
 
     # ---- public -----------------------------------------------------------------------------
     async def run(self) -> str:

@@ -1,6 +1,6 @@
 """`harness mcp serve`: a run of the agent `external` with its MCP server (docs/agents.md,
 "External agents over MCP"). The run options are `harness run`'s; the agent defaults to
-`external` and the protocol mode to `tools`."""
+`external` and the protocol mode to `tools` (`code-tools` adds the lab's `run_python`)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,11 @@ mcp_app = typer.Typer(no_args_is_help=True, help="Serve episodes to external age
 
 _DEFAULTS = {
     "agent": typer.Option("external", "--agent", "-a", help="an agent that runs over MCP"),
-    "mode": typer.Option("tools", "--mode", help="protocol mode (the agent calls tools)"),
+    "mode": typer.Option(
+        "tools",
+        "--mode",
+        help="protocol mode: tools, or code-tools (the tools and run_python, a lab's cell)",
+    ),
 }
 
 

@@ -62,7 +62,8 @@ class ExternalAgent(Agent):
     ) -> AgentReply:
         if tools is None:
             raise AgentError(
-                "the agent `external` needs protocol mode `tools` (its client calls tools)",
+                "the agent `external` needs protocol mode `tools` or `code-tools` (its client "
+                "calls tools)",
                 category="agent",
             )
         silence = self.opts.silence_s

@@ -77,6 +77,8 @@ class Channel:
     episode_id: str
     token: str
     family: str = ""  # its benchmark (the tools it lists); set by whoever hands out the endpoint
+    # its run's protocol mode: "code-tools" lists the lab's `run_python` beside the commands
+    mode: str = "tools"
     ended: str | None = None  # why the episode ended, once it has
     # the episode's opening messages (role, text): what its agent is told, before any call
     task: list[tuple[str, str]] | None = None
@@ -215,7 +217,7 @@ class Rendezvous:
         self._channels: dict[str, Channel] = {}
         self._by_token: dict[str, Channel] = {}
 
-    def open(self, episode_id: str, family: str = "") -> Channel:
+    def open(self, episode_id: str, family: str = "", mode: str = "") -> Channel:
         """The episode's channel, made (with a fresh token) on first use, and again once it has
         ended (the episode runs again: a resume); the old token keeps saying it ended."""
         ch = self._channels.get(episode_id)
@@ -224,6 +226,7 @@ class Rendezvous:
             self._channels[episode_id] = ch
             self._by_token[token_key(ch.token)] = ch
         ch.family = family or ch.family
+        ch.mode = mode or ch.mode
         return ch
 
     def by_token(self, token: str) -> Channel | None:

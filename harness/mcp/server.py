@@ -4,7 +4,9 @@ Streamable HTTP, one endpoint per episode (`<base>/<episode id>`), one bearer to
 A request is answered only when its token is the episode's in the path; once that episode has
 ended, its token lists no tool and every call answers "episode ended". The tool handlers look the episode up by the request's token again, so neither an MCP
 session id nor the path alone grants anything. Tools are the episode's benchmark's commands
-(`function_store.benchmark.benchmark(family).commands`), listed with their JSON schemas.
+(`function_store.benchmark.benchmark(family).commands`), listed with their JSON schemas; in
+protocol mode `code-tools` also the lab's `run_python` (`harness.episode.offered_tools`: what the
+episode offers), whose cells run in the episode's lab (docs/code-mode.md).
 
 Bounds, as for a native agent's message at the agent host: a call whose arguments are longer
 than the agent message cap (HARNESS_AGENT_MAX_MESSAGE_CHARS) is refused before it reaches the
@@ -28,11 +30,12 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from agents.host_protocol import DEFAULT_MAX_MESSAGE_CHARS, reply_chars, reply_line_limit, too_long
 from agents.toolspec import ToolCall
-from function_store.benchmark import benchmark
+from harness.episode import offered_tools
 from harness.mcp.channel import RENDEZVOUS, Channel, Endpoint, EpisodeEnded, Rendezvous
 from harness.rate_limit import FailureBudget, TooManyFailures, client_address
 from harness.runs.plan import RunPlan
 from harness.runs.prepare import RunState, store_episodes
+from harness.runs.spec import RunSpec
 from harness.store.models import EPISODE_TERMINAL, Run
 from harness.store.repo import Store
 
@@ -168,7 +171,7 @@ class McpApp:
                     description=spec.tool_description(),
                     input_schema=spec.parameters,
                 )
-                for spec in benchmark(channel.family).commands
+                for spec in offered_tools(channel.family, channel.mode)
             ]
         )
 
@@ -285,11 +288,13 @@ def issue_endpoints(
 ) -> list[Endpoint]:
     """An endpoint and token for each episode of the run that has not ended (made on first
     request, the same ones after)."""
+    run = store.get_run(run_id)
+    mode = RunSpec.model_validate(run.spec).protocol.mode if run is not None else ""
     out = []
     for ep in store.episodes(run_id):
         if ep.status in EPISODE_TERMINAL:
             continue
-        ch = rendezvous.open(ep.id, ep.family)
+        ch = rendezvous.open(ep.id, ep.family, mode)
         url = f"{base_url.rstrip('/')}/{ep.id}"
         out.append(Endpoint(episode_id=ep.id, target_id=ep.target_id, url=url, token=ch.token))
     return out

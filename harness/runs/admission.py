@@ -8,7 +8,7 @@ from harness.preflight import preflight as check
 from harness.runs.catalogs import CatalogCache
 from harness.runs.plan import RunPlan, plan_run
 from harness.runs.selection import SelectionError
-from harness.runs.spec import RunSpec
+from harness.runs.spec import TOOL_MODES, RunSpec
 from harness.settings import Settings
 
 
@@ -38,14 +38,14 @@ def checked_plan(
 
 def _check_in_orchestrator(spec: RunSpec, settings: Settings) -> None:
     """An agent that meets its client in the orchestrator's process (`external`, over MCP) needs
-    its episodes there, and tool calls to meet."""
+    its episodes there, and tool calls to meet (protocol mode `tools`, or `code-tools`)."""
     if settings.executor != "local":
         raise SelectionError(
             f"agent {spec.agent!r} runs in the orchestrator's process (its clients reach it over "
             f"MCP there): it needs the local executor, not {settings.executor!r}"
         )
-    if spec.protocol.mode != "tools":
+    if spec.protocol.mode not in TOOL_MODES:  # code-tools: the tools and the lab's run_python
         raise SelectionError(
-            f"agent {spec.agent!r} calls tools: use protocol mode 'tools' (--mode tools), "
-            f"not {spec.protocol.mode!r}"
+            f"agent {spec.agent!r} calls tools: use protocol mode 'tools' (--mode tools) or "
+            f"'code-tools', not {spec.protocol.mode!r}"
         )
