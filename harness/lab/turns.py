@@ -96,27 +96,17 @@ class LabTurns:
             async def on_call(
                 frame: Call, made: list[dict[str, Any]] = made, first: int = next_idx
             ) -> CallResult:
-                spec = specs.get(frame.command)
-                if spec is None:
-                    known = ", ".join(specs)
-                    return _refused(
-                        frame, f"unknown command {frame.command[:64]!r}; known: {known}"
-                    )
-                if problems := argument_errors(spec, frame.arguments):
-                    return _refused(frame, f"invalid arguments for {spec.name}: {problems}")
+                spec = checked_call(specs, frame)
+                if isinstance(spec, CallResult):
+                    return spec
                 cap = budgets.max_target_calls
                 if cap is not None and st.target_calls >= cap:
                     out.end = EpisodeEnd("budget_exhausted", "target_calls", answer="")
-                    return CallResult(
-                        id=frame.id,
-                        ok=False,
-                        kind="budget",
-                        error=f"the session's budget of {cap} target calls is spent",
-                    )
+                    return budget_spent(frame, cap)
                 words = to_words(spec, frame.arguments)
                 call = await self._call_target(words)  # type: ignore[attr-defined]
                 if "_rejected" in call:
-                    return _refused(frame, call["_rejected"])
+                    return refused(frame, call["_rejected"])
                 made.append({"step": step, "idx": first + len(made), **call})
                 st.target_calls += 1
                 st.inputs += len(words)
@@ -171,14 +161,7 @@ class LabTurns:
 
     # ---- answers that name a function of the lab --------------------------------------------
     async def _lab_source(self, name: str) -> str:
-        lab = self._lab_obj
-        if lab is None:
-            source, why = None, "no cell ran in this process"
-        else:
-            source, why = await lab.export(name)
-        if source is None:
-            return f"# lab:{name} could not be submitted: {why}\n"
-        return source
+        return await lab_source(self._lab_obj, name)
 
     async def _lab_answer_text(self, text: str) -> str:
         """A final message with every fenced answer part that reads `lab:NAME` replaced by
@@ -201,17 +184,56 @@ class LabTurns:
         return text
 
     async def _lab_answer_args(self, spec: ToolSpec, arguments: dict[str, Any]) -> dict[str, Any]:
-        """submit_answer's arguments with each fenced part that reads `lab:NAME` replaced by
-        NAME's source from the lab."""
-        out = dict(arguments)
-        for t in spec.tags:
-            value = out.get(t.arg)
-            if t.fence and isinstance(value, str) and (m := LAB_REF.match(value)):
-                out[t.arg] = await self._lab_source(m.group(1))
-        return out
+        return await lab_answer_args(self._lab_obj, spec, arguments)
 
 
-def _refused(frame: Call, why: str) -> CallResult:
+# ---- shared with the Inspect tasks' run_python (harness/inspect_tasks/lab_tool.py) --------------
+
+
+def checked_call(specs: dict[str, ToolSpec], frame: Call) -> ToolSpec | CallResult:
+    """The declared `call` command a cell's call names, its arguments checked against the
+    command's schema; else the call's refusal."""
+    spec = specs.get(frame.command)
+    if spec is None:
+        known = ", ".join(specs)
+        return refused(frame, f"unknown command {frame.command[:64]!r}; known: {known}")
+    if problems := argument_errors(spec, frame.arguments):
+        return refused(frame, f"invalid arguments for {spec.name}: {problems}")
+    return spec
+
+
+def budget_spent(frame: Call, cap: int) -> CallResult:
+    """A call past `max_target_calls` (the cell gets `target.BudgetExhausted`)."""
+    error = f"the session's budget of {cap} target calls is spent"
+    return CallResult(id=frame.id, ok=False, kind="budget", error=error)
+
+
+async def lab_source(lab: Lab | None, name: str) -> str:
+    """The source of the lab's function `name`, as an answer's code; else a comment saying why
+    not (it scores as missing code)."""
+    if lab is None:
+        source, why = None, "no cell ran in this process"
+    else:
+        source, why = await lab.export(name)
+    if source is None:
+        return f"# lab:{name} could not be submitted: {why}\n"
+    return source
+
+
+async def lab_answer_args(
+    lab: Lab | None, spec: ToolSpec, arguments: dict[str, Any]
+) -> dict[str, Any]:
+    """submit_answer's arguments with each fenced part that reads `lab:NAME` replaced by
+    NAME's source from the lab."""
+    out = dict(arguments)
+    for t in spec.tags:
+        value = out.get(t.arg)
+        if t.fence and isinstance(value, str) and (m := LAB_REF.match(value)):
+            out[t.arg] = await lab_source(lab, m.group(1))
+    return out
+
+
+def refused(frame: Call, why: str) -> CallResult:
     return CallResult(id=frame.id, ok=False, kind="refused", error=why[:2000])
 
 
