@@ -22,6 +22,7 @@ from harness.runs.views import (  # noqa: F401 (re-export)
     EpisodeDetail,
     EpisodeOut,
     EventOut,
+    LabCellOut,
     MessageOut,
     MetricSummary,
     Progress,

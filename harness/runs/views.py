@@ -23,6 +23,7 @@ from harness.store.models import (
     EPISODE_TERMINAL,
     Episode,
     Event,
+    LabCell,
     Message,
     Run,
     Score,
@@ -218,6 +219,41 @@ class TargetCallOut(BaseModel):
     created_at: datetime
 
 
+class LabCellOut(BaseModel):
+    """One cell run in the episode's lab (protocol modes `code` and `code-tools`): its code,
+    what it printed and returned as the agent read it, and the target calls it made."""
+
+    step: int = Field(description="the assistant message that holds it")
+    idx: int = Field(
+        description="its index among that message's cells (code-tools: its tool call's index)"
+    )
+    number: int = Field(description="its number in the episode's lab (the reply's 'cell N')")
+    code: str
+    status: str = Field(description="ok | error | restarted (a hard limit: the lab lost its state)")
+    stdout: str
+    stderr: str
+    value: str | None = Field(description="the last expression's value, as printed")
+    error: str | None
+    traceback: str | None
+    cut: dict[str, int] = Field(
+        description="characters the lab left out of each part (stdout, stderr, value, error, "
+        "traceback), as the agent's reply said"
+    )
+    shown_chars: dict[str, int] = Field(
+        default_factory=dict,
+        description=f"the parts cut for this view (each to {PREVIEW_CHARS} characters on the "
+        "API; `harness export` has them whole): each one's full length in characters",
+    )
+    first_call: int = Field(description="its first target call's idx in its step")
+    n_calls: int
+    calls: list[TargetCallOut] = Field(
+        description="its target calls: those of `step` with idx in [first_call, first_call + "
+        "n_calls)"
+    )
+    wall_s: float | None
+    created_at: datetime
+
+
 class ScoreOut(_Cause):
     metric: str
     value: float | None
@@ -242,6 +278,11 @@ class EpisodeDetail(EpisodeOut):
     calls: list[TargetCallOut]
     tool_calls: list[ToolCallOut] = Field(
         default_factory=list, description="protocol mode tools: every tool call, in order"
+    )
+    cells: list[LabCellOut] = Field(
+        default_factory=list,
+        description="protocol modes code and code-tools: every lab cell, in order, each with "
+        "its target calls (which `calls` lists too)",
     )
     scores: list[ScoreOut]
 
@@ -332,6 +373,22 @@ def tool_call_outs(
                 }
             )
         )
+    return out
+
+
+def lab_cell_outs(
+    rows: Sequence[tuple[LabCell, dict[str, int]]], calls: Sequence[TargetCallOut]
+) -> list[LabCellOut]:
+    """Each cell with its target calls; `rows` are (cell, full lengths of its cut texts)."""
+    by_step: dict[int, dict[int, TargetCallOut]] = {}
+    for c in calls:
+        by_step.setdefault(c.step, {})[c.idx] = c
+    out = []
+    for cell, chars in rows:
+        made = by_step.get(cell.step, {})
+        span = range(cell.first_call, cell.first_call + cell.n_calls)
+        mine = [made[i] for i in span if i in made]
+        out.append(LabCellOut(**cell.model_dump(), shown_chars=chars, calls=mine))
     return out
 
 
@@ -505,12 +562,19 @@ def episode_detail(
     else:
         answer = {"final_answer": ep.final_answer}
         messages = [message_out(m) for m in store.messages(ep.id)]
+    calls = [call_out(c) for c in store.target_calls(ep.id)]
+    cells = (
+        store.lab_cell_heads(ep.id, PREVIEW_CHARS)
+        if preview
+        else [(c, {}) for c in store.lab_cells(ep.id)]
+    )
     return EpisodeDetail(
         **episode_out(ep, len(run.target_ids) if run is not None else 0).model_dump(),
         **answer,
         error_traceback=store.episode_traceback(ep.id, ep.run_id) if ep.status == "error" else None,
         messages=messages,
-        calls=[call_out(c) for c in store.target_calls(ep.id)],
+        calls=calls,
         tool_calls=tool_call_outs(store.tool_calls(ep.id), messages, preview),
+        cells=lab_cell_outs(cells, calls),
         scores=scores,
     )

@@ -80,6 +80,8 @@ _INSERT_CALL = insert(_CALLS)
 _INSERT_EVENT = insert(_EVENTS)
 _INSERT_TOOL_CALL = insert(ToolCall.__table__)  # type: ignore[attr-defined]
 _INSERT_CELL = insert(LabCell.__table__)  # type: ignore[attr-defined]
+# a cell's texts, cut for the pages and the API (Store.lab_cell_heads)
+LAB_CELL_TEXTS = ("code", "stdout", "stderr", "value", "error", "traceback")
 COUNTERS = (
     "rounds",
     "target_calls",
@@ -524,6 +526,32 @@ class Store:
     def lab_cells(self, episode_id: str) -> list[LabCell]:
         q = select(LabCell).where(LabCell.episode_id == episode_id).order_by(LabCell.number)
         return self._all(q)
+
+    def lab_cell_heads(
+        self, episode_id: str, max_chars: int
+    ) -> list[tuple[LabCell, dict[str, int]]]:
+        """The episode's cells with at most `max_chars` of each text (code and what it printed,
+        cut in SQL: a cell's code is as long as its message), each with the full lengths of the
+        texts that were longer."""
+        table = LabCell.__table__  # type: ignore[attr-defined]
+        texts = [table.c[n] for n in LAB_CELL_TEXTS]
+        cols = [c for c in table.c if c.name not in LAB_CELL_TEXTS]
+        q = (
+            select(
+                *cols,
+                *(func.substr(c, 1, max_chars).label(c.name) for c in texts),
+                *(func.coalesce(func.length(c), 0).label(f"{c.name}__chars") for c in texts),
+            )
+            .where(table.c.episode_id == episode_id)
+            .order_by(table.c.number)
+        )
+        with self._text_reads(), self.engine.connect() as c:
+            rows = [dict(r) for r in c.execute(q).mappings()]
+        out = []
+        for r in rows:
+            chars = {n: r.pop(f"{n}__chars") for n in LAB_CELL_TEXTS}
+            out.append((LabCell(**r), {n: k for n, k in chars.items() if k > max_chars}))
+        return out
 
     def add_lab_cells(self, episode_id: str, cells: Sequence[dict[str, Any]]) -> None:
         """Cells that caused no reply (the episode ended during them)."""

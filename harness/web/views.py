@@ -99,6 +99,7 @@ class Turn:
     tools: list[ToolEvent] = field(default_factory=list)
     answers: S.ToolCallOut | None = None  # on a `tool` message: the call it answers
     commands: list[str] = field(default_factory=list)  # each call's command, as the agent wrote it
+    cells: list[S.LabCellOut] = field(default_factory=list)  # the lab cells it ran (the notebook)
 
 
 def command_labels(content: str, calls: list[S.TargetCallOut], mode: str) -> list[str]:
@@ -107,7 +108,10 @@ def command_labels(content: str, calls: list[S.TargetCallOut], mode: str) -> lis
     episode loop read it (a call's idx is its command's index); `PYTHON(…)` where the message
     names none or was cut for the page."""
     from agents.protocol import parse_message
+    from agents.protocol.cells import split_cells
 
+    if mode == "code":  # its commands are in the text around its cells
+        content, mode = split_cells(content)[0], "default"
     text = mode in ("default", "find-compat")  # the modes whose commands are in the text
     commands = parse_message(content, mode).commands if text else []  # type: ignore[arg-type]
     out = []
@@ -121,13 +125,19 @@ def turns(detail: S.EpisodeDetail, mode: str = "default") -> list[Turn]:
     """Messages in order, each assistant message with the target calls it asked for (and the
     command of each, read from the message in the run's protocol `mode`); in protocol mode
     `tools`, with its tool calls (each with the target call it made), and each `tool` message
-    with the call it answers."""
+    with the call it answers; in protocol modes `code` and `code-tools`, with the lab cells it
+    ran (their target calls are shown under each cell in the notebook, not as commands)."""
     by_step: dict[int, list[S.TargetCallOut]] = {}
     targets = {(c.step, c.idx): c for c in detail.calls}
     rows = {(r.step, r.idx): r for r in detail.tool_calls}
     answered = {r.message_step: r for r in detail.tool_calls if r.message_step is not None}
+    cells: dict[int, list[S.LabCellOut]] = {}
+    in_cells: set[tuple[int, int]] = set()
+    for cell in detail.cells:
+        cells.setdefault(cell.step, []).append(cell)
+        in_cells |= {(cell.step, c.idx) for c in cell.calls}
     for c in detail.calls:
-        if (c.step, c.idx) not in rows:
+        if (c.step, c.idx) not in rows and (c.step, c.idx) not in in_cells:
             by_step.setdefault(c.step, []).append(c)
     out = []
     for m in detail.messages:
@@ -145,7 +155,7 @@ def turns(detail: S.EpisodeDetail, mode: str = "default") -> list[Turn]:
             )
         calls = by_step.get(m.step, [])
         labels = command_labels(m.content, calls, mode) if calls else []
-        out.append(Turn(m, calls, tools, answered.get(m.step), labels))
+        out.append(Turn(m, calls, tools, answered.get(m.step), labels, cells.get(m.step, [])))
     return out
 
 
