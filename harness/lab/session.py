@@ -81,7 +81,9 @@ class Lab:
         self.limits = limits
         self.source = module_source(commands)
         self.next_number = first_cell
-        self.resumed = first_cell > 1  # cells ran before this process: their state is gone
+        # cells ran before this process: their state is gone, unless a replay rebuilds it
+        # (harness/lab/replay.py, which sets or clears the note)
+        self.note: str | None = RESUMED if first_cell > 1 else None
         self._proc: LabProcess | None = None
 
     async def _process(self) -> LabProcess:
@@ -91,11 +93,15 @@ class Lab:
             self._proc = await LabProcess.start(self.source, self.limits)
         return self._proc
 
-    async def run(self, code: str, on_call: OnCall, wall_s: float | None = None) -> Cell:
+    async def run(
+        self, code: str, on_call: OnCall, wall_s: float | None = None, number: int | None = None
+    ) -> Cell:
         """Run one cell. `on_call` answers its target calls (the episode meters and records
-        them, and says how many it answered: `Cell.n_calls` is filled in by the caller)."""
-        number = self.next_number
-        self.next_number += 1
+        them, and says how many it answered: `Cell.n_calls` is filled in by the caller).
+        `number`: a stored cell's own number, when a replay runs it again."""
+        if number is None:
+            number = self.next_number
+            self.next_number += 1
         proc = await self._process()
         cap = self.limits.max_output_chars
         t0 = time.monotonic()
@@ -138,11 +144,15 @@ class Lab:
         )
 
     def take_resume_note(self) -> str | None:
-        """The note for the first cell after a resume (once)."""
-        if self.resumed:
-            self.resumed = False
-            return RESUMED
-        return None
+        """The note for the first cell after a resume whose lab was not rebuilt (once)."""
+        note, self.note = self.note, None
+        return note
+
+    async def reset(self) -> None:
+        """Discard the process and its state: the next cell starts a fresh one."""
+        if self._proc is not None:
+            await self._proc.close()
+            self._proc = None
 
     async def export(self, name: str) -> tuple[str | None, str | None]:
         """(source, None) for a function defined in the lab, or (None, why not)."""

@@ -10,6 +10,9 @@ the reply and the cell's own row. The lab gets the outputs read as values (harne
 it never writes a record. A call past `max_target_calls` is refused in the cell
 (`target.BudgetExhausted`) and the episode ends after that cell, as a text command past the
 budget ends it.
+
+A resumed episode's lab is rebuilt before its first use in the new process by replaying the
+stored cells, their calls answered from the store (harness/lab/replay.py).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from agents.protocol.cells import LAB_REF
@@ -27,6 +31,7 @@ from harness.episode_end import EpisodeEnd
 from harness.lab.api import call_commands, call_value
 from harness.lab.frames import Call, CallResult
 from harness.lab.process import LabStartError
+from harness.lab.replay import rebuild
 from harness.lab.session import Lab
 from harness.tool_checks import argument_errors
 
@@ -64,8 +69,24 @@ class LabTurns:
                     category="infrastructure",
                     error="protocol mode needs a lab, and this executor offers none",
                 )
-            first = len(self.store.lab_cells(self.ep.id)) + 1  # type: ignore[attr-defined]
-            self._lab_obj = factory(self._lab_commands(), first)
+            stored = self.store.lab_cells(self.ep.id)  # type: ignore[attr-defined]
+            lab = self._lab_obj = factory(self._lab_commands(), len(stored) + 1)
+            if stored:  # a resumed episode: its lab's state is rebuilt from the store
+                specs = by_name(call_commands(self._lab_commands()))
+                calls = self.store.target_calls(self.ep.id)  # type: ignore[attr-defined]
+                try:
+                    await rebuild(lab, stored, calls, partial(checked_call, specs))
+                except LabStartError as e:
+                    raise EpisodeEnd(
+                        "error", "lab_error", category="infrastructure", error=str(e)
+                    ) from None
+        return self._lab_obj
+
+    async def _lab_for_answer(self) -> Lab | None:
+        """The lab an answer's `lab:NAME` reads: this process's, or after a resume the one
+        rebuilt from the stored cells; None when no cell ran."""
+        if self._lab_obj is None and self.store.lab_cells(self.ep.id):  # type: ignore[attr-defined]
+            return await self._get_lab()
         return self._lab_obj
 
     async def _close_lab(self) -> None:
@@ -161,7 +182,7 @@ class LabTurns:
 
     # ---- answers that name a function of the lab --------------------------------------------
     async def _lab_source(self, name: str) -> str:
-        return await lab_source(self._lab_obj, name)
+        return await lab_source(await self._lab_for_answer(), name)
 
     async def _lab_answer_text(self, text: str) -> str:
         """A final message with every fenced answer part that reads `lab:NAME` replaced by
@@ -184,7 +205,7 @@ class LabTurns:
         return text
 
     async def _lab_answer_args(self, spec: ToolSpec, arguments: dict[str, Any]) -> dict[str, Any]:
-        return await lab_answer_args(self._lab_obj, spec, arguments)
+        return await lab_answer_args(await self._lab_for_answer(), spec, arguments)
 
 
 # ---- shared with the Inspect tasks' run_python (harness/inspect_tasks/lab_tool.py) --------------
