@@ -8,9 +8,12 @@ from function_store.call_clock import CallBudget
 from function_store.commands import find_commands
 
 
-def _word_benchmark(family: str, runner: str, what: str, order: int, **extra: Any) -> Benchmark:
+def _word_benchmark(
+    family: str, runner: str, what: str, order: int, value: str = "text", **extra: Any
+) -> Benchmark:
     """One of FIND's two units over words: they differ only in their names (the sources, runner,
-    prompts and scorer are named after the family) and in `extra`."""
+    prompts and scorer are named after the family), in how an output reads in the lab (`value`)
+    and in `extra`."""
     return Benchmark(
         family=family,
         title=f"FIND {family} (the backbone's {what} over words; the judge's unit tests)",
@@ -23,7 +26,7 @@ def _word_benchmark(family: str, runner: str, what: str, order: int, **extra: An
         services=("backbone",),
         # one backbone prompt per word (a relation's reply is generated): time for each
         call_budget=CallBudget(per_input_s=2.0, per_kchar_s=5.0),
-        commands=find_commands(),
+        commands=find_commands(value=value),
         prompt=f"function_store.entities_relations.task_prompts:{family.upper()}_PROMPTS",
         scorer=f"evaluator.entities_relations:{family.upper()}",
         report_rows=(
@@ -39,6 +42,7 @@ def _word_benchmark(family: str, runner: str, what: str, order: int, **extra: An
     )
 
 
-# FIND's entity CLI prints scores with `:.4f`
-ENTITIES = _word_benchmark("entities", "entity", "concept", 30, reply_decimals=4)
+# FIND's entity CLI prints scores with `:.4f`: each output is a plain number (a float in the
+# lab); a relation's output is the backbone's reply, text
+ENTITIES = _word_benchmark("entities", "entity", "concept", 30, "number", reply_decimals=4)
 RELATIONS = _word_benchmark("relations", "relation", "relation", 40)

@@ -183,9 +183,11 @@ def _spec(log: Any, samples: list[Any]) -> tuple[RunSpec, list[str]]:
     solver = _solver(log)
     if solver:  # a solver the user passed (`--solver`) names the agent too
         agent += f" ({solver})"
-    # the task's parameters (harness/inspect_tasks/task.py): protocol "tools" or "text", the
-    # text protocol's harness mode
-    mode = "tools" if args.get("protocol", "tools") == "tools" else args.get("text_mode")
+    # the task's parameters (harness/inspect_tasks/task.py): protocol "tools", "code" (the
+    # tools and run_python: mode code-tools) or "text", the text protocol's harness mode
+    protocol = args.get("protocol", "tools")
+    protocol = protocol if isinstance(protocol, str) else ""  # the log's JSON: any value
+    mode = {"tools": "tools", "code": "code-tools"}.get(protocol, args.get("text_mode"))
     try:
         spec = RunSpec(
             agent=_text(agent, 200),
@@ -195,7 +197,9 @@ def _spec(log: Any, samples: list[Any]) -> tuple[RunSpec, list[str]]:
             limit=args.get("limit") if isinstance(args.get("limit"), int) else None,
             seed=args.get("seed") if isinstance(args.get("seed"), int) else None,
             gen_seed=args.get("gen_seed") if isinstance(args.get("gen_seed"), int) else 0,
-            protocol={"mode": mode if mode in ("tools", "default") else "find-compat"},
+            protocol={
+                "mode": mode if mode in ("tools", "code-tools", "default") else "find-compat"
+            },
             budgets=Budgets.model_validate(budgets),
             epochs=min(max(epochs, 1), MAX_EPOCHS),
             epoch_reducer=REDUCERS.get(reducers[0], "mean") if reducers else "mean",

@@ -18,17 +18,24 @@ from pydantic import ValidationError
 from function_store.benchmark import benchmark, benchmarks
 from function_store.models import Target
 from harness import prompts
+from harness.episode import offered_tools
+from harness.inspect_tasks.lab_tool import close_sample_lab
 from harness.inspect_tasks.resources import resources
 from harness.inspect_tasks.scoring import interp_harness_scorer
 from harness.inspect_tasks.solvers import harness_react, tools_setup
 from harness.inspect_tasks.text import AGENT_LABEL, text_loop
+from harness.lab.limits import LabLimits
+from harness.lab.prompt import lab_note
 from harness.runs.catalogs import CatalogCache
 from harness.runs.selection import SelectionError, select_targets
 from harness.runs.spec import Budgets, ProtocolOptions, RunSpec
 
-Protocol = Literal["tools", "text"]
-PROTOCOLS: tuple[str, ...] = ("tools", "text")
+# "code": the tools plus `run_python`, a cell of the sample's lab (harness mode `code-tools`)
+Protocol = Literal["tools", "text", "code"]
+PROTOCOLS: tuple[str, ...] = ("tools", "text", "code")
+TOOL_PROTOCOLS: tuple[str, ...] = ("tools", "code")
 TEXT_MODES: tuple[str, ...] = ("find-compat", "default")
+MODES = {"tools": "tools", "code": "code-tools"}  # the harness's protocol mode of each
 
 
 class TaskParameterError(ValueError):
@@ -42,10 +49,16 @@ def task_families(datasets: Sequence[str]) -> list[str]:
 
 def sample_prompt(target: Target, protocol: Protocol) -> str:
     """The task prompt the harness gives an agent for `target` (tools: with the note mapping the
-    commands to tools), as `EpisodeRunner` builds it for an interactive episode."""
+    commands to tools; code: with `run_python` among them, and the lab's note), as
+    `EpisodeRunner` builds it for an interactive episode."""
     text = prompts.task_prompt(target.public.prompt_family)
+    commands = benchmark(target.family).commands
     if protocol == "tools":
-        return text + prompts.tools_note(benchmark(target.family).commands)
+        return text + prompts.tools_note(commands)
+    if protocol == "code":
+        limits = LabLimits.from_settings(resources().settings)
+        tools = offered_tools(target.family, "code-tools")
+        return text + prompts.tools_note(tools) + lab_note(commands, limits, tools=True)
     return text
 
 
@@ -94,11 +107,11 @@ def benchmark_task(
         raise TaskParameterError(
             f"unknown text_mode {text_mode!r}; one of: {', '.join(TEXT_MODES)}"
         )
-    if protocol == "tools":
+    if protocol in TOOL_PROTOCOLS:
         no_tools = [f for f in ([family] if family else families) if not benchmark(f).commands]
         if no_tools:
             raise TaskParameterError(
-                f"protocol 'tools' needs declared commands; {', '.join(no_tools)} has none "
+                f"protocol {protocol!r} needs declared commands; {', '.join(no_tools)} has none "
                 "(use protocol 'text')"
             )
     try:
@@ -110,7 +123,7 @@ def benchmark_task(
             limit=limit,
             seed=seed,
             gen_seed=gen_seed,
-            protocol=ProtocolOptions(mode="tools" if protocol == "tools" else text_mode),
+            protocol=ProtocolOptions(mode=MODES.get(protocol, text_mode)),  # type: ignore[arg-type]
             budgets=Budgets(max_rounds=max_rounds, max_target_calls=max_target_calls),
         )
         targets = select_targets(spec, CatalogCache(max_seeds=1).get(gen_seed))
@@ -120,9 +133,10 @@ def benchmark_task(
         raise TaskParameterError(str(e)) from None
     resources().add_targets(targets)
     samples = [_sample(t, protocol) for t in targets]  # type: ignore[arg-type]
-    if protocol == "tools":
-        setup = tools_setup(max_target_calls)
-        solver = harness_react(max_rounds, max_target_calls)
+    code = protocol == "code"
+    if protocol in TOOL_PROTOCOLS:
+        setup = tools_setup(max_target_calls, code=code)
+        solver = harness_react(max_rounds, max_target_calls, code=code)
     else:
         setup = None
         solver = text_loop(text_mode, max_rounds, max_target_calls)  # type: ignore[arg-type]
@@ -130,6 +144,7 @@ def benchmark_task(
         dataset=MemoryDataset(samples, name=f"{dataset}{'/' + family if family else ''}"),
         setup=setup,
         solver=solver,
+        cleanup=close_sample_lab if code else None,  # the sample's lab ends with it
         scorer=interp_harness_scorer([family] if family else families),
         token_limit=max_tokens,
         time_limit=math.ceil(max_wall_s) if max_wall_s is not None else None,

@@ -20,6 +20,7 @@ from agents import protocol as proto
 from agents.protocol import tools as tool_text
 from agents.toolspec import ToolSpec
 from function_store.benchmark import benchmark
+from function_store.models import CallOutput
 from harness.episode import target_category
 from harness.inspect_tasks.keys import ANSWER, END_REASON, INPUTS, TARGET_CALLS, tagged
 from harness.inspect_tasks.resources import resources
@@ -39,49 +40,80 @@ def final_output(output: ModelOutput, answer: str) -> ModelOutput:
     return ModelOutput(model=output.model, usage=output.usage)
 
 
-def _checked(spec: ToolSpec, arguments: dict[str, Any]) -> None:
+def checked(spec: ToolSpec, arguments: dict[str, Any]) -> None:
     # Inspect validates against the same schema; this keeps the harness's own wording and its
     # extra checks (tool_checks) so a result never differs from `harness run`'s
     if problems := argument_errors(spec, arguments):
         raise ToolError(f"invalid arguments for {spec.name}: {problems}")
 
 
+class InputRefused(Exception):
+    """The target service refused the agent's input (`detail`: what the agent reads)."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+def calls_spent(max_calls: int | None) -> bool:
+    """Whether the sample's budget of target calls is spent; if so, the sample's end reason is
+    set. The default solver then ends the sample without an answer, as the harness ends the
+    episode; another solver learns it from the refusal."""
+    if max_calls is None or store().get(TARGET_CALLS, 0) < max_calls:
+        return False
+    store().set(END_REASON, "target_calls")
+    return True
+
+
+async def metered_call(target_id: str, words: list[str]) -> list[CallOutput]:
+    """One target call on the sandboxed service, counted in the sample's store (calls, inputs)
+    once it ran. InputRefused: the service refused the agent's input (not counted);
+    TargetCallFailed: the target or its sandbox failed (a sample error, never a score)."""
+    try:
+        outputs = await resources().call(target_id, words)
+    except Exception as e:
+        if getattr(e, "category", None) == "agent":
+            raise InputRefused(str(getattr(e, "detail", e))) from None
+        # categorised as `harness run` categorises it
+        text = f"target call failed: {type(e).__name__}: {e}"
+        raise TargetCallFailed(tagged(target_category(e), text)) from e
+    counters = store()
+    counters.set(TARGET_CALLS, counters.get(TARGET_CALLS, 0) + 1)
+    counters.set(INPUTS, counters.get(INPUTS, 0) + len(words))
+    return outputs
+
+
 def _call_tool(
     spec: ToolSpec, target_id: str, decimals: int | None, max_calls: int | None
 ) -> Callable[..., Awaitable[str]]:
     async def execute(**kwargs: Any) -> str:
-        _checked(spec, kwargs)
-        counters = store()
-        calls = counters.get(TARGET_CALLS, 0)
-        if max_calls is not None and calls >= max_calls:
-            # the call is not run. The default solver then ends the sample without an answer, as
-            # the harness ends the episode; another solver learns it from the tool error. (A
-            # LimitExceededError raised in a tool would only become a tool error too.)
-            counters.set(END_REASON, "target_calls")
+        checked(spec, kwargs)
+        if calls_spent(max_calls):
+            # the call is not run (a LimitExceededError raised in a tool would only become a
+            # tool error too)
             raise ToolError(
                 f"target-call budget exhausted: {max_calls} calls (max_target_calls); "
                 "this call did not run"
             )
-        words = tool_text.to_words(spec, kwargs)
         try:
-            outputs = await resources().call(target_id, words)
-        except Exception as e:
-            if getattr(e, "category", None) == "agent":  # the service refused the agent's input
-                raise ToolError(proto.format_error(str(getattr(e, "detail", e)))) from None
-            # the target or its sandbox failed: a sample error, never a score, categorised as
-            # `harness run` categorises it
-            text = f"target call failed: {type(e).__name__}: {e}"
-            raise TargetCallFailed(tagged(target_category(e), text)) from e
-        counters.set(TARGET_CALLS, calls + 1)
-        counters.set(INPUTS, counters.get(INPUTS, 0) + len(words))
+            outputs = await metered_call(target_id, tool_text.to_words(spec, kwargs))
+        except InputRefused as e:
+            raise ToolError(proto.format_error(e.detail)) from None
         return proto.format_reply(outputs, "default", decimals=decimals)
 
     return execute
 
 
-def _answer_tool(spec: ToolSpec) -> Callable[..., Awaitable[str]]:
+Arguments = dict[str, Any]
+
+
+def _answer_tool(
+    spec: ToolSpec, resolve: Callable[[Arguments], Awaitable[Arguments]] | None
+) -> Callable[..., Awaitable[str]]:
     async def execute(**kwargs: Any) -> str:
-        _checked(spec, kwargs)
+        checked(spec, kwargs)
+        if resolve is not None:  # protocol "code": a part may name a function of the lab
+            kwargs = await resolve(kwargs)
         answer = tool_text.to_answer(spec, kwargs)
         store().set(ANSWER, answer)
         return answer
@@ -89,27 +121,35 @@ def _answer_tool(spec: ToolSpec) -> Callable[..., Awaitable[str]]:
     return execute
 
 
+def tool_def(
+    spec: ToolSpec, fn: Callable[..., Awaitable[str]], parallel: bool | None = None
+) -> ToolDef:
+    """`spec` as an Inspect tool run by `fn` (`parallel=False`: never run beside another call)."""
+    return ToolDef(
+        fn,
+        name=spec.name,
+        description=spec.tool_description(),
+        parameters=ToolParams.model_validate(spec.parameters),
+        parallel=parallel,
+        max_output=0,  # the harness's reply, never cut by Inspect's 16 kB default
+    )
+
+
 def sample_tools(
-    target_id: str, family: str, max_target_calls: int | None
+    target_id: str,
+    family: str,
+    max_target_calls: int | None,
+    resolve: Callable[[Arguments], Awaitable[Arguments]] | None = None,
 ) -> tuple[list[ToolDef], ToolDef]:
-    """The family's commands as Inspect tools for one target: (call tools, the answer tool)."""
+    """The family's commands as Inspect tools for one target: (call tools, the answer tool).
+    `resolve`: what the answer's arguments become before they are rendered (protocol "code")."""
     record = benchmark(family)
     answer = tool_text.answer_spec(record.commands)
     if answer is None:
         raise ValueError(f"family {family!r} declares no answer command: use protocol 'text'")
-
-    def tool_def(spec: ToolSpec, fn: Callable[..., Awaitable[str]]) -> ToolDef:
-        return ToolDef(
-            fn,
-            name=spec.name,
-            description=spec.tool_description(),
-            parameters=ToolParams.model_validate(spec.parameters),
-            max_output=0,  # the harness's reply, never cut by Inspect's 16 kB default
-        )
-
     calls = [
         tool_def(s, _call_tool(s, target_id, record.reply_decimals, max_target_calls))
         for s in record.commands
         if s.kind == "call"
     ]
-    return calls, tool_def(answer, _answer_tool(answer))
+    return calls, tool_def(answer, _answer_tool(answer, resolve))
