@@ -181,7 +181,8 @@ def test_planted_latent_fires_on_exactly_its_tokens(client, local):
 
 def test_saes_are_listed_without_paths(client, sae_files):
     listed = {s.name: s for s in client.saes()}
-    assert set(listed) == {"std", "topk", "planted", "other-model"}  # z-hook: unservable
+    # z-hook: unservable; "late" is saved into the served folder by a test that may run first
+    assert set(listed) - {"late"} == {"std", "topk", "planted", "other-model"}
     assert listed["std"].model_dump() == {
         "name": "std",
         "d_in": D_IN,
