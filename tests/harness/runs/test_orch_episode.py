@@ -313,7 +313,8 @@ async def test_score_hook_reads_targets_through_the_episodes_client(sqlite_url: 
         outs = await ctx.call(target.id, ["0", "1"])
         return [ScoreResult(metric="via_client", value=float(outs[1].output))]
 
-    store, [run] = await run_in_process(sqlite_url, spec(), hook=hook)
+    # no floor run: its episode would call the hook too, whenever it ends before this run's
+    store, [run] = await run_in_process(sqlite_url, spec(floor=False), hook=hook)
     [ep] = store.episodes(run.id)
     assert {s.metric: s.value for s in store.scores([ep.id])} == {"via_client": 3.0}  # 2*1 + 1
     # by name: another test may have reloaded the module
