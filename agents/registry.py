@@ -32,6 +32,7 @@ _BUILTINS: dict[str, str] = {
     "scripted-entities": "agents.scripted_words:ScriptedEntitiesAgent",
     "scripted-relations": "agents.scripted_words:ScriptedRelationsAgent",
     "scripted-neuron": "agents.scripted_neuron:ScriptedNeuronAgent",
+    "neuron-fixed-explanation": "agents.neuron_floor:FixedExplanationFloor",
     "scripted-ravel": "agents.scripted_ravel:ScriptedRavelAgent",
     "interpolation": "agents.interpolation:InterpolationAgent",
     "replay": "agents.replay:ReplayAgent",

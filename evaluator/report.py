@@ -15,9 +15,10 @@ carrying no information instead of being shown as results. Rows whose judge was 
 say so and how to configure one.
 
 A family with floor agents (`Benchmark.floors`, e.g. `interpolation`: see
-benchmarks/interpolation_floor.py) also gets a score-versus-queries table of its headline metric
-(success by number of inputs the agent used) for each agent, floors included, because a code
-metric can be won by sampling densely; a run without the floor says so in a note.
+benchmarks/interpolation_floor.py) has the floor's rows beside the agent's, and a run without the
+floor says so in a note; one whose headline is a 0/1 success also gets a score-versus-queries
+table of it (success by number of inputs the agent used) for each agent, floors included, because
+a code metric can be won by sampling densely.
 
 Repeated samples (a run's epochs, `EpisodeSummary.epoch`): a row first reduces each target's
 scored epochs with the run's reducer (mean, max, at-least-one, as Inspect's reducers), then
@@ -375,7 +376,8 @@ def build_report(summaries: list[EpisodeSummary], epoch_reducer: EpochReducer = 
             rep.queries += _queries(
                 summaries, agents, b.family, b.headline_metric or "", epoch_reducer
             )
-    for b in floored:
+    # every family with a floor, whether or not it names a headline metric
+    for b in (b for b in records if b.floors):
         if any(e.family == b.family for e in summaries):
             rep.notes += [
                 f"no `{floor}` baseline in this run: {b.family} scores have no floor to compare "

@@ -25,6 +25,9 @@ BENCHMARK = Benchmark(
         ReportRow("neurons, simulation (5 top + 5 random)", "simulation_top_random"),
         ReportRow("neurons, simulation (all held-out)", "simulation_all"),
     ),
+    # run beside any agent (`--no-floor` to skip): one fixed explanation for every neuron, the
+    # stand-in for Huang et al.'s random pairing of neurons and explanations (agents/neuron_floor.py)
+    floors=("neuron-fixed-explanation",),
     panels=("evaluator.neurons.panel:token_panel", "evaluator.simulation.panel:simulation_panel"),
     cli={"neurons": "evaluator.neurons.cli:neurons_app"},
     docs="docs/neurons.md",
