@@ -25,8 +25,9 @@ def to_messages_api(conversation: list[Message]) -> tuple[str | None, list[dict[
 
     In protocol mode `tools` an assistant message's tool calls are `tool_use` blocks after its
     text, and `tool` messages are `tool_result` blocks (with `is_error`) in the user turn that
-    follows, so consecutive results share one user message, as the API requires. Turns without
-    either keep their plain-text content."""
+    follows, so consecutive results share one user message, as the API requires. A lab cell's
+    figures are `image` blocks (base64 PNG) after the user turn's text, or inside the
+    `tool_result`'s content. Turns without any of these keep their plain-text content."""
     system = "\n\n".join(m.content for m in conversation if m.role == "system") or None
     turns: list[dict[str, Any]] = []
     for m in conversation:
@@ -46,6 +47,8 @@ Content = str | list[dict[str, Any]]
 
 
 def _content(m: Message) -> Content:
+    if m.images:  # a user turn with a lab cell's figures: its text, then the images
+        return [{"type": "text", "text": m.content or "(figures)"}, *_image_blocks(m)]
     if not m.tool_calls:
         return m.content
     text = [{"type": "text", "text": m.content}] if m.content else []  # no empty text blocks
@@ -56,10 +59,20 @@ def _content(m: Message) -> Content:
 
 def _result_block(m: Message) -> Content:
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": m.tool_call_id or ""}
-    if m.content:
+    if m.images:  # a tool result's content may hold image blocks beside its text
+        text = [{"type": "text", "text": m.content}] if m.content else []
+        block["content"] = text + _image_blocks(m)
+    elif m.content:
         block["content"] = m.content
     block["is_error"] = m.is_error
     return [block]
+
+
+def _image_blocks(m: Message) -> list[dict[str, Any]]:
+    return [
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": i.b64()}}
+        for i in m.images
+    ]
 
 
 def _merged(a: Content, b: Content) -> Content:

@@ -7,6 +7,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agents.images import MAX_MESSAGE_IMAGES, ImagePart
 from agents.toolspec import ToolCall
 
 # `Agent.families` of an agent that plays every benchmark family (an LLM, a replay)
@@ -20,13 +21,16 @@ MAX_MESSAGE_COST_USD = 1e6
 
 class Message(BaseModel):
     """One message of the conversation. In protocol mode `tools` an assistant message may carry
-    tool calls, and each result comes back as a `tool` message naming the call it answers."""
+    tool calls, and each result comes back as a `tool` message naming the call it answers. In
+    the code modes a reply may carry the images of a cell's figures."""
 
     role: Literal["system", "user", "assistant", "tool"]
     content: str
     tool_calls: list[ToolCall] = Field(default_factory=list)  # assistant
     tool_call_id: str | None = None  # tool: the call this result answers
     is_error: bool = False  # tool: the call failed (unknown tool, bad arguments, refused input)
+    # user / tool: the figures a lab cell made (PNG; agents/images.py); its text names each one
+    images: list[ImagePart] = Field(default_factory=list, max_length=MAX_MESSAGE_IMAGES)
 
 
 class Usage(BaseModel):

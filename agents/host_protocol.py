@@ -6,7 +6,8 @@ and reads one response per request from its stdout (`Ready` / `Reply` / `Closed`
 Lines are bounded (`MAX_LINE`; a reply line by `reply_line_limit` of the message cap). A `Step` carries only what changed: the host keeps the
 conversation it was last sent, keeps its first `keep` messages and appends `messages` (a context
 reset sends keep=1, a fresh host gets everything). In protocol mode `tools` a `Step` carries the
-tools too, and a `Reply` the agent's tool calls (bounded and cleaned here: `clean_call`).
+tools too, and a `Reply` the agent's tool calls (bounded and cleaned here: `clean_call`). In the
+code modes a `Step`'s messages may carry images (base64, bounded in all: `Step`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from agents.base import Message, Usage
+from agents.images import MAX_CONVERSATION_IMAGE_BYTES, image_bytes
 from agents.toolspec import ToolCall, ToolSpec
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -96,12 +98,24 @@ class Check(_Msg):
 
 class Step(_Msg):
     """`tools`: protocol mode `tools`, the commands the agent may call (sent with every step: the
-    host keeps no state for them); None: the text protocol, `step(conversation)` as ever."""
+    host keeps no state for them); None: the text protocol, `step(conversation)` as ever.
+    `messages` carry at most MAX_CONVERSATION_IMAGE_BYTES of images (base64 in the line), what
+    a conversation passed through `recent_images` holds, so a step's line stays under MAX_LINE."""
 
     type: Literal["step"] = "step"
     keep: int = Field(0, ge=0)
     messages: list[Message]
     tools: list[ToolSpec] | None = Field(None, max_length=MAX_TOOLS)
+
+    @field_validator("messages")
+    @classmethod
+    def _bounded_images(cls, v: list[Message]) -> list[Message]:
+        if (n := image_bytes(v)) > MAX_CONVERSATION_IMAGE_BYTES:
+            raise ValueError(
+                f"the messages carry {n:,} bytes of images (at most "
+                f"{MAX_CONVERSATION_IMAGE_BYTES:,})"
+            )
+        return v
 
 
 class Close(_Msg):

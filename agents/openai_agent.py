@@ -30,10 +30,24 @@ def to_chat_messages(conversation: list[Message]) -> list[dict[str, Any]]:
     """The conversation as Chat Completions messages. Text messages are `{role, content}`; in
     protocol mode `tools` an assistant message carries its `tool_calls` (arguments as a JSON
     string) and each result is a `tool` message naming its call (the API has no error flag: the
-    result's text says what went wrong)."""
+    result's text says what went wrong).
+
+    Images (a lab cell's figures) are `image_url` parts with a `data:image/png;base64,` URL: in
+    a user message after its text; of tool results, in one user message after the run of tool
+    messages, since the API takes only text in a `tool` message and wants the results right
+    after the calls."""
     out: list[dict[str, Any]] = []
+    pending: list[dict[str, Any]] = []  # image parts of the tool results just written
     for m in conversation:
+        if pending and m.role != "tool":
+            out.append({"role": "user", "content": pending})
+            pending = []
         msg: dict[str, Any] = {"role": m.role, "content": m.content}
+        if m.images and m.role == "user":
+            msg["content"] = [{"type": "text", "text": m.content}, *_image_parts(m)]
+        elif m.images and m.role == "tool":
+            note = f"The figures of tool call {m.tool_call_id or '?'}:"
+            pending += [{"type": "text", "text": note}, *_image_parts(m)]
         if m.tool_calls:
             msg["content"] = m.content or None  # the API's form of "no text, only calls"
             msg["tool_calls"] = [
@@ -47,7 +61,13 @@ def to_chat_messages(conversation: list[Message]) -> list[dict[str, Any]]:
         if m.role == "tool":
             msg["tool_call_id"] = m.tool_call_id or ""
         out.append(msg)
+    if pending:
+        out.append({"role": "user", "content": pending})
     return out
+
+
+def _image_parts(m: Message) -> list[dict[str, Any]]:
+    return [{"type": "image_url", "image_url": {"url": i.data_url()}} for i in m.images]
 
 
 def to_chat_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:

@@ -42,6 +42,7 @@ from agents import protocol as proto
 from agents.base import Agent, AgentError, check_usage
 from agents.base import Message as AgentMessage
 from agents.host_protocol import clean_call, valid_unicode
+from agents.images import MAX_MESSAGE_IMAGES, ImagePart, recent_images
 from agents.protocol import tools as tool_text
 from agents.protocol.cells import RUN_PYTHON, RUN_PYTHON_SPEC, split_cells
 from agents.toolspec import ToolCall, ToolSpec
@@ -263,7 +264,7 @@ class EpisodeRunner(LabTurns):
             last_role=msgs[-1].role,
             last_content=msgs[-1].content,
             last_tool_calls=[ToolCall.model_validate(c) for c in msgs[-1].tool_calls],
-            conversation=self._conversation(msgs),
+            conversation=self._conversation(msgs, self._stored_images()),
             rounds=sum(m.role == "assistant" for m in msgs),
             target_calls=len(calls),
             inputs=sum(len(c.inputs) for c in calls),
@@ -283,9 +284,24 @@ class EpisodeRunner(LabTurns):
             "active_s": self._elapsed(),
         }
 
+    def _stored_images(self) -> dict[int, list[ImagePart]]:
+        """The stored figures by the step of the reply that carried them: in mode `code` the
+        user message after the cell's message, in `code-tools` its tool call's result."""
+        if self.mode not in CODE_MODES:
+            return {}
+        out: dict[int, list[ImagePart]] = {}
+        for f in self.store.lab_figures(self.ep.id):
+            step = f.step + 1 + (f.cell_idx if self.mode == "code-tools" else 0)
+            if len(kept := out.setdefault(step, [])) < MAX_MESSAGE_IMAGES:  # as when it ran
+                kept.append(ImagePart(png=f.png, width=f.width, height=f.height))
+        return out
+
     @staticmethod
-    def _conversation(msgs: list[MessageRow]) -> list[AgentMessage]:
-        """What the agent sees: everything since the last context reset (FIND's newSession)."""
+    def _conversation(
+        msgs: list[MessageRow], images: dict[int, list[ImagePart]] | None = None
+    ) -> list[AgentMessage]:
+        """What the agent sees: everything since the last context reset (FIND's newSession),
+        with the figures of the code modes' replies (`images`, by step)."""
         conv: list[AgentMessage] = []
         for m in msgs:
             if m.role == "user" and m.resets_context:
@@ -297,6 +313,7 @@ class EpisodeRunner(LabTurns):
                     tool_calls=m.tool_calls,  # type: ignore[arg-type]
                     tool_call_id=m.tool_call_id,
                     is_error=m.is_error,
+                    images=(images or {}).get(m.step, []) if m.role != "assistant" else [],
                 )
             )
         return conv
@@ -363,7 +380,7 @@ class EpisodeRunner(LabTurns):
                     st, step, list(enumerate(cells)), first_call=len(commands)
                 )
                 if lab_run.end is not None:
-                    self._store_lab_rows(st, calls + lab_run.calls, lab_run.cells)
+                    self._store_lab_rows(st, calls + lab_run.calls, lab_run.cells, lab_run.figures)
                     raise lab_run.end
                 calls += lab_run.calls
             resets = False
@@ -399,9 +416,11 @@ class EpisodeRunner(LabTurns):
                 event={"step": step + 1, "rounds": st.rounds, "target_calls": st.target_calls},
                 calls=[_call_row(c) for c in calls],
                 cells=lab_run.cells if lab_run is not None else (),
+                figures=lab_run.figures if lab_run is not None else (),
             )
             st.last_step, st.last_role, st.last_content = step + 1, "user", text
-            user = AgentMessage(role="user", content=text)
+            images = lab_run.images if lab_run is not None else []
+            user = AgentMessage(role="user", content=text, images=images)
             if resets:  # FIND's newSession: the agent starts over from [system, prompt]
                 st.conversation = [*st.conversation[:1], user]
             else:
@@ -437,6 +456,8 @@ class EpisodeRunner(LabTurns):
         tool_rows: list[dict[str, Any]] = []
         target_rows: list[dict[str, Any]] = []
         cell_rows: list[dict[str, Any]] = []
+        figure_rows: list[dict[str, Any]] = []
+        images: dict[int, list[ImagePart]] = {}  # a run_python result's figures, by its step
         lab_idx = len(calls)  # the cells' target calls are numbered after the message's tool calls
         end: EpisodeEnd | None = None
         for idx, c in enumerate(calls):
@@ -461,6 +482,8 @@ class EpisodeRunner(LabTurns):
                     raise
                 target_rows += ran.calls
                 cell_rows += ran.cells
+                figure_rows += ran.figures
+                images[step + 1 + idx] = ran.images
                 lab_idx += len(ran.calls)
                 text = "\n".join(ran.replies)
                 if ran.end is not None:
@@ -500,7 +523,7 @@ class EpisodeRunner(LabTurns):
                 self._fence()
                 self.store.add_tool_rows(self.ep.id, tool_rows)
             if target_rows or cell_rows:
-                self._store_lab_rows(st, target_rows, cell_rows)
+                self._store_lab_rows(st, target_rows, cell_rows, figure_rows)
             raise end
         if not calls:
             hint = NO_TOOL_HINT.format(submit=tool_text.SUBMIT)
@@ -521,6 +544,7 @@ class EpisodeRunner(LabTurns):
             calls=[_call_row(c) for c in target_rows],
             tool_calls=tool_rows,
             cells=cell_rows,
+            figures=figure_rows,
         )
         st.last_step, st.last_role = last, results[-1]["role"]
         st.last_content, st.last_tool_calls = results[-1]["content"], []
@@ -530,6 +554,7 @@ class EpisodeRunner(LabTurns):
                 content=r["content"],
                 tool_call_id=r.get("tool_call_id"),
                 is_error=r.get("is_error", False),
+                images=images.get(r["step"], []),
             )
             for r in results
         )
@@ -550,7 +575,8 @@ class EpisodeRunner(LabTurns):
             raise EpisodeEnd("budget_exhausted", "wall_time", answer="")
 
     async def _agent_turn(self, st: _State, step: int) -> None:
-        conv = list(st.conversation)  # a copy: agents may keep or alter what they are given
+        # a copy (agents may keep or alter what they are given), with the latest figures only
+        conv = recent_images(st.conversation)
         t = time.monotonic()
         left, bound = self._time_left(), self.step_timeout_s
         by_step = bound is not None and (left is None or bound < left)

@@ -125,6 +125,10 @@ class Settings(BaseSettings):
     lab_max_output_chars: int = Field(32_000, ge=1000, le=1_000_000)
     lab_max_calls_per_cell: int = Field(1000, ge=1, le=100_000)
     lab_packages: str = "numpy,scipy,matplotlib"
+    # The figures a cell's reply may carry (their number, and each one's PNG size in KB); the
+    # ceilings are the lab channel's bounds (harness/lab/frames.py). 0 figures: none are sent.
+    lab_max_figures: int = Field(4, ge=0, le=16)
+    lab_max_figure_kb: int = Field(512, ge=16, le=2048)
 
     @field_validator("provider_limits")
     @classmethod

@@ -95,16 +95,21 @@ def _section(name: str, text: str, cut: int) -> str:
 
 
 def format_cell(
-    number: int, status: str, parts: dict[str, str], cut: dict[str, int] | None = None
+    number: int,
+    status: str,
+    parts: dict[str, str],
+    cut: dict[str, int] | None = None,
+    notes: Sequence[str] = (),
 ) -> str:
     """The reply to one cell: a header line (`status` says how it ended), then each non-empty
-    part of SECTIONS with its length."""
+    part of SECTIONS with its length, then `notes` (one line each: the cell's figures)."""
     cut = cut or {}
     out = [f"{PREFIX}cell {number} {status}\n"]
     for name in SECTIONS:
         text = parts.get(name) or ""
         if text or cut.get(name):
             out.append(_section(name, text, cut.get(name, 0)))
+    out += [f"{line}\n" for line in notes]
     out.append(f"[end of cell {number}]\n")
     return "".join(out)
 

@@ -13,12 +13,24 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
+
+from agents.images import MAX_IMAGE_BYTES
+
+# Figures in a `done` frame: at most MAX_FIGURES PNGs of at most MAX_FIGURE_BYTES each and
+# FIGURES_MAX_BYTES in all, base64 (the ceilings of HARNESS_LAB_MAX_FIGURES and
+# HARNESS_LAB_MAX_FIGURE_KB, and what the kernel sends of a cell's figures at most; the
+# operator's own values are checked after the frame is read, harness/lab/figures.py).
+MAX_FIGURES = 16
+MAX_FIGURE_BYTES = MAX_IMAGE_BYTES
+_FIGURE_B64 = 4 * -(-MAX_FIGURE_BYTES // 3)
+_FIGURES_B64 = 8 * 1024 * 1024
+FIGURES_MAX_BYTES = _FIGURES_B64 // 4 * 3
 
 # The longest line either way. A `done` frame holds at most four streams of the operator's
-# output cap (HARNESS_LAB_MAX_OUTPUT_CHARS, at most 1,000,000) as JSON; a `call` the arguments of
-# one target call, which the target service bounds again.
-MAX_FRAME = 32 * 1024 * 1024
+# output cap (HARNESS_LAB_MAX_OUTPUT_CHARS, at most 1,000,000) as JSON, and its figures; a `call`
+# the arguments of one target call, which the target service bounds again.
+MAX_FRAME = 32 * 1024 * 1024 + _FIGURES_B64
 _TEXT = 8 * 1024 * 1024  # one text field of a frame (its characters; cut later to the cap)
 
 
@@ -53,6 +65,17 @@ class Done(_Frame):
     error: str | None = Field(None, max_length=_TEXT)
     traceback: str | None = Field(None, max_length=_TEXT)
     limit: str | None = Field(None, max_length=_TEXT)
+    # the figures the cell left open: base64 of what the kernel says is a PNG (untrusted)
+    figures: list[Annotated[str, Field(max_length=_FIGURE_B64)]] = Field(
+        default_factory=list, max_length=MAX_FIGURES
+    )
+
+    @field_validator("figures")
+    @classmethod
+    def _bounded_figures(cls, v: list[str]) -> list[str]:
+        if (n := sum(len(f) for f in v)) > _FIGURES_B64:
+            raise ValueError(f"figures of {n:,} characters in all (at most {_FIGURES_B64:,})")
+        return v
 
 
 class Exported(_Frame):

@@ -21,8 +21,10 @@ Frames out: `ready`, `call` (a target call from a cell), `done` (a cell's outcom
 from __future__ import annotations
 
 import ast
+import base64
 import builtins
 import contextlib
+import io
 import json
 import linecache
 import os
@@ -230,6 +232,7 @@ class Kernel:
                 self._disarm()
                 if os.getpid() != self.pid:  # a child the cell forked left the cell: it ends here
                     os._exit(0)
+        figures = _figures(msg) if "matplotlib.pyplot" in sys.modules else []
         with contextlib.suppress(Exception):
             sys.stdout.flush()
             sys.stderr.flush()
@@ -247,6 +250,7 @@ class Kernel:
             "error": error,
             "traceback": tb,
             "limit": limit,
+            "figures": figures,
         }
 
     def _arm(self, wall: float, cpu: float) -> None:
@@ -285,6 +289,51 @@ class Kernel:
             elif op == "export":
                 self.chan.send(self.export(msg))
             # anything else (a late `result` of a cell that was interrupted) is dropped
+
+
+def _figures(msg: dict) -> list[str]:
+    """The figures the cell left open, as base64 PNG, within the run frame's caps (a figure over
+    them is named on stderr instead); every figure is closed. Only called when the cell imported
+    pyplot, so a cell without plots pays nothing. The orchestrator checks each PNG again."""
+    plt = sys.modules["matplotlib.pyplot"]
+    most = int(msg.get("figures") or 0)
+    max_bytes = int(msg.get("figure_bytes") or 0)
+    max_pixels, max_side = int(msg.get("figure_pixels") or 0), int(msg.get("figure_side") or 0)
+    room = int(msg.get("figures_total") or 0)  # bytes, all the cell's figures together
+    out: list[str] = []
+    try:
+        nums = list(plt.get_fignums())
+    except Exception as e:  # noqa: BLE001 - a cell may have broken pyplot: said, not fatal
+        sys.stderr.write(f"figures: could not list the open figures: {e}\n")
+        return out
+    for num in nums:
+        why = None
+        try:
+            fig = plt.figure(num)
+            w, h = (round(float(v)) for v in fig.get_size_inches() * fig.dpi)
+            if len(out) >= most:
+                why = f"at most {most} figures are sent per cell"
+            elif not (0 < w <= max_side and 0 < h <= max_side) or w * h > max_pixels:
+                why = f"{w}x{h} pixels is over the limit ({max_side} a side, {max_pixels:,} in all)"
+            else:
+                buf = io.BytesIO()
+                # the size checked above, whatever a cell set in rcParams (savefig.dpi, bbox)
+                fig.savefig(buf, format="png", dpi=fig.dpi, bbox_inches=None)
+                data = buf.getvalue()
+                if len(data) > max_bytes:
+                    why = f"its PNG is {len(data):,} bytes (at most {max_bytes:,})"
+                elif len(data) > room:
+                    why = "the cell's figures would be over their size in all"
+                else:
+                    room -= len(data)
+                    out.append(base64.b64encode(data).decode("ascii"))
+        except Exception as e:  # noqa: BLE001 - one figure that fails to render is said
+            why = f"{type(e).__name__}: {e}"
+        if why:
+            sys.stderr.write(f"figure {num} was not sent: {why}\n")
+    with contextlib.suppress(Exception):
+        plt.close("all")
+    return out
 
 
 def _repr(value: object, chars: int) -> str:

@@ -24,6 +24,8 @@ class LabLimits:
     max_output_chars: int = 32_000
     max_calls_per_cell: int = 1000
     packages: tuple[str, ...] = ("numpy", "scipy", "matplotlib")
+    max_figures: int = 4
+    max_figure_kb: int = 512
 
     @classmethod
     def from_settings(cls, s: Settings) -> LabLimits:
@@ -36,4 +38,6 @@ class LabLimits:
             max_output_chars=s.lab_max_output_chars,
             max_calls_per_cell=s.lab_max_calls_per_cell,
             packages=tuple(s.lab_package_list),
+            max_figures=s.lab_max_figures,
+            max_figure_kb=s.lab_max_figure_kb,
         )

@@ -29,6 +29,7 @@ from pydantic import ValidationError
 
 from harness.agent_host import LineTooLong, read_line
 from harness.lab import frames
+from harness.lab.figures import FIGURE_MAX_PIXELS, FIGURE_MAX_SIDE
 from harness.lab.frames import CallResult, Done
 from harness.lab.limits import GRACE_S, START_TIMEOUT_S, LabLimits
 from harness.lab.sandbox import lab_command
@@ -248,6 +249,12 @@ class LabProcess:
             "wall_s": wall,
             "cpu_s": lim.cell_cpu_s,
             "chars": lim.max_output_chars,
+            # what the kernel renders; the orchestrator checks the PNGs again (figures.py)
+            "figures": lim.max_figures,
+            "figure_bytes": lim.max_figure_kb * 1024,
+            "figure_pixels": FIGURE_MAX_PIXELS,
+            "figure_side": FIGURE_MAX_SIDE,
+            "figures_total": frames.FIGURES_MAX_BYTES,
         }
         clock = CellClock(wall + GRACE_S)
         cpu0 = tree_cpu_s(self.proc.pid)

@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 from agents.protocol.cells import format_cell
 from agents.toolspec import ToolSpec
 from harness.lab.api import module_source
+from harness.lab.figures import Figure, accept_figures
 from harness.lab.frames import Done
 from harness.lab.limits import EXPORT_TIMEOUT_S, MAX_EXPORT_CHARS, LabLimits
 from harness.lab.process import LabBroken, LabProcess, OnCall
@@ -47,6 +48,8 @@ class Cell(BaseModel):
     cut: dict[str, int] = Field(default_factory=dict)  # characters left out, per part
     n_calls: int = 0
     wall_s: float = 0.0
+    figures: list[Figure] = Field(default_factory=list)  # checked PNGs (harness/lab/figures.py)
+    figure_notes: list[str] = Field(default_factory=list)  # the figures refused, and why
 
     def reply(self, note: str | None = None) -> str:
         """The text the agent reads for this cell."""
@@ -63,7 +66,8 @@ class Cell(BaseModel):
             "error": self.error or "",
             "traceback": self.traceback or "",
         }
-        text = format_cell(self.number, how, parts, self.cut)
+        lines = [f.line(k) for k, f in enumerate(self.figures, 1)] + self.figure_notes
+        text = format_cell(self.number, how, parts, self.cut, lines)
         return f"{note}\n{text}" if note else text
 
 
@@ -130,6 +134,11 @@ class Lab:
             parts[name] = kept if text is not None or kept else None
             if n:
                 cut[name] = n
+        figures, notes = accept_figures(
+            done.figures, self.limits.max_figures, self.limits.max_figure_kb * 1024
+        )
+        if notes:
+            log.info("lab cell %d: %d figures refused: %s", number, len(notes), notes[0])
         return Cell(
             number=number,
             code=code,
@@ -141,6 +150,8 @@ class Lab:
             traceback=parts["traceback"],
             cut=cut,
             wall_s=time.monotonic() - t0,
+            figures=figures,
+            figure_notes=notes,
         )
 
     def take_resume_note(self) -> str | None:

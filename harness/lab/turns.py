@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from agents.images import MAX_MESSAGE_IMAGES, ImagePart
 from agents.protocol.cells import LAB_REF
 from agents.protocol.tools import answer_spec, by_name, to_words
 from agents.toolspec import ToolSpec
@@ -47,6 +48,8 @@ class CellsRun:
     replies: list[str] = field(default_factory=list)
     calls: list[dict[str, Any]] = field(default_factory=list)
     cells: list[dict[str, Any]] = field(default_factory=list)
+    figures: list[dict[str, Any]] = field(default_factory=list)  # lab_figures rows
+    images: list[ImagePart] = field(default_factory=list)  # the same figures, for the agent
     end: EpisodeEnd | None = None
 
 
@@ -137,12 +140,12 @@ class LabTurns:
             try:
                 cell = await lab.run(code, on_call, wall_s=self._time_left())  # type: ignore[attr-defined]
             except LabStartError as e:
-                self._store_lab_rows(st, out.calls + made, out.cells)
+                self._store_lab_rows(st, out.calls + made, out.cells, out.figures)
                 raise EpisodeEnd(
                     "error", "lab_error", category="infrastructure", error=str(e)
                 ) from None
             except EpisodeEnd:
-                self._store_lab_rows(st, out.calls + made, out.cells)
+                self._store_lab_rows(st, out.calls + made, out.cells, out.figures)
                 raise
             cell.n_calls = len(made)
             out.replies.append(cell.reply(lab.take_resume_note()))
@@ -164,6 +167,13 @@ class LabTurns:
                     "wall_s": cell.wall_s,
                 }
             )
+            for i, fig in enumerate(cell.figures):
+                out.figures.append(
+                    {"step": step, "cell_idx": idx, "index": i, "png": fig.png,
+                     "width": fig.width, "height": fig.height}
+                )  # fmt: skip
+                if len(out.images) < MAX_MESSAGE_IMAGES:  # the rest: stored, and named in the text
+                    out.images.append(ImagePart(png=fig.png, width=fig.width, height=fig.height))
             out.calls += made
             next_idx += len(made)
             if out.end is not None:
@@ -171,13 +181,18 @@ class LabTurns:
         return out
 
     def _store_lab_rows(
-        self, st: Any, calls: list[dict[str, Any]], cells: list[dict[str, Any]]
+        self,
+        st: Any,
+        calls: list[dict[str, Any]],
+        cells: list[dict[str, Any]],
+        figures: list[dict[str, Any]] | None = None,
     ) -> None:
-        """Calls and cells of a message whose reply is never stored (the episode ends)."""
+        """Calls and cells (with their figures) of a message whose reply is never stored (the
+        episode ends)."""
         self._fence()  # type: ignore[attr-defined]
         for c in calls:
             self.store.add_target_call(self.ep.id, _call_row(c))  # type: ignore[attr-defined]
-        self.store.add_lab_cells(self.ep.id, cells)  # type: ignore[attr-defined]
+        self.store.add_lab_cells(self.ep.id, cells, figures or ())  # type: ignore[attr-defined]
         self.store.update_episode(self.ep.id, **self._counters(st))  # type: ignore[attr-defined]
 
     # ---- answers that name a function of the lab --------------------------------------------

@@ -1,4 +1,5 @@
-"""SQL tables: runs, episodes, messages, tool calls, lab cells, target calls, scores and events.
+"""SQL tables: runs, episodes, messages, tool calls, lab cells and their figures, target calls,
+scores and events.
 
 Writes that the episode loop repeats after a crash are made idempotent by unique keys on
 (episode, step) and (episode, step, command index), so a resumed episode can never store a step
@@ -11,7 +12,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, DateTime, Index, UniqueConstraint, false, text
+from sqlalchemy import JSON, Column, DateTime, Index, LargeBinary, UniqueConstraint, false, text
 from sqlmodel import Field, SQLModel
 
 
@@ -153,6 +154,29 @@ class LabCell(SQLModel, table=True):
     first_call: int = 0
     n_calls: int = 0
     wall_s: float | None = None
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class LabFigure(SQLModel, table=True):
+    """A figure a lab cell left open, as the PNG the orchestrator checked
+    (harness/lab/figures.py) and sent to the agent: the `index`-th figure of the cell
+    (episode, step, cell_idx), where cell_idx is the LabCell's idx."""
+
+    __tablename__ = "lab_figures"
+    __table_args__ = (
+        UniqueConstraint(
+            "episode_id", "step", "cell_idx", "index", name="uq_lab_figure_step_cell_index"
+        ),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    episode_id: str = Field(foreign_key="episodes.id", index=True, max_length=32)
+    step: int  # the assistant message that holds the cell
+    cell_idx: int  # the cell's idx (LabCell.idx)
+    index: int  # its order among the cell's figures (the reply's "figure 1" is index 0)
+    png: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
+    width: int
+    height: int
     created_at: datetime = Field(default_factory=utcnow)
 
 

@@ -26,6 +26,7 @@ from harness.store.models import (
     Episode,
     Event,
     LabCell,
+    LabFigure,
     Message,
     Run,
     Score,
@@ -80,6 +81,7 @@ _INSERT_CALL = insert(_CALLS)
 _INSERT_EVENT = insert(_EVENTS)
 _INSERT_TOOL_CALL = insert(ToolCall.__table__)  # type: ignore[attr-defined]
 _INSERT_CELL = insert(LabCell.__table__)  # type: ignore[attr-defined]
+_INSERT_FIGURE = insert(LabFigure.__table__)  # type: ignore[attr-defined]
 # a cell's texts, cut for the pages and the API (Store.lab_cell_heads)
 LAB_CELL_TEXTS = ("code", "stdout", "stderr", "value", "error", "traceback")
 COUNTERS = (
@@ -553,8 +555,13 @@ class Store:
             out.append((LabCell(**r), {n: k for n, k in chars.items() if k > max_chars}))
         return out
 
-    def add_lab_cells(self, episode_id: str, cells: Sequence[dict[str, Any]]) -> None:
-        """Cells that caused no reply (the episode ended during them)."""
+    def add_lab_cells(
+        self,
+        episode_id: str,
+        cells: Sequence[dict[str, Any]],
+        figures: Sequence[dict[str, Any]] = (),
+    ) -> None:
+        """Cells that caused no reply (the episode ended during them), with their figures."""
         if cells:
             with self.engine.begin() as c:
                 now = utcnow()
@@ -562,6 +569,27 @@ class Store:
                     _INSERT_CELL,
                     [{"episode_id": episode_id, "created_at": now, **r} for r in cells],
                 )
+                if figures:
+                    rows = [{"episode_id": episode_id, "created_at": now, **f} for f in figures]
+                    c.execute(_INSERT_FIGURE, rows)
+
+    def add_lab_figures(self, episode_id: str, figures: Sequence[dict[str, Any]]) -> None:
+        """Figures (dicts with step, cell_idx, index, png, width, height) of stored cells."""
+        if figures:
+            now = utcnow()
+            with self.engine.begin() as c:
+                c.execute(
+                    _INSERT_FIGURE,
+                    [{"episode_id": episode_id, "created_at": now, **f} for f in figures],
+                )
+
+    def lab_figures(self, episode_id: str) -> list[LabFigure]:
+        q = (
+            select(LabFigure)
+            .where(LabFigure.episode_id == episode_id)
+            .order_by(LabFigure.step, LabFigure.cell_idx, LabFigure.index)
+        )
+        return self._all(q)
 
     def add_messages(self, episode_id: str, messages: Sequence[dict[str, Any]]) -> None:
         """Insert messages (dicts with step, role, content, ...) in one transaction."""
@@ -601,10 +629,11 @@ class Store:
         calls: Sequence[dict[str, Any]] = (),
         tool_calls: Sequence[dict[str, Any]] = (),
         cells: Sequence[dict[str, Any]] = (),
+        figures: Sequence[dict[str, Any]] = (),
     ) -> None:
         """The message(s) answering a step (a user message, or in protocol mode `tools` one
-        `tool` message per call), the target calls, tool calls and lab cells they report, the
-        counters and a progress event, atomically (a crash before the commit re-executes the
+        `tool` message per call), the target calls, tool calls, lab cells and their figures they
+        report, the counters and a progress event, atomically (a crash before the commit re-executes the
         calls; it can never store them twice)."""
         now = utcnow()
         messages = [message] if isinstance(message, dict) else list(message)
@@ -617,6 +646,9 @@ class Store:
             if cells:
                 rows = [{"episode_id": episode_id, "created_at": now, **r} for r in cells]
                 c.execute(_INSERT_CELL, rows)
+            if figures:
+                rows = [{"episode_id": episode_id, "created_at": now, **f} for f in figures]
+                c.execute(_INSERT_FIGURE, rows)
             rows = [_message_row(episode_id, m, now) for m in messages]
             c.execute(_INSERT_MESSAGE, rows[0] if len(rows) == 1 else rows)
             c.execute(_UPDATE_COUNTERS, {"episode_id_": episode_id, **counters})

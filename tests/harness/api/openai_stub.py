@@ -1,5 +1,6 @@
 """A loopback OpenAI-compatible endpoint that records the JSON body of every request and answers
-chat completions with a fixed text and a fixed `usage` (what the provider says it billed).
+chat completions with a fixed text (after the scripted `replies`, one per request, in order) and a
+fixed `usage` (what the provider says it billed).
 
 A request whose body holds `QUOTE` is answered as a provider that quotes the credential it got
 would answer (in its body and a header; streamed in 5-byte pieces when it asks for a stream)."""
@@ -20,8 +21,10 @@ class OpenAIStub(LoopbackHTTP):
         reply: str = "COMMAND: PYTHON(./temp/function.py 1)",
         usage: dict[str, int] | None = None,
         models: tuple[str, ...] = ("cheap-model",),
+        replies: tuple[str, ...] = (),
     ) -> None:
         self.requests: list[dict[str, Any]] = []
+        script = list(replies)
         outer = self
 
         class Handler(QuietHandler):
@@ -55,7 +58,8 @@ class OpenAIStub(LoopbackHTTP):
                     return self.quote(self.headers.get("authorization") or "", body)
                 model = body.get("model") if isinstance(body, dict) else None
                 billed = usage or {"prompt_tokens": 1, "completion_tokens": 1}
-                self.send_json(200, chat_completion(reply, model, billed))
+                text = script.pop(0) if script else reply
+                self.send_json(200, chat_completion(text, model, billed))
 
             def quote(self, cred: str, body: Any) -> None:
                 said = f"Incorrect API key provided: {cred}"

@@ -17,6 +17,7 @@ TABLES = {
     "target_calls",
     "tool_calls",
     "lab_cells",
+    "lab_figures",
     "scores",
     "events",
     "alembic_version",
@@ -43,9 +44,9 @@ def _episode(store: Store) -> tuple[str, str]:
 def test_migrations_create_schema_and_are_idempotent(db_url: str) -> None:
     engine = make_engine(db_url)
     assert set(inspect(engine).get_table_names()) == TABLES
-    assert current_revision(engine) == "0005"
+    assert current_revision(engine) == "0006"
     upgrade_schema(engine)  # a second start must not fail
-    assert current_revision(engine) == "0005"
+    assert current_revision(engine) == "0006"
 
 
 def test_step_keys_refuse_duplicates(db_url: str) -> None:
