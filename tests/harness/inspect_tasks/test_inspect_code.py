@@ -1,0 +1,103 @@
+"""`inspect eval interp_harness/find -T protocol=code` through Inspect's own CLI (a subprocess;
+issue 42 item 4): the sample's tools include `run_python`, whose cells run in one lab per sample
+(variables kept from cell to cell), with their target calls on the sandboxed target service,
+counted in the sample's store as the call tools' are and refused past max_target_calls; the
+answer may name a lab function; the lab is gone when the eval ends; the log imports as a run in
+mode `code-tools`."""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+from pathlib import Path
+
+import pytest
+from inspect_code_scripts import ANSWER, FIRST
+from test_inspect_tasks import (  # noqa: F401 - sandbox_tmp is a fixture
+    assert_no_ground_truth,
+    assert_nothing_left,
+    inspect_cli,
+    logs,
+    sandbox_tmp,
+)
+
+from agents.protocol.cells import parse_cells
+from function_store.benchmark import benchmark
+from harness import prompts
+from harness.episode import offered_tools
+from harness.inspect_tasks.importer import import_eval_log
+from harness.lab.api import call_commands, call_value
+from harness.lab.limits import LabLimits
+from harness.lab.prompt import lab_note
+from harness.runs.catalogs import CatalogCache
+from harness.settings import Settings
+from harness.store.repo import open_store
+from harness.target_client import make_target_client
+
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_bwrap")]
+SCRIPTS = Path(__file__).resolve().parent / "inspect_code_scripts.py"
+
+
+def values(target_id: str, inputs: list[str]) -> list[object]:
+    """What a cell reads for `inputs`: the target service's outputs read as the declaration says,
+    computed here with a target client of this process, not through the eval."""
+
+    async def go() -> list[object]:
+        client = make_target_client(Settings(), CatalogCache())
+        try:
+            outputs = await client.call(target_id, inputs)
+        finally:
+            await client.aclose()
+        got, _ = call_value(call_commands(benchmark("numeric").commands)[0], outputs)
+        return [complex(*v["__complex__"]) if isinstance(v, dict) else v for v in got]
+
+    return asyncio.run(go())
+
+
+def test_find_protocol_code_with_a_user_solver(tmp_path: Path, sandbox_tmp: Path) -> None:  # noqa: F811
+    args = ["eval", "interp_harness/find", "--solver", f"{SCRIPTS}@code_cells"]
+    args += ["-T", "dataset=find-gen", "-T", "family=numeric", "-T", "limit=1"]
+    args += ["-T", "protocol=code", "-T", "max_target_calls=3", "--model", "mockllm/model"]
+    inspect_cli(args, sandbox_tmp, tmp_path / "logs")
+    assert_nothing_left(sandbox_tmp)  # the lab's process and files went with the sample
+    log = logs(tmp_path / "logs")["interp_harness/find"]
+    assert log.status == "success"
+    (s,) = log.samples or []
+    assert s.error is None
+    target = CatalogCache().get(0).get(str(s.id))
+    commands = benchmark("numeric").commands
+    assert s.input == (
+        prompts.task_prompt(target.public.prompt_family)
+        + prompts.tools_note(offered_tools("numeric", "code-tools"))
+        + lab_note(commands, LabLimits.from_settings(Settings()), tools=True)
+    )
+    first, second, submitted = [m.text for m in s.messages if m.role == "tool"]
+    # cell 1: two target calls, the values the target service gives
+    assert first.startswith("Response: cell 1 ran (2 target calls).")
+    [cell] = parse_cells(first)
+    assert ast.literal_eval(cell.stdout.strip()) == values(target.id, ["1", "2", "3"])
+    assert ast.literal_eval(cell.parts["value"]) == values(target.id, ["4"])[0]
+    # cell 2: the lab kept ys and g; one call left of the budget, the next one refused
+    assert second.startswith("Response: cell 2 ran (1 target call).")
+    [cell] = parse_cells(second)
+    lines = cell.stdout.splitlines()
+    assert lines[0] == "3 42" and lines[1].startswith("budget:") and "3 target calls" in lines[1]
+    assert s.store["interp_harness:target_calls"] == 3
+    assert s.store["interp_harness:inputs"] == 5
+    assert s.store["interp_harness:end_reason"] == "target_calls"
+    # the answer names the lab's g: its source is the submitted code
+    assert submitted == s.store["interp_harness:answer"]
+    assert submitted.startswith(f"[DESCRIPTION]: {ANSWER['description']}")
+    assert "def g(x):\n    return 2 * x" in submitted and "lab:g" not in submitted
+    assert FIRST not in submitted  # only g, not the cell that defined it
+    assert_no_ground_truth(next((tmp_path / "logs").glob("*.eval")), [target])
+    store = open_store(f"sqlite:///{tmp_path / 'imported.db'}")
+    run = store.get_run(import_eval_log(store, log))
+    assert run is not None and run.spec["protocol"]["mode"] == "code-tools"
+    [ep] = store.episodes(run.id)
+    assert (ep.status, ep.end_reason, ep.target_calls, ep.inputs) == (
+        "budget_exhausted",
+        "target_calls",
+        3,
+        5,
+    )
