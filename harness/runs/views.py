@@ -219,6 +219,16 @@ class TargetCallOut(BaseModel):
     created_at: datetime
 
 
+class LabFigureRef(BaseModel):
+    """A figure a cell made, as a reference: its PNG is served at `url`."""
+
+    id: int
+    index: int = Field(description="its order among the cell's figures (the reply's figure 1 is 0)")
+    width: int
+    height: int
+    url: str = Field(description="GET: the PNG (image/png)")
+
+
 class LabCellOut(BaseModel):
     """One cell run in the episode's lab (protocol modes `code` and `code-tools`): its code,
     what it printed and returned as the agent read it, and the target calls it made."""
@@ -249,6 +259,9 @@ class LabCellOut(BaseModel):
     calls: list[TargetCallOut] = Field(
         description="its target calls: those of `step` with idx in [first_call, first_call + "
         "n_calls)"
+    )
+    figures: list[LabFigureRef] = Field(
+        default_factory=list, description="the figures it made, in order (references)"
     )
     wall_s: float | None
     created_at: datetime
@@ -376,19 +389,32 @@ def tool_call_outs(
     return out
 
 
+def figure_url(episode_id: str, figure_id: int) -> str:
+    return f"/episodes/{episode_id}/figures/{figure_id}.png"
+
+
 def lab_cell_outs(
-    rows: Sequence[tuple[LabCell, dict[str, int]]], calls: Sequence[TargetCallOut]
+    episode_id: str,
+    rows: Sequence[tuple[LabCell, dict[str, int]]],
+    calls: Sequence[TargetCallOut],
+    figures: Sequence[dict[str, int]] = (),
 ) -> list[LabCellOut]:
-    """Each cell with its target calls; `rows` are (cell, full lengths of its cut texts)."""
+    """Each cell with its target calls and its figures (Store.lab_figure_refs); `rows` are
+    (cell, full lengths of its cut texts)."""
     by_step: dict[int, dict[int, TargetCallOut]] = {}
     for c in calls:
         by_step.setdefault(c.step, {})[c.idx] = c
+    drawn: dict[tuple[int, int], list[LabFigureRef]] = {}
+    for f in figures:
+        ref = LabFigureRef(**f, url=figure_url(episode_id, f["id"]))
+        drawn.setdefault((f["step"], f["cell_idx"]), []).append(ref)
     out = []
     for cell, chars in rows:
         made = by_step.get(cell.step, {})
         span = range(cell.first_call, cell.first_call + cell.n_calls)
         mine = [made[i] for i in span if i in made]
-        out.append(LabCellOut(**cell.model_dump(), shown_chars=chars, calls=mine))
+        pictures = drawn.get((cell.step, cell.idx), [])
+        out.append(LabCellOut(**cell.model_dump(), shown_chars=chars, calls=mine, figures=pictures))
     return out
 
 
@@ -575,6 +601,6 @@ def episode_detail(
         messages=messages,
         calls=calls,
         tool_calls=tool_call_outs(store.tool_calls(ep.id), messages, preview),
-        cells=lab_cell_outs(cells, calls),
+        cells=lab_cell_outs(ep.id, cells, calls, store.lab_figure_refs(ep.id) if cells else ()),
         scores=scores,
     )

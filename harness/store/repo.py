@@ -591,6 +591,25 @@ class Store:
         )
         return self._all(q)
 
+    def lab_figure_refs(self, episode_id: str) -> list[dict[str, int]]:
+        """The episode's figures without their bytes (id, step, cell_idx, index, width,
+        height), in order: what a page or the API lists."""
+        t = LabFigure.__table__  # type: ignore[attr-defined]
+        q = (
+            select(t.c.id, t.c.step, t.c.cell_idx, t.c.index, t.c.width, t.c.height)
+            .where(t.c.episode_id == episode_id)
+            .order_by(t.c.step, t.c.cell_idx, t.c.index)
+        )
+        with self.engine.connect() as c:
+            return [dict(r) for r in c.execute(q).mappings()]
+
+    def lab_figure_png(self, episode_id: str, figure_id: int) -> bytes | None:
+        """One figure's PNG, when it is this episode's."""
+        t = LabFigure.__table__  # type: ignore[attr-defined]
+        q = select(t.c.png).where(t.c.id == figure_id, t.c.episode_id == episode_id)
+        with self.engine.connect() as c:
+            return c.execute(q).scalar()
+
     def add_messages(self, episode_id: str, messages: Sequence[dict[str, Any]]) -> None:
         """Insert messages (dicts with step, role, content, ...) in one transaction."""
         now = utcnow()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query
-from fastapi.responses import StreamingResponse
+from fastapi.responses import Response, StreamingResponse
 
 from harness.api import schemas as S
 from harness.api.routers.deps import MAX_OFFSET, NOT_FOUND, authorised, services
@@ -61,6 +61,39 @@ def message_content(
     """A message's full text (or the part from `offset`, `limit` characters long), streamed
     from the store a megabyte at a time."""
     return full_text(svc, episode_id, step, offset, limit)
+
+
+PNG_RESPONSES = {
+    **NOT_FOUND,
+    200: {
+        "description": "the figure's PNG",
+        "content": {"image/png": {"schema": {"type": "string", "format": "binary"}}},
+    },
+}
+# A figure's bytes come from the lab (checked as a PNG, harness/lab/figures.py): served as an
+# image only, never sniffed as another type, and inert if opened as a document.
+FIGURE_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": "default-src 'none'; sandbox",
+}
+
+
+@router.get(
+    "/episodes/{episode_id}/figures/{figure_id}.png",
+    responses=PNG_RESPONSES,
+    response_class=Response,
+)
+def figure(
+    episode_id: str,
+    figure_id: int = Path(..., ge=0, le=MAX_OFFSET),
+    svc: Services = Depends(services),
+) -> Response:
+    """A figure one of the episode's lab cells made (protocol modes code and code-tools), the PNG
+    the agent got; listed in the episode's `cells` (`figures[].url`)."""
+    png = svc.store.lab_figure_png(episode_id, figure_id)
+    if png is None:
+        raise HTTPException(404, f"episode {episode_id!r} has no figure {figure_id}")
+    return Response(png, media_type="image/png", headers=FIGURE_HEADERS)
 
 
 @router.get("/episodes/{episode_id}/final_answer", responses=TEXT_RESPONSES)

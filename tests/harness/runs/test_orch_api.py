@@ -175,6 +175,7 @@ def test_openapi_declares_every_route(shared) -> None:  # type: ignore[no-untype
         ("GET", "/episodes/{episode_id}"),
         ("GET", "/episodes/{episode_id}/messages/{step}/content"),
         ("GET", "/episodes/{episode_id}/final_answer"),
+        ("GET", "/episodes/{episode_id}/figures/{figure_id}.png"),
         ("GET", "/runs/{run_id}/events"),
         ("POST", "/runs/{run_id}/cancel"),
         ("GET", "/runs/{run_id}/report"),
@@ -185,9 +186,13 @@ def test_openapi_declares_every_route(shared) -> None:  # type: ignore[no-untype
     for path, ops in doc["paths"].items():
         for method, op in ops.items():
             ok = op["responses"].get("200") or op["responses"].get("201")
-            # JSON, or (a long agent text, streamed) plain text
+            # JSON, or (a long agent text, streamed) plain text, or a lab figure's PNG
             kind = (
-                "text/plain" if path.startswith("/episodes/{episode_id}/") else "application/json"
+                "image/png"
+                if path.endswith(".png")
+                else "text/plain"
+                if path.startswith("/episodes/{episode_id}/")
+                else "application/json"
             )
             assert kind in ok["content"], (method, path)
             assert ok["content"][kind]["schema"], (method, path)

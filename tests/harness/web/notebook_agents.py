@@ -1,4 +1,4 @@
-"""An agent whose lab cells print, return and raise markup, for the notebook's escaping test
+"""An agent whose lab cells print, return and raise markup (and draw a figure), for the notebook's escaping test
 (loaded by dotted path, `notebook_agents:HostileCellAgent`, inside the agent host: imports
 `agents` only)."""
 
@@ -21,6 +21,9 @@ try:
     call_function([1, {BAD_INPUT!r}])
 except Exception as e:
     print(repr(e))
+import matplotlib.pyplot as plt
+plt.plot([0, 1], [1, 0])
+plt.title({RAISED!r})  # drawn as pixels: a figure, served as a PNG
 {LINK!r}"""
 CELL_2 = f"raise ValueError({RAISED!r})"
 MESSAGE = f"Two cells.\n```python\n{CELL_1}\n```\n```python\n{CELL_2}\n```"

@@ -1,7 +1,8 @@
 """Protocol mode `code` on the episode page and in `GET /episodes/{id}`: the lab's cells as a
 notebook (code, what each printed, returned and raised, the target calls each made), the API's
 `cells` true to the stored rows and to the OpenAPI document, and nothing a cell printed turned
-into markup, a script or a link (real `harness serve`, real bwrap labs, Debian chromium).
+into markup, a script or a link; a cell's figure served as a PNG, only under its episode
+(real `harness serve`, real bwrap labs, Debian chromium).
 In-process, on SQLite and PostgreSQL: a cell's texts are cut in SQL, by characters, for the
 views, and whole in the export."""
 
@@ -173,6 +174,14 @@ def test_what_a_cell_printed_never_becomes_markup(served: dict[str, Any], page: 
     assert cell.locator("[data-part='stderr'] pre").text_content() == one["stderr"]
     assert cell.locator("[data-part='value'] pre").text_content() == one["value"]
     assert hostile.BAD_INPUT in cell.locator("table.io code").all_text_contents()
+    # its figure, from the figure route
+    [ref] = one["figures"]
+    img = cell.locator("figure.cell-figure img")
+    assert img.count() == 1 and img.get_attribute("src") == ref["url"]
+    img.scroll_into_view_if_needed()
+    shown = "() => { const i = document.querySelector('li.cell[data-cell=\"1\"] figure img');"
+    page.wait_for_function(shown + " return i.complete && i.naturalWidth > 0; }")
+    assert page.evaluate(shown + " return i.naturalWidth; }") == ref["width"]
     err = page.locator("li.cell[data-cell='2'] [data-part='error'] pre")
     assert err.text_content() == two["error"]
     # no element came from a cell: no link to javascript:, no img, only the page's own script
@@ -181,3 +190,30 @@ def test_what_a_cell_printed_never_becomes_markup(served: dict[str, Any], page: 
     scripts = page.evaluate("[...document.scripts].map(s => [s.src, s.textContent])")
     assert scripts == [[f"{url}/ui/static/live.js", ""]]
     page.screenshot(path=str(artifacts_dir() / "episode-notebook-hostile.png"), full_page=True)
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("needs_bwrap")
+def test_a_cells_figure_is_served_as_a_png(served: dict[str, Any]) -> None:
+    d, store, url = served["hostile"], served["store"], served["server"].url
+    [stored] = store.lab_figures(d["id"])
+    [ref] = d["cells"][0]["figures"]  # a reference: the bytes are at its url
+    assert ref["url"] == f"/episodes/{d['id']}/figures/{stored.id}.png"
+    assert (ref["id"], ref["index"], ref["width"], ref["height"]) == (
+        stored.id, 0, stored.width, stored.height
+    )  # fmt: skip
+    assert d["cells"][1]["figures"] == [] and served["numeric"]["cells"][0]["figures"] == []
+    r = httpx.get(url + ref["url"], timeout=30)
+    assert r.status_code == 200 and r.content == stored.png
+    assert r.content.startswith(b"\x89PNG\r\n\x1a\n")
+    assert r.headers["content-type"] == "image/png"
+    assert r.headers["x-content-type-options"] == "nosniff"
+    # only under its own episode; an unknown one is a 404 too
+    other = served["numeric"]["id"]
+    for path in (f"/episodes/{other}/figures/{stored.id}.png",
+                 f"/episodes/{d['id']}/figures/{stored.id + 1000}.png",
+                 f"/episodes/nope/figures/{stored.id}.png"):  # fmt: skip
+        assert httpx.get(url + path, timeout=30).status_code == 404, path
+    doc = httpx.get(f"{url}/openapi.json", timeout=30).json()
+    route = doc["paths"]["/episodes/{episode_id}/figures/{figure_id}.png"]["get"]
+    assert "image/png" in route["responses"]["200"]["content"]
