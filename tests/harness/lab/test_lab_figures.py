@@ -241,3 +241,26 @@ def test_a_resumed_episode_gives_the_agent_the_stored_figures_again(
     conv = EpisodeRunner._conversation(store.messages(ep.id), runner._stored_images())
     with_images = {m.content: [i.png for i in m.images] for m in conv if m.images}
     assert with_images == {"r1" if mode == "code-tools" else "r0": [first, second]}
+
+
+@pytest.mark.usefixtures("needs_bwrap")
+async def test_in_code_tools_a_figure_goes_with_its_run_python_result(sqlite_url: str) -> None:
+    from figure_agents import PlotToolsAgent
+
+    PlotToolsAgent.seen.clear()
+    body = {**spec([]), "agent": "figure_agents:PlotToolsAgent", "agent_options": {}}
+    store, [run] = await run_in_process(
+        sqlite_url, {**body, "protocol": {"mode": "code-tools"}}, agent_isolation="none"
+    )
+    [ep] = store.episodes(run.id)
+    assert (ep.status, ep.end_reason) == ("completed", "submit_answer")
+    [fig] = store.lab_figures(ep.id)
+    assert (fig.step, fig.cell_idx, fig.index, fig.width, fig.height) == (2, 1, 0, 640, 480)
+    tools = [m for m in store.messages(ep.id) if m.role == "tool"]
+    assert [(m.step, m.tool_call_id) for m in tools] == [(3, "c0"), (4, "c1")]
+    assert "[figure 1: 640x480 PNG]" in tools[1].content
+    last = PlotToolsAgent.seen[-1]
+    assert [(m.tool_call_id, [i.png for i in m.images]) for m in last if m.role == "tool"] == [
+        ("c0", []),
+        ("c1", [fig.png]),
+    ]
