@@ -19,7 +19,9 @@ class ReportOut(BaseModel):
     report: Any = Field(description="the evaluator's report (JSON)")
     text: str | None = Field(None, description="the report rendered as text, when it has one")
     floor_run_id: str | None = Field(
-        None, description="the interpolation floor run whose episodes the report includes"
+        None,
+        description="the floor run (the benchmark's floor agent on the same targets) whose episodes "
+        "the report includes",
     )
     imported: bool = Field(
         False,

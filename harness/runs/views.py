@@ -122,7 +122,9 @@ class RunDetail(RunOut):
         "scorer failures (never counted as scores)",
     )
     floor_run_id: str | None = Field(
-        None, description="the run's interpolation floor run (its spec has floor_for=this id)"
+        None,
+        description="the run's floor run: its benchmark's floor agent on the same targets (its spec has "
+        "floor_for=this id)",
     )
     waiting: list[str] = Field(
         default_factory=list,
