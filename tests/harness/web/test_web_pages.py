@@ -247,6 +247,13 @@ def test_no_ground_truth_on_a_running_episode(server, filled, browser) -> None: 
         assert r.status_code in (200, 409)
 
 
+def _follow(page, link: str) -> None:  # type: ignore[no-untyped-def]
+    # A click returns before the next page has loaded; counting rows then reads a half-parsed
+    # document (CI saw 0 rows), so wait for the navigation the link starts.
+    with page.expect_navigation(wait_until="load"):
+        page.get_by_role("link", name=link).click()
+
+
 @pytest.mark.parametrize("n_episodes", [10_000])
 def test_pages_stay_paginated_with_10000_episodes(server, filled, page, n_episodes) -> None:  # type: ignore[no-untyped-def]
     from bulk import insert_bulk_runs
@@ -254,7 +261,7 @@ def test_pages_stay_paginated_with_10000_episodes(server, filled, page, n_episod
     big = insert_bulk_runs(server.db, n_runs=30, n_episodes=n_episodes)
     page.goto(f"{server.url}/?agent=bulk-agent")
     assert page.locator("tr.run-row").count() == 25
-    page.get_by_role("link", name="Older runs").click()
+    _follow(page, "Older runs")
     assert page.locator("tr.run-row").count() == 5
     assert page.get_by_role("link", name="Older runs").count() == 0
 
@@ -263,9 +270,9 @@ def test_pages_stay_paginated_with_10000_episodes(server, filled, page, n_episod
     assert rows.count() == 50
     assert rows.first.locator("td").first.inner_text() == "0"
     assert f"{n_episodes}/{n_episodes}" in page.locator("table.report").inner_text()
-    page.get_by_role("link", name="Next episodes").click()
+    _follow(page, "Next episodes")
     assert [rows.nth(k).locator("td").first.inner_text() for k in (0, 49)] == ["50", "99"]
-    page.get_by_role("link", name="Previous episodes").click()
+    _follow(page, "Previous episodes")
     assert [rows.nth(k).locator("td").first.inner_text() for k in (0, 49)] == ["0", "49"]
     page.screenshot(path=str(artifacts_dir() / "run-10000-episodes.png"), full_page=False)
 
