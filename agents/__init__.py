@@ -1,13 +1,13 @@
 """Interpreter agents: the interface, its registry and the built-in agents.
 
-from agents import get_agent, list_agents, register_agent
+from interp_harness.agents import get_agent, list_agents, register_agent
 agent = get_agent("scripted-numeric")            # a built-in or registered name
 agent = get_agent("mypkg.mymod:MyAgent", x=1)    # a dotted path
 agent = get_agent("my-plugin")                   # an `interp_harness.agents` entry point
 """
 
-from agents.base import Agent, AgentError, AgentReply, Message, Usage
-from agents.registry import (
+from interp_harness.agents.base import Agent, AgentError, AgentReply, Message, Usage
+from interp_harness.agents.registry import (
     AgentInfo,
     UnknownAgent,
     get_agent,

@@ -7,13 +7,17 @@ import os
 from typing import Any
 
 import anthropic
+from interp_harness.agents.base import ANY_FAMILY, AgentError, AgentReply, Message
+from interp_harness.agents.options import ProviderOptions
+from interp_harness.agents.replies import Turn, anthropic_reply
+from interp_harness.agents.retry import (
+    ProviderAgent,
+    policy_from_options,
+    provider_turn,
+    sdk_classifier,
+)
+from interp_harness.agents.toolspec import ToolSpec
 from pydantic import Field
-
-from agents.base import ANY_FAMILY, AgentError, AgentReply, Message
-from agents.options import ProviderOptions
-from agents.replies import Turn, anthropic_reply
-from agents.retry import ProviderAgent, policy_from_options, provider_turn, sdk_classifier
-from agents.toolspec import ToolSpec
 
 _classify = sdk_classifier(anthropic)
 
@@ -113,7 +117,7 @@ class AnthropicAgent(ProviderAgent):
     Options (environment variable in brackets): model [ANTHROPIC_MODEL], api_key
     [ANTHROPIC_API_KEY], base_url [ANTHROPIC_BASE_URL], temperature [ANTHROPIC_TEMPERATURE],
     max_tokens (default DEFAULT_MAX_TOKENS; the API requires one), timeout (s, default 120),
-    max_retries (default 5), backoff_base, backoff_max, prices (see agents.retry.make_usage),
+    max_retries (default 5), backoff_base, backoff_max, prices (see interp_harness.agents.retry.make_usage),
     tool_choice (protocol mode tools: "auto", the default, or "required", the API's "any").
 
     In protocol mode `tools` the commands go as `tools` (parallel tool use allowed, as the

@@ -5,10 +5,9 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar, Literal
 
+from interp_harness.agents.images import MAX_MESSAGE_IMAGES, ImagePart
+from interp_harness.agents.toolspec import ToolCall
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-from agents.images import MAX_MESSAGE_IMAGES, ImagePart
-from agents.toolspec import ToolCall
 
 # `Agent.families` of an agent that plays every benchmark family (an LLM, a replay)
 ANY_FAMILY: frozenset[str] = frozenset({"*"})

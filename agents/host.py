@@ -1,8 +1,8 @@
-"""The agent host: `python -m agents.host` builds one agent and answers its steps over stdin/stdout.
+"""The agent host: `python -m interp_harness.agents.host` builds one agent and answers its steps over stdin/stdout.
 
-The orchestrator starts it inside a sandbox (see `harness.agent_host`), so the agent runs in a
+The orchestrator starts it inside a sandbox (see `interp_harness.orchestrator.agent_host`), so the agent runs in a
 process that holds nothing but the conversation it is sent and its own options. It imports only
-the `agents` package and the agent's own module. The protocol is `agents.host_protocol`; whatever
+`interp_harness.agents` and `interp_harness.sdk` and the agent's own module. The protocol is `interp_harness.agents.host_protocol`; whatever
 the agent prints goes to stderr (the protocol keeps the original stdout to itself).
 """
 
@@ -17,10 +17,8 @@ import traceback
 from typing import Any, BinaryIO
 from urllib.parse import urlsplit, urlunsplit
 
-from pydantic import BaseModel, ValidationError
-
-from agents.base import Agent, AgentError, Message, check_usage
-from agents.host_protocol import (
+from interp_harness.agents.base import Agent, AgentError, Message, check_usage
+from interp_harness.agents.host_protocol import (
     DEFAULT_MAX_MESSAGE_CHARS,
     MAX_LINE,
     REQUEST,
@@ -39,10 +37,11 @@ from agents.host_protocol import (
     reply_chars,
     too_long,
 )
-from agents.registry import UnknownAgent, check_agent_class, import_path
-from agents.toolspec import ToolCall
+from interp_harness.agents.registry import UnknownAgent, check_agent_class, import_path
+from interp_harness.agents.toolspec import ToolCall
+from pydantic import BaseModel, ValidationError
 
-# The orchestrator binds its byte forwarder module (function_store.service.forward, stdlib only)
+# The orchestrator binds its byte forwarder module (interp_harness.targets.service.forward, stdlib only)
 # here: the host reuses it without being able to import anything else of function_store.
 FORWARD_PY = "/opt/interp-harness-lib/forward.py"
 

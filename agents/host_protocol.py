@@ -17,11 +17,10 @@ import math
 import re
 from typing import Annotated, Any, Literal
 
+from interp_harness.agents.base import Message, Usage
+from interp_harness.agents.images import MAX_CONVERSATION_IMAGE_BYTES, image_bytes
+from interp_harness.agents.toolspec import ToolCall, ToolSpec
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
-
-from agents.base import Message, Usage
-from agents.images import MAX_CONVERSATION_IMAGE_BYTES, image_bytes
-from agents.toolspec import ToolCall, ToolSpec
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 MAX_LINE = 64 * 1024 * 1024  # one message, either way; a longer line is a protocol error
@@ -71,7 +70,7 @@ def valid_unicode(text: str) -> str:
 
 class Network(_Msg):
     """The one route a provider agent has: a Unix socket behind which the orchestrator's HTTP
-    forwarder (harness.agent_host_net) relays requests to the profile's http(s) endpoint. The host
+    forwarder (interp_harness.orchestrator.agent_host_net) relays requests to the profile's http(s) endpoint. The host
     listens on its private loopback and points `url_env` (e.g. OPENAI_BASE_URL) there, plain http."""
 
     uds: str

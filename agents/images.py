@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
-    from agents.base import Message
+    from interp_harness.agents.base import Message
 
 MAX_IMAGE_BYTES = 2 * 1024 * 1024  # one PNG (the ceiling of HARNESS_LAB_MAX_FIGURE_KB)
 MAX_IMAGE_SIDE = 4096  # pixels, either side

@@ -8,11 +8,17 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from interp_harness.agents.base import AgentOptions, AgentReply, Message
+from interp_harness.agents.protocol import (
+    answer,
+    command,
+    fmt_number,
+    function_path,
+    numeric_points,
+    observations,
+)
+from interp_harness.agents.tools_adapter import TextProtocolAgent
 from pydantic import Field
-
-from agents.base import AgentOptions, AgentReply, Message
-from agents.protocol import answer, command, fmt_number, function_path, numeric_points, observations
-from agents.tools_adapter import TextProtocolAgent
 
 
 def interpolation_code(xs: list[float], ys: list[float]) -> str:

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from agents.probing import FixedProbesAgent
-from agents.protocol import Observation
+from interp_harness.agents.probing import FixedProbesAgent
+from interp_harness.agents.protocol import Observation
 
 # the floor's claim: quoted, so the offline membership decider and the lexical simulator read
 # exactly these five strings (evaluator/neurons/membership.py, evaluator/simulation/simulator.py)

@@ -7,13 +7,17 @@ import os
 from typing import Any
 
 import openai
+from interp_harness.agents.base import ANY_FAMILY, AgentError, AgentReply, Message
+from interp_harness.agents.options import ProviderOptions
+from interp_harness.agents.replies import Turn, openai_reply, wire_arguments
+from interp_harness.agents.retry import (
+    ProviderAgent,
+    policy_from_options,
+    provider_turn,
+    sdk_classifier,
+)
+from interp_harness.agents.toolspec import ToolSpec
 from pydantic import Field
-
-from agents.base import ANY_FAMILY, AgentError, AgentReply, Message
-from agents.options import ProviderOptions
-from agents.replies import Turn, openai_reply, wire_arguments
-from agents.retry import ProviderAgent, policy_from_options, provider_turn, sdk_classifier
-from agents.toolspec import ToolSpec
 
 _classify = sdk_classifier(openai)
 
@@ -97,9 +101,9 @@ class OpenAIAgent(ProviderAgent):
     Options (environment variable in brackets): model [OPENAI_MODEL], api_key [OPENAI_API_KEY],
     base_url [OPENAI_BASE_URL], temperature [OPENAI_TEMPERATURE] (unset: the server's default),
     max_tokens, timeout (s, default 120), max_retries (default 5), backoff_base (s, default 1),
-    backoff_max (s, default 60), prices (USD per million tokens, see agents.retry.make_usage),
+    backoff_max (s, default 60), prices (USD per million tokens, see interp_harness.agents.retry.make_usage),
     extra_body (dict passed through, e.g. vLLM sampling options; not the keys a provider profile
-    governs, agents.options.PROFILE_GOVERNED_KEYS), tool_choice (protocol mode tools: "auto",
+    governs, interp_harness.agents.options.PROFILE_GOVERNED_KEYS), tool_choice (protocol mode tools: "auto",
     the default, or "required").
 
     In protocol mode `tools` the commands go as `tools` (function tools; parallel calls allowed,

@@ -1,6 +1,6 @@
 """What an API caller may set for the provider agents (openai, anthropic).
 
-Endpoints and keys are the operator's: a caller names a provider profile (harness.providers) and
+Endpoints and keys are the operator's: a caller names a provider profile (interp_harness.orchestrator.providers) and
 never sends a URL or a key. `base_url` and `api_key` stay constructor options for the operator
 (CLI `-o base_url=...`) and for the orchestrator, which fills them from the chosen profile.
 """
@@ -9,15 +9,14 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
+from interp_harness.agents.base import AgentOptions
+from interp_harness.agents.retry import Price
 from pydantic import Field, model_validator
-
-from agents.base import AgentOptions
-from agents.retry import Price
 
 # Request-body keys a provider profile governs (the model, how many and how long completions are,
 # and the request's shape). `extra_body` is merged over the request the SDK builds, so one of
 # these there would override the run's model or the profile's limits: refused in pre-flight
-# (harness.policy.check_extra_body) and, again, by the orchestrator's forwarder.
+# (interp_harness.orchestrator.policy.check_extra_body) and, again, by the orchestrator's forwarder.
 PROFILE_GOVERNED_KEYS = frozenset(
     {
         "model",

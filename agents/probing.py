@@ -7,9 +7,9 @@ from abc import abstractmethod
 from collections.abc import Sequence
 from typing import ClassVar
 
-from agents.base import AgentReply, Message
-from agents.protocol import Observation, next_chunk, observations
-from agents.tools_adapter import TextProtocolAgent
+from interp_harness.agents.base import AgentReply, Message
+from interp_harness.agents.protocol import Observation, next_chunk, observations
+from interp_harness.agents.tools_adapter import TextProtocolAgent
 
 
 class FixedProbesAgent(TextProtocolAgent):

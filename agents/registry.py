@@ -2,7 +2,7 @@
 
 A spec is one of:
 - a registered or built-in name (`openai`, `scripted-numeric`, ...);
-- a dotted path `package.module:ClassName` (the class must subclass `agents.base.Agent`);
+- a dotted path `package.module:ClassName` (the class must subclass `interp_harness.agents.base.Agent`);
 - the name of an entry point in the `interp_harness.agents` group of any installed distribution.
 """
 
@@ -14,28 +14,27 @@ from collections.abc import Callable
 from importlib import metadata
 from typing import Any, Literal, TypeVar
 
+from interp_harness.agents.base import Agent
 from pydantic import BaseModel
-
-from agents.base import Agent
 
 ENTRY_POINT_GROUP = "interp_harness.agents"
 
 # Built-ins are imported on first use so that `list_agents` or a scripted run never pays for the
 # provider SDKs (and a missing optional SDK only breaks the agent that needs it).
 _BUILTINS: dict[str, str] = {
-    "openai": "agents.openai_agent:OpenAIAgent",
-    "anthropic": "agents.anthropic_agent:AnthropicAgent",
-    "scripted-numeric": "agents.scripted_numeric:ScriptedNumericAgent",
-    "scripted-numeric-code": "agents.scripted_numeric_code:ScriptedNumericCodeAgent",
-    "scripted-strings": "agents.scripted_strings:ScriptedStringsAgent",
-    "scripted-strings-code": "agents.scripted_strings_code:ScriptedStringsCodeAgent",
-    "scripted-entities": "agents.scripted_words:ScriptedEntitiesAgent",
-    "scripted-relations": "agents.scripted_words:ScriptedRelationsAgent",
-    "scripted-neuron": "agents.scripted_neuron:ScriptedNeuronAgent",
-    "neuron-fixed-explanation": "agents.neuron_floor:FixedExplanationFloor",
-    "scripted-ravel": "agents.scripted_ravel:ScriptedRavelAgent",
-    "interpolation": "agents.interpolation:InterpolationAgent",
-    "replay": "agents.replay:ReplayAgent",
+    "openai": "interp_harness.agents.openai_agent:OpenAIAgent",
+    "anthropic": "interp_harness.agents.anthropic_agent:AnthropicAgent",
+    "scripted-numeric": "interp_harness.agents.scripted_numeric:ScriptedNumericAgent",
+    "scripted-numeric-code": "interp_harness.agents.scripted_numeric_code:ScriptedNumericCodeAgent",
+    "scripted-strings": "interp_harness.agents.scripted_strings:ScriptedStringsAgent",
+    "scripted-strings-code": "interp_harness.agents.scripted_strings_code:ScriptedStringsCodeAgent",
+    "scripted-entities": "interp_harness.agents.scripted_words:ScriptedEntitiesAgent",
+    "scripted-relations": "interp_harness.agents.scripted_words:ScriptedRelationsAgent",
+    "scripted-neuron": "interp_harness.agents.scripted_neuron:ScriptedNeuronAgent",
+    "neuron-fixed-explanation": "interp_harness.agents.neuron_floor:FixedExplanationFloor",
+    "scripted-ravel": "interp_harness.agents.scripted_ravel:ScriptedRavelAgent",
+    "interpolation": "interp_harness.agents.interpolation:InterpolationAgent",
+    "replay": "interp_harness.agents.replay:ReplayAgent",
 }
 
 _REGISTERED: dict[str, type[Agent]] = {}
@@ -80,7 +79,7 @@ def register_agent(name: str | None = None) -> Callable[[A], A]:
 def check_agent_class(obj: object, spec: str) -> type[Agent]:
     if not (isinstance(obj, type) and issubclass(obj, Agent)):
         raise TypeError(
-            f"agent spec {spec} resolves to {obj!r}, which is not a subclass of agents.base.Agent"
+            f"agent spec {spec} resolves to {obj!r}, which is not a subclass of interp_harness.agents.base.Agent"
         )
     return obj
 

@@ -16,9 +16,15 @@ import json
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
+from interp_harness.agents.base import (
+    ANY_FAMILY,
+    Agent,
+    AgentError,
+    AgentOptions,
+    AgentReply,
+    Message,
+)
 from pydantic import BaseModel, Field, model_validator
-
-from agents.base import ANY_FAMILY, Agent, AgentError, AgentOptions, AgentReply, Message
 
 
 def _assistant_texts(items: list[Any]) -> list[str]:

@@ -17,10 +17,9 @@ import uuid
 from typing import Any
 
 import httpx
+from interp_harness.agents.base import Agent, AgentError, Message
+from interp_harness.agents.toolspec import RAW_ARGUMENTS, ToolCall
 from pydantic import BaseModel, ValidationError
-
-from agents.base import Agent, AgentError, Message
-from agents.toolspec import RAW_ARGUMENTS, ToolCall
 
 _SHOWN = 200  # characters of the body quoted in an error
 

@@ -10,10 +10,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from interp_harness.agents.base import Agent, AgentError, AgentReply, Message, Usage
+from interp_harness.agents.replies import MalformedReply, Turn, check_empty_turn
 from pydantic import BaseModel, Field
-
-from agents.base import Agent, AgentError, AgentReply, Message, Usage
-from agents.replies import MalformedReply, Turn, check_empty_turn
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

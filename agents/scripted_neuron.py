@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
-from agents.probing import FixedProbesAgent
-from agents.protocol import Observation
+from interp_harness.agents.probing import FixedProbesAgent
+from interp_harness.agents.protocol import Observation
 
 SENTENCES = [
     "The cat sat on the warm windowsill all afternoon.",

@@ -2,7 +2,7 @@
 
 It samples [-128, 128] through the protocol (an integer grid, then dense fractional inputs near 0
 and scattered fractional inputs across the range, which break aliasing of periodic functions
-and reveal ceil/floor), fits candidate families (agents.numeric_fit), and answers in FIND's
+and reveal ceil/floor), fits candidate families (interp_harness.agents.numeric_fit), and answers in FIND's
 format with code for the best fit, including a corrupted interval when one is found. When no
 family explains the samples better than linear interpolation between them does, it answers with
 the interpolation instead (e.g. FIND's MLP-approximated functions).
@@ -16,13 +16,19 @@ import math
 from typing import Any
 
 import numpy as np
+from interp_harness.agents.base import AgentOptions, AgentReply, Message
+from interp_harness.agents.interpolation import interpolation_code
+from interp_harness.agents.numeric_fit import Fit, fit_samples, interp_cv_rss, num
+from interp_harness.agents.protocol import (
+    answer,
+    command,
+    fmt_number,
+    function_path,
+    numeric_points,
+    observations,
+)
+from interp_harness.agents.tools_adapter import TextProtocolAgent
 from pydantic import Field
-
-from agents.base import AgentOptions, AgentReply, Message
-from agents.interpolation import interpolation_code
-from agents.numeric_fit import Fit, fit_samples, interp_cv_rss, num
-from agents.protocol import answer, command, fmt_number, function_path, numeric_points, observations
-from agents.tools_adapter import TextProtocolAgent
 
 
 def default_plan(max_inputs_per_call: int = 130) -> list[list[str]]:

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents.base import AgentReply, Message
-from agents.protocol import Observation
-from agents.protocol.cells import cell_block, cell_stdouts, cells_sent
-from agents.scripted_numeric import ScriptedNumericAgent
+from interp_harness.agents.base import AgentReply, Message
+from interp_harness.agents.protocol import Observation
+from interp_harness.agents.protocol.cells import cell_block, cell_stdouts, cells_sent
+from interp_harness.agents.scripted_numeric import ScriptedNumericAgent
 
 
 def sampling_cell(batches: list[list[str]]) -> str:

@@ -21,11 +21,10 @@ from statistics import mean
 from typing import Any, Literal
 
 import numpy as np
+from interp_harness.agents.base import AgentOptions, AgentReply, Message
+from interp_harness.agents.protocol import function_path
+from interp_harness.agents.tools_adapter import TextProtocolAgent
 from pydantic import Field
-
-from agents.base import AgentOptions, AgentReply, Message
-from agents.protocol import function_path
-from agents.tools_adapter import TextProtocolAgent
 
 LAYER = 8
 TOP = 32

@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import ClassVar, Literal
 
-from agents.probing import FixedProbesAgent
-from agents.protocol import Observation
-from agents.scripted_neuron import SENTENCES, parse_activations
+from interp_harness.agents.probing import FixedProbesAgent
+from interp_harness.agents.protocol import Observation
+from interp_harness.agents.scripted_neuron import SENTENCES, parse_activations
 
 EXTRA = [
     "def add(a, b):\n    return a + b",

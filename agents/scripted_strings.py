@@ -1,7 +1,7 @@
 """`scripted-strings`: an offline baseline for FIND's string functions, no API needed.
 
 It calls f on a fixed, varied set of probe strings, then looks for a candidate transformation
-(agents.string_candidates) or a composition g(h(x)) of two that reproduces every observed output,
+(interp_harness.agents.string_candidates) or a composition g(h(x)) of two that reproduces every observed output,
 and answers with FIND's tokens and code for it. Inputs whose call failed must fail for the
 candidate too. Stateless between steps, like the numeric one.
 """
@@ -10,10 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents.base import AgentReply, Message
-from agents.protocol import answer, command, function_path, observations
-from agents.string_candidates import HELPERS, Candidate, atomic_candidates, data_candidates
-from agents.tools_adapter import TextProtocolAgent
+from interp_harness.agents.base import AgentReply, Message
+from interp_harness.agents.protocol import answer, command, function_path, observations
+from interp_harness.agents.string_candidates import (
+    HELPERS,
+    Candidate,
+    atomic_candidates,
+    data_candidates,
+)
+from interp_harness.agents.tools_adapter import TextProtocolAgent
 
 PROBES = [
     "hello", "World", "abc123", "Python3", "a", "xyz", "Zebra", "racecar", "OpenAI", "data2023",

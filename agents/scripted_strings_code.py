@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 
-from agents.base import AgentReply, Message
-from agents.protocol.cells import cell_block, cell_stdouts, cells_sent
-from agents.scripted_strings import PROBES, SAFE_PROBES, ScriptedStringsAgent
+from interp_harness.agents.base import AgentReply, Message
+from interp_harness.agents.protocol.cells import cell_block, cell_stdouts, cells_sent
+from interp_harness.agents.scripted_strings import PROBES, SAFE_PROBES, ScriptedStringsAgent
 
 SPACED = ["hello world", "a b c"]  # scripted-strings' quoted probes, as the function gets them
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import math
 
-from agents.probing import FixedProbesAgent
-from agents.protocol import Observation, parse_value
+from interp_harness.agents.probing import FixedProbesAgent
+from interp_harness.agents.protocol import Observation, parse_value
 
 VOCABULARY = [
     "France", "Japan", "Paris", "Tokyo", "Nile", "Einstein", "Shakespeare", "Olympics",

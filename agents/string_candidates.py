@@ -78,7 +78,9 @@ def digit_words(s):
 """
 
 _NS: dict[str, object] = {}
-exec(compile(HELPERS, "<agents.string_candidates.HELPERS>", "exec"), _NS)  # our own fixed source
+exec(
+    compile(HELPERS, "<interp_harness.agents.string_candidates.HELPERS>", "exec"), _NS
+)  # our own fixed source
 
 
 @dataclass(frozen=True)

@@ -12,11 +12,11 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import Sequence
 
-from agents.base import Agent, AgentReply, Message
-from agents.protocol import command as text_command
-from agents.protocol import function_path, parse_message, quote_input
-from agents.protocol.cells import RUN_PYTHON, cell_block, split_cells
-from agents.protocol.tools import (
+from interp_harness.agents.base import Agent, AgentReply, Message
+from interp_harness.agents.protocol import command as text_command
+from interp_harness.agents.protocol import function_path, parse_message, quote_input
+from interp_harness.agents.protocol.cells import RUN_PYTHON, cell_block, split_cells
+from interp_harness.agents.protocol.tools import (
     answer_spec,
     by_name,
     from_answer,
@@ -24,7 +24,7 @@ from agents.protocol.tools import (
     to_answer,
     to_words,
 )
-from agents.toolspec import ToolCall, ToolSpec
+from interp_harness.agents.toolspec import ToolCall, ToolSpec
 
 
 def as_text(conversation: Sequence[Message], tools: Sequence[ToolSpec]) -> list[Message]:

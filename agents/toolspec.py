@@ -1,6 +1,6 @@
 """A benchmark's commands as data (`ToolSpec`) and one tool call of an agent (`ToolCall`): the
 models every rendering shares (the text protocol, native tool calls, MCP). The renderings are in
-`agents.protocol.tools`; this module imports nothing of ours, so the agent interface can."""
+`interp_harness.agents.protocol.tools`; this module imports nothing of ours, so the agent interface can."""
 
 from __future__ import annotations
 

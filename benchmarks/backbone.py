@@ -28,10 +28,9 @@ from rich.progress import Progress
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # tests/: support
 
+from interp_harness.targets.catalog import Catalog  # noqa: E402
+from interp_harness.targets.models import Target  # noqa: E402
 from support import free_port, wait_until_up  # noqa: E402
-
-from function_store.catalog import Catalog  # noqa: E402
-from function_store.models import Target  # noqa: E402
 
 
 def start(argv: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
@@ -46,7 +45,7 @@ def words_for(t: Target, n: int) -> list[str]:
 
 
 async def side_by_side(urls: dict[str, str], targets: list[Target], n_words: int) -> dict:
-    from function_store.service.client import TargetServiceClient
+    from interp_harness.targets.service.client import TargetServiceClient
 
     clients = {m: TargetServiceClient(u, timeout_s=3600) for m, u in urls.items()}
     times = dict.fromkeys(urls, 0.0)
@@ -67,8 +66,8 @@ async def side_by_side(urls: dict[str, str], targets: list[Target], n_words: int
 
 
 def main() -> None:
-    from harness.sandbox import Limits, get_sandbox
-    from harness.sandbox.pool import ServicePool
+    from interp_harness.orchestrator.sandbox import Limits, get_sandbox
+    from interp_harness.orchestrator.sandbox.pool import ServicePool
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--calls", type=int, default=200, help="entity calls (targets f00000...)")
@@ -86,7 +85,9 @@ def main() -> None:
         bport = free_port()
         backbone = f"http://127.0.0.1:{bport}"
         proc = start(
-            [sys.executable, "-m", "model_services.backbone", "--port", str(bport)], env, log
+            [sys.executable, "-m", "interp_harness.model_services.backbone", "--port", str(bport)],
+            env,
+            log,
         )
         wait_until_up(proc, backbone + "/health", log.read_text, 900, poll=0.5)
         # warm-up: first forward passes allocate and are slower

@@ -35,7 +35,11 @@ def main() -> None:
     port = free_port()
     log = Path(tempfile.mkdtemp(prefix="bench-stream-")) / "backbone.log"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = start([sys.executable, "-m", "model_services.backbone", "--port", str(port)], env, log)
+    proc = start(
+        [sys.executable, "-m", "interp_harness.model_services.backbone", "--port", str(port)],
+        env,
+        log,
+    )
     try:
         wait_http(f"http://127.0.0.1:{port}/health", proc, "backbone server")
         client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="unused")

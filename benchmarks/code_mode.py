@@ -26,15 +26,14 @@ import statistics
 import time
 from collections.abc import Sequence
 
+from interp_harness.agents.base import Agent, AgentReply, Message, Usage
+from interp_harness.agents.protocol.cells import cell_block
+from interp_harness.agents.toolspec import ToolCall, ToolSpec
+from interp_harness.orchestrator.lab.frames import Call, CallResult
+from interp_harness.orchestrator.lab.limits import LabLimits
+from interp_harness.orchestrator.lab.session import Lab
+from interp_harness.targets.benchmark import benchmark
 from orchestrator import timed_run
-
-from agents.base import Agent, AgentReply, Message, Usage
-from agents.protocol.cells import cell_block
-from agents.toolspec import ToolCall, ToolSpec
-from function_store.benchmark import benchmark
-from harness.lab.frames import Call, CallResult
-from harness.lab.limits import LabLimits
-from harness.lab.session import Lab
 
 USAGE = Usage(prompt_tokens=100, completion_tokens=20)
 CALLS = int(os.environ.get("CODE_MODE_CALLS", "10"))  # per step; set by --calls

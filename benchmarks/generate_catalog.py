@@ -23,8 +23,8 @@ from rich.progress import Progress
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from function_store.benchmark import benchmark, load_ref  # noqa: E402
-from function_store.catalog import CatalogOptions, GenConfig  # noqa: E402
+from interp_harness.targets.benchmark import benchmark, load_ref  # noqa: E402
+from interp_harness.targets.catalog import CatalogOptions, GenConfig  # noqa: E402
 
 console = Console()
 EXPECTED = {"numeric": 1000, "strings": 1000, "entities": 200, "relations": 75}
@@ -58,7 +58,7 @@ def time_families(options: CatalogOptions) -> list:
 
 
 def time_mlp(targets: list, limit: int, device: str | None) -> None:
-    from function_store.numeric.find_gen import train_mlp_for
+    from interp_harness.targets.numeric.find_gen import train_mlp_for
 
     mlps = [t for t in targets if t.variant == "mlp"]
     todo = mlps[:limit]

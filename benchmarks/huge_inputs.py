@@ -136,14 +136,16 @@ def main() -> None:
     logs = Path(tempfile.mkdtemp(prefix="huge-inputs-"))
     http = httpx.Client(timeout=600)
     if not a.intervention_only:
-        proc, url = start([sys.executable, "-m", "model_services.backbone"], logs / "bb.log")
+        proc, url = start(
+            [sys.executable, "-m", "interp_harness.model_services.backbone"], logs / "bb.log"
+        )
         try:
             http.post(url + "/v1/chat/completions", json=_chat(1))  # warm
             run_cases(proc, url, http, BACKBONE, a.scale)
         finally:
             stop_process(proc)
     if not a.backbone_only:
-        argv = [sys.executable, "-m", "harness.cli", "intervention", "serve"]
+        argv = [sys.executable, "-m", "interp_harness.orchestrator.cli", "intervention", "serve"]
         proc, url = start([*argv, "--model", "smollm2", "--device", "cpu"], logs / "iv.log")
         try:
             run_cases(proc, url, http, INTERVENTION, a.scale)

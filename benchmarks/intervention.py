@@ -21,7 +21,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from model_services.intervention.client import InterventionClient  # noqa: E402
+from interp_harness.model_services.intervention.client import InterventionClient  # noqa: E402
 
 WORDS = "the city river music old new red small bright quiet people market north garden".split()
 
@@ -39,7 +39,15 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=256)
     ap.add_argument("--port", type=int, default=8792)
     args = ap.parse_args()
-    cmd = [sys.executable, "-m", "harness.cli", "intervention", "serve", "--model", args.model]
+    cmd = [
+        sys.executable,
+        "-m",
+        "interp_harness.orchestrator.cli",
+        "intervention",
+        "serve",
+        "--model",
+        args.model,
+    ]
     proc = subprocess.Popen([*cmd, "--device", args.device, "--port", str(args.port)], cwd=ROOT)
     url = f"http://127.0.0.1:{args.port}"
     try:

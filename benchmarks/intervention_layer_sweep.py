@@ -18,7 +18,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from model_services.intervention.client import InterventionClient  # noqa: E402
+from interp_harness.model_services.intervention.client import InterventionClient  # noqa: E402
 
 TEMPLATE = "{} is a city in the country of"
 CITIES = [
@@ -29,7 +29,15 @@ CITIES = [
 
 
 def start(port: int) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "harness.cli", "intervention", "serve", "--model", "smollm2"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "interp_harness.orchestrator.cli",
+        "intervention",
+        "serve",
+        "--model",
+        "smollm2",
+    ]
     return subprocess.Popen([*cmd, "--device", "cpu", "--port", str(port)], cwd=ROOT)
 
 

@@ -28,10 +28,10 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from evaluator.judge import OpenAICompatibleJudge  # noqa: E402
-from evaluator.strings.scorer import PROMPT as STRINGS  # noqa: E402
-from evaluator.unit_tests import OPTIONS, PREFILL, SYSTEM_PROMPT, fill, load_template  # noqa: E402
-from function_store.catalog import Catalog  # noqa: E402
+from interp_harness.evaluator.judge import OpenAICompatibleJudge  # noqa: E402
+from interp_harness.evaluator.strings.scorer import PROMPT as STRINGS  # noqa: E402
+from interp_harness.evaluator.unit_tests import OPTIONS, PREFILL, SYSTEM_PROMPT, fill, load_template  # noqa: E402
+from interp_harness.targets.catalog import Catalog  # noqa: E402
 
 
 def _start_server() -> tuple[subprocess.Popen, str]:
@@ -39,7 +39,7 @@ def _start_server() -> tuple[subprocess.Popen, str]:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "model_services.backbone", "--port", str(port)],
+        [sys.executable, "-m", "interp_harness.model_services.backbone", "--port", str(port)],
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         stdout=subprocess.DEVNULL,

@@ -1,5 +1,5 @@
 """The model server's engine with libgomp's default spin-wait against GOMP_SPINCOUNT=1000 (what
-`python -m model_services.backbone` and `harness backbone serve` set), alone and next to one busy
+`python -m interp_harness.model_services.backbone` and `harness backbone serve` set), alone and next to one busy
 process, as the server is beside the harness's own runs in the main job.
 
 Each case is a fresh process (libgomp reads its settings once, when torch loads) that runs the
@@ -29,11 +29,10 @@ BUSY = "import time\nt = time.time()\nwhile time.time() - t < 100000: pass\n"
 def workload() -> dict[str, float]:
     """Runs in the child: load the model, time both workloads."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
+    from interp_harness.evaluator.unit_tests import OPTIONS, PREFILL, SYSTEM_PROMPT
+    from interp_harness.model_services.backbone.engine import Engine, GenRequest
+    from interp_harness.model_services.backbone.model import load
     from judge import ceiling_prompts
-
-    from evaluator.unit_tests import OPTIONS, PREFILL, SYSTEM_PROMPT
-    from model_services.backbone.engine import Engine, GenRequest
-    from model_services.backbone.model import load
 
     eng = Engine(*load())
     judge = [

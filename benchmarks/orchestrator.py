@@ -21,15 +21,14 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from interp_harness.orchestrator.runs.spec import RunSpec
+from interp_harness.orchestrator.scheduler import CatalogCache, Scheduler, create_run
+from interp_harness.orchestrator.settings import Settings
+from interp_harness.orchestrator.store import make_engine
+from interp_harness.orchestrator.store.repo import Store
+from interp_harness.targets.catalog import CatalogOptions, register_source
+from interp_harness.targets.models import CallOutput, HiddenTruth, PublicMeta, Target
 from zero_agent import ZeroLatencyAgent
-
-from function_store.catalog import CatalogOptions, register_source
-from function_store.models import CallOutput, HiddenTruth, PublicMeta, Target
-from harness.runs.spec import RunSpec
-from harness.scheduler import CatalogCache, Scheduler, create_run
-from harness.settings import Settings
-from harness.store import make_engine
-from harness.store.repo import Store
 
 
 class MemoryTargets:

@@ -24,11 +24,11 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from model_services.intervention import model as model_mod  # noqa: E402
-from model_services.intervention import schemas as S  # noqa: E402
-from model_services.intervention.client import InterventionClient  # noqa: E402
-from model_services.intervention.engine import Engine  # noqa: E402
-from model_services.intervention.saelens import SAERegistry, hook_name_of, save_sae  # noqa: E402
+from interp_harness.model_services.intervention import model as model_mod  # noqa: E402
+from interp_harness.model_services.intervention import schemas as S  # noqa: E402
+from interp_harness.model_services.intervention.client import InterventionClient  # noqa: E402
+from interp_harness.model_services.intervention.engine import Engine  # noqa: E402
+from interp_harness.model_services.intervention.saelens import SAERegistry, hook_name_of, save_sae  # noqa: E402
 
 WORDS = "the city river music old new red small bright quiet people market north garden".split()
 
@@ -86,7 +86,15 @@ def main() -> None:
         def in_process(b: list[str]) -> object:
             return engine.activations(S.ActivationsRequest(texts=b, **body))
 
-        cmd = [sys.executable, "-m", "harness.cli", "intervention", "serve", "--model", args.model]
+        cmd = [
+            sys.executable,
+            "-m",
+            "interp_harness.orchestrator.cli",
+            "intervention",
+            "serve",
+            "--model",
+            args.model,
+        ]
         cmd += ["--device", "cpu", "--port", str(args.port), "--sae", f"bench={folder}"]
         proc = subprocess.Popen(cmd, cwd=ROOT)
         url = f"http://127.0.0.1:{args.port}"

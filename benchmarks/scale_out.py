@@ -27,14 +27,18 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests" / "harness" / "executors"), str(ROOT / "tests")]
 
 from cluster import ray_cluster  # noqa: E402
+from interp_harness.orchestrator.executors import NoLocalTargets, make_executor  # noqa: E402
+from interp_harness.orchestrator.runs.spec import RunSpec  # noqa: E402
+from interp_harness.orchestrator.scheduler import (  # noqa: E402
+    CatalogCache,
+    Scheduler,
+    create_run,
+    make_target_client,
+)
+from interp_harness.orchestrator.settings import Settings  # noqa: E402
+from interp_harness.orchestrator.store import make_engine  # noqa: E402
+from interp_harness.orchestrator.store.repo import Store  # noqa: E402
 from pg_server import create_database, postgres  # noqa: E402
-
-from harness.executors import NoLocalTargets, make_executor  # noqa: E402
-from harness.runs.spec import RunSpec  # noqa: E402
-from harness.scheduler import CatalogCache, Scheduler, create_run, make_target_client  # noqa: E402
-from harness.settings import Settings  # noqa: E402
-from harness.store import make_engine  # noqa: E402
-from harness.store.repo import Store  # noqa: E402
 
 
 async def _timed_run(settings: Settings, ids: list[str], n_warm: int) -> float:

@@ -14,12 +14,12 @@ import argparse
 import time
 from collections import Counter
 
-from evaluator.numeric.scorer import score_numeric_batch
-from evaluator.parsing import ParsedAnswer, func_name_tolerant
-from evaluator.sandbox_exec import ExecSettings
-from evaluator.scorer import EvalSettings, Item
-from function_store.catalog import Catalog
-from harness.sandbox.code_runner import run_in_sandbox
+from interp_harness.evaluator.numeric.scorer import score_numeric_batch
+from interp_harness.evaluator.parsing import ParsedAnswer, func_name_tolerant
+from interp_harness.evaluator.sandbox_exec import ExecSettings
+from interp_harness.evaluator.scorer import EvalSettings, Item
+from interp_harness.orchestrator.sandbox.code_runner import run_in_sandbox
+from interp_harness.targets.catalog import Catalog
 
 FALLBACK = "def f(x):\n    return 2.0 * x + 1.0\n"
 

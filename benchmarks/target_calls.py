@@ -27,13 +27,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HARNESS_DATA_DIR", str(ROOT.parent / "shared" / "data"))
 
-from agents.protocol import format_reply, parse_message  # noqa: E402
-from function_store.catalog import Catalog  # noqa: E402
-from function_store.numeric.source import render_source  # noqa: E402
-from function_store.numeric.variants import served_program  # noqa: E402
-from harness.sandbox import get_sandbox  # noqa: E402
-from harness.sandbox.pool import ServicePool  # noqa: E402
-from harness.target_client import ServiceTargetClient  # noqa: E402
+from interp_harness.agents.protocol import format_reply, parse_message  # noqa: E402
+from interp_harness.orchestrator.sandbox import get_sandbox  # noqa: E402
+from interp_harness.orchestrator.sandbox.pool import ServicePool  # noqa: E402
+from interp_harness.orchestrator.target_client import ServiceTargetClient  # noqa: E402
+from interp_harness.targets.catalog import Catalog  # noqa: E402
+from interp_harness.targets.numeric.source import render_source  # noqa: E402
+from interp_harness.targets.numeric.variants import served_program  # noqa: E402
 
 TARGET = "find-v1/numeric/f00473"
 INPUTS = ["-128", "-64.5", "-10", "-1", "0", "1", "2.5", "10", "64", "128"]
@@ -105,8 +105,11 @@ async def main() -> None:
     console = Console()
 
     if args.backend == "docker":
-        from harness.sandbox.docker import DockerSandbox
-        from harness.sandbox.docker_engine import ensure_engine, ensure_target_image
+        from interp_harness.orchestrator.sandbox.docker import DockerSandbox
+        from interp_harness.orchestrator.sandbox.docker_engine import (
+            ensure_engine,
+            ensure_target_image,
+        )
 
         c = ensure_engine()
         sandbox = DockerSandbox(client=c, image=ensure_target_image(c))

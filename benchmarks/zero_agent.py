@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agents.base import Agent, AgentReply, Message, Usage
-from agents.tools_adapter import TextProtocolAgent
-from agents.toolspec import ToolCall, ToolSpec
+from interp_harness.agents.base import Agent, AgentReply, Message, Usage
+from interp_harness.agents.tools_adapter import TextProtocolAgent
+from interp_harness.agents.toolspec import ToolCall, ToolSpec
 
 USAGE = Usage(prompt_tokens=100, completion_tokens=20)
 

@@ -21,7 +21,7 @@ import math
 import re
 from typing import Any
 
-from evaluator.api import ScoreResult
+from interp_harness.evaluator.api import ScoreResult
 
 LO, HI = -128.0, 128.0
 # A number never starts inside another one (the lookbehind) and digit runs never backtrack

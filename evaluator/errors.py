@@ -10,10 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal
 
+from interp_harness.evaluator.api import EpisodeSummary
+from interp_harness.evaluator.error_text import bounded, cause
 from pydantic import BaseModel, Field, model_validator
-
-from evaluator.api import EpisodeSummary
-from evaluator.error_text import bounded, cause
 
 MAX_MESSAGE_CHARS = 4000  # a message is kept whole up to here (provider errors can be long)
 
@@ -28,7 +27,7 @@ class ErrorGroup(BaseModel):
     cause: str = Field(
         "",
         description="what the error says first: the exception and its message, the provider's "
-        "own error text (evaluator.error_text); the group's key with where, category and metric",
+        "own error text (interp_harness.evaluator.error_text); the group's key with where, category and metric",
     )
     message: str = Field(
         description="the full text of one of them (past 4,000 characters its middle is cut)"

@@ -22,10 +22,9 @@ from abc import ABC, abstractmethod
 from typing import Any, Literal
 
 import httpx
+from interp_harness.evaluator.retrying_post import post_with_retries
 from pydantic import BaseModel, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
-
-from evaluator.retrying_post import post_with_retries
 
 
 class JudgeSettings(BaseSettings):

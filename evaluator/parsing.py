@@ -1,8 +1,8 @@
 """The final-answer reader lives in the protocol module both sides share
-(`agents.protocol.answer`); this name stays because the scorers, the web views and many tests
+(`interp_harness.agents.protocol.answer`); this name stays because the scorers, the web views and many tests
 import it from here."""
 
-from agents.protocol.answer import (
+from interp_harness.agents.protocol.answer import (
     ParsedAnswer,
     ParserName,
     func_name_find_compat,

@@ -38,6 +38,9 @@ from collections.abc import Sequence
 from statistics import mean, stdev, variance
 from typing import Literal
 
+from interp_harness.evaluator.api import EpisodeSummary
+from interp_harness.evaluator.errors import ErrorGroup, group_errors
+from interp_harness.targets.benchmark import Benchmark, benchmarks
 from pydantic import BaseModel, Field
 from rich import box
 from rich.console import ConsoleOptions, RenderResult
@@ -45,10 +48,6 @@ from rich.markup import escape
 from rich.measure import Measurement
 from rich.table import Column, Table
 from rich.text import Text
-
-from evaluator.api import EpisodeSummary
-from evaluator.errors import ErrorGroup, group_errors
-from function_store.benchmark import Benchmark, benchmarks
 
 Z95 = 1.959963984540054
 
@@ -248,7 +247,7 @@ def _row(
             continue
         if sc is None:
             # no score for this row: the scorer failed as a whole, or the episode ended without
-            # any score (harness.store.repo.missing_scores): an error, never a silent gap
+            # any score (interp_harness.orchestrator.store.repo.missing_scores): an error, never a silent gap
             failed = next(
                 (s for s in ep.scores if s.metric == "scoring" and s.status == "error"), None
             )

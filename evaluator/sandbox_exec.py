@@ -11,7 +11,7 @@ failure's text as a diagnostic, after the category was decided.
 
 The sandbox itself is not ours: the evaluator owns the `CodeRunner` interface (run argv in a named
 sandbox backend with a result channel) and the composition root passes an implementation in
-(`harness.sandbox.code_runner.run_in_sandbox`), so this layer imports no harness code.
+(`interp_harness.orchestrator.sandbox.code_runner.run_in_sandbox`), so this layer imports no harness code.
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ class CodeResult(BaseModel):
 
 
 def worker_source() -> bytes:
-    return resources.files("evaluator").joinpath("sandbox_worker.py").read_bytes()
+    return resources.files("interp_harness.evaluator").joinpath("sandbox_worker.py").read_bytes()
 
 
 def run_code_jobs(

@@ -44,7 +44,7 @@ import sys
 import tempfile
 import time
 
-RESULT_FD_ENV = "SANDBOX_RESULT_FD"  # harness.sandbox.env.RESULT_FD_ENV (no project imports here)
+RESULT_FD_ENV = "SANDBOX_RESULT_FD"  # interp_harness.orchestrator.sandbox.env.RESULT_FD_ENV (no project imports here)
 
 
 def undumpable() -> None:

@@ -21,12 +21,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from pydantic_settings import BaseSettings, SettingsConfigDict
-
-from evaluator.api import EpisodeStats, ScoreResult
-from evaluator.judge import JudgeClient, JudgeSettings, make_judge
-from evaluator.parsing import ParsedAnswer, ParserName
-from evaluator.sandbox_exec import (
+from interp_harness.evaluator.api import EpisodeStats, ScoreResult
+from interp_harness.evaluator.judge import JudgeClient, JudgeSettings, make_judge
+from interp_harness.evaluator.parsing import ParsedAnswer, ParserName
+from interp_harness.evaluator.sandbox_exec import (
     CodeJob,
     CodeLimits,
     CodeResult,
@@ -34,9 +32,14 @@ from evaluator.sandbox_exec import (
     ExecSettings,
     run_code_jobs,
 )
-from evaluator.simulation.simulator import Simulator, SimulatorSettings, make_simulator
-from function_store.benchmark import benchmark, load_ref
-from function_store.models import Target
+from interp_harness.evaluator.simulation.simulator import (
+    Simulator,
+    SimulatorSettings,
+    make_simulator,
+)
+from interp_harness.targets.benchmark import benchmark, load_ref
+from interp_harness.targets.models import Target
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
 # (target id, inputs) -> the target's CallOutputs, through the orchestrator's target client
 TargetCall = Callable[[str, Sequence[str]], Awaitable[list[Any]]]
@@ -180,7 +183,7 @@ def scorer_for(family: str) -> Scorer:
             obj = load_ref(ref)
             found = obj() if isinstance(obj, type) else obj
             if not isinstance(found, Scorer):
-                raise TypeError(f"{ref} is not an evaluator.scorer.Scorer")
+                raise TypeError(f"{ref} is not an interp_harness.evaluator.scorer.Scorer")
             _SCORERS[family] = found
         return found
 

@@ -1,7 +1,7 @@
 """Scoring one episode: the evaluator's entry point for the orchestrator.
 
 `score_episode(target, final_answer, stats, ctx)` runs the scorer the target's family registers
-(`Benchmark.scorer`, see evaluator.scorer) in the scoring context the caller passes in. Each
+(`Benchmark.scorer`, see interp_harness.evaluator.scorer) in the scoring context the caller passes in. Each
 family's metrics are documented with its scorer; wherever a judge runs and HARNESS_JUDGE_CEILING is
 on, `unit_test_ceiling` and `unit_test_ceiling_strict` (the ground-truth description through the
 same judge) come too. Batch scoring of many answers (one sandbox start per chunk) lives with the
@@ -10,9 +10,9 @@ family's scorer.
 
 from __future__ import annotations
 
-from evaluator.api import EpisodeStats, ScoreResult
-from evaluator.scorer import EvalSettings, Item, ScoringContext, scorer_for
-from function_store.models import Target
+from interp_harness.evaluator.api import EpisodeStats, ScoreResult
+from interp_harness.evaluator.scorer import EvalSettings, Item, ScoringContext, scorer_for
+from interp_harness.targets.models import Target
 
 __all__ = ["EvalSettings", "Item", "ScoringContext", "score_episode"]
 

@@ -11,7 +11,7 @@ and names the one that the described function would produce.
 - Score: per function, the mean over its 10 triplets; category scores are means over functions.
 - Every verdict keeps the judge's model id, the prompt hash and the raw reply. A judge failure on
   any triplet makes the function's score an error state (category "judge"), never a 0.
-- Judge modes (`evaluator.judge`): `generate` (FIND's) asks for each triplet separately;
+- Judge modes (`interp_harness.evaluator.judge`): `generate` (FIND's) asks for each triplet separately;
   `forced-choice` (the project's small server only) sends all triplets of all descriptions scored
   together as ONE batch, continues "[ANSWER]: " with one token restricted to "1" / "2" / "3", and
   keeps each index's logprob in the verdict. The reply recorded is then "[ANSWER]: k", the text
@@ -26,14 +26,13 @@ import re
 import time
 from dataclasses import dataclass
 
+from interp_harness.evaluator.api import EpisodeStats, ScoreResult
+from interp_harness.evaluator.judge import JudgeClient, JudgeError, JudgeNotConfigured
+from interp_harness.evaluator.parsing import parse_answer
+from interp_harness.evaluator.scorer import Scorer, ScoringContext, score_parts
+from interp_harness.targets.datasets import DataUnavailable, data_path
+from interp_harness.targets.models import Target, UnitTest
 from pydantic import BaseModel
-
-from evaluator.api import EpisodeStats, ScoreResult
-from evaluator.judge import JudgeClient, JudgeError, JudgeNotConfigured
-from evaluator.parsing import parse_answer
-from evaluator.scorer import Scorer, ScoringContext, score_parts
-from function_store.datasets import DataUnavailable, data_path
-from function_store.models import Target, UnitTest
 
 SYSTEM_PROMPT = (
     "You are a helpful assistant. You indicate which of the input-output mapping examples provided "

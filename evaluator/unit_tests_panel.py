@@ -6,9 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from interp_harness.evaluator.panel import Panel, PanelView, Rendered, html_template
 from markupsafe import Markup
-
-from evaluator.panel import Panel, PanelView, Rendered, html_template
 
 _TABLE = html_template(
     """<section aria-labelledby="unit-tests">

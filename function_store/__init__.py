@@ -1,7 +1,7 @@
 """Targets: definitions, generators, dataset import, the catalog and the target service."""
 
-from function_store.catalog import Catalog, CatalogOptions, GenConfig, UnknownTarget
-from function_store.models import (
+from interp_harness.targets.catalog import Catalog, CatalogOptions, GenConfig, UnknownTarget
+from interp_harness.targets.models import (
     CallOutput,
     HiddenTruth,
     PublicMeta,

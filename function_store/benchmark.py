@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any, Literal
 
-from agents.toolspec import ToolSpec
-from function_store.call_clock import CallBudget
+from interp_harness.agents.toolspec import ToolSpec
+from interp_harness.targets.call_clock import CallBudget
 
 GROUP = "interp_harness.benchmarks"
 
@@ -53,17 +53,17 @@ class Benchmark:
     # datasets whose ids do not name the family (`neuron/<model>/<layer>:<i>`): those datasets
     # serve this family only, and their id prefix decides the family
     fixed_datasets: tuple[str, ...] = ()
-    # modules that declare the family's reference data (`function_store.datasets.register`)
+    # modules that declare the family's reference data (`interp_harness.targets.datasets.register`)
     reference_data: tuple[str, ...] = ()
-    # runner kind (Target.hidden.runner) -> module that registers it with function_store.runtime
+    # runner kind (Target.hidden.runner) -> module that registers it with interp_harness.targets.runtime
     runners: Mapping[str, str] = field(default_factory=dict)
     # model services its targets need; pre-flight checks each one the selection needs
     services: tuple[Service, ...] = ()
     # seconds a target call may take beyond HARNESS_SERVICE_CALL_TIMEOUT_S for its size (a
-    # model-backed family's call of many texts); None: the base alone (function_store.call_clock)
+    # model-backed family's call of many texts); None: the base alone (interp_harness.targets.call_clock)
     call_budget: CallBudget | None = None
     # `module:attr`, a mapping prompt family -> the family's own task-prompt template
-    # (harness.prompts adds FIND's shared parts: its prompt files, {DIR2FUNC}, exemplars)
+    # (interp_harness.orchestrator.prompts adds FIND's shared parts: its prompt files, {DIR2FUNC}, exemplars)
     prompt: str = ""
     # the family's commands, declared once (agents/toolspec.py): protocol mode `tools` offers them
     # as tools, MCP serves them; the text protocol is their rendering. A family without them

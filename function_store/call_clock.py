@@ -13,7 +13,7 @@ other callers' work, not the target's slowness. Whatever is counted, no call run
 A model request's queue wait is known only when it answers, so while one is in flight the target
 service does not fail the call (except at the ceiling); the runner's `model_request` checks the
 limit when the request answers, in the runner's thread. Between requests the service checks it as
-time passes (`function_store.service.app`).
+time passes (`interp_harness.targets.service.app`).
 """
 
 from __future__ import annotations

@@ -11,10 +11,9 @@ import random
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from interp_harness.targets.benchmark import benchmark, benchmarks, families, load_ref, unknown_name
+from interp_harness.targets.models import Family, Target
 from pydantic import BaseModel, Field
-
-from function_store.benchmark import benchmark, benchmarks, families, load_ref, unknown_name
-from function_store.models import Family, Target
 
 
 def _fixed_datasets() -> dict[str, str]:

@@ -4,7 +4,7 @@ of them (agents/protocol/tools.py)."""
 
 from __future__ import annotations
 
-from agents.toolspec import SUBMIT, AnswerTag, ToolSpec, Word
+from interp_harness.agents.toolspec import SUBMIT, AnswerTag, ToolSpec, Word
 
 _DESCRIPTION = {"type": "string", "minLength": 1, "description": "what the function does"}
 

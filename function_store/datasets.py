@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
-
-from function_store.benchmark import benchmarks, load_ref
+from interp_harness.targets.benchmark import benchmarks, load_ref
 
 
 class DataUnavailable(RuntimeError):

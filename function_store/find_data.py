@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from function_store.datasets import EXTRACTORS, Dataset, FileSpec, register
+from interp_harness.targets.datasets import EXTRACTORS, Dataset, FileSpec, register
 
 FIND_COMMIT = "670d837"
 FIND_RAW = f"https://raw.githubusercontent.com/multimodal-interpretability/FIND/{FIND_COMMIT}/"

@@ -31,12 +31,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from agents.protocol.reply import HEADER, split_outputs
-from function_store.call_clock import CURRENT
-from function_store.catalog import CatalogOptions, Source, listed_when
-from function_store.datasets import DataUnavailable
-from function_store.find_data import FIND
-from function_store.models import (
+from interp_harness.agents.protocol.reply import HEADER, split_outputs
+from interp_harness.targets.call_clock import CURRENT
+from interp_harness.targets.catalog import CatalogOptions, Source, listed_when
+from interp_harness.targets.datasets import DataUnavailable
+from interp_harness.targets.find_data import FIND
+from interp_harness.targets.models import (
     CallOutput,
     Family,
     HiddenTruth,
@@ -45,8 +45,8 @@ from function_store.models import (
     UnitTest,
     make_canary,
 )
-from function_store.runtime import NoBackboneConfigured, RuntimeContext, register_runner
-from function_store.service.isolation import sandbox_env, script_gate
+from interp_harness.targets.runtime import NoBackboneConfigured, RuntimeContext, register_runner
+from interp_harness.targets.service.isolation import sandbox_env, script_gate
 
 SCRIPT = "function_code.py"
 DEFAULT_TIMEOUT_S = 60.0
@@ -137,7 +137,7 @@ class ScriptRunner:
         inputs = list(inputs)
         if not inputs:
             return []
-        # one script at a time, nothing of an earlier one alive (function_store.service.isolation)
+        # one script at a time, nothing of an earlier one alive (interp_harness.targets.service.isolation)
         with script_gate(), tempfile.TemporaryDirectory(prefix="find-call-") as scratch:
             return self._call(inputs, Path(scratch))
 
@@ -234,7 +234,7 @@ def sandboxed_outputs(script: Path, inputs: list[str]) -> list[str | None]:
     if _script_sandbox is None:
         raise DataUnavailable(
             "cannot check the FIND folder's release without a sandbox: none is configured "
-            "(the harness sets one with function_store.find_import.set_script_sandbox)"
+            "(the harness sets one with interp_harness.targets.find_import.set_script_sandbox)"
         )
     try:
         stdout = _script_sandbox.run_script(script.read_bytes(), inputs, DEFAULT_TIMEOUT_S)

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import os
 
-from function_store.runtime import NoBackboneConfigured, RuntimeContext
-from model_services.intervention.client import (
+from interp_harness.model_services.intervention.client import (
     InterventionClient,
     InterventionError,
     InterventionSettings,
 )
-from model_services.intervention.preflight import SERVED_AS
-from model_services.intervention.schemas import ModelInfo
+from interp_harness.model_services.intervention.preflight import SERVED_AS
+from interp_harness.model_services.intervention.schemas import ModelInfo
+from interp_harness.targets.runtime import NoBackboneConfigured, RuntimeContext
 
 
 def intervention_url(ctx: RuntimeContext | None) -> str:

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-# A registered benchmark family (function_store.benchmark). A plain str, not checked here: a
+# A registered benchmark family (interp_harness.targets.benchmark). A plain str, not checked here: a
 # Target crosses into sandboxed services that may not load a plugin's record; the catalog checks
 # families against the registry where a selection names one.
 Family = str
@@ -33,7 +33,7 @@ class PublicMeta(BaseModel):
 class HiddenTruth(BaseModel):
     """Ground truth. Never sent to an agent; carries a canary so leaks are detectable."""
 
-    runner: str  # key into function_store.runtime's runner registry
+    runner: str  # key into interp_harness.targets.runtime's runner registry
     spec: dict[str, Any] = Field(default_factory=dict)  # everything the runner needs to compute
     description: str = ""  # ground-truth description in words
     code: str | None = None  # ground-truth source (as FIND would have written it), if any

@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from function_store.benchmark import benchmarks
-from function_store.models import CallOutput, Target
+from interp_harness.targets.benchmark import benchmarks
+from interp_harness.targets.models import CallOutput, Target
 
 
 class TargetUnavailable(RuntimeError):
@@ -42,7 +42,7 @@ class RuntimeContext:
 
     seed: int | None = None  # None: fresh randomness per call, like FIND
     backbone: Any | None = (
-        None  # function_store.entities_relations backbone client, when configured
+        None  # interp_harness.targets.entities_relations backbone client, when configured
     )
     extra: dict[str, Any] = field(default_factory=dict)
 

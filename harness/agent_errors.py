@@ -3,7 +3,7 @@ message (`HostedAgentError`), and the one wording of a failure to build the agen
 
 from __future__ import annotations
 
-from agents.base import AgentError
+from interp_harness.agents.base import AgentError
 
 
 class HostedAgentError(AgentError):

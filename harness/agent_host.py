@@ -1,12 +1,12 @@
 """The orchestrator's side of the agent host: run each episode's agent in its own sandboxed process.
 
 `AgentHosts.client(agent_cls, options)` returns an `AgentHostClient`, an `Agent` whose `step`
-sends the conversation to a `python -m agents.host` process inside bubblewrap and returns its
+sends the conversation to a `python -m interp_harness.agents.host` process inside bubblewrap and returns its
 reply (or raises the agent's `AgentError`, category kept). The host is started on the first step,
 one per episode, so nothing an agent keeps in memory survives into another episode.
 
 What the sandbox holds (see docs/agents.md, "What an agent can and cannot reach"): the system and
-the Python prefix read-only, the `agents` package, the agent's own top-level module or package,
+the Python prefix read-only, `interp_harness.agents` and `interp_harness.sdk`, the agent's own top-level module or package,
 files its `file_options` name, a private /tmp; `harness`, `function_store` and `evaluator` are
 replaced by a package that raises ImportError wherever the Python path could find them. The
 environment is cleared; a provider agent gets its profile's base URL, a placeholder key and one
@@ -15,7 +15,7 @@ other agent gets no secrets and no network at all.
 
 In protocol mode `tools` each step also carries the benchmark's commands (`Step.tools`); the
 hosted agent's `step` gets `tools=` only then, and the reply's tool calls come back validated
-(`agents.host_protocol.Reply`: at most 64, arguments counted in the message cap). A class without
+(`interp_harness.agents.host_protocol.Reply`: at most 64, arguments counted in the message cap). A class without
 `supports_tools` is refused before any host starts.
 
 A host that dies mid-step (killed, crashed) is replaced and the same step is asked again: nothing
@@ -26,7 +26,7 @@ Nothing the host says is trusted (it runs the agent's code): its reply line is r
 (`reply_line_limit` of `max_message_chars`, HARNESS_AGENT_MAX_MESSAGE_CHARS) and validated; a
 longer message, a malformed reply or invalid usage ends the step with an *agent* error. The
 tokens a step used are the ones the provider reported through the forwarder when it saw any
-(harness.agent_host_net), else the agent's (validated) claim.
+(interp_harness.orchestrator.agent_host_net), else the agent's (validated) claim.
 """
 
 from __future__ import annotations
@@ -44,12 +44,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import ValidationError
-
-import agents
-from agents.base import MAX_MESSAGE_TOKENS, Agent, AgentError, AgentReply, Message, Usage
-from agents.host import FORWARD_PY
-from agents.host_protocol import (
+from interp_harness.agents.base import (
+    MAX_MESSAGE_TOKENS,
+    Agent,
+    AgentError,
+    AgentReply,
+    Message,
+    Usage,
+)
+from interp_harness.agents.host import FORWARD_PY
+from interp_harness.agents.host_protocol import (
     DEFAULT_MAX_MESSAGE_CHARS,
     MAX_LINE,
     RESPONSE,
@@ -66,15 +70,14 @@ from agents.host_protocol import (
     reply_line_limit,
     too_long,
 )
-from agents.host_protocol import Step as StepRequest
-from agents.toolspec import ToolSpec
-from function_store.service import forward
-from harness.agent_errors import CREATE_PREFIX, HostedAgentError
-from harness.agent_host_net import KeyScrubber, Seen, UsageMeter, key_forms
-from harness.policy import profile_for
-from harness.providers import ProfileError, ProviderProfile
-from harness.sandbox.base import Limits
-from harness.sandbox.bwrap import (
+from interp_harness.agents.host_protocol import Step as StepRequest
+from interp_harness.agents.toolspec import ToolSpec
+from interp_harness.orchestrator.agent_errors import CREATE_PREFIX, HostedAgentError
+from interp_harness.orchestrator.agent_host_net import KeyScrubber, Seen, UsageMeter, key_forms
+from interp_harness.orchestrator.policy import profile_for
+from interp_harness.orchestrator.providers import ProfileError, ProviderProfile
+from interp_harness.orchestrator.sandbox.base import Limits
+from interp_harness.orchestrator.sandbox.bwrap import (
     BwrapSandbox,
     Capped,
     feed,
@@ -82,12 +85,16 @@ from harness.sandbox.bwrap import (
     options_via_fd,
     python_roots,
 )
-from harness.sandbox.env import launcher_env
+from interp_harness.orchestrator.sandbox.code_binds import CODE_ROOT, part_binds
+from interp_harness.orchestrator.sandbox.env import launcher_env
+from interp_harness.targets.service import forward
+from pydantic import ValidationError
 
 log = logging.getLogger(__name__)
 
-HIDDEN_PACKAGES = ("harness", "function_store", "model_services", "evaluator")
-_AGENTS_ROOT = "/opt/interp-harness"  # the `agents` package, and nothing else of the project
+# parts of interp_harness an agent host never imports (it sees `agents`, and the SDK whose agent
+# names load from `agents` alone)
+HIDDEN_PARTS = ("orchestrator", "targets", "model_services", "evaluator")
 _CODE_ROOT = "/opt/agent-code"  # the agent's own top-level module or package
 _NET_DIR = "/run/agent"
 _BLOCKED_INIT = (
@@ -158,15 +165,24 @@ def _under(path: str, roots: Sequence[str]) -> bool:
     return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 
 
+def _is_ours(cls: type) -> bool:
+    """A class of our own `agents` part, which every host has bound."""
+    return cls.__module__ == "interp_harness.agents" or cls.__module__.startswith(
+        "interp_harness.agents."
+    )
+
+
 def code_binds(cls: type[Agent]) -> list[tuple[str, str]]:
     """The agent's own code: its top-level module file or package directory (not its siblings,
     which may be a project checkout with a store or data next to it). Nothing for code that is
-    already visible (the `agents` package, anything installed in the Python prefix)."""
+    already visible (`interp_harness.agents` and `interp_harness.sdk`, anything installed in the Python prefix)."""
+    if _is_ours(cls):
+        return []
     top = cls.__module__.split(".")[0]
     mod = sys.modules.get(top)
     origin = getattr(mod, "__file__", None)
-    if top == "agents" or origin is None:
-        if top != "agents" and mod is not None and getattr(mod, "__path__", None):
+    if origin is None:
+        if mod is not None and getattr(mod, "__path__", None):
             raise AgentError(
                 f"agent package {top!r} is a namespace package; give it an __init__.py so that "
                 "its agent host can bind exactly its directory",
@@ -199,7 +215,7 @@ def importable_note(plan: HostPlan) -> str:
     where = f" ({', '.join(own)})" if own else ""
     return (
         "an agent host can import only the standard library and the packages installed for "
-        f"{sys.executable}, the `agents` package, and the agent's own top-level module or "
+        f"{sys.executable}, `interp_harness.agents` and `interp_harness.sdk`, and the agent's own top-level module or "
         f"package{where}; a module beside the agent's file is not there: move it into the "
         'agent\'s package or install it (docs/agents.md, "What an agent can and cannot reach")'
     )
@@ -211,7 +227,7 @@ _RESOLVE = object()  # plan_host: resolve the profile from the options
 def plan_host(
     cls: type[Agent], options: dict[str, Any], profile: ProviderProfile | None | object = _RESOLVE
 ) -> HostPlan:
-    """`profile`: the one the scheduler resolved for the run (harness.policy.profile_for), or
+    """`profile`: the one the scheduler resolved for the run (interp_harness.orchestrator.policy.profile_for), or
     resolved here from the options."""
     provider = getattr(cls, "provider", "local") or "local"
     if profile is _RESOLVE:
@@ -316,11 +332,11 @@ class AgentHosts:
         self.limits = Limits(timeout_s=start_timeout_s, memory_mb=memory_mb, max_procs=64)
         self._blocker = tempfile.mkdtemp(prefix="agent-host-blocked-")
         self._blocked: dict[str, str] = {}
-        for name in HIDDEN_PACKAGES:
+        for name in HIDDEN_PARTS:
             d = os.path.join(self._blocker, name)
             os.makedirs(d)
             with open(os.path.join(d, "__init__.py"), "w") as f:
-                f.write(_BLOCKED_INIT.format(name=name))
+                f.write(_BLOCKED_INIT.format(name=f"interp_harness.{name}"))
             self._blocked[name] = d
 
     def client(
@@ -332,13 +348,16 @@ class AgentHosts:
         shutil.rmtree(self._blocker, ignore_errors=True)
 
     def _hide(self, visible: list[str]) -> list[str]:
-        """Bind the ImportError package over every place the Python path inside could find
-        harness, function_store or evaluator (a regular install in site-packages, a checkout
-        on the path); an editable install's finder points outside the sandbox and finds nothing."""
+        """Bind the ImportError package over every place the Python path inside could find a
+        hidden part (a regular install in site-packages, a checkout on the path): the package's
+        `__path__` inside names only the bound `agents`, so this is a second wall for code
+        that widens it. An editable install's finder points outside the sandbox."""
         args: list[str] = []
         for name, blocker in self._blocked.items():
-            places = {os.path.join(os.path.realpath(p), name) for p in sys.path if p}
-            mod = sys.modules.get(name)
+            places = {
+                os.path.join(os.path.realpath(p), "interp_harness", name) for p in sys.path if p
+            }
+            mod = sys.modules.get(f"interp_harness.{name}")
             if getattr(mod, "__file__", None):
                 places.add(os.path.dirname(os.path.realpath(mod.__file__)))  # type: ignore[arg-type, union-attr]
             for place in sorted(places):
@@ -350,15 +369,14 @@ class AgentHosts:
         self, plan: HostPlan, env: dict[str, str], net_mounts: list[str]
     ) -> tuple[list[str], int]:
         """The bwrap command of a host for `plan`, its options in a memfd (close it after)."""
-        agents_dir = os.path.dirname(os.path.realpath(agents.__file__))
-        mounts = ["--ro-bind", agents_dir, f"{_AGENTS_ROOT}/agents"]
-        env = {"PYTHONPATH": f"{_AGENTS_ROOT}:{_CODE_ROOT}", "PYTHONNOUSERSITE": "1", **env}
+        mounts = part_binds(("agents", "sdk"))
+        env = {"PYTHONPATH": f"{CODE_ROOT}:{_CODE_ROOT}", "PYTHONNOUSERSITE": "1", **env}
         for host, inside in plan.binds:
             mounts += ["--ro-bind", host, inside]
         mounts += self._hide(python_roots() + ["/usr"] + [h for h, _ in plan.binds])
         return options_via_fd(
             self.sandbox.command(
-                [sys.executable, "-s", "-m", "agents.host"],
+                [sys.executable, "-s", "-m", "interp_harness.agents.host"],
                 limits=self.limits,
                 env=env,
                 extra=mounts + net_mounts,
@@ -432,7 +450,7 @@ class AgentHosts:
             sock_dir = tempfile.mkdtemp(prefix="agent-host-net-")
             os.chmod(sock_dir, 0o777)  # uid 65534 inside connects here
             dirs.append(sock_dir)
-            from harness.agent_host_net import open_route
+            from interp_harness.orchestrator.agent_host_net import open_route
 
             network, relay = open_route(plan.profile, sock_dir, _NET_DIR, meter)
             net_mounts = ["--bind", sock_dir, _NET_DIR, "--ro-bind", forward_py, FORWARD_PY]

@@ -3,10 +3,10 @@
 The sandbox has no network. The orchestrator binds a directory holding one Unix socket into it;
 behind that socket sits a `ProviderForwarder`, an HTTP forwarder that sends each request on to
 the profile's http(s) endpoint (the orchestrator speaks TLS; inside, the SDK speaks plain http to
-its private loopback listener, `agents.host._route`). Because the forwarder reads every request
+its private loopback listener, `interp_harness.agents.host._route`). Because the forwarder reads every request
 and reply, it
 
-- sends on only what the profile offers (`harness.provider_requests`): one of its routes
+- sends on only what the profile offers (`interp_harness.orchestrator.provider_requests`): one of its routes
   (`ProviderProfile.routes`; default chat completions / messages), else a 403 naming the routes
   it offers; on an inference route a JSON object body (else a 400), re-serialised from what was
   checked (a key given twice, at any depth, is refused), within the profile's models and limits
@@ -38,11 +38,10 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
-
-from agents.base import MAX_MESSAGE_TOKENS
-from agents.host_protocol import MAX_LINE, Network
-from harness.provider_requests import Outgoing, Refused, outgoing
-from harness.providers import PROVIDER_ENV, ProviderProfile
+from interp_harness.agents.base import MAX_MESSAGE_TOKENS
+from interp_harness.agents.host_protocol import MAX_LINE, Network
+from interp_harness.orchestrator.provider_requests import Outgoing, Refused, outgoing
+from interp_harness.orchestrator.providers import PROVIDER_ENV, ProviderProfile
 
 log = logging.getLogger(__name__)
 

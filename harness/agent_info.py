@@ -27,7 +27,7 @@ def _type_name(annotation: Any) -> str:
 def options_of(spec: str) -> list[OptionOut] | None:
     """The agent's `Options` (what a REST caller may set; the CLI's `-o KEY=VALUE` takes the
     same names), with defaults; None when the agent does not load here."""
-    from agents.registry import resolve_agent
+    from interp_harness.agents.registry import resolve_agent
 
     try:
         cls, _ = resolve_agent(spec)

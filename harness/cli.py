@@ -1,4 +1,4 @@
-"""The `harness` command. Each area adds its commands from its own module in harness.commands;
+"""The `harness` command. Each area adds its commands from its own module in interp_harness.orchestrator.commands;
 each benchmark adds the subcommands its record names (`cli`: name -> `module:typer_app`)."""
 
 from __future__ import annotations
@@ -7,9 +7,8 @@ import importlib
 from collections.abc import Callable
 
 import typer
-
-from function_store.benchmark import benchmarks, load_ref
-from harness.commands import COMMAND_MODULES
+from interp_harness.orchestrator.commands import COMMAND_MODULES
+from interp_harness.targets.benchmark import benchmarks, load_ref
 
 # Tracebacks never print locals: they could hold ground truth.
 app = typer.Typer(
@@ -30,7 +29,8 @@ def command_groups() -> list[tuple[str, Callable[[typer.Typer], None]]]:
     """(name, register) of every command module and benchmark subcommand, by name: the order
     `harness --help` lists groups in."""
     groups = [
-        (m, importlib.import_module(f"harness.commands.{m}").register) for m in COMMAND_MODULES
+        (m, importlib.import_module(f"interp_harness.orchestrator.commands.{m}").register)
+        for m in COMMAND_MODULES
     ]
     for record in benchmarks():
         groups += [(name, _benchmark_group(name, ref)) for name, ref in record.cli.items()]
@@ -42,7 +42,7 @@ for _name, _register in command_groups():
 
 
 def main() -> None:
-    from harness.store.engine import StoreUnavailable
+    from interp_harness.orchestrator.store.engine import StoreUnavailable
 
     try:
         app()

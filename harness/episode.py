@@ -38,31 +38,31 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from agents import protocol as proto
-from agents.base import Agent, AgentError, check_usage
-from agents.base import Message as AgentMessage
-from agents.host_protocol import clean_call, valid_unicode
-from agents.images import MAX_MESSAGE_IMAGES, ImagePart, recent_images
-from agents.protocol import tools as tool_text
-from agents.protocol.cells import RUN_PYTHON, RUN_PYTHON_SPEC, split_cells
-from agents.toolspec import ToolCall, ToolSpec
-from evaluator.api import EpisodeStats, ScoreResult
-from evaluator.scorer import ScoringContext
-from function_store.benchmark import benchmark
-from function_store.models import Target
-from harness import prompts
-from harness.agent_errors import agent_traceback
-from harness.episode_end import EpisodeEnd
-from harness.lab.limits import LabLimits
-from harness.lab.prompt import lab_note
-from harness.lab.turns import LabFactory, LabTurns
-from harness.runs.spec import CODE_MODES, TOOL_MODES, RunSpec
-from harness.sandbox.code_runner import run_in_sandbox
-from harness.store.models import Episode
-from harness.store.models import Message as MessageRow
-from harness.store.repo import Store
-from harness.target_client import TargetClient
-from harness.tool_checks import MAX_TOOL_CALLS, argument_errors
+from interp_harness.agents import protocol as proto
+from interp_harness.agents.base import Agent, AgentError, check_usage
+from interp_harness.agents.base import Message as AgentMessage
+from interp_harness.agents.host_protocol import clean_call, valid_unicode
+from interp_harness.agents.images import MAX_MESSAGE_IMAGES, ImagePart, recent_images
+from interp_harness.agents.protocol import tools as tool_text
+from interp_harness.agents.protocol.cells import RUN_PYTHON, RUN_PYTHON_SPEC, split_cells
+from interp_harness.agents.toolspec import ToolCall, ToolSpec
+from interp_harness.evaluator.api import EpisodeStats, ScoreResult
+from interp_harness.evaluator.scorer import ScoringContext
+from interp_harness.orchestrator import prompts
+from interp_harness.orchestrator.agent_errors import agent_traceback
+from interp_harness.orchestrator.episode_end import EpisodeEnd
+from interp_harness.orchestrator.lab.limits import LabLimits
+from interp_harness.orchestrator.lab.prompt import lab_note
+from interp_harness.orchestrator.lab.turns import LabFactory, LabTurns
+from interp_harness.orchestrator.runs.spec import CODE_MODES, TOOL_MODES, RunSpec
+from interp_harness.orchestrator.sandbox.code_runner import run_in_sandbox
+from interp_harness.orchestrator.store.models import Episode
+from interp_harness.orchestrator.store.models import Message as MessageRow
+from interp_harness.orchestrator.store.repo import Store
+from interp_harness.orchestrator.target_client import TargetClient
+from interp_harness.orchestrator.tool_checks import MAX_TOOL_CALLS, argument_errors
+from interp_harness.targets.benchmark import benchmark
+from interp_harness.targets.models import Target
 
 log = logging.getLogger(__name__)
 
@@ -89,9 +89,9 @@ NO_CELL_HINT = (
 
 
 def default_score_hook() -> ScoreHook | None:
-    """`evaluator.scoring.score_episode` when the evaluator provides it, else no scoring."""
+    """`interp_harness.evaluator.scoring.score_episode` when the evaluator provides it, else no scoring."""
     try:
-        from evaluator.scoring import score_episode  # type: ignore[attr-defined]
+        from interp_harness.evaluator.scoring import score_episode  # type: ignore[attr-defined]
     except ImportError:
         return None
     return score_episode

@@ -7,10 +7,10 @@ assistant messages carry their tool calls, each result is a tool message (with i
 call failed) and each tool call is the tool event (its name, arguments, result). The final
 answer as the sample's output, every score (an errored scorer is a score whose value is "error",
 with the message as its explanation, never a number), the episode's own error, and token usage.
-Every error message leads with its cause, then the full text (`evaluator.error_text.cause_first`;
+Every error message leads with its cause, then the full text (`interp_harness.evaluator.error_text.cause_first`;
 `harness import-inspect` reads the full text back).
 Nothing hidden is exported: score details go out only through the API's allow-list of keys that
-never carry ground truth (`harness.runs.views.SAFE_DETAILS`; a scorer's true interval, expected
+never carry ground truth (`interp_harness.orchestrator.runs.views.SAFE_DETAILS`; a scorer's true interval, expected
 outputs or judge tests stay in the store).
 
 `inspect-ai` is optional: `pip install inspect-ai` (it is in the `dev` and `inspect` extras).
@@ -24,13 +24,18 @@ import tempfile
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from evaluator.api import ScoreResult
-from evaluator.error_text import cause_first
-from evaluator.report import reduce_epochs
-from harness.runs.spec import RunSpec, episode_epoch
-from harness.runs.views import ToolCallOut, message_out, public_details, tool_call_outs
-from harness.store.models import Episode, Message, Run
-from harness.store.repo import IMPORT_EVENT, Store, missing_scores
+from interp_harness.evaluator.api import ScoreResult
+from interp_harness.evaluator.error_text import cause_first
+from interp_harness.evaluator.report import reduce_epochs
+from interp_harness.orchestrator.runs.spec import RunSpec, episode_epoch
+from interp_harness.orchestrator.runs.views import (
+    ToolCallOut,
+    message_out,
+    public_details,
+    tool_call_outs,
+)
+from interp_harness.orchestrator.store.models import Episode, Message, Run
+from interp_harness.orchestrator.store.repo import IMPORT_EVENT, Store, missing_scores
 
 SCORER = "interp-harness"
 # the scorer name of the Inspect tasks (harness/inspect_tasks): the score every sample also carries
@@ -302,7 +307,7 @@ def _scores(store: Store, run: Run, ep: Episode, scorer: Any) -> dict[str, Any]:
 
 
 def _error(store: Store, ep: Episode, log: Any) -> Any:
-    # the agent host's traceback has no control characters (agents.host_protocol), so the plain
+    # the agent host's traceback has no control characters (interp_harness.agents.host_protocol), so the plain
     # text is also valid as the "ANSI" form `inspect view` renders
     tb = store.episode_traceback(ep.id, ep.run_id) or ""
     return log.EvalError(

@@ -13,12 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from interp_harness.agents.base import AgentOptions
+from interp_harness.agents.options import PROFILE_GOVERNED_KEYS
+from interp_harness.orchestrator.providers import ProfileError, ProviderProfile, get_profile
+from interp_harness.orchestrator.settings import Settings
 from pydantic import ValidationError
-
-from agents.base import AgentOptions
-from agents.options import PROFILE_GOVERNED_KEYS
-from harness.providers import ProfileError, ProviderProfile, get_profile
-from harness.settings import Settings
 
 PROVIDER_KINDS = ("openai", "anthropic")  # agents whose endpoint and key come from a profile
 _KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
@@ -54,7 +53,9 @@ class ApiPolicy:
     def check_options(self, agent_cls: type, options: dict[str, Any]) -> None:
         """Validate options against the agent's declared `Options` (extra keys refused)."""
         schema = getattr(agent_cls, "Options", None)
-        if schema is None:  # not an agents.base.Agent: nothing declared, nothing accepted
+        if (
+            schema is None
+        ):  # not an interp_harness.agents.base.Agent: nothing declared, nothing accepted
             if options:
                 raise RequestInvalid([_error(_OPTIONS, "this agent declares no options")])
             return
@@ -184,7 +185,7 @@ def check_routes(agent_cls: type, profile: ProviderProfile) -> None:
 
 def check_extra_body(extra: object) -> None:
     """ProfileError naming the first key of `extra_body` that the provider profile governs
-    (the model, n, token limits, streaming, tools: agents.options.PROFILE_GOVERNED_KEYS)."""
+    (the model, n, token limits, streaming, tools: interp_harness.agents.options.PROFILE_GOVERNED_KEYS)."""
     if not isinstance(extra, dict):
         return
     for key in extra:

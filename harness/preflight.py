@@ -26,16 +26,20 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import httpx
-
-from function_store.benchmark import benchmark
-from function_store.models import Target
-from harness.policy import ApiPolicy, RequestInvalid, check_no_secrets, profile_for
-from harness.providers import ProviderProfile
-from harness.runs.spec import RunSpec
-from harness.settings import Settings
+from interp_harness.orchestrator.policy import (
+    ApiPolicy,
+    RequestInvalid,
+    check_no_secrets,
+    profile_for,
+)
+from interp_harness.orchestrator.providers import ProviderProfile
+from interp_harness.orchestrator.runs.spec import RunSpec
+from interp_harness.orchestrator.settings import Settings
+from interp_harness.targets.benchmark import benchmark
+from interp_harness.targets.models import Target
 
 if TYPE_CHECKING:
-    from harness.runs.plan import RunPlan
+    from interp_harness.orchestrator.runs.plan import RunPlan
 
 PROBE_TIMEOUT_S = 10.0
 
@@ -117,7 +121,7 @@ def _agent_model(agent_cls: type, options: dict[str, Any]) -> str | None:
 def check_agent(spec: RunSpec, policy: ApiPolicy | None, plan: RunPlan | None = None) -> None:
     """The agent can be built with its options: it resolves, its profile and key are there, and
     a profile's own endpoint answers and serves the model. `plan`: its agent, resolved."""
-    from harness.runs.selection import resolve_checked_agent
+    from interp_harness.orchestrator.runs.selection import resolve_checked_agent
 
     try:
         if plan is not None:
@@ -147,12 +151,12 @@ def check_agent_host(spec: RunSpec, settings: Settings, plan: RunPlan) -> list[s
     `runs_in_orchestrator`), nor for the built-ins."""
     if settings.agent_isolation == "none" or getattr(plan.agent_cls, "runs_in_orchestrator", 0):
         return []
-    if plan.agent_cls.__module__.split(".")[0] == "agents":
+    if plan.agent_cls.__module__.startswith("interp_harness.agents."):
         # the built-ins: the host has the whole `agents` package, which imports nothing of ours
         # (tests/architecture), and the same Python prefix; resolving them here imported them
         return []
-    from agents.base import AgentError
-    from harness.agent_host import AgentHosts, importable_note, plan_host
+    from interp_harness.agents.base import AgentError
+    from interp_harness.orchestrator.agent_host import AgentHosts, importable_note, plan_host
 
     try:
         host_plan = plan_host(plan.agent_cls, spec.agent_options, plan.profile)
@@ -178,16 +182,16 @@ def check_lab(spec: RunSpec, settings: Settings) -> list[str]:
     """Protocol modes `code` and `code-tools` give every episode a lab (bubblewrap, the
     operator's HARNESS_LAB_* limits and packages): one is started here and closed, so that a
     machine that cannot start one is told once, before the run, not by every episode."""
-    from harness.runs.spec import CODE_MODES
+    from interp_harness.orchestrator.runs.spec import CODE_MODES
 
     if spec.protocol.mode not in CODE_MODES:
         return []
     import asyncio
     from concurrent.futures import ThreadPoolExecutor
 
-    from harness.lab.api import module_source
-    from harness.lab.limits import LabLimits
-    from harness.lab.process import LabProcess, LabStartError
+    from interp_harness.orchestrator.lab.api import module_source
+    from interp_harness.orchestrator.lab.limits import LabLimits
+    from interp_harness.orchestrator.lab.process import LabProcess, LabStartError
 
     async def start_one() -> None:
         lab = await LabProcess.start(module_source([]), LabLimits.from_settings(settings))
@@ -205,8 +209,8 @@ def check_families(agent: str, agent_cls: type, targets: Sequence[Target]) -> li
     """An agent that declares the families it plays (`Agent.families`; every built-in does)
     is refused on targets of another family, with the agents that play all the selected ones.
     An agent that declares nothing (a custom one) is never refused here."""
-    from agents.base import plays
-    from agents.registry import list_agents
+    from interp_harness.agents.base import plays
+    from interp_harness.agents.registry import list_agents
 
     selected = sorted({t.family for t in targets})
     wrong = [f for f in selected if not plays(agent_cls, f)]
@@ -232,7 +236,9 @@ def check_families(agent: str, agent_cls: type, targets: Sequence[Target]) -> li
 
 
 def _endpoint_name(profile: ProviderProfile) -> str:
-    if profile.name == "cli":  # harness.policy's ad-hoc profile for `-o base_url=...`
+    if (
+        profile.name == "cli"
+    ):  # interp_harness.orchestrator.policy's ad-hoc profile for `-o base_url=...`
         return f"the {profile.kind} endpoint given by base_url"
     return f"the {profile.kind} endpoint of provider profile {profile.name!r}"
 
@@ -246,7 +252,7 @@ def _v1_base(url: str | None, missing: str) -> str:
 
 
 def check_backbone(settings: Settings, targets: Sequence[Target]) -> None:
-    from model_services.backbone.preflight import MISSING
+    from interp_harness.model_services.backbone.preflight import MISSING
 
     base = _v1_base(settings.backbone_url, MISSING)
     model = os.environ.get("HARNESS_BACKBONE_MODEL") or None
@@ -256,7 +262,7 @@ def check_backbone(settings: Settings, targets: Sequence[Target]) -> None:
 def check_intervention(settings: Settings, targets: Sequence[Target]) -> None:
     """Targets that read a model through the intervention service: it must answer and serve
     each target's model."""
-    from model_services.intervention import preflight as service
+    from interp_harness.model_services.intervention import preflight as service
 
     base = _v1_base(settings.intervention_url, service.MISSING)
     served = model_ids(base, "the intervention service (HARNESS_INTERVENTION_URL)")
@@ -298,7 +304,7 @@ def check_judge(settings: Settings) -> None:
     if settings.score_hook in ("none", ""):
         return
     try:
-        from evaluator.judge import JudgeSettings
+        from interp_harness.evaluator.judge import JudgeSettings
     except ImportError:
         return
     judge = JudgeSettings()
@@ -318,7 +324,7 @@ def preflight(
     """Raises PreflightError (every problem found) when the run cannot work; RequestInvalid when
     the API policy refuses a field (as create_run would). `plan`: the run's plan, already made
     (its agent and targets are not resolved again)."""
-    from harness.runs.selection import SelectionError, select_targets
+    from interp_harness.orchestrator.runs.selection import SelectionError, select_targets
 
     problems: list[str] = []
     request: list[str] = []  # what refuses the run with or without pre-flight

@@ -27,11 +27,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
-from agents.protocol import Mode
-from agents.toolspec import ToolSpec
-from function_store.benchmark import benchmarks, load_ref
-from function_store.datasets import DataUnavailable, data_path
-from function_store.models import PromptFamily
+from interp_harness.agents.protocol import Mode
+from interp_harness.agents.toolspec import ToolSpec
+from interp_harness.targets.benchmark import benchmarks, load_ref
+from interp_harness.targets.datasets import DataUnavailable, data_path
+from interp_harness.targets.models import PromptFamily
 
 _log = logging.getLogger(__name__)
 FIND_SYSTEM_PROMPT = "find/prompts/interpreter/system.txt"

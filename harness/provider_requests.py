@@ -1,5 +1,5 @@
 """What the provider forwarder sends on for one request an agent made: the checks, and the request
-built from what was checked (harness.agent_host_net relays it).
+built from what was checked (interp_harness.orchestrator.agent_host_net relays it).
 
 An agent's request is agent text. It may use the profile's key only for what the operator's
 profile offers (`ProviderProfile.offered_routes`): one of those routes, with its method, no
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from harness.providers import ProfileError, ProviderProfile, Route
+from interp_harness.orchestrator.providers import ProfileError, ProviderProfile, Route
 
 # Request headers passed on (the SDKs' own; x-stainless-* is their client telemetry). The forwarder
 # sets the credential, content-type and accept-encoding itself.

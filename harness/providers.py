@@ -19,8 +19,8 @@ A profile governs what the key may be used for. `routes`: the endpoint's routes 
 every other path and method is refused. Only the operator sets them. On those routes, what one request may ask for: `models`
 (the model ids; the request must name one when the profile lists them), `max_tokens` (the limit
 of each route's own length fields, filled in when a request sets none), `max_n` (n / best_of;
-default 1). Pre-flight holds a run's options to it (harness.policy), and the orchestrator's
-forwarder holds every request an agent sends (harness.agent_host_net, harness.provider_requests).
+default 1). Pre-flight holds a run's options to it (interp_harness.orchestrator.policy), and the orchestrator's
+forwarder holds every request an agent sends (interp_harness.orchestrator.agent_host_net, interp_harness.orchestrator.provider_requests).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The one place that wires a driver process: settings (and their plugins), the store, the
 catalogs, the target client (sandboxed target services in a pool), the executor and the
 scheduler. The API server's lifespan and `harness run` call `build_services`; a Ray worker
-builds its part (store, node target pool) from the same builders (`harness.store.repo.open_store`,
-`harness.target_client.make_target_client`) and runs episodes with the same `LocalExecutor`.
+builds its part (store, node target pool) from the same builders (`interp_harness.orchestrator.store.repo.open_store`,
+`interp_harness.orchestrator.target_client.make_target_client`) and runs episodes with the same `LocalExecutor`.
 """
 
 from __future__ import annotations
@@ -10,14 +10,14 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
-from harness.episode import ScoreHook, default_score_hook
-from harness.executors import NoLocalTargets, make_executor
-from harness.executors.base import Executor
-from harness.runs.catalogs import CatalogCache
-from harness.runs.scheduler import Scheduler
-from harness.settings import Settings, load_plugins
-from harness.store.repo import Store, open_store
-from harness.target_client import TargetClient, make_target_client
+from interp_harness.orchestrator.episode import ScoreHook, default_score_hook
+from interp_harness.orchestrator.executors import NoLocalTargets, make_executor
+from interp_harness.orchestrator.executors.base import Executor
+from interp_harness.orchestrator.runs.catalogs import CatalogCache
+from interp_harness.orchestrator.runs.scheduler import Scheduler
+from interp_harness.orchestrator.settings import Settings, load_plugins
+from interp_harness.orchestrator.store.repo import Store, open_store
+from interp_harness.orchestrator.target_client import TargetClient, make_target_client
 
 
 def load_score_hook(name: str) -> ScoreHook | None:

@@ -65,7 +65,7 @@ class Settings(BaseSettings):
     backbone_url: str | None = None
     # the intervention service neuron targets read (HARNESS_INTERVENTION_URL; operator)
     intervention_url: str | None = None
-    # "default": evaluator.scoring.score_episode when installed; "none"; or "pkg.mod:function".
+    # "default": interp_harness.evaluator.scoring.score_episode when installed; "none"; or "pkg.mod:function".
     score_hook: str = "default"
     poll_interval_s: float = Field(0.5, gt=0)
     # Target-service pool bounds: running instances, and seconds unused before one is stopped.

@@ -7,15 +7,15 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from function_store.catalog import Catalog
-from function_store.models import CallOutput
-from function_store.runtime import RuntimeContext, build_runner
-from function_store.service.client import TargetServiceClient, TargetServiceError
+from interp_harness.targets.catalog import Catalog
+from interp_harness.targets.models import CallOutput
+from interp_harness.targets.runtime import RuntimeContext, build_runner
+from interp_harness.targets.service.client import TargetServiceClient, TargetServiceError
 
 if TYPE_CHECKING:
-    from harness.runs.catalogs import CatalogCache
-    from harness.sandbox.pool import ServicePool
-    from harness.settings import Settings
+    from interp_harness.orchestrator.runs.catalogs import CatalogCache
+    from interp_harness.orchestrator.sandbox.pool import ServicePool
+    from interp_harness.orchestrator.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ class InProcessTargetClient:
 class ServiceTargetClient:
     """Calls targets through sandboxed target-service instances (the real thing).
 
-    Targets come from the catalog; `pool` (a `harness.sandbox.pool.ServicePool`) holds the warm
+    Targets come from the catalog; `pool` (a `interp_harness.orchestrator.sandbox.pool.ServicePool`) holds the warm
     instances. A target the pool does not serve yet gets an instance on demand (a cold start).
     An instance that stops answering is restarted once and the call retried; after that the
     error reaches the caller as a `TargetServiceError` with its category."""
@@ -126,9 +126,9 @@ def make_target_client(settings: Settings, catalogs: CatalogCache) -> TargetClie
 def service_pool(settings: Settings) -> ServicePool:
     """A pool of sandboxed target services on the operator's backend, after sweeping what killed
     processes left behind (never a live process's)."""
-    from harness.sandbox.base import get_sandbox
-    from harness.sandbox.pool import ServicePool
-    from harness.sandbox.workdir import sweep_stale
+    from interp_harness.orchestrator.sandbox.base import get_sandbox
+    from interp_harness.orchestrator.sandbox.pool import ServicePool
+    from interp_harness.orchestrator.sandbox.workdir import sweep_stale
 
     sweep_stale()
     return ServicePool(

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from inspect_ai import task
 
-import harness.inspect_tasks.hooks  # noqa: F401 - registers the cleanup at the end of a run
-from function_store.benchmark import benchmarks
-from harness.inspect_tasks.task import task_function
+import interp_harness.orchestrator.inspect_tasks.hooks  # noqa: F401 - registers the cleanup at the end of a run
+from interp_harness.orchestrator.inspect_tasks.task import task_function
+from interp_harness.targets.benchmark import benchmarks
 
 find = task(
     task_function(

@@ -6,7 +6,7 @@
 # are also run by `scripted-numeric-code` in protocol mode `code` (the same samples taken in one
 # lab cell; docs/code-mode.md), reported beside the text baseline with the same counts.
 #
-# Model server: the project's own (SmolLM2-135M, `python -m model_services.backbone`) is started
+# Model server: the project's own (SmolLM2-135M, `python -m interp_harness.model_services.backbone`) is started
 # on a free loopback port and stopped on exit, unless the ones named below answer:
 #   HARNESS_BACKBONE_URL  the entity/relation targets' backbone (reused when /health answers)
 #   HARNESS_JUDGE_URL     the unit-test judge, e.g. vicuna-evaluator on vLLM (reused when
@@ -88,7 +88,7 @@ start_server() {
   port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   log="$HARNESS_HOME/model-server.log"
   echo "starting the project's model server on 127.0.0.1:$port (log: $log)" >&2
-  python3 -m model_services.backbone --port "$port" >"$log" 2>&1 &
+  python3 -m interp_harness.model_services.backbone --port "$port" >"$log" 2>&1 &
   server_pid=$!
   own_url="http://127.0.0.1:$port"
   for _ in $(seq 1 600); do

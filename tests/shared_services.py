@@ -137,7 +137,7 @@ def backbone_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def local_model(backbone_url: str):  # type: ignore[no-untyped-def]
     """The backbone's weights loaded in the test process (from the cache the server just filled)."""
-    from model_services.backbone import model as model_mod
+    from interp_harness.model_services.backbone import model as model_mod
 
     return model_mod.load()
 

@@ -167,10 +167,9 @@ def run_cli(
     """`harness ARGV` run by this process as `env` (the whole environment it sees) in `cwd`: for
     tests that check only what a command prints and stores (no interpreter start per command).
     A store that cannot be opened exits 2 with its message, as the console script does."""
+    from interp_harness.orchestrator.cli import app
+    from interp_harness.orchestrator.store.engine import StoreUnavailable
     from typer.testing import CliRunner
-
-    from harness.cli import app
-    from harness.store.engine import StoreUnavailable
 
     changes: dict[str, str | None] = {k: None for k in os.environ if k not in env}
     changes.update(env)

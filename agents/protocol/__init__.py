@@ -20,8 +20,8 @@ Harness loop:
     for err in parsed.errors: reply = format_error(err)
 """
 
-from agents.protocol.answer import ParsedAnswer, ParserName, answer, parse_answer
-from agents.protocol.commands import (
+from interp_harness.agents.protocol.answer import ParsedAnswer, ParserName, answer, parse_answer
+from interp_harness.agents.protocol.commands import (
     DEFAULT_PATH,
     MAX_MESSAGE_CHARS,
     command,
@@ -29,7 +29,7 @@ from agents.protocol.commands import (
     parse_message,
     quote_input,
 )
-from agents.protocol.conversation import (
+from interp_harness.agents.protocol.conversation import (
     Observation,
     function_path,
     next_chunk,
@@ -37,8 +37,14 @@ from agents.protocol.conversation import (
     observations,
     task_prompt,
 )
-from agents.protocol.models import DESCRIPTION_TAG, MODES, Command, Mode, ParsedMessage
-from agents.protocol.reply import (
+from interp_harness.agents.protocol.models import (
+    DESCRIPTION_TAG,
+    MODES,
+    Command,
+    Mode,
+    ParsedMessage,
+)
+from interp_harness.agents.protocol.reply import (
     HEADER,
     PREFIX,
     Output,
@@ -50,7 +56,7 @@ from agents.protocol.reply import (
     split_outputs,
     would_crash_in_find,
 )
-from agents.protocol.values import (
+from interp_harness.agents.protocol.values import (
     UnparseableValue,
     fmt_number,
     format_decimals,

@@ -27,9 +27,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from agents.base import Message
-from agents.protocol.reply import PREFIX
-from agents.toolspec import ToolSpec
+from interp_harness.agents.base import Message
+from interp_harness.agents.protocol.reply import PREFIX
+from interp_harness.agents.toolspec import ToolSpec
 
 RUN_PYTHON = "run_python"
 # what a fenced [CODE] answer may hold instead of code: a function defined in the lab

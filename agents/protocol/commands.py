@@ -25,9 +25,15 @@ import re
 import shlex
 from collections.abc import Sequence
 
-from agents.protocol.find_compat import parse_find_compat
-from agents.protocol.lexer import split_words
-from agents.protocol.models import DESCRIPTION_TAG, MODES, Command, Mode, ParsedMessage
+from interp_harness.agents.protocol.find_compat import parse_find_compat
+from interp_harness.agents.protocol.lexer import split_words
+from interp_harness.agents.protocol.models import (
+    DESCRIPTION_TAG,
+    MODES,
+    Command,
+    Mode,
+    ParsedMessage,
+)
 
 DEFAULT_PATH = "./temp/function.py"  # the script path FIND's prompt names
 

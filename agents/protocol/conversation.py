@@ -13,10 +13,15 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agents.base import Message
-from agents.protocol.commands import DEFAULT_PATH, command, command_inputs, quote_input
-from agents.protocol.reply import parse_pairs
-from agents.protocol.values import parse_value
+from interp_harness.agents.base import Message
+from interp_harness.agents.protocol.commands import (
+    DEFAULT_PATH,
+    command,
+    command_inputs,
+    quote_input,
+)
+from interp_harness.agents.protocol.reply import parse_pairs
+from interp_harness.agents.protocol.values import parse_value
 
 _PATH_RE = re.compile(r"PYTHON\(\s*([^\s()]+)")
 

@@ -34,8 +34,8 @@ from __future__ import annotations
 
 import re
 
-from agents.protocol.lexer import first_command
-from agents.protocol.models import DESCRIPTION_TAG, Command, ParsedMessage
+from interp_harness.agents.protocol.lexer import first_command
+from interp_harness.agents.protocol.models import DESCRIPTION_TAG, Command, ParsedMessage
 
 _ITEMS = re.compile(r"""(?:"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|\b[^,]+)""")
 _KNOWN = "PYTHON(function.py)"

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Protocol
 
-from agents.protocol.models import Mode
-from agents.protocol.values import format_decimals
+from interp_harness.agents.protocol.models import Mode
+from interp_harness.agents.protocol.values import format_decimals
 
 PREFIX = "Response: "
 HEADER = "Function input - output pairs: "

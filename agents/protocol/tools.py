@@ -20,7 +20,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agents.toolspec import SUBMIT, AnswerTag, ToolCall, ToolSpec, Word
+from interp_harness.agents.toolspec import SUBMIT, AnswerTag, ToolCall, ToolSpec, Word
 
 __all__ = [
     "SUBMIT",

@@ -3,7 +3,7 @@ the agent's description, each family with FIND's own prompt."""
 
 from __future__ import annotations
 
-from evaluator.unit_tests import (
+from interp_harness.evaluator.unit_tests import (
     PAIRS_TEMPLATE,
     SELECTIVITY_TEMPLATE,
     JudgeScorer,

@@ -33,10 +33,9 @@ def _live_observations(
     L:I is read at the same relative depth and index I mod the MLP width (a smoke test)."""
     import random as _random
 
+    from interp_harness.evaluator.neurons import live
+    from interp_harness.evaluator.neurons.observational import Observation
     from rich.progress import track
-
-    from evaluator.neurons import live
-    from evaluator.neurons.observational import Observation
 
     picked = sorted(
         _random.Random(seed).sample(records, min(n, len(records))), key=lambda r: r.layer
@@ -77,10 +76,10 @@ def observational(
     json_out: Path | None = typer.Option(None, "--json", help="also write the full report here"),
 ) -> None:
     """P/R/F1 of the 255 released GPT-4 explanations from the released file alone."""
-    from evaluator.neurons import observational as obs
-    from evaluator.neurons import released
-    from function_store.datasets import DataUnavailable
-    from function_store.neurons import data
+    from interp_harness.evaluator.neurons import observational as obs
+    from interp_harness.evaluator.neurons import released
+    from interp_harness.targets.datasets import DataUnavailable
+    from interp_harness.targets.neurons import data
 
     if source not in ("activations", "labels", "live"):
         raise typer.BadParameter("activations, labels or live", param_hint="--source")
@@ -131,7 +130,7 @@ def observational(
 def _client(url: str | None):
     import os
 
-    from model_services.intervention.client import InterventionClient
+    from interp_harness.model_services.intervention.client import InterventionClient
 
     url = url or os.environ.get("HARNESS_INTERVENTION_URL")
     if not url:
@@ -163,12 +162,11 @@ def probe(
     correlation on the training fold."""
     import random as _random
 
+    from interp_harness.evaluator.neurons import live
+    from interp_harness.evaluator.neurons import observational as obs
+    from interp_harness.evaluator.neurons import probe as P
+    from interp_harness.targets.neurons import data
     from rich.progress import track
-
-    from evaluator.neurons import live
-    from evaluator.neurons import observational as obs
-    from evaluator.neurons import probe as P
-    from function_store.neurons import data
 
     records = data.load()
     picked = _random.Random(seed).sample(records, min(explanations, len(records)))
@@ -227,8 +225,8 @@ def tasks(
     ),
 ) -> None:
     """The 12 intervention tasks and how many fillers the served model completes correctly."""
-    from evaluator.neurons import iia as I
-    from function_store.neurons.tasks import TASKS
+    from interp_harness.evaluator.neurons import iia as I
+    from interp_harness.targets.neurons.tasks import TASKS
 
     with _client(url) as client:
         model = client.model().id
@@ -272,12 +270,11 @@ def iia_cmd(
     """IIA@K of one task for each layer, three rankings: explanation similarity (exemplar
     explanations of every neuron from a probe corpus, the method under test offline), random,
     token-activation correlation."""
+    from interp_harness.agents.scripted_neuron import SENTENCES
+    from interp_harness.evaluator.neurons import iia as I
+    from interp_harness.evaluator.neurons.plot import iia_svg
+    from interp_harness.targets.neurons.tasks import TASKS
     from rich.progress import Progress
-
-    from agents.scripted_neuron import SENTENCES
-    from evaluator.neurons import iia as I
-    from evaluator.neurons.plot import iia_svg
-    from function_store.neurons.tasks import TASKS
 
     if task not in TASKS:
         raise typer.BadParameter(f"known: {', '.join(TASKS)}", param_hint="--task")
@@ -358,9 +355,14 @@ def score_explanation(
     judge setting, HARNESS_JUDGE_*), cached by (explanation, model, neuron)."""
     import asyncio
 
-    from evaluator.judge import JudgeError, JudgeNotConfigured, JudgeSettings, make_judge
-    from evaluator.neurons import judge_probes as J
-    from function_store.neurons.corpus import load_corpus
+    from interp_harness.evaluator.judge import (
+        JudgeError,
+        JudgeNotConfigured,
+        JudgeSettings,
+        make_judge,
+    )
+    from interp_harness.evaluator.neurons import judge_probes as J
+    from interp_harness.targets.neurons.corpus import load_corpus
 
     try:  # the judge setting, generating the Type I lists (long replies)
         judge = make_judge(JudgeSettings(mode="generate", max_tokens=1024))
@@ -425,19 +427,18 @@ def compare_metrics(
     firing on "2000" explained as "2000 and 2001")."""
     import asyncio
 
-    from rich.progress import Progress
-
-    from evaluator.judge import JudgeError
-    from evaluator.neurons import compare as C
-    from evaluator.neurons import planted
-    from evaluator.simulation.simulator import (
+    from interp_harness.evaluator.judge import JudgeError
+    from interp_harness.evaluator.neurons import compare as C
+    from interp_harness.evaluator.neurons import planted
+    from interp_harness.evaluator.simulation.simulator import (
         LexicalSimulator,
         Simulator,
         SimulatorSettings,
         make_simulator,
     )
-    from function_store.datasets import DataUnavailable
-    from function_store.neurons import data
+    from interp_harness.targets.datasets import DataUnavailable
+    from interp_harness.targets.neurons import data
+    from rich.progress import Progress
 
     if texts not in ("all", "top-random"):
         raise typer.BadParameter("all or top-random", param_hint="--texts")

@@ -1,11 +1,11 @@
 """Huang et al. 2023's comparison of two metrics over the released explanations: each neuron's
-simulation score (Bills et al., evaluator.simulation) beside its observational F1 (released
+simulation score (Bills et al., interp_harness.evaluator.simulation) beside its observational F1 (released
 items, shipped activations), and their correlation across neurons. The paper reports about -0.1
 between F1 and the GPT-4 simulator's score (its §3); here the simulator is the operator's (a
 model behind HARNESS_SIMULATOR_URL, e.g. SmolLM2 through `harness backbone serve`) or the
 lexical one, so the figures are of that simulator, not GPT-4.
 
-A neuron's texts are its released items (evaluator.neurons.simulation); top-and-random draws
+A neuron's texts are its released items (interp_harness.evaluator.neurons.simulation); top-and-random draws
 with the neuron's name as seed. `texts="top-random"` simulates only those 10 texts (the all-texts
 score is then not computed), for slow simulators.
 """
@@ -17,14 +17,18 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Literal
 
+from interp_harness.evaluator.neurons import observational as O
+from interp_harness.evaluator.neurons import released
+from interp_harness.evaluator.neurons.simulation import released_excerpts
+from interp_harness.evaluator.simulation.scoring import (
+    correlation,
+    pearson,
+    simulate,
+    top_and_random,
+)
+from interp_harness.evaluator.simulation.simulator import Simulator
+from interp_harness.targets.neurons.data import NeuronRecord
 from pydantic import BaseModel
-
-from evaluator.neurons import observational as O
-from evaluator.neurons import released
-from evaluator.neurons.simulation import released_excerpts
-from evaluator.simulation.scoring import correlation, pearson, simulate, top_and_random
-from evaluator.simulation.simulator import Simulator
-from function_store.neurons.data import NeuronRecord
 
 Texts = Literal["all", "top-random"]
 

@@ -19,10 +19,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-
-from evaluator.neurons.probe import lexical_similarity
-from function_store.neurons.tasks import Task, matches
-from model_services.intervention.client import InterventionClient
+from interp_harness.evaluator.neurons.probe import lexical_similarity
+from interp_harness.model_services.intervention.client import InterventionClient
+from interp_harness.targets.neurons.tasks import Task, matches
 
 KS = (1, 6, 12, 25, 50, 75, 100)
 Progress = Callable[[int], None]

@@ -17,12 +17,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
+from interp_harness.evaluator.judge import JudgeClient
+from interp_harness.evaluator.neurons import observational as O
+from interp_harness.model_services.intervention.client import InterventionClient
+from interp_harness.targets.datasets import cache_dir
 from pydantic import BaseModel
-
-from evaluator.judge import JudgeClient
-from evaluator.neurons import observational as O
-from function_store.datasets import cache_dir
-from model_services.intervention.client import InterventionClient
 
 TYPE1_SYSTEM = "You write test data for evaluating descriptions of neurons in language models."
 TYPE1_USER = (
@@ -114,7 +113,7 @@ def mine(
     client: InterventionClient, corpus: Sequence[str], layer: int, index: int, n: int
 ) -> list[tuple[str, tuple[int, int], float]]:
     """The `n` sentences whose most activating token is highest (a > 0), with that token's span."""
-    from evaluator.neurons.testset import read_activations
+    from interp_harness.evaluator.neurons.testset import read_activations
 
     acts = read_activations(client, corpus, layer, index)
     offsets = client.tokenize(list(corpus))

@@ -8,11 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
-from function_store.neurons.data import EvalItem, NeuronRecord
-from function_store.neurons.targets import MODELS
-from model_services.intervention.client import InterventionClient
-from model_services.intervention.schemas import ModelInfo
+from interp_harness.model_services.intervention.client import InterventionClient
+from interp_harness.model_services.intervention.schemas import ModelInfo
+from interp_harness.targets.neurons.data import EvalItem, NeuronRecord
+from interp_harness.targets.neurons.targets import MODELS
 
 GPT2_XL_LAYERS, GPT2_XL_WIDTH = MODELS["gpt2-xl"]
 

@@ -1,11 +1,11 @@
 """The neuron episode panel: each token of a neuron target's output shaded by its activation
-relative to the text's max (the output is `function_store.neurons.runner.format_activations`'s)."""
+relative to the text's max (the output is `interp_harness.targets.neurons.runner.format_activations`'s)."""
 
 from __future__ import annotations
 
 import re
 
-from evaluator.panel import Panel, html_template
+from interp_harness.evaluator.panel import Panel, html_template
 
 _ACT = re.compile(r"(.*?)\((-?\d+\.\d+)\)", re.S)
 _ACT_MAX = re.compile(r" \[max (-?\d+\.\d+)\]\Z")

@@ -15,19 +15,18 @@ from __future__ import annotations
 import random
 import statistics
 
-from pydantic import BaseModel
-
-from evaluator.neurons import observational as O
-from evaluator.neurons.membership import LexicalMembership
-from evaluator.neurons.simulation import split_words
-from evaluator.simulation.scoring import (
+from interp_harness.evaluator.neurons import observational as O
+from interp_harness.evaluator.neurons.membership import LexicalMembership
+from interp_harness.evaluator.neurons.simulation import split_words
+from interp_harness.evaluator.simulation.scoring import (
     Correlation,
     Excerpt,
     correlation,
     simulate,
     top_and_random,
 )
-from evaluator.simulation.simulator import Simulator
+from interp_harness.evaluator.simulation.simulator import Simulator
+from pydantic import BaseModel
 
 FIRES_ON = "2000"
 SECOND = "2001"

@@ -1,16 +1,16 @@
 """Scores of a finished episode on a neuron target: observational P/R/F1 of the agent's
 [DESCRIPTION], next to the reference explanation's on the same test set when there is one, and
-Bills et al.'s simulation score with the reference's beside it (evaluator.simulation, texts as
-evaluator.neurons.simulation makes them; the simulator is HARNESS_SIMULATOR_URL's model, else
+Bills et al.'s simulation score with the reference's beside it (interp_harness.evaluator.simulation, texts as
+interp_harness.evaluator.neurons.simulation makes them; the simulator is HARNESS_SIMULATOR_URL's model, else
 the lexical one).
 
 - GPT-2 XL neurons of the released data: Q = that neuron's released items, a(q) from the shipped
   activations (no model needed); the reference is the GPT-4 explanation with its shipped labels.
-- Other neurons (SmolLM2): Q built live (evaluator.neurons.testset) from a corpus sample through
+- Other neurons (SmolLM2): Q built live (interp_harness.evaluator.neurons.testset) from a corpus sample through
   the intervention service (HARNESS_INTERVENTION_URL); no reference exists.
-Membership of the agent's explanation is decided lexically offline (evaluator.neurons.membership).
+Membership of the agent's explanation is decided lexically offline (interp_harness.evaluator.neurons.membership).
 When the explanation matches one of the 12 intervention tasks, the neuron's IIA on that task is
-scored too (evaluator.neurons.task_iia).
+scored too (interp_harness.evaluator.neurons.task_iia).
 A service failure is an error state (infrastructure), a simulator failure one of category judge,
 never a 0.
 """
@@ -22,23 +22,23 @@ import os
 import zlib
 from dataclasses import dataclass
 
-from evaluator.api import EpisodeStats, ScoreResult
-from evaluator.neurons import observational as O
-from evaluator.neurons import released, testset
-from evaluator.neurons import simulation as texts_for
-from evaluator.neurons.membership import LexicalMembership
-from evaluator.neurons.task_iia import iia_score
-from evaluator.parsing import parse_answer
-from evaluator.scorer import Scorer, ScoringContext
-from evaluator.simulation import scoring as simulation
-from function_store.intervention_access import connect_url
-from function_store.models import Target
+from interp_harness.evaluator.api import EpisodeStats, ScoreResult
+from interp_harness.evaluator.neurons import observational as O
+from interp_harness.evaluator.neurons import released, testset
+from interp_harness.evaluator.neurons import simulation as texts_for
+from interp_harness.evaluator.neurons.membership import LexicalMembership
+from interp_harness.evaluator.neurons.task_iia import iia_score
+from interp_harness.evaluator.parsing import parse_answer
+from interp_harness.evaluator.scorer import Scorer, ScoringContext
+from interp_harness.evaluator.simulation import scoring as simulation
+from interp_harness.targets.intervention_access import connect_url
+from interp_harness.targets.models import Target
 
 CORPUS_SENTENCES = int(os.environ.get("HARNESS_NEURON_EVAL_SENTENCES", "64"))
 
 
 def _released_record(target: Target):
-    from function_store.neurons import data
+    from interp_harness.targets.neurons import data
 
     spec = target.hidden.spec
     name = f"{spec['layer']}:{spec['index']}"

@@ -1,4 +1,4 @@
-"""Neuron texts for the simulation score (evaluator.simulation): what a neuron's held-out texts
+"""Neuron texts for the simulation score (interp_harness.evaluator.simulation): what a neuron's held-out texts
 are, per kind of neuron target.
 
 - Released GPT-2 XL neurons: each released item is one text, the whole sentence. The release gives
@@ -18,9 +18,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from evaluator.neurons.testset import TokenActs
-from evaluator.simulation.scoring import Excerpt
-from function_store.neurons.data import EvalItem, NeuronRecord
+from interp_harness.evaluator.neurons.testset import TokenActs
+from interp_harness.evaluator.simulation.scoring import Excerpt
+from interp_harness.targets.neurons.data import EvalItem, NeuronRecord
 
 _PIECE = re.compile(r"\s*\w+|\s*[^\w\s]+|\s+")
 

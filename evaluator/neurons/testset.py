@@ -12,9 +12,9 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from evaluator.neurons.membership import Membership
-from evaluator.neurons.observational import Observation
-from model_services.intervention.client import InterventionClient
+from interp_harness.evaluator.neurons.membership import Membership
+from interp_harness.evaluator.neurons.observational import Observation
+from interp_harness.model_services.intervention.client import InterventionClient
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ def read_activations(
 def corpus_sentences(n: int, seed: int) -> list[str]:
     """The default scoring corpus: a seeded sample of the released test sentences (text that is
     not the agent's probe set)."""
-    from function_store.neurons import data
+    from interp_harness.targets.neurons import data
 
     texts = sorted({it.text for r in data.load() for it in r.items})
     return random.Random(seed).sample(texts, min(n, len(texts)))

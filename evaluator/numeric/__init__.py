@@ -29,9 +29,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from agents.protocol.values import UnparseableValue
-from agents.protocol.values import parse_number as parse_find_value
-from evaluator.api import ScoreResult
+from interp_harness.agents.protocol.values import UnparseableValue
+from interp_harness.agents.protocol.values import parse_number as parse_find_value
+from interp_harness.evaluator.api import ScoreResult
 
 GRID: tuple[float, ...] = tuple(i + 0.5 for i in range(-128, 128))
 DEFAULT_THRESHOLD = 0.1
@@ -82,7 +82,7 @@ def ground_truth_from_outputs(outputs: Sequence[object]) -> GroundTruth:
 
 def score_from_agent_results(
     gt: GroundTruth,
-    agent: object,  # evaluator.sandbox_exec.CodeResult, or None when nothing ran
+    agent: object,  # interp_harness.evaluator.sandbox_exec.CodeResult, or None when nothing ran
     *,
     threshold: float = DEFAULT_THRESHOLD,
     gt_exception: Literal["fail", "error"] = "fail",

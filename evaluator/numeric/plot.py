@@ -14,10 +14,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from interp_harness.evaluator.numeric import UnparseableValue, parse_find_value
 from matplotlib import rc_context
 from matplotlib.figure import Figure
-
-from evaluator.numeric import UnparseableValue, parse_find_value
 
 MAX_POINTS = 4000  # sampled points drawn (evenly thinned beyond; the caption says how many)
 

@@ -4,12 +4,12 @@ one sandbox start per chunk: benchmarks and offline re-scoring)."""
 
 from __future__ import annotations
 
-from evaluator import numeric as num
-from evaluator.api import EpisodeStats, ScoreResult
-from evaluator.domain import score_domain
-from evaluator.parsing import parse_answer
-from evaluator.sandbox_exec import CodeJob, CodeRunner, ExecSettings
-from evaluator.scorer import (
+from interp_harness.evaluator import numeric as num
+from interp_harness.evaluator.api import EpisodeStats, ScoreResult
+from interp_harness.evaluator.domain import score_domain
+from interp_harness.evaluator.parsing import parse_answer
+from interp_harness.evaluator.sandbox_exec import CodeJob, CodeRunner, ExecSettings
+from interp_harness.evaluator.scorer import (
     EvalSettings,
     Item,
     NoTargetClient,
@@ -19,13 +19,13 @@ from evaluator.scorer import (
     run_code_jobs_with,
     score_parts,
 )
-from function_store.models import Target
+from interp_harness.targets.models import Target
 
 
 def ground_truth_in_process(target: Target) -> num.GroundTruth:
     """The ground truth by running the target here: offline tools on trusted targets only (an
     episode reads it through its sandboxed target client, `ground_truth_via`)."""
-    from function_store.runtime import build_runner
+    from interp_harness.targets.runtime import build_runner
 
     try:
         outputs = build_runner(target).call(num.grid_inputs())

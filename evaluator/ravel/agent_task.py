@@ -8,7 +8,7 @@ in one of two forms:
   `id` and `component`: the site is always the block output at the entity's last token).
 Either is checked here with the service's own rules (shapes, orthonormal rows, finite values),
 registered with the intervention service (HARNESS_INTERVENTION_URL), interchanged over the held-out
-entity split of the target's instance (function_store.ravel.targets.INSTANCES, built once and
+entity split of the target's instance (interp_harness.targets.ravel.targets.INSTANCES, built once and
 cached), and deleted again; Cause, Isolate and Disentangle follow (scores.py). A malformed answer
 is an agent error; a service failure an infrastructure error: never a 0.
 """
@@ -24,18 +24,20 @@ import uuid
 from typing import Literal
 
 import torch
+from interp_harness.evaluator.api import EpisodeStats, ScoreResult
+from interp_harness.evaluator.ravel import interchange
+from interp_harness.evaluator.ravel.bench import eval_examples
+from interp_harness.evaluator.ravel.methods.featurize import mask_spec
+from interp_harness.evaluator.ravel.scores import disentangle
+from interp_harness.evaluator.scorer import Scorer, ScoringContext
+from interp_harness.model_services.intervention.featurizers import (
+    FeaturizerError,
+    FeaturizerRegistry,
+)
+from interp_harness.model_services.intervention.schemas import ArrayB64, FeaturizerSpec
+from interp_harness.targets.intervention_access import connect_url
+from interp_harness.targets.models import Target
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-from evaluator.api import EpisodeStats, ScoreResult
-from evaluator.ravel import interchange
-from evaluator.ravel.bench import eval_examples
-from evaluator.ravel.methods.featurize import mask_spec
-from evaluator.ravel.scores import disentangle
-from evaluator.scorer import Scorer, ScoringContext
-from function_store.intervention_access import connect_url
-from function_store.models import Target
-from model_services.intervention.featurizers import FeaturizerError, FeaturizerRegistry
-from model_services.intervention.schemas import ArrayB64, FeaturizerSpec
 
 PER_TEMPLATE = int(os.environ.get("HARNESS_RAVEL_EVAL_PER_TEMPLATE", "16"))
 METRICS = ("disentangle", "cause", "isolate")
@@ -128,8 +130,8 @@ def featurizer_spec(
 def _score(
     target: Target, layer: int, what: list[int] | UploadedFeaturizer, url: str | None
 ) -> list[ScoreResult]:
-    from function_store.ravel.instances import build
-    from function_store.ravel.targets import INSTANCES
+    from interp_harness.targets.ravel.instances import build
+    from interp_harness.targets.ravel.targets import INSTANCES
 
     spec = target.hidden.spec
     cfg = INSTANCES[spec["entity_type"]]

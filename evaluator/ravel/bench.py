@@ -9,15 +9,14 @@ import random
 import time
 from collections.abc import Callable, Sequence
 
+from interp_harness.evaluator.ravel import interchange
+from interp_harness.evaluator.ravel.methods import METHODS, Hyper, TrainContext
+from interp_harness.evaluator.ravel.methods.featurize import feature_dims
+from interp_harness.evaluator.ravel.methods.local import LocalModel
+from interp_harness.evaluator.ravel.scores import ExampleOutcome, disentangle
+from interp_harness.model_services.intervention.client import InterventionClient
+from interp_harness.targets.ravel.instances import Instance, RavelExample
 from pydantic import BaseModel
-
-from evaluator.ravel import interchange
-from evaluator.ravel.methods import METHODS, Hyper, TrainContext
-from evaluator.ravel.methods.featurize import feature_dims
-from evaluator.ravel.methods.local import LocalModel
-from evaluator.ravel.scores import ExampleOutcome, disentangle
-from function_store.ravel.instances import Instance, RavelExample
-from model_services.intervention.client import InterventionClient
 
 TARGET_FREE = ("nothing", "full", "random")
 

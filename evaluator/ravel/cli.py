@@ -25,13 +25,13 @@ URL = typer.Option(
 
 
 def _config(entity_type: str, seed: int, attributes: list[str] | None, **sizes: int):
-    from function_store.ravel.instances import BuildConfig
+    from interp_harness.targets.ravel.instances import BuildConfig
 
     return BuildConfig(entity_type=entity_type, seed=seed, attributes=attributes or None, **sizes)
 
 
 def _build(client, cfg, fresh: bool):
-    from function_store.ravel.instances import build
+    from interp_harness.targets.ravel.instances import build
 
     with Progress(
         TextColumn("{task.description}"),
@@ -69,8 +69,8 @@ def build_cmd(
     fresh: bool = typer.Option(False, help="rebuild even when cached"),
 ) -> None:
     """Query the model on RAVEL prompts and build (base, source) pairs from what it gets right."""
-    from function_store.ravel.instances import cache_path
-    from function_store.ravel.service import intervention_client
+    from interp_harness.targets.ravel.instances import cache_path
+    from interp_harness.targets.ravel.service import intervention_client
 
     cfg = _config(
         entity_type,
@@ -127,11 +127,11 @@ def eval_cmd(
     url: str | None = URL,
 ) -> None:
     """Train and score each method (paper layout: method × Cause / Isolate / Disentangle)."""
-    from evaluator.ravel.bench import run_methods
-    from evaluator.ravel.methods import Hyper
-    from evaluator.ravel.methods.local import LocalModel
-    from function_store.ravel.service import intervention_client
-    from model_services.intervention import model as model_mod
+    from interp_harness.evaluator.ravel.bench import run_methods
+    from interp_harness.evaluator.ravel.methods import Hyper
+    from interp_harness.evaluator.ravel.methods.local import LocalModel
+    from interp_harness.model_services.intervention import model as model_mod
+    from interp_harness.targets.ravel.service import intervention_client
 
     names = [m.strip() for m in methods.split(",") if m.strip()]
     cfg = _config(
@@ -145,7 +145,7 @@ def eval_cmd(
     )
     with intervention_client(model, url) as client:
         if instance is not None:
-            from function_store.ravel.instances import Instance
+            from interp_harness.targets.ravel.instances import Instance
 
             inst = Instance.model_validate_json(instance.read_text(encoding="utf-8"))
         else:

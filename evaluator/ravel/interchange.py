@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Literal
 
-from evaluator.ravel.scores import ExampleOutcome
-from function_store.ravel.instances import RavelExample
-from model_services.intervention.client import InterventionClient
+from interp_harness.evaluator.ravel.scores import ExampleOutcome
+from interp_harness.model_services.intervention.client import InterventionClient
+from interp_harness.targets.ravel.instances import RavelExample
 
 Progress = Callable[[int, int], None]
 NOTHING = "nothing"  # no intervention: the base run as it is

@@ -6,10 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from interp_harness.targets.sae.catalog import BuildOptions, SAECatalog, sae_dir
 from rich.console import Console
 from rich.table import Table
-
-from function_store.sae.catalog import BuildOptions, SAECatalog, sae_dir
 
 console = Console()
 _D = BuildOptions()  # the flags' defaults
@@ -74,9 +73,8 @@ def build(
     force: bool = typer.Option(False, help="rebuild even when built with the same options"),
 ) -> None:
     """Train a TopK SAE on one site of the model, save it (SAELens format) and its catalog."""
+    from interp_harness.targets.sae.build import build_sae
     from pydantic import ValidationError
-
-    from function_store.sae.build import build_sae
 
     try:
         options = BuildOptions(
@@ -108,8 +106,8 @@ def build(
 
 def _cached(options: BuildOptions) -> bool:
     """Whether build_sae will reuse the cached build (to say so)."""
-    from function_store.datasets import DataUnavailable
-    from function_store.sae.catalog import load
+    from interp_harness.targets.datasets import DataUnavailable
+    from interp_harness.targets.sae.catalog import load
 
     if options.force:
         return False
@@ -122,7 +120,7 @@ def _cached(options: BuildOptions) -> bool:
 @sae_app.command("list")
 def list_saes() -> None:
     """The built SAEs with their build report."""
-    from function_store.sae.catalog import built, load
+    from interp_harness.targets.sae.catalog import built, load
 
     names = built()
     if not names:
@@ -152,11 +150,10 @@ def add(
     Scope, ...): its files are copied beside the built ones, where the service finds them."""
     import shutil
 
+    from interp_harness.model_services.intervention.saelens import CFG, WEIGHTS
+    from interp_harness.targets.datasets import DataUnavailable
+    from interp_harness.targets.sae.build import catalog_sae
     from pydantic import ValidationError
-
-    from function_store.datasets import DataUnavailable
-    from function_store.sae.build import catalog_sae
-    from model_services.intervention.saelens import CFG, WEIGHTS
 
     try:
         options = BuildOptions(

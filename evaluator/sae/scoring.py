@@ -1,9 +1,9 @@
 """Scores of a finished episode on an SAE latent: the agent's [DESCRIPTION] on the latent's
-held-out examples (from the SAE's catalog, function_store.sae.catalog; no service needed):
-- observational P/R/F1 (evaluator.sae.observational, lexical membership);
-- delphi's detection and fuzzing (evaluator.sae.detection, evaluator.sae.fuzzing): accuracy,
+held-out examples (from the SAE's catalog, interp_harness.targets.sae.catalog; no service needed):
+- observational P/R/F1 (interp_harness.evaluator.sae.observational, lexical membership);
+- delphi's detection and fuzzing (interp_harness.evaluator.sae.detection, interp_harness.evaluator.sae.fuzzing): accuracy,
   balanced accuracy, AUC, decided by the judge when one is configured, else lexically;
-- Bills et al.'s simulation score (evaluator.simulation): correlation of the simulator's
+- Bills et al.'s simulation score (interp_harness.evaluator.simulation): correlation of the simulator's
   predictions with the latent's activations on 5 top + 5 random examples and on all of them,
   simulated by HARNESS_SIMULATOR_URL's model when one is set, else lexically;
 and beside each metric `<metric>_ceiling`: the same scorer, same decider and same sampled texts,
@@ -20,15 +20,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evaluator.api import EpisodeStats, ScoreResult
-from evaluator.judge import JudgeError, JudgeNotConfigured
-from evaluator.neurons.observational import METRICS as PRF_METRICS
-from evaluator.neurons.testset import TokenActs
-from evaluator.parsing import parse_answer
-from evaluator.sae import classify, detection, fuzzing, observational
-from evaluator.scorer import Scorer, ScoringContext, score_parts
-from evaluator.simulation import scoring as simulation
-from function_store.models import Target
+from interp_harness.evaluator.api import EpisodeStats, ScoreResult
+from interp_harness.evaluator.judge import JudgeError, JudgeNotConfigured
+from interp_harness.evaluator.neurons.observational import METRICS as PRF_METRICS
+from interp_harness.evaluator.neurons.testset import TokenActs
+from interp_harness.evaluator.parsing import parse_answer
+from interp_harness.evaluator.sae import classify, detection, fuzzing, observational
+from interp_harness.evaluator.scorer import Scorer, ScoringContext, score_parts
+from interp_harness.evaluator.simulation import scoring as simulation
+from interp_harness.targets.models import Target
 
 OBSERVATIONAL = tuple(f"observational_{m}" for m in PRF_METRICS)
 TASKS = (detection.TASK, fuzzing.TASK)
@@ -138,7 +138,7 @@ async def score_latent(
 
 def load_latent(target: Target) -> Latent:
     """The latent's catalog entry (the SAE's harness_catalog.json)."""
-    from function_store.sae import catalog  # the function_store side of the family
+    from interp_harness.targets.sae import catalog  # the function_store side of the family
 
     spec = target.hidden.spec
     index = int(spec["latent"])

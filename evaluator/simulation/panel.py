@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluator.panel import Panel, PanelView, Rendered, html_template
-from evaluator.simulation.scoring import METRICS
+from interp_harness.evaluator.panel import Panel, PanelView, Rendered, html_template
+from interp_harness.evaluator.simulation.scoring import METRICS
 
 _T = html_template(
     """<section class="simulation-panel" aria-labelledby="simulation">

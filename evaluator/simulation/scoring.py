@@ -24,12 +24,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from interp_harness.evaluator.api import ScoreResult
+from interp_harness.evaluator.judge import JudgeError
+from interp_harness.evaluator.simulation.scale import normalise, unit_max
+from interp_harness.evaluator.simulation.simulator import Simulator
 from pydantic import BaseModel
-
-from evaluator.api import ScoreResult
-from evaluator.judge import JudgeError
-from evaluator.simulation.scale import normalise, unit_max
-from evaluator.simulation.simulator import Simulator
 
 TOP, RANDOM = 5, 5  # the published sample: 5 top-activating and 5 random texts
 METRICS = ("simulation_top_random", "simulation_all")

@@ -28,13 +28,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import httpx
+from interp_harness.evaluator.judge import JudgeError
+from interp_harness.evaluator.retrying_post import post_with_retries
+from interp_harness.evaluator.simulation import prompt as P
+from interp_harness.evaluator.simulation.scale import LEVELS, MAX_LEVEL
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
-
-from evaluator.judge import JudgeError
-from evaluator.retrying_post import post_with_retries
-from evaluator.simulation import prompt as P
-from evaluator.simulation.scale import LEVELS, MAX_LEVEL
 
 
 class SimulatorSettings(BaseSettings):

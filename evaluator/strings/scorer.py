@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-from evaluator import strings as st
-from evaluator.api import EpisodeStats, ScoreResult
-from evaluator.parsing import parse_answer
-from evaluator.sandbox_exec import CodeJob, CodeRunner, ExecSettings
-from evaluator.scorer import (
+from interp_harness.evaluator import strings as st
+from interp_harness.evaluator.api import EpisodeStats, ScoreResult
+from interp_harness.evaluator.parsing import parse_answer
+from interp_harness.evaluator.sandbox_exec import CodeJob, CodeRunner, ExecSettings
+from interp_harness.evaluator.scorer import (
     EvalSettings,
     Item,
     Scorer,
@@ -16,8 +16,8 @@ from evaluator.scorer import (
     run_code_jobs_with,
     score_parts,
 )
-from evaluator.unit_tests import PAIRS_TEMPLATE, UnitTestPrompt, judge_scores
-from function_store.models import Target
+from interp_harness.evaluator.unit_tests import PAIRS_TEMPLATE, UnitTestPrompt, judge_scores
+from interp_harness.targets.models import Target
 
 PROMPT = UnitTestPrompt("strings", PAIRS_TEMPLATE)  # FIND's find/prompts/evaluator/strings.txt
 

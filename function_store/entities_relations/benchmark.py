@@ -3,9 +3,9 @@ share the backbone (FIND §3.2, Table 2)."""
 
 from typing import Any
 
-from function_store.benchmark import Benchmark, ReportRow, find_sources
-from function_store.call_clock import CallBudget
-from function_store.commands import find_commands
+from interp_harness.targets.benchmark import Benchmark, ReportRow, find_sources
+from interp_harness.targets.call_clock import CallBudget
+from interp_harness.targets.commands import find_commands
 
 
 def _word_benchmark(
@@ -17,24 +17,24 @@ def _word_benchmark(
     return Benchmark(
         family=family,
         title=f"FIND {family} (the backbone's {what} over words; the judge's unit tests)",
-        sources=find_sources("function_store.entities_relations.sources", f"{family}_"),
-        reference_data=("function_store.find_data",),
+        sources=find_sources("interp_harness.targets.entities_relations.sources", f"{family}_"),
+        reference_data=("interp_harness.targets.find_data",),
         runners={
-            runner: "function_store.entities_relations.runners",
-            "script": "function_store.find_import",
+            runner: "interp_harness.targets.entities_relations.runners",
+            "script": "interp_harness.targets.find_import",
         },
         services=("backbone",),
         # one backbone prompt per word (a relation's reply is generated): time for each
         call_budget=CallBudget(per_input_s=2.0, per_kchar_s=5.0),
         commands=find_commands(value=value),
-        prompt=f"function_store.entities_relations.task_prompts:{family.upper()}_PROMPTS",
-        scorer=f"evaluator.entities_relations:{family.upper()}",
+        prompt=f"interp_harness.targets.entities_relations.task_prompts:{family.upper()}_PROMPTS",
+        scorer=f"interp_harness.evaluator.entities_relations:{family.upper()}",
         report_rows=(
             ReportRow(family, "unit_test", table2=True),
             ReportRow(f"{family} (strict)", "unit_test_strict"),
         ),
         headline_metric="unit_test",
-        panels=("evaluator.unit_tests_panel:unit_test_panel",),
+        panels=("interp_harness.evaluator.unit_tests_panel:unit_test_panel",),
         exemplars=True,
         docs="docs/find.md",
         order=order,

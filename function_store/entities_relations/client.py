@@ -18,12 +18,11 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
 import httpx
+from interp_harness.model_services.backbone.schemas import BatchChatCompletion, ChatCompletion
+from interp_harness.model_services.http_retry import NotFound as _NotFound
+from interp_harness.model_services.http_retry import RetryPolicy, ServiceSettings, request_json
+from interp_harness.targets.entities_relations.scoring import DIGITS, find_digit_site
 from pydantic import BaseModel, Field, ValidationError
-
-from function_store.entities_relations.scoring import DIGITS, find_digit_site
-from model_services.backbone.schemas import BatchChatCompletion, ChatCompletion
-from model_services.http_retry import NotFound as _NotFound
-from model_services.http_retry import RetryPolicy, ServiceSettings, request_json
 
 log = logging.getLogger(__name__)
 

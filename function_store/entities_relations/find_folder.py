@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from function_store.datasets import DataUnavailable, data_path
-from function_store.entities_relations.prompts import relation_template
-from function_store.find_import import SCRIPT, FolderKind, read_json
-from function_store.models import PublicMeta
+from interp_harness.targets.datasets import DataUnavailable, data_path
+from interp_harness.targets.entities_relations.prompts import relation_template
+from interp_harness.targets.find_import import SCRIPT, FolderKind, read_json
+from interp_harness.targets.models import PublicMeta
 
 ENTITIES_CATEGORY = "neurons_entities"  # FIND's folder names
 RELATIONS_CATEGORY = "neurons_relations"

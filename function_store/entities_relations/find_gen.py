@@ -1,7 +1,7 @@
 """find-gen entities (140 atomic + 60 composed) and relations (25 x clean/corruption-a/corruption-b).
 
 Deterministic per seed. The concepts and relations are FIND's (its `data.json` lists, in
-`function_store.entities_relations.concepts`); the seed chooses the order, the composed pairs, the exemplars and
+`interp_harness.targets.entities_relations.concepts`); the seed chooses the order, the composed pairs, the exemplars and
 the unit-test triplets. Unit tests are laid out as FIND's `unit_test_data.json`, reusing the
 released positives (entity words, relation input/output pairs) from the data directory; without it,
 definitions and prompts are still built but unit tests and exemplars are left empty (with a log
@@ -19,15 +19,15 @@ import logging
 import random
 from dataclasses import dataclass, field
 
-from function_store.datasets import DataUnavailable, data_path
-from function_store.entities_relations.concepts import ENTITY_CONCEPTS, RELATIONS
-from function_store.entities_relations.find_v1 import (
+from interp_harness.targets.datasets import DataUnavailable, data_path
+from interp_harness.targets.entities_relations.concepts import ENTITY_CONCEPTS, RELATIONS
+from interp_harness.targets.entities_relations.find_v1 import (
     RELATION_VARIANTS,
     entity_truth,
     neural_target,
     relation_truth,
 )
-from function_store.models import Target, UnitTest
+from interp_harness.targets.models import Target, UnitTest
 
 log = logging.getLogger(__name__)
 

@@ -18,16 +18,16 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
-from function_store.entities_relations.client import (
+from interp_harness.targets.entities_relations.client import (
     BackboneClient,
     BackboneError,
     BackboneSettings,
     InputTooLong,
 )
-from function_store.entities_relations.prompts import messages
-from function_store.entities_relations.scoring import format_score
-from function_store.models import CallOutput, Target
-from function_store.runtime import NoBackboneConfigured, RuntimeContext, register_runner
+from interp_harness.targets.entities_relations.prompts import messages
+from interp_harness.targets.entities_relations.scoring import format_score
+from interp_harness.targets.models import CallOutput, Target
+from interp_harness.targets.runtime import NoBackboneConfigured, RuntimeContext, register_runner
 
 _clients: dict[str, BackboneClient] = {}
 _clients_lock = threading.Lock()

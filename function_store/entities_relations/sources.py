@@ -4,10 +4,10 @@
 
 from __future__ import annotations
 
-from function_store.catalog import CatalogOptions
-from function_store.entities_relations import find_folder, find_gen, find_v1
-from function_store.find_import import folder_source
-from function_store.models import Family, Target
+from interp_harness.targets.catalog import CatalogOptions
+from interp_harness.targets.entities_relations import find_folder, find_gen, find_v1
+from interp_harness.targets.find_import import folder_source
+from interp_harness.targets.models import Family, Target
 
 
 def entities_find_v1(family: Family, options: CatalogOptions) -> list[Target]:

@@ -1,23 +1,23 @@
 """Explaining a language model's neuron (Bills et al. 2023; Huang et al. 2023) as a benchmark unit."""
 
-from function_store.benchmark import Benchmark, ReportRow
-from function_store.call_clock import CallBudget
-from function_store.neurons.commands import COMMANDS
+from interp_harness.targets.benchmark import Benchmark, ReportRow
+from interp_harness.targets.call_clock import CallBudget
+from interp_harness.targets.neurons.commands import COMMANDS
 
 BENCHMARK = Benchmark(
     family="neurons",
     title="Neuron explanations (observational P/R/F1 and IIA of the agent's explanation)",
-    sources={"neuron": "function_store.neurons.targets:load"},
+    sources={"neuron": "interp_harness.targets.neurons.targets:load"},
     fixed_datasets=("neuron",),
-    reference_data=("function_store.neurons.data",),
-    runners={"neuron": "function_store.neurons.runner"},
+    reference_data=("interp_harness.targets.neurons.data",),
+    runners={"neuron": "interp_harness.targets.neurons.runner"},
     services=("intervention",),
     # one forward pass over the call's texts: time for each text and its length, on a loaded
     # CPU too (docs/sandbox.md)
     call_budget=CallBudget(per_input_s=2.5, per_kchar_s=5.0),
     commands=COMMANDS,
-    prompt="function_store.neurons.prompt:PROMPTS",
-    scorer="evaluator.neurons.scoring:NeuronScorer",
+    prompt="interp_harness.targets.neurons.prompt:PROMPTS",
+    scorer="interp_harness.evaluator.neurons.scoring:NeuronScorer",
     # each row's ceiling is `<metric>_ceiling`: the reference explanation (GPT-4's for the
     # released neurons) through the same scorer; the simulation rows name their simulator
     report_rows=(
@@ -28,8 +28,11 @@ BENCHMARK = Benchmark(
     # run beside any agent (`--no-floor` to skip): one fixed explanation for every neuron, the
     # stand-in for Huang et al.'s random pairing of neurons and explanations (agents/neuron_floor.py)
     floors=("neuron-fixed-explanation",),
-    panels=("evaluator.neurons.panel:token_panel", "evaluator.simulation.panel:simulation_panel"),
-    cli={"neurons": "evaluator.neurons.cli:neurons_app"},
+    panels=(
+        "interp_harness.evaluator.neurons.panel:token_panel",
+        "interp_harness.evaluator.simulation.panel:simulation_panel",
+    ),
+    cli={"neurons": "interp_harness.evaluator.neurons.cli:neurons_app"},
     docs="docs/neurons.md",
     order=50,
 )

@@ -1,7 +1,7 @@
 """The neuron targets' commands: read the neuron's activations on texts, and the description."""
 
-from agents.toolspec import SUBMIT, AnswerTag, ToolSpec
-from function_store.commands import list_call
+from interp_harness.agents.toolspec import SUBMIT, AnswerTag, ToolSpec
+from interp_harness.targets.commands import list_call
 
 
 def activation_commands(unit: str) -> tuple[ToolSpec, ...]:

@@ -15,11 +15,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
+from interp_harness.targets import datasets
 from pydantic import BaseModel
 
-from function_store import datasets
-
-DATASET = "neuron-explanations"  # name in function_store.datasets (`harness data fetch ...`)
+DATASET = (
+    "neuron-explanations"  # name in interp_harness.targets.datasets (`harness data fetch ...`)
+)
 FILE = "neuron_explanations/observational_eval_data.json"
 NEURON_ARCHIVE = "https://github.com/explanare/eval-neuron-explanation/raw/300eea4/eval_data.tar.gz"
 

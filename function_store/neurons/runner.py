@@ -16,11 +16,11 @@ import logging
 import threading
 from collections.abc import Sequence
 
-from function_store.call_clock import model_request
-from function_store.intervention_access import connect
-from function_store.models import CallOutput, Target
-from function_store.runtime import RuntimeContext, register_runner
-from model_services.intervention.client import InterventionClient, InterventionError
+from interp_harness.model_services.intervention.client import InterventionClient, InterventionError
+from interp_harness.targets.call_clock import model_request
+from interp_harness.targets.intervention_access import connect
+from interp_harness.targets.models import CallOutput, Target
+from interp_harness.targets.runtime import RuntimeContext, register_runner
 
 log = logging.getLogger(__name__)
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 import logging
 import random
 
-from function_store.catalog import CatalogOptions
-from function_store.datasets import DataUnavailable
-from function_store.models import Family, Target, model_target
-from function_store.neurons import data
+from interp_harness.targets.catalog import CatalogOptions
+from interp_harness.targets.datasets import DataUnavailable
+from interp_harness.targets.models import Family, Target, model_target
+from interp_harness.targets.neurons import data
 
 log = logging.getLogger(__name__)
 

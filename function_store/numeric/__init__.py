@@ -3,7 +3,7 @@
 Importing this package does not import torch; only MLP weight loading and training do.
 """
 
-from function_store.numeric.families import (
+from interp_harness.targets.numeric.families import (
     ATOMIC_FAMILIES,
     COMPOSE_FAMILIES,
     COMPOSE_OPS,
@@ -11,8 +11,8 @@ from function_store.numeric.families import (
     clean_program,
     domain_for,
 )
-from function_store.numeric.source import render_mlp_source, render_source
-from function_store.numeric.variants import CORRUPTION_TYPES, NOISE_TYPES, served_program
+from interp_harness.targets.numeric.source import render_mlp_source, render_source
+from interp_harness.targets.numeric.variants import CORRUPTION_TYPES, NOISE_TYPES, served_program
 
 __all__ = [
     "ATOMIC_FAMILIES",

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from function_store.numeric.families import COMPOSE_OPS
+from interp_harness.targets.numeric.families import COMPOSE_OPS
 
 
 def _poly(coeffs: list[Any], ascending: bool) -> str:

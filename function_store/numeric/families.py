@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from function_store.numeric.expr import (
+from interp_harness.targets.numeric.expr import (
     PI,
     AssignX,
     Bin,

@@ -16,17 +16,16 @@ import random
 from typing import Any
 
 import numpy as np
-
-from function_store.catalog import GenConfig
-from function_store.models import Target
-from function_store.numeric.families import (
+from interp_harness.targets.catalog import GenConfig
+from interp_harness.targets.models import Target
+from interp_harness.targets.numeric.families import (
     ATOMIC_FAMILIES,
     COMPOSE_FAMILIES,
     COMPOSE_OPS,
     domain_for,
 )
-from function_store.numeric.runners import train_mlp_for, true_function
-from function_store.numeric.targets import numeric_target
+from interp_harness.targets.numeric.runners import train_mlp_for, true_function
+from interp_harness.targets.numeric.targets import numeric_target
 
 __all__ = ["generate", "sample_atomic", "train_mlp_for"]
 

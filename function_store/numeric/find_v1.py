@@ -8,12 +8,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from function_store.catalog import CatalogOptions
-from function_store.datasets import data_path
-from function_store.models import Target
-from function_store.numeric.families import COMPOSE_OPS
-from function_store.numeric.mlp import find_v1_weights_path, missing_weights_reason
-from function_store.numeric.targets import numeric_target
+from interp_harness.targets.catalog import CatalogOptions
+from interp_harness.targets.datasets import data_path
+from interp_harness.targets.models import Target
+from interp_harness.targets.numeric.families import COMPOSE_OPS
+from interp_harness.targets.numeric.mlp import find_v1_weights_path, missing_weights_reason
+from interp_harness.targets.numeric.targets import numeric_target
 
 #: func_name_dict.json value -> our variant name
 VARIANT_OF_FILE = {

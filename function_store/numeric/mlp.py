@@ -30,8 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from function_store.datasets import DataUnavailable, data_path
+from interp_harness.targets.datasets import DataUnavailable, data_path
 
 HIDDEN = 64
 GRID_POINTS = 10000

@@ -1,4 +1,4 @@
-"""Runners for numeric targets, registered with `function_store.runtime`.
+"""Runners for numeric targets, registered with `interp_harness.targets.runtime`.
 
 - `numeric-v1`: released FIND semantics (quirks kept), `numeric-gen`: find-gen's fixed semantics.
 - `mlp-v1`: released MLP weights; `mlp-gen`: weights trained (or read from the cache) at first call.
@@ -17,12 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from function_store.formatting import format_value
-from function_store.models import CallOutput, Target
-from function_store.numeric.expr import Program
-from function_store.numeric.families import clean_program
-from function_store.numeric.mlp import (
+from interp_harness.targets.formatting import format_value
+from interp_harness.targets.models import CallOutput, Target
+from interp_harness.targets.numeric.expr import Program
+from interp_harness.targets.numeric.families import clean_program
+from interp_harness.targets.numeric.mlp import (
     MLPWeights,
     TrainResult,
     find_v1_weights_path,
@@ -30,8 +29,8 @@ from function_store.numeric.mlp import (
     missing_weights_reason,
     trained_weights,
 )
-from function_store.numeric.variants import served_program
-from function_store.runtime import (
+from interp_harness.targets.numeric.variants import served_program
+from interp_harness.targets.runtime import (
     RuntimeContext,
     TargetUnavailable,
     register_preparer,

@@ -8,7 +8,7 @@ the released files; statements and expressions match.
 
 from __future__ import annotations
 
-from function_store.numeric.expr import Program
+from interp_harness.targets.numeric.expr import Program
 
 _IMPORTS = (
     "import numpy as np\n"

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from function_store.catalog import CatalogOptions
-from function_store.find_import import FolderKind, folder_source
-from function_store.models import Family, PublicMeta, Target
-from function_store.numeric import find_gen as gen
-from function_store.numeric import find_v1 as v1
+from interp_harness.targets.catalog import CatalogOptions
+from interp_harness.targets.find_import import FolderKind, folder_source
+from interp_harness.targets.models import Family, PublicMeta, Target
+from interp_harness.targets.numeric import find_gen as gen
+from interp_harness.targets.numeric import find_v1 as v1
 
 
 def find_v1(family: Family, options: CatalogOptions) -> list[Target]:

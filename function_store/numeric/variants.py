@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from function_store.numeric.expr import (
+from interp_harness.targets.numeric.expr import (
     AsFloatArray,
     Bin,
     Call,
@@ -24,7 +24,7 @@ from function_store.numeric.expr import (
     ScalarToArray,
     X,
 )
-from function_store.numeric.families import SpecError, clean_program, return_expr
+from interp_harness.targets.numeric.families import SpecError, clean_program, return_expr
 
 NOISE_TYPES: tuple[str, ...] = ("normal", "uniform", "poisson")
 CORRUPTION_TYPES: tuple[str, ...] = ("interval_inside", "interval_smaller", "interval_larger")

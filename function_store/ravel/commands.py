@@ -1,7 +1,7 @@
 """RAVEL localisation targets' commands (the runner's `task`, `activations`, `interchange`), and
 the answer: a layer and its dims, or a featurizer (evaluator/ravel/agent_task.py reads it)."""
 
-from agents.toolspec import SUBMIT, AnswerTag, ToolSpec, Word
+from interp_harness.agents.toolspec import SUBMIT, AnswerTag, ToolSpec, Word
 
 _LAYER = {"type": "integer", "minimum": 0, "description": "the layer (block output)"}
 

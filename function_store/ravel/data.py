@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal, get_args
 
-from function_store.datasets import Dataset, FileSpec, data_path, register
+from interp_harness.targets.datasets import Dataset, FileSpec, data_path, register
 
 RAVEL_ARCHIVE = "https://github.com/explanare/ravel/raw/e421fc9/data.tgz"
 

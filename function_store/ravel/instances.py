@@ -25,12 +25,11 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+from interp_harness.model_services.intervention.client import InterventionClient
+from interp_harness.targets.datasets import cache_dir
+from interp_harness.targets.ravel.data import RavelData, load
+from interp_harness.targets.ravel.matching import extract_label, is_correct, normalise
 from pydantic import BaseModel, Field
-
-from function_store.datasets import cache_dir
-from function_store.ravel.data import RavelData, load
-from function_store.ravel.matching import extract_label, is_correct, normalise
-from model_services.intervention.client import InterventionClient
 
 SPLITS = ("train", "context_test", "entity_test")
 Progress = Callable[[int, int], None]

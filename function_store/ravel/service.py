@@ -11,11 +11,9 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
-
-from model_services.intervention.client import InterventionClient, InterventionError
+from interp_harness.model_services.intervention.client import InterventionClient, InterventionError
 
 START_TIMEOUT_S = 600.0  # importing pyvene and converting the GGUF is slow on a busy CPU
 
@@ -34,12 +32,16 @@ def intervention_client(model: str, url: str | None = None) -> Iterator[Interven
             yield c
         return
     port = _free_port()
-    root = Path(__file__).resolve().parents[2]
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]),
-    }
-    cmd = [sys.executable, "-m", "harness.cli", "intervention", "serve", "--model", model]
+    env = dict(os.environ)
+    cmd = [
+        sys.executable,
+        "-m",
+        "interp_harness.orchestrator.cli",
+        "intervention",
+        "serve",
+        "--model",
+        model,
+    ]
     cmd += ["--device", "cpu", "--port", str(port)]
     with tempfile.TemporaryFile() as log:
         proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)

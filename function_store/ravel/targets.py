@@ -1,9 +1,9 @@
 """Catalog source `ravel`: attribute localisation as an agent task, id
 `ravel/<model>/<entity-type>/<attribute>`.
 
-The agent reads the model through the intervention service (function_store.ravel.runner) and
+The agent reads the model through the intervention service (interp_harness.targets.ravel.runner) and
 answers a layer and a set of residual dims; it is scored by Disentangle on the instance's held-out
-entity split (evaluator.ravel.agent_task). The hidden spec carries:
+entity split (interp_harness.evaluator.ravel.agent_task). The hidden spec carries:
 - `entity_type`: the key of INSTANCES, the instance the score is computed on (its test candidates
   are the held-out entities: only the scorer reads them, never the spec the sandbox gets);
 - `task`: what the agent may be shown (the attribute, train entities with their gold values, a few
@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import logging
 
-from function_store.catalog import CatalogOptions
-from function_store.datasets import DataUnavailable
-from function_store.models import Family, Target, model_target
-from function_store.ravel.instances import BuildConfig
+from interp_harness.targets.catalog import CatalogOptions
+from interp_harness.targets.datasets import DataUnavailable
+from interp_harness.targets.models import Family, Target, model_target
+from interp_harness.targets.ravel.instances import BuildConfig
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ def ravel_id(model: str, entity_type: str, attribute: str) -> str:
 def task_view(cfg: BuildConfig, attribute: str) -> dict:
     """What the agent may see: train entities and train templates only. A template that names a
     held-out entity (RAVEL's few-shot templates name other cities) is left out."""
-    from function_store.ravel.data import load
+    from interp_harness.targets.ravel.data import load
 
     d = load(cfg.entity_type)
     held_out = (cfg.candidates or {}).get("test", [])

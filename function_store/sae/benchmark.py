@@ -1,23 +1,23 @@
 """Explaining a sparse autoencoder's latents (Bricken et al. 2023; Paulo et al. 2024, "Automatically
 Interpreting Millions of Features in Large Language Models") as a benchmark unit."""
 
-from function_store.benchmark import Benchmark, ReportRow
-from function_store.call_clock import CallBudget
-from function_store.sae.commands import COMMANDS
+from interp_harness.targets.benchmark import Benchmark, ReportRow
+from interp_harness.targets.call_clock import CallBudget
+from interp_harness.targets.sae.commands import COMMANDS
 
 BENCHMARK = Benchmark(
     family="sae",
     title="SAE latent explanations (observational P/R/F1, detection and fuzzing with ceilings)",
-    sources={"sae": "function_store.sae.targets:load"},
+    sources={"sae": "interp_harness.targets.sae.targets:load"},
     fixed_datasets=("sae",),
-    runners={"sae": "function_store.sae.runner"},
+    runners={"sae": "interp_harness.targets.sae.runner"},
     services=("intervention",),
     # one forward pass and the SAE's encoder over the call's texts: time for each text and
     # its length, on a loaded CPU too (docs/sandbox.md)
     call_budget=CallBudget(per_input_s=2.5, per_kchar_s=5.0),
     commands=COMMANDS,
-    prompt="function_store.sae.prompt:PROMPTS",
-    scorer="evaluator.sae.scoring:SAEScorer",
+    prompt="interp_harness.targets.sae.prompt:PROMPTS",
+    scorer="interp_harness.evaluator.sae.scoring:SAEScorer",
     # each row's ceiling is `<metric>_ceiling`: the reference explanation through the same scorer;
     # "t" intervals: the values are means of per-latent rates, not single 0/1 outcomes
     report_rows=(
@@ -36,8 +36,11 @@ BENCHMARK = Benchmark(
     ),
     headline_metric="detection_balanced_accuracy",
     floors=("sae-frequent-tokens",),
-    panels=("evaluator.neurons.panel:token_panel", "evaluator.simulation.panel:simulation_panel"),
-    cli={"sae": "evaluator.sae.cli:sae_app"},
+    panels=(
+        "interp_harness.evaluator.neurons.panel:token_panel",
+        "interp_harness.evaluator.simulation.panel:simulation_panel",
+    ),
+    cli={"sae": "interp_harness.evaluator.sae.cli:sae_app"},
     docs="docs/sae.md",
     order=60,
 )

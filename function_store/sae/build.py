@@ -31,9 +31,14 @@ from contextlib import closing
 from typing import Any
 
 import torch
-
-from function_store.datasets import DataUnavailable
-from function_store.sae.catalog import (
+from interp_harness.model_services.intervention.saelens import (
+    encode,
+    hook_name_of,
+    load_sae,
+    save_sae,
+)
+from interp_harness.targets.datasets import DataUnavailable
+from interp_harness.targets.sae.catalog import (
     CATALOG_FILE,
     BuildOptions,
     BuildReport,
@@ -43,7 +48,6 @@ from function_store.sae.catalog import (
     load,
     sae_dir,
 )
-from model_services.intervention.saelens import encode, hook_name_of, load_sae, save_sae
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +55,7 @@ log = logging.getLogger(__name__)
 # --- (a) corpus ----------------------------------------------------------------------------------
 def corpus(options: BuildOptions) -> tuple[list[str], list[str]]:
     """(train, held-out) texts: every corpus's sentences, split by a seeded hash of the text."""
-    from function_store.neurons.corpus import load_corpus
+    from interp_harness.targets.neurons.corpus import load_corpus
 
     texts: set[str] = set()
     for name in options.corpora:
@@ -74,8 +78,8 @@ class Site:
     """The model at one site, through the intervention service's engine (as the service runs it)."""
 
     def __init__(self, model: str, component: str, layer: int, device: str) -> None:
-        from model_services.intervention import model as model_mod
-        from model_services.intervention.engine import Engine
+        from interp_harness.model_services.intervention import model as model_mod
+        from interp_harness.model_services.intervention.engine import Engine
 
         self.engine = Engine(model_mod.load(model, device=device, dtype="float32"))
         self.component, self.layer = component, layer
@@ -280,7 +284,7 @@ def catalog_sae(name: str, options: BuildOptions | None = None) -> SAECatalog:
     folder = sae_dir(name)
     if not (folder / "cfg.json").is_file():
         raise DataUnavailable(f"{folder} holds no SAELens SAE (cfg.json)")
-    from model_services.intervention.saelens import read_info
+    from interp_harness.model_services.intervention.saelens import read_info
 
     info = read_info(name, folder)
     _, held_texts = corpus(options)

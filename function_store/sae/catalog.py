@@ -13,10 +13,11 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
+from interp_harness.model_services.intervention.sae_names import (
+    NAME_RE,  # the service's rule, one copy
+)
+from interp_harness.targets.datasets import DataUnavailable, cache_dir
 from pydantic import BaseModel, Field
-
-from function_store.datasets import DataUnavailable, cache_dir
-from model_services.intervention.sae_names import NAME_RE  # the service's rule, one copy
 
 CATALOG_FILE = "harness_catalog.json"
 BUILD_VERSION = 1  # raised when the build changes its result: older cached builds are redone

@@ -9,9 +9,9 @@ the agent.
 
 from __future__ import annotations
 
-from function_store.models import Target
-from function_store.neurons.runner import NeuronRunner
-from function_store.runtime import RuntimeContext, register_runner
+from interp_harness.targets.models import Target
+from interp_harness.targets.neurons.runner import NeuronRunner
+from interp_harness.targets.runtime import RuntimeContext, register_runner
 
 UNAVAILABLE = "the feature could not be read (intervention service unavailable)"
 

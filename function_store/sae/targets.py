@@ -8,10 +8,10 @@ latent and the runner's replies carry tokens and values.
 
 from __future__ import annotations
 
-from function_store.catalog import CatalogOptions, listed_when
-from function_store.datasets import DataUnavailable
-from function_store.models import Family, Target, model_target
-from function_store.sae import catalog as sae_catalog
+from interp_harness.targets.catalog import CatalogOptions, listed_when
+from interp_harness.targets.datasets import DataUnavailable
+from interp_harness.targets.models import Family, Target, model_target
+from interp_harness.targets.sae import catalog as sae_catalog
 
 FAMILY = "sae"
 

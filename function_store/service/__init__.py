@@ -1,8 +1,8 @@
 """The target service (an HTTP app serving catalog targets, outputs only) and its client."""
 
-from function_store.service.client import TargetServiceClient, TargetServiceError
-from function_store.service.models import CallRequest, CallResponse, ServiceError
-from function_store.service.settings import ServiceSettings
+from interp_harness.targets.service.client import TargetServiceClient, TargetServiceError
+from interp_harness.targets.service.models import CallRequest, CallResponse, ServiceError
+from interp_harness.targets.service.settings import ServiceSettings
 
 __all__ = [
     "CallRequest",

@@ -1,4 +1,4 @@
-"""`python -m function_store.service`: serve the targets in HARNESS_SERVICE_TARGETS_DIR."""
+"""`python -m interp_harness.targets.service`: serve the targets in HARNESS_SERVICE_TARGETS_DIR."""
 
 from __future__ import annotations
 
@@ -7,10 +7,9 @@ import os
 import sys
 
 import uvicorn
-
-from function_store.service.app import create_app
-from function_store.service.isolation import become_subreaper, make_undumpable
-from function_store.service.settings import ServiceSettings
+from interp_harness.targets.service.app import create_app
+from interp_harness.targets.service.isolation import become_subreaper, make_undumpable
+from interp_harness.targets.service.settings import ServiceSettings
 
 
 def main() -> None:

@@ -1,7 +1,7 @@
 """The target service: answers calls for the targets it was given, returning outputs only.
 
 It reads one Target JSON per file from `targets_dir` (written by the orchestrator into a place only
-the sandbox can read), builds runners with `function_store.runtime.build_runner`, and never sends
+the sandbox can read), builds runners with `interp_harness.targets.runtime.build_runner`, and never sends
 anything of `Target.hidden` back: responses are `CallOutput`s, error texts are fixed strings or
 runner messages about the input. Limits (inputs per call, input length, output size, call time)
 give clear 4xx/5xx errors with a category.
@@ -23,21 +23,26 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-
-from function_store.benchmark import UnknownFamily, benchmark
-from function_store.call_clock import CURRENT, CallClock, CallLimit, CallOverTime, call_limit
-from function_store.models import CallOutput, Target
-from function_store.runtime import (
+from interp_harness.targets.benchmark import UnknownFamily, benchmark
+from interp_harness.targets.call_clock import (
+    CURRENT,
+    CallClock,
+    CallLimit,
+    CallOverTime,
+    call_limit,
+)
+from interp_harness.targets.models import CallOutput, Target
+from interp_harness.targets.runtime import (
     NoBackboneConfigured,
     Runner,
     RuntimeContext,
     TargetUnavailable,
     build_runner,
 )
-from function_store.service.models import CallRequest, CallResponse, Health, ServiceError
-from function_store.service.settings import ServiceSettings
+from interp_harness.targets.service.models import CallRequest, CallResponse, Health, ServiceError
+from interp_harness.targets.service.settings import ServiceSettings
 
-log = logging.getLogger("function_store.service")
+log = logging.getLogger("interp_harness.targets.service")
 
 
 class CallFailed(Exception):
@@ -62,7 +67,7 @@ def _backbone_context(settings: ServiceSettings) -> RuntimeContext:
     if settings.backbone_uds:
         from urllib.parse import urlsplit, urlunsplit
 
-        from function_store.service.forward import TcpToUnixForwarder
+        from interp_harness.targets.service.forward import TcpToUnixForwarder
 
         fwd = TcpToUnixForwarder(settings.backbone_uds)
         fwd.start()
@@ -83,7 +88,7 @@ class TargetService:
         self.targets = targets
         self.ctx = _backbone_context(settings)
         # runners whose code must run alone (`exclusive`: imported scripts, see
-        # function_store.service.isolation) queue here, in arrival order, before their call's
+        # interp_harness.targets.service.isolation) queue here, in arrival order, before their call's
         # time limit starts: waiting for another target's script is not this target's slowness
         self._exclusive = asyncio.Lock()
         self._runners: dict[str, Runner] = {}
@@ -183,7 +188,7 @@ _RUNNER_THREADS = ThreadPoolExecutor(max_workers=64, thread_name_prefix="runner"
 
 
 async def run_limited(limit: CallLimit, runner: Runner, inputs: list[str]) -> list[CallOutput]:
-    """`runner.call(inputs)` on a worker thread, within `limit` (function_store.call_clock):
+    """`runner.call(inputs)` on a worker thread, within `limit` (interp_harness.targets.call_clock):
     raises CallOverTime when the counted time runs out while no model request is in flight, or
     at the ceiling. A runner that overruns keeps its worker thread; the call still answers on
     time."""

@@ -6,9 +6,8 @@ from collections.abc import Sequence
 from urllib.parse import unquote
 
 import httpx
-
-from function_store.models import CallOutput
-from function_store.service.models import CallRequest, CallResponse
+from interp_harness.targets.models import CallOutput
+from interp_harness.targets.service.models import CallRequest, CallResponse
 
 
 class TargetServiceError(RuntimeError):
@@ -33,7 +32,7 @@ def default_timeout_s() -> float:
     """A little longer than the longest a call may run in the service (the ceiling,
     HARNESS_SERVICE_CALL_CEILING_S, never below HARNESS_SERVICE_CALL_TIMEOUT_S; set by the
     operator), so the service's own error, naming the setting, arrives first."""
-    from function_store.service.settings import ServiceSettings
+    from interp_harness.targets.service.settings import ServiceSettings
 
     s = ServiceSettings()
     return max(30.0, max(s.call_ceiling_s, s.call_timeout_s) + 10.0)

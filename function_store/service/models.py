@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from interp_harness.targets.models import CallOutput
 from pydantic import BaseModel, Field, field_validator
-
-from function_store.models import CallOutput
 
 
 def utf8_clean(text: str) -> str:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from interp_harness.targets.call_clock import DEFAULT_CEILING_S
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
-
-from function_store.call_clock import DEFAULT_CEILING_S
 
 
 class ServiceSettings(BaseSettings):
@@ -21,7 +20,7 @@ class ServiceSettings(BaseSettings):
     host: str = "0.0.0.0"  # ... or on host:port
     port: int = 8080
     # per call (all inputs of one command): the base every call gets; a family's record adds a
-    # budget for the call's size, and no call runs past the ceiling (function_store.call_clock)
+    # budget for the call's size, and no call runs past the ceiling (interp_harness.targets.call_clock)
     call_timeout_s: float = Field(10.0, gt=0)
     call_ceiling_s: float = Field(DEFAULT_CEILING_S, gt=0)
     max_inputs: int = Field(1000, ge=1)  # per call

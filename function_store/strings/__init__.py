@@ -1,9 +1,9 @@
 """FIND string functions: the 67 atomic functions, composition, sampling, and ground-truth text."""
 
-from function_store.strings.avoid import AVOID_FIND, AVOID_FIXED
-from function_store.strings.program import Step, StringProgram
-from function_store.strings.registry import ATOMIC, ATOMIC_NAMES, INNER_NAMES
-from function_store.strings.render import render_code, render_description
+from interp_harness.targets.strings.avoid import AVOID_FIND, AVOID_FIXED
+from interp_harness.targets.strings.program import Step, StringProgram
+from interp_harness.targets.strings.registry import ATOMIC, ATOMIC_NAMES, INNER_NAMES
+from interp_harness.targets.strings.render import render_code, render_description
 
 __all__ = [
     "ATOMIC",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 
-from function_store.strings.numwords import DIGIT_WORDS, number_word
+from interp_harness.targets.strings.numwords import DIGIT_WORDS, number_word
 
 VOWELS = "aeiouAEIOU"
 # FIND: lowercase 'a' is listed among the consonants (and 'A' is not); the GT keeps the typo.

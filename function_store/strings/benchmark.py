@@ -1,17 +1,20 @@
 """FIND's string functions as a benchmark unit (FIND §3.1, Table 2)."""
 
-from function_store.benchmark import Benchmark, ReportRow, find_sources
-from function_store.commands import find_commands
+from interp_harness.targets.benchmark import Benchmark, ReportRow, find_sources
+from interp_harness.targets.commands import find_commands
 
 BENCHMARK = Benchmark(
     family="strings",
     title="FIND string functions (exact match of the agent's code; the judge's unit tests)",
-    sources=find_sources("function_store.strings.sources"),
-    reference_data=("function_store.find_data",),
-    runners={"string": "function_store.strings.runners", "script": "function_store.find_import"},
+    sources=find_sources("interp_harness.targets.strings.sources"),
+    reference_data=("interp_harness.targets.find_data",),
+    runners={
+        "string": "interp_harness.targets.strings.runners",
+        "script": "interp_harness.targets.find_import",
+    },
     commands=find_commands(code=True),
-    prompt="function_store.strings.prompt:PROMPTS",
-    scorer="evaluator.strings.scorer:StringsScorer",
+    prompt="interp_harness.targets.strings.prompt:PROMPTS",
+    scorer="interp_harness.evaluator.strings.scorer:StringsScorer",
     report_rows=(
         ReportRow("strings, code", "string_exact", table2=True),
         ReportRow("strings, unit test", "unit_test", table2=True),
@@ -19,7 +22,7 @@ BENCHMARK = Benchmark(
         ReportRow("strings, unit test (strict)", "unit_test_strict"),
     ),
     headline_metric="string_exact",
-    panels=("evaluator.strings.panel:unit_test_panel",),
+    panels=("interp_harness.evaluator.strings.panel:unit_test_panel",),
     docs="docs/find.md",
     order=20,
 )

@@ -9,8 +9,8 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 
-from function_store.find_import import SCRIPT, FolderKind, correct_pairs, sandboxed_outputs
-from function_store.models import PublicMeta
+from interp_harness.targets.find_import import SCRIPT, FolderKind, correct_pairs, sandboxed_outputs
+from interp_harness.targets.models import PublicMeta
 
 CATEGORY = "strings"  # FIND's folder name
 RELEASE_TESTS = "find/strings/unit_test_data.json"  # the current release's, in the data registry

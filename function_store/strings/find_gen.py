@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import random
 
-from function_store.models import HiddenTruth, PublicMeta, Target, UnitTest, make_canary
-from function_store.strings.pool import INPUT_POOL
-from function_store.strings.program import StringProgram
-from function_store.strings.render import render_code, render_description
-from function_store.strings.sampling import sample_atomic, sample_composed
+from interp_harness.targets.models import HiddenTruth, PublicMeta, Target, UnitTest, make_canary
+from interp_harness.targets.strings.pool import INPUT_POOL
+from interp_harness.targets.strings.program import StringProgram
+from interp_harness.targets.strings.render import render_code, render_description
+from interp_harness.targets.strings.sampling import sample_atomic, sample_composed
 
 N_TESTS = 10
 N_EXEMPLARS = 10

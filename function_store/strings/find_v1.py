@@ -4,18 +4,23 @@ The release ships the 1000 string functions' unit tests (`unit_test_data.json`) 
 descriptions / test inputs (`test_data.json`), but not the functions. Targets therefore carry their
 unit tests and are unavailable to call unless an original FIND dataset folder is configured
 (HARNESS_FIND_ROOT or `CatalogOptions.import_root`, holding `strings/fNNNNN/function_code.py`); then
-each is served by running its own script (runner "script", `function_store.find_import`).
+each is served by running its own script (runner "script", `interp_harness.targets.find_import`).
 """
 
 from __future__ import annotations
 
 import json
 
-from function_store.catalog import CatalogOptions
-from function_store.datasets import data_path
-from function_store.find_import import USE_FIND_IMPORT, find_root, script_hidden, unit_tests_from
-from function_store.models import HiddenTruth, PublicMeta, Target, make_canary
-from function_store.strings.find_folder import stale_strings_reason, string_variant
+from interp_harness.targets.catalog import CatalogOptions
+from interp_harness.targets.datasets import data_path
+from interp_harness.targets.find_import import (
+    USE_FIND_IMPORT,
+    find_root,
+    script_hidden,
+    unit_tests_from,
+)
+from interp_harness.targets.models import HiddenTruth, PublicMeta, Target, make_canary
+from interp_harness.targets.strings.find_folder import stale_strings_reason, string_variant
 
 UNAVAILABLE = (
     "the FIND string functions are not in the released metadata (only their unit tests and "

@@ -9,9 +9,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from interp_harness.targets.strings.registry import ATOMIC
 from pydantic import BaseModel, Field, field_validator, model_validator
-
-from function_store.strings.registry import ATOMIC
 
 
 class Step(BaseModel):

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from function_store.strings import atomic as A
+from interp_harness.targets.strings import atomic as A
 
 Args = list[Any]  # JSON-safe positional parameters, e.g. [], [3], ["x"], ["a", "b"], [{...}]
 

@@ -12,9 +12,9 @@ import inspect
 import re
 from functools import cache
 
-from function_store.strings import atomic, numwords
-from function_store.strings.program import Step, StringProgram
-from function_store.strings.registry import ATOMIC
+from interp_harness.targets.strings import atomic, numwords
+from interp_harness.targets.strings.program import Step, StringProgram
+from interp_harness.targets.strings.registry import ATOMIC
 
 _IDENT = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
 _MODULES = (numwords, atomic)

@@ -10,9 +10,9 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from function_store.models import CallOutput, Target
-from function_store.runtime import RuntimeContext, register_runner
-from function_store.strings.program import StringProgram
+from interp_harness.targets.models import CallOutput, Target
+from interp_harness.targets.runtime import RuntimeContext, register_runner
+from interp_harness.targets.strings.program import StringProgram
 
 
 class StringRunner:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import random
 
-from function_store.strings.avoid import allowed
-from function_store.strings.program import Step, StringProgram
-from function_store.strings.registry import ATOMIC, ATOMIC_NAMES, INNER_NAMES
+from interp_harness.targets.strings.avoid import allowed
+from interp_harness.targets.strings.program import Step, StringProgram
+from interp_harness.targets.strings.registry import ATOMIC, ATOMIC_NAMES, INNER_NAMES
 
 
 def sample_step(rng: random.Random, names: tuple[str, ...] = ATOMIC_NAMES) -> Step:

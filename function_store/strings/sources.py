@@ -3,12 +3,12 @@ original FIND dataset folder (find-import). `Benchmark.sources` names these func
 
 from __future__ import annotations
 
-from function_store.catalog import CatalogOptions
-from function_store.find_import import folder_source
-from function_store.models import Family, Target
-from function_store.strings import find_gen as gen
-from function_store.strings import find_v1 as v1
-from function_store.strings.find_folder import FOLDER
+from interp_harness.targets.catalog import CatalogOptions
+from interp_harness.targets.find_import import folder_source
+from interp_harness.targets.models import Family, Target
+from interp_harness.targets.strings import find_gen as gen
+from interp_harness.targets.strings import find_v1 as v1
+from interp_harness.targets.strings.find_folder import FOLDER
 
 
 def find_v1(family: Family, options: CatalogOptions) -> list[Target]:

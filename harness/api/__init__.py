@@ -1,5 +1,5 @@
-"""The REST API. `uvicorn --factory harness.api:create_app` or `harness serve` runs it."""
+"""The REST API. `uvicorn --factory interp_harness.orchestrator.api:create_app` or `harness serve` runs it."""
 
-from harness.api.app import create_app
+from interp_harness.orchestrator.api.app import create_app
 
 __all__ = ["create_app"]

@@ -12,16 +12,15 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-
-from harness.api import schemas as S
-from harness.api.limits import BodyLimit
-from harness.api.mcp import MOUNT as MCP_MOUNT
-from harness.api.mcp import McpOwners
-from harness.api.nul_guard import RejectNul
-from harness.api.routers import ROUTERS
-from harness.api.routers.deps import ApiState
-from harness.services import build_services
-from harness.settings import Settings
+from interp_harness.orchestrator.api import schemas as S
+from interp_harness.orchestrator.api.limits import BodyLimit
+from interp_harness.orchestrator.api.mcp import MOUNT as MCP_MOUNT
+from interp_harness.orchestrator.api.mcp import McpOwners
+from interp_harness.orchestrator.api.nul_guard import RejectNul
+from interp_harness.orchestrator.api.routers import ROUTERS
+from interp_harness.orchestrator.api.routers.deps import ApiState
+from interp_harness.orchestrator.services import build_services
+from interp_harness.orchestrator.settings import Settings
 
 
 def create_app(settings: Settings | None = None, *, run_scheduler: bool = True) -> FastAPI:
@@ -41,7 +40,7 @@ def create_app(settings: Settings | None = None, *, run_scheduler: bool = True) 
         finally:
             await svc.aclose()
             if settings.sandbox != "inprocess":
-                from harness.sandbox.workdir import release_instance
+                from interp_harness.orchestrator.sandbox.workdir import release_instance
 
                 # uvicorn re-raises SIGTERM after shutdown, which skips atexit: clean up here
                 release_instance()
@@ -65,9 +64,9 @@ def create_app(settings: Settings | None = None, *, run_scheduler: bool = True) 
         (neither of which JSON can carry back, which turned bad input into a 500)."""
         return JSONResponse(status_code=422, content={"detail": S.validation_errors(exc.errors())})
 
-    # imported here: harness.web reads harness.api's schemas, so a module-level import would
-    # make `import harness.web` (before harness.api) circular
-    from harness.web import router as web_router
+    # imported here: interp_harness.orchestrator.web reads interp_harness.orchestrator.api's schemas, so a module-level import would
+    # make `import interp_harness.orchestrator.web` (before interp_harness.orchestrator.api) circular
+    from interp_harness.orchestrator.web import router as web_router
 
     app.include_router(web_router)  # the web UI (docs/web.md): /, /ui/...
     for router in ROUTERS:

@@ -7,13 +7,17 @@ token as created it (with no API tokens configured, there is no owner to recogni
 from __future__ import annotations
 
 from fastapi import Request
-
-from agents.host_protocol import DEFAULT_MAX_MESSAGE_CHARS
-from harness.mcp.channel import Endpoint, token_key
-from harness.mcp.server import McpApp, bearer, issue_endpoints, store_episodes_now
-from harness.runs.plan import RunPlan
-from harness.store.models import Run
-from harness.store.repo import Store
+from interp_harness.agents.host_protocol import DEFAULT_MAX_MESSAGE_CHARS
+from interp_harness.orchestrator.mcp.channel import Endpoint, token_key
+from interp_harness.orchestrator.mcp.server import (
+    McpApp,
+    bearer,
+    issue_endpoints,
+    store_episodes_now,
+)
+from interp_harness.orchestrator.runs.plan import RunPlan
+from interp_harness.orchestrator.store.models import Run
+from interp_harness.orchestrator.store.repo import Store
 
 MOUNT = "/mcp"
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
-from harness.api.limits import send_json_error
+from interp_harness.orchestrator.api.limits import send_json_error
 
 ASGIApp = Callable[..., Any]
 DETAIL = "a NUL character (%00) is not allowed in a URL"

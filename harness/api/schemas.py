@@ -1,5 +1,5 @@
 """Response models of the REST API (the OpenAPI document is the contract). The run and episode
-views and their builders are `harness.runs.views`, the report `harness.runs.report`; their names
+views and their builders are `interp_harness.orchestrator.runs.views`, the report `interp_harness.orchestrator.runs.report`; their names
 are here too, for the routes and the web pages.
 """
 
@@ -7,16 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
-
-from function_store.models import PublicTarget as PublicTargetOut  # noqa: F401 (re-export)
-from harness.runs.report import (  # noqa: F401 (re-export)
+from interp_harness.orchestrator.runs.report import (  # noqa: F401 (re-export)
     ReportOut,
     ReportUnavailable,
     build_report,
     episode_summaries,
 )
-from harness.runs.views import (  # noqa: F401 (re-export)
+from interp_harness.orchestrator.runs.views import (  # noqa: F401 (re-export)
     PREVIEW_CHARS,
     SAFE_DETAILS,
     EpisodeDetail,
@@ -48,6 +45,8 @@ from harness.runs.views import (  # noqa: F401 (re-export)
     run_out,
     score_out,
 )
+from interp_harness.targets.models import PublicTarget as PublicTargetOut  # noqa: F401 (re-export)
+from pydantic import BaseModel
 
 
 class ErrorOut(BaseModel):

@@ -10,6 +10,6 @@ COMMAND_MODULES = sorted(
 def family_help() -> str:
     """`--family` help: the families a dataset of several serves (a dataset whose ids decide the
     family, a record's `fixed_datasets`, takes no --family)."""
-    from function_store.benchmark import benchmarks
+    from interp_harness.targets.benchmark import benchmarks
 
     return " | ".join(b.family for b in benchmarks() if not b.fixed_datasets)

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import sys
 
+from interp_harness.orchestrator.store.models import Episode
+from interp_harness.orchestrator.store.repo import Store
 from rich.console import Console
 from rich.markup import escape
-
-from harness.store.models import Episode
-from harness.store.repo import Store
 
 
 def show_episode(
@@ -17,7 +16,7 @@ def show_episode(
     """The episode's facts, its error (its cause; the whole text with `full_errors`) and (when
     its agent raised in an agent host) where; the transcript is in `harness export RUN`. Agent
     text is printed escaped (no rich markup)."""
-    from harness.runs.views import PREVIEW_CHARS, episode_detail
+    from interp_harness.orchestrator.runs.views import PREVIEW_CHARS, episode_detail
 
     detail = episode_detail(store, ep, preview=True)
     if as_json:

@@ -4,10 +4,9 @@ ids whole, but people type the first few characters, or paste one a narrow termi
 from __future__ import annotations
 
 import typer
+from interp_harness.orchestrator.store.models import Episode, Run
+from interp_harness.orchestrator.store.repo import Store
 from rich.console import Console
-
-from harness.store.models import Episode, Run
-from harness.store.repo import Store
 
 err = Console(stderr=True)
 # how many candidates an ambiguous prefix lists
@@ -16,8 +15,8 @@ SHOWN = 10
 
 def cli_store() -> Store:
     """The store the operator's settings name (DATABASE_URL / HARNESS_HOME)."""
-    from harness.settings import Settings
-    from harness.store import make_engine
+    from interp_harness.orchestrator.settings import Settings
+    from interp_harness.orchestrator.store import make_engine
 
     return Store(make_engine(Settings().url))
 

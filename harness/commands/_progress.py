@@ -9,14 +9,13 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
+from interp_harness.orchestrator.runs.scheduler import RunActivity, Scheduler
+from interp_harness.orchestrator.store import RUN_TERMINAL
+from interp_harness.orchestrator.store.models import EPISODE_TERMINAL
+from interp_harness.orchestrator.store.repo import Store
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Column
-
-from harness.runs.scheduler import RunActivity, Scheduler
-from harness.store import RUN_TERMINAL
-from harness.store.models import EPISODE_TERMINAL
-from harness.store.repo import Store
 
 POLL_S = 0.2
 ELAPSED = 7  # 0:00:00

@@ -5,11 +5,10 @@ from __future__ import annotations
 import sys
 
 import typer
+from interp_harness.orchestrator.agent_info import OptionOut, options_of
+from interp_harness.orchestrator.commands._table import Col, fitted, print_table, stdout
 from pydantic import BaseModel
 from rich.markup import escape
-
-from harness.agent_info import OptionOut, options_of
-from harness.commands._table import Col, fitted, print_table, stdout
 
 agents_app = typer.Typer(no_args_is_help=True, help="Interpreter agents: list them.")
 
@@ -26,7 +25,7 @@ class AgentListed(BaseModel):
 
 
 def listed() -> list[AgentListed]:
-    from agents.registry import list_agents
+    from interp_harness.agents.registry import list_agents
 
     return [
         AgentListed(**a.model_dump(exclude={"source"}), kind=a.source, options=options_of(a.name))

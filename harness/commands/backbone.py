@@ -42,14 +42,14 @@ def serve(
     ),
 ) -> None:
     """Serve /v1/chat/completions (+ /v1/models, /v1/batch/chat/completions, /tokenize) on CPU."""
-    from harness.ports import exit_if_port_taken, run_model_server
+    from interp_harness.orchestrator.ports import exit_if_port_taken, run_model_server
 
     exit_if_port_taken(host, port, err)
-    from model_services.backbone.omp_spin import limit_omp_spin
+    from interp_harness.model_services.backbone.omp_spin import limit_omp_spin
 
     limit_omp_spin()  # before torch loads
-    from model_services.backbone.model import ModelNotFound
-    from model_services.backbone.server import serve as run
+    from interp_harness.model_services.backbone.model import ModelNotFound
+    from interp_harness.model_services.backbone.server import serve as run
 
     options = {
         "host": host,
@@ -71,8 +71,8 @@ def check(
     words: list[str] = typer.Argument(None, help="words to score (default: a few examples)"),
 ) -> None:
     """Score a few words with an entity prompt: shows the backbone answers with logprobs."""
-    from function_store.entities_relations import prompts as P
-    from function_store.entities_relations.client import (
+    from interp_harness.targets.entities_relations import prompts as P
+    from interp_harness.targets.entities_relations.client import (
         BackboneClient,
         BackboneError,
         BackboneSettings,

@@ -18,8 +18,8 @@ def build(
     """Build (or reuse, by content digest) every CPU image and tag it interp-harness/<svc>:local."""
     import time
 
-    from harness.sandbox.compose_images import build_cpu_images
-    from harness.sandbox.docker_engine import EngineUnavailable, ensure_engine
+    from interp_harness.orchestrator.sandbox.compose_images import build_cpu_images
+    from interp_harness.orchestrator.sandbox.docker_engine import EngineUnavailable, ensure_engine
 
     if profile != "cpu":
         err.print(
@@ -39,7 +39,7 @@ def build(
 @sandbox_app.command("daemon")
 def daemon(socket: str = typer.Option(..., help="Unix socket to listen on")) -> None:
     """Run commands and target services in THIS container (the container is the sandbox)."""
-    from harness.sandbox.daemon import serve
+    from interp_harness.orchestrator.sandbox.daemon import serve
 
     serve(socket)
 

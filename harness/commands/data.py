@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import typer
+from interp_harness.targets import datasets
 from rich.console import Console
 from rich.table import Table
-
-from function_store import datasets
 
 console = Console()
 data_app = typer.Typer(

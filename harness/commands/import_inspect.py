@@ -1,5 +1,5 @@
 """`harness import-inspect LOG`: an Inspect AI eval log of one of our tasks becomes a harness run
-(harness.inspect_tasks.importer). Operator-only: it writes the store this process is set up for."""
+(interp_harness.orchestrator.inspect_tasks.importer). Operator-only: it writes the store this process is set up for."""
 
 from __future__ import annotations
 
@@ -22,15 +22,18 @@ def import_inspect(
     inspect`) as a finished run: its samples as episodes with transcripts, tool calls, scores and
     token usage, for `harness report`, `harness export` and the web UI."""
     try:
-        from harness.inspect_tasks.importer import ImportRefused, import_eval_log, read_log
+        from interp_harness.orchestrator.inspect_tasks.importer import (
+            ImportRefused,
+            import_eval_log,
+            read_log,
+        )
     except ImportError as e:  # inspect-ai is an optional extra
         err.print(f"[red]importing an Inspect log needs inspect-ai ({e}): pip install inspect-ai")
         raise typer.Exit(2) from e
+    from interp_harness.orchestrator.runs.views import run_out
+    from interp_harness.orchestrator.settings import Settings
+    from interp_harness.orchestrator.store.repo import IMPORT_EVENT, DuplicateImport, open_store
     from sqlalchemy.exc import SQLAlchemyError
-
-    from harness.runs.views import run_out
-    from harness.settings import Settings
-    from harness.store.repo import IMPORT_EVENT, DuplicateImport, open_store
 
     store = open_store(Settings().url)
     try:

@@ -55,14 +55,14 @@ def serve(
 ) -> None:
     """Serve /v1/activations, /v1/interchange, /v1/generate, /v1/featurizers, /v1/saes,
     /v1/tokenize."""
-    from harness.ports import exit_if_port_taken, run_model_server
+    from interp_harness.orchestrator.ports import exit_if_port_taken, run_model_server
 
     exit_if_port_taken(host, port, err)
-    from model_services.backbone.model import ModelNotFound
-    from model_services.intervention.engine import Limits
-    from model_services.intervention.model import ModelNotSupported
-    from model_services.intervention.saelens import SAEConfigError, parse_sae_option
-    from model_services.intervention.server import serve as run
+    from interp_harness.model_services.backbone.model import ModelNotFound
+    from interp_harness.model_services.intervention.engine import Limits
+    from interp_harness.model_services.intervention.model import ModelNotSupported
+    from interp_harness.model_services.intervention.saelens import SAEConfigError, parse_sae_option
+    from interp_harness.model_services.intervention.server import serve as run
 
     limits = Limits(
         max_texts=max_texts,

@@ -7,8 +7,7 @@ from __future__ import annotations
 import inspect
 
 import typer
-
-from harness.commands.run import execute_here, run, run_and_report
+from interp_harness.orchestrator.commands.run import execute_here, run, run_and_report
 
 mcp_app = typer.Typer(no_args_is_help=True, help="Serve episodes to external agents over MCP.")
 

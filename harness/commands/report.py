@@ -6,8 +6,7 @@ from __future__ import annotations
 import sys
 
 import typer
-
-from harness.commands._table import stderr, stdout
+from interp_harness.orchestrator.commands._table import stderr, stdout
 
 REDUCERS = ("mean", "max", "at_least_one")
 
@@ -28,9 +27,13 @@ def report(
     ),
 ) -> None:
     """Print the evaluator's report for a run (with its floor run), or one for several runs."""
-    from harness.commands._ids import cli_store, run_or_exit
-    from harness.runs.report import ReportUnavailable, build_combined_report, build_report
-    from harness.runs.views import IMPORTED
+    from interp_harness.orchestrator.commands._ids import cli_store, run_or_exit
+    from interp_harness.orchestrator.runs.report import (
+        ReportUnavailable,
+        build_combined_report,
+        build_report,
+    )
+    from interp_harness.orchestrator.runs.views import IMPORTED
 
     if epoch_reducer not in (None, *REDUCERS):
         raise typer.BadParameter("--epoch-reducer must be mean, max or at_least_one")
@@ -68,7 +71,7 @@ def report(
 def _render(out, report: object) -> bool:  # type: ignore[no-untyped-def]
     """Print the evaluator's own table of `report` (JSON), when it has one."""
     try:
-        from evaluator.report import Report, render_report  # type: ignore[import-not-found]
+        from interp_harness.evaluator.report import Report, render_report  # type: ignore[import-not-found]
 
         out.print(render_report(Report.model_validate(report)))
         return True

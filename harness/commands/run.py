@@ -124,9 +124,8 @@ def run(
     ),
 ) -> None:
     """Run AGENT on a target selection in this process and print the summary."""
+    from interp_harness.orchestrator.runs.spec import RunSpec
     from pydantic import ValidationError
-
-    from harness.runs.spec import RunSpec
 
     try:
         spec = RunSpec.model_validate(
@@ -204,18 +203,18 @@ async def execute_here(  # type: ignore[no-untyped-def]
 ):
     """Store the run `spec` describes and execute it here; or (`resume`, a run id) execute a
     stored run whose lease is free (its unfinished episodes)."""
-    from harness.commands._progress import follow, make_progress
-    from harness.commands._table import stderr
-    from harness.executors import ExecutorConfigError, make_executor
-    from harness.preflight import PreflightError
-    from harness.runs.admission import checked_plan
-    from harness.runs.leases import new_owner_id
-    from harness.runs.plan import store_plan
-    from harness.runs.selection import SelectionError
-    from harness.runs.spec import RunSpec, episode_total
-    from harness.runs.views import run_detail
-    from harness.services import build_services
-    from harness.settings import Settings
+    from interp_harness.orchestrator.commands._progress import follow, make_progress
+    from interp_harness.orchestrator.commands._table import stderr
+    from interp_harness.orchestrator.executors import ExecutorConfigError, make_executor
+    from interp_harness.orchestrator.preflight import PreflightError
+    from interp_harness.orchestrator.runs.admission import checked_plan
+    from interp_harness.orchestrator.runs.leases import new_owner_id
+    from interp_harness.orchestrator.runs.plan import store_plan
+    from interp_harness.orchestrator.runs.selection import SelectionError
+    from interp_harness.orchestrator.runs.spec import RunSpec, episode_total
+    from interp_harness.orchestrator.runs.views import run_detail
+    from interp_harness.orchestrator.services import build_services
+    from interp_harness.orchestrator.settings import Settings
 
     settings = Settings(
         **({"agent_isolation": agent_isolation} if agent_isolation else {}),
@@ -299,7 +298,7 @@ async def _serve_mcp(  # type: ignore[no-untyped-def]
     waits). `plan`: a new run's, whose episodes are stored here first."""
     if not getattr(agent_cls, "runs_in_orchestrator", False):
         return None
-    from harness.mcp.server import (
+    from interp_harness.orchestrator.mcp.server import (
         LOOPBACK,
         McpApp,
         McpServer,
@@ -309,7 +308,7 @@ async def _serve_mcp(  # type: ignore[no-untyped-def]
 
     if plan is not None:
         store_episodes_now(store, run, plan)
-    from harness.rate_limit import FailureBudget
+    from interp_harness.orchestrator.rate_limit import FailureBudget
 
     app = McpApp(
         rebinding_protection=host in LOOPBACK,
@@ -332,11 +331,11 @@ async def _serve_mcp(  # type: ignore[no-untyped-def]
 def resumable(store, run_id: str, owner: str) -> tuple[Any, type]:  # type: ignore[no-untyped-def]
     """The stored run `run_id` and its agent class, when this process may execute it now
     (SelectionError otherwise)."""
-    from harness.runs.leases import lease_free
-    from harness.runs.plan import planned_agent_class, stored_agent_path
-    from harness.runs.selection import SelectionError
-    from harness.runs.spec import RunSpec
-    from harness.store import RUN_TERMINAL
+    from interp_harness.orchestrator.runs.leases import lease_free
+    from interp_harness.orchestrator.runs.plan import planned_agent_class, stored_agent_path
+    from interp_harness.orchestrator.runs.selection import SelectionError
+    from interp_harness.orchestrator.runs.spec import RunSpec
+    from interp_harness.orchestrator.store import RUN_TERMINAL
 
     run = store.get_run(run_id)
     if run is None:

@@ -6,9 +6,8 @@ from __future__ import annotations
 import sys
 
 import typer
+from interp_harness.orchestrator.commands._table import Col, fitted, print_table, stdout
 from rich.console import Console
-
-from harness.commands._table import Col, fitted, print_table, stdout
 
 console = Console()
 err = Console(stderr=True)
@@ -24,16 +23,16 @@ runs_app = typer.Typer(no_args_is_help=True, help="Stored runs: list, show, canc
 
 
 def _store():  # type: ignore[no-untyped-def]
-    from harness.settings import Settings
-    from harness.store import make_engine
-    from harness.store.repo import Store
+    from interp_harness.orchestrator.settings import Settings
+    from interp_harness.orchestrator.store import make_engine
+    from interp_harness.orchestrator.store.repo import Store
 
     return Store(make_engine(Settings().url))
 
 
 def _run_or_exit(store, run_id: str):  # type: ignore[no-untyped-def]
     """The run that `run_id` names: a whole id or any unique prefix of one."""
-    from harness.commands._ids import run_or_exit
+    from interp_harness.orchestrator.commands._ids import run_or_exit
 
     return run_or_exit(store, run_id)
 
@@ -45,7 +44,7 @@ def list_(
     as_json: bool = typer.Option(False, "--json", help="one JSON object per line"),
 ) -> None:
     """List runs, newest first."""
-    from harness.runs.views import run_out
+    from interp_harness.orchestrator.runs.views import run_out
 
     store = _store()
     runs = store.list_runs(status=status, limit=limit)
@@ -83,10 +82,10 @@ def show(
     """A run's status, progress, usage and score summary, with its episodes; or, given an
     episode's id, that episode with its error and the agent's traceback. Errors lead with their
     cause (the exception and its message); --full-errors prints their whole text."""
-    from evaluator.error_text import cause
-    from harness.commands.run import print_summary
-    from harness.runs.spec import episode_epoch, spec_epochs
-    from harness.runs.views import IMPORTED, run_detail
+    from interp_harness.evaluator.error_text import cause
+    from interp_harness.orchestrator.commands.run import print_summary
+    from interp_harness.orchestrator.runs.spec import episode_epoch, spec_epochs
+    from interp_harness.orchestrator.runs.views import IMPORTED, run_detail
 
     store = _store()
     prefix = run_id.strip().rstrip("…").rstrip(".")
@@ -95,8 +94,8 @@ def show(
         and not store.ids_starting("run", prefix, limit=1)
         and store.ids_starting("episode", prefix, limit=1)
     ):
-        from harness.commands._episode import show_episode
-        from harness.commands._ids import episode_or_exit
+        from interp_harness.orchestrator.commands._episode import show_episode
+        from interp_harness.orchestrator.commands._ids import episode_or_exit
 
         ep = episode_or_exit(store, run_id)
         return show_episode(stdout(), store, ep, as_json, full_errors=full_errors)
@@ -166,7 +165,7 @@ def _status_cell(status: str, reason: str) -> str:
 def _headline_scores(store, run_id: str, eps: dict[str, str]) -> dict[str, object]:  # type: ignore[no-untyped-def]
     """Each episode's (id -> family in `eps`) score on its family's headline metric, the score
     the web run page shows."""
-    from harness.web.views import headline_metrics
+    from interp_harness.orchestrator.web.views import headline_metrics
 
     headline = headline_metrics()
     return {
@@ -206,7 +205,7 @@ def cancel(
     that died meanwhile are ended here once its lease has run out."""
     import time
 
-    from harness.settings import Settings
+    from interp_harness.orchestrator.settings import Settings
 
     store = _store()
     run = _run_or_exit(store, run_id)
@@ -251,7 +250,7 @@ def export(
     ),
 ) -> None:
     """Export a run's episodes with their full transcripts, target calls and scores."""
-    from harness.runs.views import IMPORTED, episode_detail
+    from interp_harness.orchestrator.runs.views import IMPORTED, episode_detail
 
     if fmt not in ("jsonl", "inspect"):
         err.print(f"[red]unknown format {fmt!r}; supported: jsonl, inspect[/red]")
@@ -261,7 +260,11 @@ def export(
     if store.imported_runs([run.id]):  # the export carries the mark too (Inspect: its metadata)
         err.print(f"note: {IMPORTED}", markup=False, soft_wrap=True)
     if fmt == "inspect":
-        from harness.inspect_export import InspectUnavailable, write_inspect_json, write_inspect_log
+        from interp_harness.orchestrator.inspect_export import (
+            InspectUnavailable,
+            write_inspect_json,
+            write_inspect_log,
+        )
 
         output = output or f"{run.id}.eval"
 

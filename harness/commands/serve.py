@@ -18,14 +18,13 @@ def serve(
     ),
 ) -> None:
     """Run the API and the scheduler (embedded default: SQLite + bwrap + local target services)."""
-    from harness.ports import exit_if_port_taken
+    from interp_harness.orchestrator.ports import exit_if_port_taken
 
     exit_if_port_taken(host, port, console)
     import uvicorn
-
-    from harness.api import create_app
-    from harness.executors import ExecutorConfigError, make_executor
-    from harness.settings import Settings
+    from interp_harness.orchestrator.api import create_app
+    from interp_harness.orchestrator.executors import ExecutorConfigError, make_executor
+    from interp_harness.orchestrator.settings import Settings
 
     if executor not in (None, "local", "ray"):
         raise typer.BadParameter("--executor must be local or ray")
@@ -44,7 +43,7 @@ def serve(
         f"database: {_redact(settings.url)}  sandbox: {settings.sandbox}  "
         f"executor: {settings.executor}"
     )
-    from harness.store import make_engine
+    from interp_harness.orchestrator.store import make_engine
 
     make_engine(settings.url).dispose()  # a database that cannot be opened: say so before starting
     # forwarded headers only from the proxies the operator named (uvicorn's default trusts
@@ -69,8 +68,8 @@ def _redact(url: str) -> str:
 @db_app.command("upgrade")
 def upgrade(revision: str = typer.Argument("head")) -> None:
     """Apply schema migrations (the server also does this at start)."""
-    from harness.settings import Settings
-    from harness.store import current_revision, make_engine, upgrade_schema
+    from interp_harness.orchestrator.settings import Settings
+    from interp_harness.orchestrator.store import current_revision, make_engine, upgrade_schema
 
     settings = Settings()
     engine = make_engine(settings.url, upgrade=False)
@@ -81,8 +80,8 @@ def upgrade(revision: str = typer.Argument("head")) -> None:
 @db_app.command("current")
 def current() -> None:
     """Print the schema revision of the configured database."""
-    from harness.settings import Settings
-    from harness.store import current_revision, make_engine
+    from interp_harness.orchestrator.settings import Settings
+    from interp_harness.orchestrator.store import current_revision, make_engine
 
     settings = Settings()
     print(current_revision(make_engine(settings.url, upgrade=False)))

@@ -6,16 +6,15 @@ import json
 import sys
 
 import typer
+from interp_harness.orchestrator.commands import family_help
+from interp_harness.orchestrator.commands._table import Col, fitted, print_table, stdout
+from interp_harness.orchestrator.sandbox.find_scripts import install_script_sandbox
+from interp_harness.targets.catalog import Catalog, CatalogOptions, UnknownDataset, UnknownTarget
+from interp_harness.targets.datasets import DataUnavailable
+from interp_harness.targets.formatting import find_line
+from interp_harness.targets.models import Target
+from interp_harness.targets.runtime import NoBackboneConfigured, TargetUnavailable, call_target
 from rich.console import Console
-
-from function_store.catalog import Catalog, CatalogOptions, UnknownDataset, UnknownTarget
-from function_store.datasets import DataUnavailable
-from function_store.formatting import find_line
-from function_store.models import Target
-from function_store.runtime import NoBackboneConfigured, TargetUnavailable, call_target
-from harness.commands import family_help
-from harness.commands._table import Col, fitted, print_table, stdout
-from harness.sandbox.find_scripts import install_script_sandbox
 
 console = Console()
 err = Console(stderr=True)

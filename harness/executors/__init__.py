@@ -3,14 +3,14 @@ Ray tasks across machines ("ray"; docs/scale-out.md). The interface is in `execu
 
 from __future__ import annotations
 
-from harness.executors.base import (
+from interp_harness.orchestrator.executors.base import (
     EpisodeJob,
     Executor,
     ExecutorConfigError,
     NoLocalTargets,
     RunControl,
 )
-from harness.settings import Settings
+from interp_harness.orchestrator.settings import Settings
 
 __all__ = [
     "EpisodeJob",
@@ -27,6 +27,6 @@ def make_executor(settings: Settings) -> Executor | None:
     in its own event loop with a `LocalExecutor`)."""
     if settings.executor == "local":
         return None
-    from harness.executors.ray_executor import RayExecutor
+    from interp_harness.orchestrator.executors.ray_executor import RayExecutor
 
     return RayExecutor(settings)

@@ -11,12 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from interp_harness.orchestrator.episode import ScoreHook
+from interp_harness.orchestrator.runs.spec import RunSpec
+from interp_harness.orchestrator.settings import Settings
+from interp_harness.targets.models import CallOutput, Target
 from pydantic import BaseModel
-
-from function_store.models import CallOutput, Target
-from harness.episode import ScoreHook
-from harness.runs.spec import RunSpec
-from harness.settings import Settings
 
 
 class EpisodeJob(BaseModel):
@@ -29,7 +28,7 @@ class EpisodeJob(BaseModel):
     settings: Settings
     # the scheduler holding the run's lease: a worker stops writing once it no longer does
     owner: str | None = None
-    # the run plan's agent class (`module:Qualname`; harness.runs.plan); None: resolve spec.agent
+    # the run plan's agent class (`module:Qualname`; interp_harness.orchestrator.runs.plan); None: resolve spec.agent
     agent_class: str | None = None
 
 

@@ -31,14 +31,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import ray
+from interp_harness.orchestrator.episode import ScoreHook
+from interp_harness.orchestrator.executors.base import EpisodeJob, ExecutorConfigError, RunControl
+from interp_harness.orchestrator.settings import Settings
+from interp_harness.targets.models import CallOutput
+from interp_harness.targets.service.client import TargetServiceError
 from ray.exceptions import RayActorError, RayError, RayTaskError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
-from function_store.models import CallOutput
-from function_store.service.client import TargetServiceError
-from harness.episode import ScoreHook
-from harness.executors.base import EpisodeJob, ExecutorConfigError, RunControl
-from harness.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -64,8 +63,8 @@ class NodeTargets:
     episodes run concurrently). Its sandboxes run on this node, like the local executor's."""
 
     def __init__(self, settings: Settings) -> None:
-        from harness.runs.catalogs import CatalogCache
-        from harness.target_client import make_target_client
+        from interp_harness.orchestrator.runs.catalogs import CatalogCache
+        from interp_harness.orchestrator.target_client import make_target_client
 
         self.client = make_target_client(settings, CatalogCache())
 
@@ -123,7 +122,7 @@ class _WorkerState:
 
     def agent_hosts(self, settings: Settings) -> Any:
         if self.hosts is None:
-            from harness.agent_host import AgentHosts
+            from interp_harness.orchestrator.agent_host import AgentHosts
 
             self.hosts = AgentHosts(
                 memory_mb=settings.agent_memory_mb,
@@ -164,7 +163,7 @@ class RunWatch:
 
 def _worker_state(settings: Settings) -> _WorkerState:
     if settings.url not in _WORKER:
-        from harness.store.repo import open_store
+        from interp_harness.orchestrator.store.repo import open_store
 
         # the driver brought the schema up to date; workers only read and write
         _WORKER[settings.url] = _WorkerState(open_store(settings.url, upgrade=False))
@@ -172,7 +171,7 @@ def _worker_state(settings: Settings) -> _WorkerState:
 
 
 async def _run_here(job: EpisodeJob, score_hook: ScoreHook | None, pool: str) -> str:
-    from harness.executors.local import LocalExecutor
+    from interp_harness.orchestrator.executors.local import LocalExecutor
 
     settings = job.settings
     w = _worker_state(settings)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from harness.settings import Settings
+from interp_harness.orchestrator.settings import Settings
 
 CHUNK = 1 << 16  # bytes inflated at a time: what one read may cost, whatever the ratio
 # A log has a member per sample and a few more; the central directory is parsed whole by

@@ -7,10 +7,9 @@ process starts them again; atexit covers a process that ends without Inspect's r
 from __future__ import annotations
 
 from inspect_ai.hooks import Hooks, RunEnd, hooks
-
-from harness.inspect_tasks.lab_tool import LABS
-from harness.inspect_tasks.resources import resources
-from harness.inspect_tasks.text import EPISODES
+from interp_harness.orchestrator.inspect_tasks.lab_tool import LABS
+from interp_harness.orchestrator.inspect_tasks.resources import resources
+from interp_harness.orchestrator.inspect_tasks.text import EPISODES
 
 
 @hooks(name="interp_harness_cleanup", description="Stops the interp_harness target services.")

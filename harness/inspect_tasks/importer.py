@@ -20,22 +20,26 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from agents.host_protocol import (
+from interp_harness.agents.host_protocol import (
     MAX_MODEL_CHARS,
     MAX_NOTE_CHARS,
     MAX_TOOL_CALLS,
     MAX_TRACEBACK_CHARS,
     valid_unicode,
 )
-from evaluator.api import ScoreResult
-from evaluator.error_text import as_raised, bounded, without_cause_first
-from harness.inspect_tasks import untrusted
-from harness.inspect_tasks.bounded_log import LogBounds, LogRefused, bounded_copy
-from harness.inspect_tasks.keys import BUDGET_REASONS, END_REASON, PREFIX
-from harness.runs.spec import MAX_EPOCHS, Budgets, RunSpec, check_json_value
-from harness.runs.views import public_details
-from harness.settings import Settings
-from harness.store.repo import Store
+from interp_harness.evaluator.api import ScoreResult
+from interp_harness.evaluator.error_text import as_raised, bounded, without_cause_first
+from interp_harness.orchestrator.inspect_tasks import untrusted
+from interp_harness.orchestrator.inspect_tasks.bounded_log import (
+    LogBounds,
+    LogRefused,
+    bounded_copy,
+)
+from interp_harness.orchestrator.inspect_tasks.keys import BUDGET_REASONS, END_REASON, PREFIX
+from interp_harness.orchestrator.runs.spec import MAX_EPOCHS, Budgets, RunSpec, check_json_value
+from interp_harness.orchestrator.runs.views import public_details
+from interp_harness.orchestrator.settings import Settings
+from interp_harness.orchestrator.store.repo import Store
 
 TASK_PREFIX = "interp_harness/"
 SCORER = "interp_harness"  # the scorer's name in a log (the contract of harness/inspect_tasks)
@@ -43,7 +47,7 @@ CATEGORIES = ("agent", "target", "judge", "infrastructure", "budget", "sandbox")
 _CATEGORY = re.compile(r"\[(" + "|".join(CATEGORIES) + r")\]\s*")
 RUN_STATUS = {"success": "completed", "error": "failed", "cancelled": "cancelled"}
 EPISODE_STATUS = ("completed", "budget_exhausted", "error", "cancelled")
-# Inspect's epoch reducers by our names (harness.inspect_export.INSPECT_REDUCERS, reversed)
+# Inspect's epoch reducers by our names (interp_harness.orchestrator.inspect_export.INSPECT_REDUCERS, reversed)
 REDUCERS = {"mean": "mean", "max": "max", "at_least_1": "at_least_one"}
 MAX_ARGUMENTS_CHARS = 64_000  # a tool call's arguments as JSON (as agent_options are bounded)
 
@@ -55,7 +59,7 @@ class ImportRefused(ValueError):
 def read_log(path: str | Path, bounds: LogBounds | None = None) -> Any:
     """The Inspect log at `path` (`.eval` or `.json`), or ImportRefused. Inspect parses a copy
     that was inflated within `bounds` (default: the operator's settings), never the file itself:
-    a `.eval` is a zip, which may be a decompression bomb (harness.inspect_tasks.bounded_log)."""
+    a `.eval` is a zip, which may be a decompression bomb (interp_harness.orchestrator.inspect_tasks.bounded_log)."""
     from inspect_ai.log import read_eval_log  # also teaches zipfile zstandard, as Inspect writes
 
     p = Path(path)
@@ -80,7 +84,7 @@ def read_log(path: str | Path, bounds: LogBounds | None = None) -> Any:
 def import_eval_log(store: Store, log: Any, source: str | None = None) -> str:
     """Store `log` (an `inspect_ai.log.EvalLog` of one of our tasks) as a finished run; returns
     its id. ImportRefused for a log of another task or of an unexpected shape; DuplicateImport
-    (harness.store.repo) when its eval was imported before. `source`: where it was read from."""
+    (interp_harness.orchestrator.store.repo) when its eval was imported before. `source`: where it was read from."""
     exported = _exported_run(log)
     samples = list(log.samples or [])
     # ours: a task of the package, a task file of one's own that uses our scorer, or an export
@@ -154,7 +158,7 @@ def _solver(log: Any) -> str | None:
 
 def _spec(log: Any, samples: list[Any]) -> tuple[RunSpec, list[str]]:
     """The run's spec, and what was dropped from it: an exported run's own, less what only the
-    operator sets (harness.inspect_tasks.untrusted.exported_spec); else built from the task's
+    operator sets (interp_harness.orchestrator.inspect_tasks.untrusted.exported_spec); else built from the task's
     arguments (what fits a RunSpec), the agent named after the model (and the solver when it
     is not the default)."""
     meta = log.eval.metadata or {}
@@ -231,7 +235,7 @@ def _text(value: Any, cap: int) -> str:
 
 
 def _error(value: Any) -> str:
-    """An error message as the store keeps it (evaluator.error_text): an exception's repr
+    """An error message as the store keeps it (interp_harness.evaluator.error_text): an exception's repr
     (Inspect's message) written as raised, without the cause our export led it with, at most
     MAX_NOTE_CHARS characters with the middle cut, so that the cause at its end (after a
     request dump) is kept. A leading "[category] " stays for `_category`."""

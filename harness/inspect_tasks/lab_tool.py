@@ -16,13 +16,11 @@ from typing import Any
 
 from inspect_ai.solver import TaskState
 from inspect_ai.tool import ToolDef
-
-from agents.protocol import tools as tool_text
-from agents.protocol.cells import RUN_PYTHON_SPEC
-from function_store.benchmark import benchmark
-from harness.inspect_tasks.keys import tagged
-from harness.inspect_tasks.resources import resources
-from harness.inspect_tasks.tools import (
+from interp_harness.agents.protocol import tools as tool_text
+from interp_harness.agents.protocol.cells import RUN_PYTHON_SPEC
+from interp_harness.orchestrator.inspect_tasks.keys import tagged
+from interp_harness.orchestrator.inspect_tasks.resources import resources
+from interp_harness.orchestrator.inspect_tasks.tools import (
     InputRefused,
     calls_spent,
     checked,
@@ -30,12 +28,18 @@ from harness.inspect_tasks.tools import (
     sample_tools,
     tool_def,
 )
-from harness.lab.api import call_commands, call_value
-from harness.lab.frames import Call, CallResult
-from harness.lab.limits import LabLimits
-from harness.lab.process import LabStartError
-from harness.lab.session import Lab
-from harness.lab.turns import budget_spent, checked_call, lab_answer_args, refused
+from interp_harness.orchestrator.lab.api import call_commands, call_value
+from interp_harness.orchestrator.lab.frames import Call, CallResult
+from interp_harness.orchestrator.lab.limits import LabLimits
+from interp_harness.orchestrator.lab.process import LabStartError
+from interp_harness.orchestrator.lab.session import Lab
+from interp_harness.orchestrator.lab.turns import (
+    budget_spent,
+    checked_call,
+    lab_answer_args,
+    refused,
+)
+from interp_harness.targets.benchmark import benchmark
 
 
 class LabFailed(RuntimeError):

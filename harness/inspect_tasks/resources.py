@@ -11,9 +11,13 @@ import atexit
 import threading
 from collections.abc import Iterable, Sequence
 
-from function_store.models import CallOutput, Target
-from harness.settings import Settings
-from harness.target_client import ServiceTargetClient, TargetClient, service_pool
+from interp_harness.orchestrator.settings import Settings
+from interp_harness.orchestrator.target_client import (
+    ServiceTargetClient,
+    TargetClient,
+    service_pool,
+)
+from interp_harness.targets.models import CallOutput, Target
 
 
 class UnknownTarget(KeyError):

@@ -1,4 +1,4 @@
-"""The Inspect scorer of our tasks: the harness's own scorers (`evaluator.scoring.score_episode`)
+"""The Inspect scorer of our tasks: the harness's own scorers (`interp_harness.evaluator.scoring.score_episode`)
 on a sample's final answer, with the judge as Inspect's model role `grader`.
 
 - Registered as `interp_harness/interp_harness_scorer` (a factory taking the task's families);
@@ -10,9 +10,9 @@ on a sample's final answer, with the judge as Inspect's model role `grader`.
   and the sample's usage counters.
 - A scoring error (an error state of a metric the family's report rows use, a scorer-wide
   failure, the judge down) raises: Inspect records a scorer error on the sample, never a 0.
-- Metrics per report row of the families (`evaluator.report.report_rows`), keyed by the row's
+- Metrics per report row of the families (`interp_harness.evaluator.report.report_rows`), keyed by the row's
   metric: `interp_harness/mean`, `interp_harness/ci_low`, `interp_harness/ci_high`, the 95%
-  interval computed by the report's own `evaluator.report.interval` (Wilson / Student-t).
+  interval computed by the report's own `interp_harness.evaluator.report.interval` (Wilson / Student-t).
 """
 
 from __future__ import annotations
@@ -38,17 +38,28 @@ from inspect_ai.scorer._metric import metric_register
 from inspect_ai.scorer._scorer import SCORER_METRICS, scorer_register
 from inspect_ai.solver import TaskState
 from inspect_ai.util import store as sample_store
-
-from evaluator.api import EpisodeStats, ScoreResult
-from evaluator.judge import JudgeClient, JudgeError, JudgeReply, JudgeSettings, make_judge
-from evaluator.report import interval, report_rows
-from evaluator.scorer import scorer_for
-from evaluator.scoring import ScoringContext, score_episode
-from function_store.benchmark import Benchmark, benchmark, benchmarks
-from harness.inspect_tasks.keys import ANSWER, INPUTS, ROUNDS, TARGET_CALLS, tagged
-from harness.inspect_tasks.resources import resources
-from harness.runs.views import public_details
-from harness.sandbox.code_runner import run_in_sandbox
+from interp_harness.evaluator.api import EpisodeStats, ScoreResult
+from interp_harness.evaluator.judge import (
+    JudgeClient,
+    JudgeError,
+    JudgeReply,
+    JudgeSettings,
+    make_judge,
+)
+from interp_harness.evaluator.report import interval, report_rows
+from interp_harness.evaluator.scorer import scorer_for
+from interp_harness.evaluator.scoring import ScoringContext, score_episode
+from interp_harness.orchestrator.inspect_tasks.keys import (
+    ANSWER,
+    INPUTS,
+    ROUNDS,
+    TARGET_CALLS,
+    tagged,
+)
+from interp_harness.orchestrator.inspect_tasks.resources import resources
+from interp_harness.orchestrator.runs.views import public_details
+from interp_harness.orchestrator.sandbox.code_runner import run_in_sandbox
+from interp_harness.targets.benchmark import Benchmark, benchmark, benchmarks
 
 NAME = "interp_harness/interp_harness_scorer"  # the factory's registry name (the contract's)
 LOG_NAME = "interp_harness/interp_harness"  # its instances: scores named "interp_harness"
@@ -114,7 +125,7 @@ def _last_error(e: BaseException) -> BaseException:
 
 def judge_factory() -> Callable[[JudgeSettings], JudgeClient]:
     """The grader role when the eval binds one (`--model-role grader=...`), else the operator's
-    judge setting (HARNESS_JUDGE_*, `evaluator.judge.make_judge`)."""
+    judge setting (HARNESS_JUDGE_*, `interp_harness.evaluator.judge.make_judge`)."""
     if GRADER not in model_roles():
         return make_judge
     model = get_model(role=GRADER)

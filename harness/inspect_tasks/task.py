@@ -13,22 +13,21 @@ from typing import Literal
 
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
+from interp_harness.orchestrator import prompts
+from interp_harness.orchestrator.episode import offered_tools
+from interp_harness.orchestrator.inspect_tasks.lab_tool import close_sample_lab
+from interp_harness.orchestrator.inspect_tasks.resources import resources
+from interp_harness.orchestrator.inspect_tasks.scoring import interp_harness_scorer
+from interp_harness.orchestrator.inspect_tasks.solvers import harness_react, tools_setup
+from interp_harness.orchestrator.inspect_tasks.text import AGENT_LABEL, text_loop
+from interp_harness.orchestrator.lab.limits import LabLimits
+from interp_harness.orchestrator.lab.prompt import lab_note
+from interp_harness.orchestrator.runs.catalogs import CatalogCache
+from interp_harness.orchestrator.runs.selection import SelectionError, select_targets
+from interp_harness.orchestrator.runs.spec import Budgets, ProtocolOptions, RunSpec
+from interp_harness.targets.benchmark import benchmark, benchmarks
+from interp_harness.targets.models import Target
 from pydantic import ValidationError
-
-from function_store.benchmark import benchmark, benchmarks
-from function_store.models import Target
-from harness import prompts
-from harness.episode import offered_tools
-from harness.inspect_tasks.lab_tool import close_sample_lab
-from harness.inspect_tasks.resources import resources
-from harness.inspect_tasks.scoring import interp_harness_scorer
-from harness.inspect_tasks.solvers import harness_react, tools_setup
-from harness.inspect_tasks.text import AGENT_LABEL, text_loop
-from harness.lab.limits import LabLimits
-from harness.lab.prompt import lab_note
-from harness.runs.catalogs import CatalogCache
-from harness.runs.selection import SelectionError, select_targets
-from harness.runs.spec import Budgets, ProtocolOptions, RunSpec
 
 # "code": the tools plus `run_python`, a cell of the sample's lab (harness mode `code-tools`)
 Protocol = Literal["tools", "text", "code"]

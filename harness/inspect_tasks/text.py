@@ -24,15 +24,21 @@ from inspect_ai.model import (
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import store
-
-from agents.base import Agent, AgentReply, Usage
-from agents.base import Message as AgentMessage
-from harness.episode import EpisodeRunner
-from harness.inspect_tasks.keys import ANSWER, END_REASON, INPUTS, ROUNDS, TARGET_CALLS, tagged
-from harness.inspect_tasks.resources import resources
-from harness.inspect_tasks.tools import final_output
-from harness.runs.spec import Budgets, ProtocolMode, ProtocolOptions, RunSpec
-from harness.store.repo import Store, open_store
+from interp_harness.agents.base import Agent, AgentReply, Usage
+from interp_harness.agents.base import Message as AgentMessage
+from interp_harness.orchestrator.episode import EpisodeRunner
+from interp_harness.orchestrator.inspect_tasks.keys import (
+    ANSWER,
+    END_REASON,
+    INPUTS,
+    ROUNDS,
+    TARGET_CALLS,
+    tagged,
+)
+from interp_harness.orchestrator.inspect_tasks.resources import resources
+from interp_harness.orchestrator.inspect_tasks.tools import final_output
+from interp_harness.orchestrator.runs.spec import Budgets, ProtocolMode, ProtocolOptions, RunSpec
+from interp_harness.orchestrator.store.repo import Store, open_store
 
 AGENT_LABEL = "inspect"  # the runs' agent in the ephemeral store (never shown anywhere)
 

@@ -15,16 +15,21 @@ from typing import Any
 from inspect_ai.model import ModelOutput
 from inspect_ai.tool import ToolDef, ToolError, ToolParams
 from inspect_ai.util import store
-
-from agents import protocol as proto
-from agents.protocol import tools as tool_text
-from agents.toolspec import ToolSpec
-from function_store.benchmark import benchmark
-from function_store.models import CallOutput
-from harness.episode import target_category
-from harness.inspect_tasks.keys import ANSWER, END_REASON, INPUTS, TARGET_CALLS, tagged
-from harness.inspect_tasks.resources import resources
-from harness.tool_checks import argument_errors
+from interp_harness.agents import protocol as proto
+from interp_harness.agents.protocol import tools as tool_text
+from interp_harness.agents.toolspec import ToolSpec
+from interp_harness.orchestrator.episode import target_category
+from interp_harness.orchestrator.inspect_tasks.keys import (
+    ANSWER,
+    END_REASON,
+    INPUTS,
+    TARGET_CALLS,
+    tagged,
+)
+from interp_harness.orchestrator.inspect_tasks.resources import resources
+from interp_harness.orchestrator.tool_checks import argument_errors
+from interp_harness.targets.benchmark import benchmark
+from interp_harness.targets.models import CallOutput
 
 
 class TargetCallFailed(RuntimeError):

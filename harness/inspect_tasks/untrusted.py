@@ -1,7 +1,7 @@
 """What an imported Inspect log may claim: the rules a live run's own values obey, applied to a file
 anyone may have written (`harness import-inspect`).
 
-A live episode's usage is bounded per agent message (agents.base.Usage: non-negative, finite, at
+A live episode's usage is bounded per agent message (interp_harness.agents.base.Usage: non-negative, finite, at
 most MAX_MESSAGE_TOKENS tokens and MAX_MESSAGE_COST_USD per message) and its rounds by the
 budgets; an imported episode's totals must fit what such an episode can reach. An exported run's
 spec goes through `RunSpec`, less what only the operator may set (a secret, an endpoint, a file,
@@ -15,11 +15,10 @@ import math
 from typing import Any
 
 from annotated_types import Le
+from interp_harness.agents.base import MAX_MESSAGE_COST_USD, MAX_MESSAGE_TOKENS
+from interp_harness.evaluator.numeric.grid import GridInvalid, check_grid
+from interp_harness.orchestrator.runs.spec import Budgets, RunSpec
 from pydantic import BaseModel
-
-from agents.base import MAX_MESSAGE_COST_USD, MAX_MESSAGE_TOKENS
-from evaluator.numeric.grid import GridInvalid, check_grid
-from harness.runs.spec import Budgets, RunSpec
 
 
 def _le(model: type[BaseModel], field: str) -> int:
@@ -35,7 +34,7 @@ MAX_TARGET_CALLS = _le(Budgets, "max_target_calls")
 MAX_EPISODE_TOKENS = MAX_ROUNDS * MAX_MESSAGE_TOKENS  # per kind (prompt, completion)
 MAX_EPISODE_COST_USD = MAX_ROUNDS * MAX_MESSAGE_COST_USD
 STAT_BOUNDS = {"rounds": MAX_ROUNDS, "target_calls": MAX_TARGET_CALLS, "inputs": INT32_MAX}
-# agent options nobody but the operator sets, for any agent (agents.options, agents.replay)
+# agent options nobody but the operator sets, for any agent (interp_harness.agents.options, interp_harness.agents.replay)
 _SECRET_OPTIONS = ("api_key",)
 
 
@@ -131,7 +130,7 @@ def exported_spec(raw: dict[str, Any], own_label: str | None = None) -> tuple[Ru
 def _known_agent(name: str) -> type | None:
     """The agent class `name` names here without importing any module by path (the REST API's
     rule), else None."""
-    from agents.registry import resolve_agent
+    from interp_harness.agents.registry import resolve_agent
 
     try:
         cls, _ = resolve_agent(name, allow_dotted=False)

@@ -22,8 +22,8 @@ import keyword
 from collections.abc import Sequence
 from typing import Any
 
-from agents.protocol.values import parse_value
-from agents.toolspec import ToolSpec, Word
+from interp_harness.agents.protocol.values import parse_value
+from interp_harness.agents.toolspec import ToolSpec, Word
 
 MAX_INPUT_ERRORS = 20  # per-input errors sent back with one call (the rest are counted)
 

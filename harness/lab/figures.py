@@ -16,9 +16,8 @@ import base64
 import binascii
 import zlib
 
+from interp_harness.agents.images import MAX_IMAGE_SIDE
 from pydantic import BaseModel
-
-from agents.images import MAX_IMAGE_SIDE
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _IEND = b"\x00\x00\x00\x00IEND\xaeB`\x82"

@@ -13,9 +13,8 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
+from interp_harness.agents.images import MAX_IMAGE_BYTES
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
-
-from agents.images import MAX_IMAGE_BYTES
 
 # Figures in a `done` frame: at most MAX_FIGURES PNGs of at most MAX_FIGURE_BYTES each and
 # FIGURES_MAX_BYTES in all, base64 (the ceilings of HARNESS_LAB_MAX_FIGURES and

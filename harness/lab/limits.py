@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.settings import Settings
+from interp_harness.orchestrator.settings import Settings
 
 # Hard limits are enforced this much after the kernel's own timers, which interrupt a cell that
 # returns to Python in time (the lab then keeps its variables).

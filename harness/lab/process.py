@@ -25,19 +25,18 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from interp_harness.orchestrator.agent_host import LineTooLong, read_line
+from interp_harness.orchestrator.lab import frames
+from interp_harness.orchestrator.lab.figures import FIGURE_MAX_PIXELS, FIGURE_MAX_SIDE
+from interp_harness.orchestrator.lab.frames import CallResult, Done
+from interp_harness.orchestrator.lab.limits import GRACE_S, START_TIMEOUT_S, LabLimits
+from interp_harness.orchestrator.lab.sandbox import lab_command
+from interp_harness.orchestrator.sandbox.base import Limits, SandboxError
+from interp_harness.orchestrator.sandbox.bwrap import write_files
+from interp_harness.orchestrator.sandbox.cgroups import CgroupLimits
+from interp_harness.orchestrator.sandbox.env import launcher_env
+from interp_harness.orchestrator.sandbox.workdir import instance_dir
 from pydantic import ValidationError
-
-from harness.agent_host import LineTooLong, read_line
-from harness.lab import frames
-from harness.lab.figures import FIGURE_MAX_PIXELS, FIGURE_MAX_SIDE
-from harness.lab.frames import CallResult, Done
-from harness.lab.limits import GRACE_S, START_TIMEOUT_S, LabLimits
-from harness.lab.sandbox import lab_command
-from harness.sandbox.base import Limits, SandboxError
-from harness.sandbox.bwrap import write_files
-from harness.sandbox.cgroups import CgroupLimits
-from harness.sandbox.env import launcher_env
-from harness.sandbox.workdir import instance_dir
 
 log = logging.getLogger(__name__)
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agents.protocol.cells import RUN_PYTHON
-from agents.protocol.tools import answer_spec
-from agents.toolspec import ToolSpec
-from harness.lab.api import call_commands, list_arg, signature
-from harness.lab.limits import LabLimits
+from interp_harness.agents.protocol.cells import RUN_PYTHON
+from interp_harness.agents.protocol.tools import answer_spec
+from interp_harness.agents.toolspec import ToolSpec
+from interp_harness.orchestrator.lab.api import call_commands, list_arg, signature
+from interp_harness.orchestrator.lab.limits import LabLimits
 
 
 def lab_note(commands: Sequence[ToolSpec], limits: LabLimits, *, tools: bool) -> str:

@@ -21,13 +21,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 
-from agents.protocol.tools import to_words
-from agents.toolspec import ToolSpec
-from function_store.models import CallOutput
-from harness.lab.api import call_value
-from harness.lab.frames import Call, CallResult
-from harness.lab.session import Lab
-from harness.store.models import LabCell, TargetCall
+from interp_harness.agents.protocol.tools import to_words
+from interp_harness.agents.toolspec import ToolSpec
+from interp_harness.orchestrator.lab.api import call_value
+from interp_harness.orchestrator.lab.frames import Call, CallResult
+from interp_harness.orchestrator.lab.session import Lab
+from interp_harness.orchestrator.store.models import LabCell, TargetCall
+from interp_harness.targets.models import CallOutput
 
 log = logging.getLogger(__name__)
 

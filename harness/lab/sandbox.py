@@ -19,8 +19,8 @@ import site
 import sysconfig
 from importlib import metadata
 
-from harness.sandbox.base import Limits, SandboxError
-from harness.sandbox.bwrap import BwrapSandbox, options_via_fd, python_roots
+from interp_harness.orchestrator.sandbox.base import Limits, SandboxError
+from interp_harness.orchestrator.sandbox.bwrap import BwrapSandbox, options_via_fd, python_roots
 
 LAB_DIR = "/opt/lab"  # the kernel and `target`, read-only
 LAB_ENV = {"MPLBACKEND": "Agg", "MPLCONFIGDIR": "/tmp/.matplotlib"}

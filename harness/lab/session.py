@@ -15,15 +15,14 @@ import logging
 import time
 from collections.abc import Sequence
 
+from interp_harness.agents.protocol.cells import format_cell
+from interp_harness.agents.toolspec import ToolSpec
+from interp_harness.orchestrator.lab.api import module_source
+from interp_harness.orchestrator.lab.figures import Figure, accept_figures
+from interp_harness.orchestrator.lab.frames import Done
+from interp_harness.orchestrator.lab.limits import EXPORT_TIMEOUT_S, MAX_EXPORT_CHARS, LabLimits
+from interp_harness.orchestrator.lab.process import LabBroken, LabProcess, OnCall
 from pydantic import BaseModel, Field
-
-from agents.protocol.cells import format_cell
-from agents.toolspec import ToolSpec
-from harness.lab.api import module_source
-from harness.lab.figures import Figure, accept_figures
-from harness.lab.frames import Done
-from harness.lab.limits import EXPORT_TIMEOUT_S, MAX_EXPORT_CHARS, LabLimits
-from harness.lab.process import LabBroken, LabProcess, OnCall
 
 log = logging.getLogger(__name__)
 

@@ -12,12 +12,18 @@ import asyncio
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
+from interp_harness.agents.base import (
+    ANY_FAMILY,
+    Agent,
+    AgentError,
+    AgentOptions,
+    AgentReply,
+    Message,
+)
+from interp_harness.agents.registry import register_agent
+from interp_harness.agents.toolspec import ToolSpec
+from interp_harness.orchestrator.mcp.channel import RENDEZVOUS, Rendezvous, ToolMessage
 from pydantic import Field
-
-from agents.base import ANY_FAMILY, Agent, AgentError, AgentOptions, AgentReply, Message
-from agents.registry import register_agent
-from agents.toolspec import ToolSpec
-from harness.mcp.channel import RENDEZVOUS, Rendezvous, ToolMessage
 
 NAME = "external"
 

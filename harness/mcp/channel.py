@@ -19,16 +19,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from interp_harness.agents.base import AgentError
+from interp_harness.agents.toolspec import SUBMIT, ToolCall
 from pydantic import BaseModel, ValidationError
-
-from agents.base import AgentError
-from agents.toolspec import SUBMIT, ToolCall
 
 ANSWER_SUBMITTED = "answer submitted; the episode has ended"
 
 
 class ToolMessage(Protocol):
-    """What the channel reads of a stored or in-memory message (agents.base.Message, or a store
+    """What the channel reads of a stored or in-memory message (interp_harness.agents.base.Message, or a store
     row): a `tool` message names the call it answers."""
 
     role: str

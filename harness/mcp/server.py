@@ -4,8 +4,8 @@ Streamable HTTP, one endpoint per episode (`<base>/<episode id>`), one bearer to
 A request is answered only when its token is the episode's in the path; once that episode has
 ended, its token lists no tool and every call answers "episode ended". The tool handlers look the episode up by the request's token again, so neither an MCP
 session id nor the path alone grants anything. Tools are the episode's benchmark's commands
-(`function_store.benchmark.benchmark(family).commands`), listed with their JSON schemas; in
-protocol mode `code-tools` also the lab's `run_python` (`harness.episode.offered_tools`: what the
+(`interp_harness.targets.benchmark.benchmark(family).commands`), listed with their JSON schemas; in
+protocol mode `code-tools` also the lab's `run_python` (`interp_harness.orchestrator.episode.offered_tools`: what the
 episode offers), whose cells run in the episode's lab (docs/code-mode.md).
 
 Bounds, as for a native agent's message at the agent host: a call whose arguments are longer
@@ -24,20 +24,30 @@ from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from typing import Any
 
 import mcp_types as types
+from interp_harness.agents.host_protocol import (
+    DEFAULT_MAX_MESSAGE_CHARS,
+    reply_chars,
+    reply_line_limit,
+    too_long,
+)
+from interp_harness.agents.toolspec import ToolCall
+from interp_harness.orchestrator.episode import offered_tools
+from interp_harness.orchestrator.mcp.channel import (
+    RENDEZVOUS,
+    Channel,
+    Endpoint,
+    EpisodeEnded,
+    Rendezvous,
+)
+from interp_harness.orchestrator.rate_limit import FailureBudget, TooManyFailures, client_address
+from interp_harness.orchestrator.runs.plan import RunPlan
+from interp_harness.orchestrator.runs.prepare import RunState, store_episodes
+from interp_harness.orchestrator.runs.spec import RunSpec
+from interp_harness.orchestrator.store.models import EPISODE_TERMINAL, Run
+from interp_harness.orchestrator.store.repo import Store
 from mcp.server import Server, ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
-
-from agents.host_protocol import DEFAULT_MAX_MESSAGE_CHARS, reply_chars, reply_line_limit, too_long
-from agents.toolspec import ToolCall
-from harness.episode import offered_tools
-from harness.mcp.channel import RENDEZVOUS, Channel, Endpoint, EpisodeEnded, Rendezvous
-from harness.rate_limit import FailureBudget, TooManyFailures, client_address
-from harness.runs.plan import RunPlan
-from harness.runs.prepare import RunState, store_episodes
-from harness.runs.spec import RunSpec
-from harness.store.models import EPISODE_TERMINAL, Run
-from harness.store.repo import Store
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -72,7 +82,7 @@ class McpApp:
         """`rebinding_protection`: accept only loopback Host and Origin headers (a server bound
         to loopback, as the SDK does for it). `max_message_chars`: the operator's agent message
         cap (HARNESS_AGENT_MAX_MESSAGE_CHARS), one call's arguments here. `failures`: the
-        budget of wrong tokens per client address (harness.rate_limit; the REST API shares its
+        budget of wrong tokens per client address (interp_harness.orchestrator.rate_limit; the REST API shares its
         own with the app mounted in it)."""
         self.rendezvous = rendezvous
         self.failures = failures or FailureBudget()
@@ -180,7 +190,7 @@ class McpApp:
     ) -> types.CallToolResult:
         channel = self._channel(ctx)
         arguments = dict(params.arguments or {})
-        # the native rule (agents.host_protocol): a message's size is its text plus its calls'
+        # the native rule (interp_harness.agents.host_protocol): a message's size is its text plus its calls'
         # arguments as JSON; an MCP call is a message of one call and no text
         size = reply_chars("", [ToolCall.model_construct(arguments=arguments)])
         if size > self.max_chars:

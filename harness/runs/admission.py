@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-from harness.policy import ApiPolicy
-from harness.preflight import preflight as check
-from harness.runs.catalogs import CatalogCache
-from harness.runs.plan import RunPlan, plan_run
-from harness.runs.selection import SelectionError
-from harness.runs.spec import TOOL_MODES, RunSpec
-from harness.settings import Settings
+from interp_harness.orchestrator.policy import ApiPolicy
+from interp_harness.orchestrator.preflight import preflight as check
+from interp_harness.orchestrator.runs.catalogs import CatalogCache
+from interp_harness.orchestrator.runs.plan import RunPlan, plan_run
+from interp_harness.orchestrator.runs.selection import SelectionError
+from interp_harness.orchestrator.runs.spec import TOOL_MODES, RunSpec
+from interp_harness.orchestrator.settings import Settings
 
 
 def checked_plan(

@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 
-from function_store.catalog import Catalog, CatalogOptions
-from harness.sandbox.find_scripts import install_script_sandbox
+from interp_harness.orchestrator.sandbox.find_scripts import install_script_sandbox
+from interp_harness.targets.catalog import Catalog, CatalogOptions
 
 
 class CatalogCache:

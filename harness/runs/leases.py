@@ -16,8 +16,8 @@ import uuid
 from collections.abc import Iterable
 from datetime import UTC
 
-from harness.store.models import Run, utcnow
-from harness.store.repo import Store
+from interp_harness.orchestrator.store.models import Run, utcnow
+from interp_harness.orchestrator.store.repo import Store
 
 # A scheduler stops a run's episodes when this share of its lease has passed without a renewal:
 # the rest is the margin for clock skew between processes and for the episodes to stop.

@@ -10,21 +10,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from agents.registry import UnknownAgent, import_path
-from function_store.benchmark import UnknownFamily, benchmark
-from function_store.models import Target
-from harness.policy import ApiPolicy, check_no_secrets, profile_for
-from harness.providers import ProviderProfile
-from harness.runs.catalogs import CatalogCache
-from harness.runs.selection import (
+from interp_harness.agents.registry import UnknownAgent, import_path
+from interp_harness.orchestrator.policy import ApiPolicy, check_no_secrets, profile_for
+from interp_harness.orchestrator.providers import ProviderProfile
+from interp_harness.orchestrator.runs.catalogs import CatalogCache
+from interp_harness.orchestrator.runs.selection import (
     SelectionError,
     resolve_agent_class,
     resolve_checked_agent,
     select_targets,
 )
-from harness.runs.spec import RunSpec
-from harness.store.models import Run
-from harness.store.repo import Store
+from interp_harness.orchestrator.runs.spec import RunSpec
+from interp_harness.orchestrator.store.models import Run
+from interp_harness.orchestrator.store.repo import Store
+from interp_harness.targets.benchmark import UnknownFamily, benchmark
+from interp_harness.targets.models import Target
 
 PLAN_EVENT = "plan"
 

@@ -9,13 +9,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from function_store.models import Target
-from harness.policy import profile_for
-from harness.runs.catalogs import CatalogCache
-from harness.runs.plan import planned_agent_class, stored_agent_path
-from harness.runs.spec import RunSpec
-from harness.store.models import EPISODE_TERMINAL, Episode, Run
-from harness.store.repo import Store
+from interp_harness.orchestrator.policy import profile_for
+from interp_harness.orchestrator.runs.catalogs import CatalogCache
+from interp_harness.orchestrator.runs.plan import planned_agent_class, stored_agent_path
+from interp_harness.orchestrator.runs.spec import RunSpec
+from interp_harness.orchestrator.store.models import EPISODE_TERMINAL, Episode, Run
+from interp_harness.orchestrator.store.repo import Store
+from interp_harness.targets.models import Target
 
 # An agent class's `waits_for(episode, wake)`: what an unfinished episode waits for before it may
 # take an execution slot (None: nothing; `wake` is called when the wait is over). The agent

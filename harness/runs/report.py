@@ -6,12 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from interp_harness.evaluator.api import EpisodeStats, EpisodeSummary, ScoreResult
+from interp_harness.orchestrator.runs.spec import EpochReducer, RunSpec, episode_epoch
+from interp_harness.orchestrator.store.models import Run
+from interp_harness.orchestrator.store.repo import Store, missing_scores
 from pydantic import BaseModel, Field
-
-from evaluator.api import EpisodeStats, EpisodeSummary, ScoreResult
-from harness.runs.spec import EpochReducer, RunSpec, episode_epoch
-from harness.store.models import Run
-from harness.store.repo import Store, missing_scores
 
 
 class ReportOut(BaseModel):
@@ -31,7 +30,7 @@ class ReportOut(BaseModel):
 
 
 def episode_summaries(store: Store, run: Run) -> list[EpisodeSummary]:
-    """What the evaluator's report is built from (evaluator.api.EpisodeSummary)."""
+    """What the evaluator's report is built from (interp_harness.evaluator.api.EpisodeSummary)."""
     eps = store.episodes(run.id, with_answer=False)
     n_targets = len(run.target_ids)
     scores: dict[str, list[ScoreResult]] = {}
@@ -90,7 +89,7 @@ class CombinedReportOut(BaseModel):
 
 def _evaluator_report(run_id: str) -> Any:
     try:
-        from evaluator.report import build_report as evaluator_report  # type: ignore[import-not-found]
+        from interp_harness.evaluator.report import build_report as evaluator_report  # type: ignore[import-not-found]
     except ImportError as e:
         raise ReportUnavailable(
             f"the evaluator's report module is not available ({e}); scores are at GET /runs/{run_id}"
@@ -139,7 +138,7 @@ def build_combined_report(
 
 
 def build_report(store: Store, run: Run, epoch_reducer: EpochReducer | None = None) -> ReportOut:
-    """Calls evaluator.report.build_report(list[EpisodeSummary]) and makes its result JSON.
+    """Calls interp_harness.evaluator.report.build_report(list[EpisodeSummary]) and makes its result JSON.
     `epoch_reducer`: reduce repeated samples another way than the run's spec says (the same
     episodes seen as mean, max or at-least-one, without running them again)."""
     evaluator_report = _evaluator_report(run.id)

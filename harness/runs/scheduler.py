@@ -26,17 +26,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from harness.episode import LOST, ScoreHook
-from harness.executors.base import EpisodeJob, Executor
-from harness.executors.local import LocalExecutor
-from harness.runs.catalogs import CatalogCache
-from harness.runs.finish import final_status
-from harness.runs.leases import Leases, lease_free, new_owner_id
-from harness.runs.prepare import RunState, load_run, queue_pending, store_episodes
-from harness.settings import Settings
-from harness.store.models import EPISODE_TERMINAL, RUN_TERMINAL, Episode, Run
-from harness.store.repo import Store
-from harness.target_client import TargetClient
+from interp_harness.orchestrator.episode import LOST, ScoreHook
+from interp_harness.orchestrator.executors.base import EpisodeJob, Executor
+from interp_harness.orchestrator.executors.local import LocalExecutor
+from interp_harness.orchestrator.runs.catalogs import CatalogCache
+from interp_harness.orchestrator.runs.finish import final_status
+from interp_harness.orchestrator.runs.leases import Leases, lease_free, new_owner_id
+from interp_harness.orchestrator.runs.prepare import (
+    RunState,
+    load_run,
+    queue_pending,
+    store_episodes,
+)
+from interp_harness.orchestrator.settings import Settings
+from interp_harness.orchestrator.store.models import EPISODE_TERMINAL, RUN_TERMINAL, Episode, Run
+from interp_harness.orchestrator.store.repo import Store
+from interp_harness.orchestrator.target_client import TargetClient
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +82,7 @@ class Scheduler:
         executor: Executor | None = None,
         owner: str | None = None,
     ) -> None:
-        """`executor`: where episodes run (harness.services picks HARNESS_EXECUTOR's); by default
+        """`executor`: where episodes run (interp_harness.orchestrator.services picks HARNESS_EXECUTOR's); by default
         in this event loop, with target calls through `client`."""
         self.store, self.client = store, client
         self.settings = settings or Settings()

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import random
 
-from agents.registry import resolve_agent
-from function_store.benchmark import benchmarks
-from function_store.catalog import Catalog
-from function_store.models import Target
-from harness.policy import ApiPolicy, check_operator_options
-from harness.runs.spec import CODE_MODES, TOOL_MODES, RunSpec
+from interp_harness.agents.registry import resolve_agent
+from interp_harness.orchestrator.policy import ApiPolicy, check_operator_options
+from interp_harness.orchestrator.runs.spec import CODE_MODES, TOOL_MODES, RunSpec
+from interp_harness.targets.benchmark import benchmarks
+from interp_harness.targets.catalog import Catalog
+from interp_harness.targets.models import Target
 
 
 class SelectionError(ValueError):
@@ -48,7 +48,7 @@ def check_protocol_mode(spec: RunSpec, agent_cls: type) -> None:
     """SelectionError when the run's protocol mode asks what the agent cannot do: modes `tools`
     and `code-tools` need an agent whose `step` takes tools (`Agent.supports_tools`); an agent
     that writes lab cells (`Agent.needs_lab`) needs mode `code` or `code-tools`."""
-    from agents.host_protocol import no_tools
+    from interp_harness.agents.host_protocol import no_tools
 
     name = getattr(agent_cls, "name", "") or agent_cls.__qualname__
     mode = str(spec.protocol.mode)
@@ -70,8 +70,8 @@ def _exemplar_families() -> str:
 
 def select_targets(spec: RunSpec, catalog: Catalog) -> list[Target]:
     """The targets a run spec names, in run order. Raises SelectionError with what is wrong."""
-    from function_store.catalog import UnknownDataset, UnknownTarget, check_dataset
-    from function_store.datasets import DataUnavailable
+    from interp_harness.targets.catalog import UnknownDataset, UnknownTarget, check_dataset
+    from interp_harness.targets.datasets import DataUnavailable
 
     try:
         if spec.ids:

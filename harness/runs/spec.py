@@ -10,9 +10,8 @@ import json
 import math
 from typing import Annotated, Any, Literal
 
+from interp_harness.evaluator.report import EpochReducer
 from pydantic import BaseModel, ConfigDict, Field, model_validator
-
-from evaluator.report import EpochReducer
 
 # "tools": the benchmark's commands offered as tools (native tool calls; MCP for agent external)
 # "code": the text protocol plus a Python lab, whose cells are the message's ```python blocks;
@@ -20,7 +19,7 @@ from evaluator.report import EpochReducer
 ProtocolMode = Literal["default", "find-compat", "tools", "code", "code-tools"]
 CODE_MODES = ("code", "code-tools")
 TOOL_MODES = ("tools", "code-tools")
-# EpochReducer (evaluator.report): how a target's repeated samples are reduced to one score
+# EpochReducer (interp_harness.evaluator.report): how a target's repeated samples are reduced to one score
 MAX_EPOCHS = 20  # each epoch is a whole episode per target: a caller multiplies work at most 20x
 # FIND's three interpretation methods (Schwettmann et al. 2023, §4.3): plain interactive;
 # interactive with the exemplar hint appended (FIND's --hints); one round on the exemplars,
@@ -150,7 +149,7 @@ def spec_epochs(spec: dict[str, Any] | None) -> int:
 
 
 def episode_epoch(idx: int, n_targets: int) -> int:
-    """The epoch of a run's episode `idx` (harness.runs.prepare.store_episodes lays them out)."""
+    """The epoch of a run's episode `idx` (interp_harness.orchestrator.runs.prepare.store_episodes lays them out)."""
     return idx // n_targets if n_targets else 0
 
 

@@ -8,18 +8,15 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, Field, model_validator
-
-from agents.toolspec import ToolCall as ToolCallRef
-from evaluator.api import ScoreResult
-from evaluator.error_text import bounded, cause
-from evaluator.errors import ErrorGroup, group_errors
-from evaluator.report import EpochReducer, metric_interval, per_target
-from function_store.models import CallOutput
-from harness.mcp.channel import RENDEZVOUS, Endpoint
-from harness.runs.report import episode_summaries
-from harness.runs.spec import RunSpec, episode_epoch, episode_total
-from harness.store.models import (
+from interp_harness.agents.toolspec import ToolCall as ToolCallRef
+from interp_harness.evaluator.api import ScoreResult
+from interp_harness.evaluator.error_text import bounded, cause
+from interp_harness.evaluator.errors import ErrorGroup, group_errors
+from interp_harness.evaluator.report import EpochReducer, metric_interval, per_target
+from interp_harness.orchestrator.mcp.channel import RENDEZVOUS, Endpoint
+from interp_harness.orchestrator.runs.report import episode_summaries
+from interp_harness.orchestrator.runs.spec import RunSpec, episode_epoch, episode_total
+from interp_harness.orchestrator.store.models import (
     EPISODE_TERMINAL,
     Episode,
     Event,
@@ -30,7 +27,9 @@ from harness.store.models import (
     TargetCall,
     ToolCall,
 )
-from harness.store.repo import Store, missing_scores
+from interp_harness.orchestrator.store.repo import Store, missing_scores
+from interp_harness.targets.models import CallOutput
+from pydantic import BaseModel, Field, model_validator
 
 IMPORTED = (
     "the run was imported from a file (`harness import-inspect`): its results are the file's "
@@ -40,7 +39,7 @@ IMPORTED = (
 
 CAUSE = (
     "what `error` says first: the exception and its message, the provider's own error text "
-    "(evaluator.error_text); `error` is the full text"
+    "(interp_harness.evaluator.error_text); `error` is the full text"
 )
 
 
@@ -428,7 +427,7 @@ def metric_summaries(
     scores: Sequence[tuple[str, Score | ScoreResult]], reducer: EpochReducer = "mean"
 ) -> list[MetricSummary]:
     """Each metric's mean over targets of `(target_id, score)` pairs: a target's ok values (one per
-    epoch) reduced with `reducer` first (evaluator.report.per_target, as the report does), so
+    epoch) reduced with `reducer` first (interp_harness.evaluator.report.per_target, as the report does), so
     that n counts targets; errors count the scores in error."""
     by: dict[str, list[tuple[str, Score | ScoreResult]]] = {}
     for target, s in scores:

@@ -1,6 +1,6 @@
 """Sandboxes: one interface (run a command with limits, start a service, stop), three backends."""
 
-from harness.sandbox.base import (
+from interp_harness.orchestrator.sandbox.base import (
     Limits,
     RunResult,
     Sandbox,

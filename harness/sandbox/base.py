@@ -54,7 +54,7 @@ class Sandbox(ABC):
     ) -> RunResult:
         """Run argv (never through a shell) with `files` readable inside at /sandbox/<name>.
 
-        The environment inside is the backend's minimal one (harness.sandbox.env), never the
+        The environment inside is the backend's minimal one (interp_harness.orchestrator.sandbox.env), never the
         caller's. `result_channel`: the program gets a write descriptor, named by
         $SANDBOX_RESULT_FD, that nothing else in the sandbox holds (not its init, not its stdout
         or stderr, which stay untrusted text); what it writes there is `RunResult.result`
@@ -98,12 +98,12 @@ class Sandbox(ABC):
 
 
 _BACKENDS = {
-    "bwrap": "harness.sandbox.bwrap:BwrapSandbox",
-    "docker": "harness.sandbox.docker:DockerSandbox",
-    "inprocess": "harness.sandbox.inprocess:InProcessSandbox",
+    "bwrap": "interp_harness.orchestrator.sandbox.bwrap:BwrapSandbox",
+    "docker": "interp_harness.orchestrator.sandbox.docker:DockerSandbox",
+    "inprocess": "interp_harness.orchestrator.sandbox.inprocess:InProcessSandbox",
     # the compose stack: daemons in the `targets` / `sandbox` containers (docs/compose.md)
-    "remote-targets": "harness.sandbox.daemon:TargetsDaemon",
-    "remote-exec": "harness.sandbox.daemon:ExecDaemon",
+    "remote-targets": "interp_harness.orchestrator.sandbox.daemon:TargetsDaemon",
+    "remote-exec": "interp_harness.orchestrator.sandbox.daemon:ExecDaemon",
 }
 
 

@@ -7,7 +7,7 @@ size-capped), `files` read-only at /sandbox/<name>, and a cleared environment. L
 size, open files, no core dumps) always, applied inside by util-linux `prlimit`. The tree dies with
 its parent (`--die-with-parent`, plus a pid namespace whose init takes everything with it).
 
-bwrap itself starts with a minimal environment (harness.sandbox.env): its init stays PID 1 inside,
+bwrap itself starts with a minimal environment (interp_harness.orchestrator.sandbox.env): its init stays PID 1 inside,
 where any sandboxed process can read /proc/1/environ, and holds the sandbox's stdin, stdout and
 stderr, which any sandboxed process can open through /proc/1/fd. So those are untrusted text; a
 result that must not be forged travels on a pipe passed as a descriptor above 2, which bwrap's
@@ -16,12 +16,12 @@ init closes (`run(result_channel=True)`).
 Services talk to the orchestrator over a Unix socket only: the orchestrator binds it in a host
 directory that no sandbox sees and passes the listening descriptor in (HARNESS_SERVICE_FD); it
 speaks HTTP over it. Target code in the service's sandbox (same uid) can thus not unlink, replace
-or accept on it (the service makes itself undumpable; see function_store.service.isolation). The
+or accept on it (the service makes itself undumpable; see interp_harness.targets.service.isolation). The
 sandbox has no route anywhere else (the chosen alternative to a loopback exception, which bwrap
 cannot express: a network namespace either shares the host's stack or has none). A service that
 must reach one more endpoint (the LM backbone of neural-module targets) gets a second socket,
 bound read-only at /run/sandbox, that a host-side forwarder connects to that single host:port;
-see `function_store.service.forward`.
+see `interp_harness.targets.service.forward`.
 """
 
 from __future__ import annotations
@@ -40,10 +40,16 @@ import time
 from pathlib import Path
 from urllib.parse import quote
 
-from harness.sandbox.base import Limits, RunResult, Sandbox, SandboxError, ServiceHandle
-from harness.sandbox.cgroups import CgroupLimits
-from harness.sandbox.env import RESULT_FD_ENV, launcher_env, sandbox_env
-from harness.sandbox.workdir import instance_dir
+from interp_harness.orchestrator.sandbox.base import (
+    Limits,
+    RunResult,
+    Sandbox,
+    SandboxError,
+    ServiceHandle,
+)
+from interp_harness.orchestrator.sandbox.cgroups import CgroupLimits
+from interp_harness.orchestrator.sandbox.env import RESULT_FD_ENV, launcher_env, sandbox_env
+from interp_harness.orchestrator.sandbox.workdir import instance_dir
 
 log = logging.getLogger(__name__)
 
@@ -77,8 +83,15 @@ def write_files(
 
 
 def python_roots() -> list[str]:
-    """Directories the sandboxed Python needs: its prefix (stdlib, site-packages), read-only."""
+    """Directories the sandboxed Python needs, read-only: its prefix (stdlib, site-packages) and
+    any other site directory on its path (a venv layered on another environment's site-packages,
+    where the packages it runs are installed). Never a plain path entry such as a checkout."""
     roots = {os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix)}
+    roots |= {
+        os.path.realpath(p)
+        for p in sys.path
+        if os.path.basename(p) in ("site-packages", "dist-packages") and os.path.isdir(p)
+    }
     return sorted(r for r in roots if not r.startswith("/usr/"))
 
 
@@ -302,7 +315,7 @@ class BwrapSandbox(Sandbox):
 
         `limits.timeout_s` bounds the start-up; there is no CPU-time rlimit on a service (it would
         accumulate across calls); the cgroup caps processes, memory and CPU share instead."""
-        from function_store.service.forward import UnixToTcpForwarder
+        from interp_harness.targets.service.forward import UnixToTcpForwarder
 
         limits = limits or Limits(timeout_s=20.0, memory_mb=2048)
         files_dir = self._write_files(files)
@@ -430,19 +443,16 @@ def _spawner():
 
 
 def _service_code_binds(env: dict[str, str]) -> list[str]:
-    """Services run our own `function_store` package and the layers below it (`model_services`:
-    the backbone and intervention clients; `agents`: the protocol module): bind them read-only (they may be an editable checkout outside the Python
-    prefix) and, when named, the reference-data directory (MLP weights). Never the orchestrator's
-    state, never the rest of the checkout (no `harness`, no `evaluator`)."""
-    import agents
-    import function_store
-    import model_services
+    """Services run our own `targets` part and the layers below it (`model_services`: the
+    backbone and intervention clients; `agents`: the protocol module), and a plugin's runner the
+    SDK, whose names load lazily from those parts: bind them read-only (they
+    may be an editable checkout outside the Python prefix) and, when named, the reference-data
+    directory (MLP weights). Never the orchestrator's state, never the rest of the package (no
+    `orchestrator`, no `evaluator`)."""
+    from interp_harness.orchestrator.sandbox.code_binds import CODE_ROOT, part_binds
 
-    args = []
-    for module in (function_store, model_services, agents):
-        pkg = os.path.dirname(os.path.realpath(module.__file__))
-        args += ["--ro-bind", pkg, f"/opt/interp-harness/{module.__name__}"]
-    env["PYTHONPATH"] = "/opt/interp-harness"
+    args = part_binds(("targets", "model_services", "agents", "sdk"))
+    env["PYTHONPATH"] = CODE_ROOT
     data = env.get("HARNESS_DATA_DIR")
     if data and os.path.isdir(data):
         args += ["--ro-bind", os.path.realpath(data), data]

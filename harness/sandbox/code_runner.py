@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from evaluator.sandbox_exec import SandboxLimits
-from harness.sandbox.base import Limits, RunResult, get_sandbox
+from interp_harness.evaluator.sandbox_exec import SandboxLimits
+from interp_harness.orchestrator.sandbox.base import Limits, RunResult, get_sandbox
 
 
 def run_in_sandbox(

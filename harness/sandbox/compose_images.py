@@ -25,7 +25,12 @@ import tomllib
 from collections.abc import Callable
 from pathlib import Path
 
-from harness.sandbox.docker_engine import build_project_wheel, ensure_base_image, project_root
+from interp_harness.orchestrator.sandbox.docker_engine import (
+    build_project_wheel,
+    ensure_base_image,
+    project_folders,
+    project_root,
+)
 
 log = logging.getLogger(__name__)
 
@@ -57,8 +62,8 @@ def runtime_requirements() -> list[str]:
 
 def _source_bytes() -> bytes:
     root = project_root()
-    parts = [(root / "pyproject.toml").read_bytes()]
-    for pkg in ("harness", "function_store", "model_services", "agents", "evaluator"):
+    parts = [(root / "pyproject.toml").read_bytes(), (root / "setup.py").read_bytes()]
+    for pkg in ("interp_harness", *project_folders().values()):
         for p in sorted((root / pkg).rglob("*")):
             if p.is_file() and "__pycache__" not in p.parts:
                 parts.append(str(p.relative_to(root)).encode() + b"\0" + p.read_bytes())

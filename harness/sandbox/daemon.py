@@ -14,9 +14,14 @@ import base64
 import os
 from dataclasses import asdict
 
+from interp_harness.orchestrator.sandbox.base import (
+    Limits,
+    RunResult,
+    Sandbox,
+    SandboxError,
+    ServiceHandle,
+)
 from pydantic import BaseModel, Field
-
-from harness.sandbox.base import Limits, RunResult, Sandbox, SandboxError, ServiceHandle
 
 
 class LimitsIn(BaseModel):
@@ -71,8 +76,7 @@ def _unb64(files: dict[str, str]) -> dict[str, bytes]:
 def create_app(socket_root: str):  # type: ignore[no-untyped-def]
     from fastapi import FastAPI, HTTPException
     from fastapi.concurrency import run_in_threadpool
-
-    from harness.sandbox.local import LocalSandbox
+    from interp_harness.orchestrator.sandbox.local import LocalSandbox
 
     sb = LocalSandbox(socket_root=socket_root)
     app = FastAPI(title="interp-harness sandbox daemon", on_shutdown=[sb.stop_all])
@@ -126,8 +130,7 @@ def create_app(socket_root: str):  # type: ignore[no-untyped-def]
 
 def serve(socket: str) -> None:
     import uvicorn
-
-    from harness.sandbox.env import make_undumpable
+    from interp_harness.orchestrator.sandbox.env import make_undumpable
 
     # this process's children run untrusted code as the same uid: keep them out of its
     # descriptors (other runs' result channels, the api's connections) and its environment
@@ -195,7 +198,7 @@ class RemoteSandbox(Sandbox):
         container has no network)."""
         import uuid
 
-        from function_store.service.forward import UnixToTcpForwarder
+        from interp_harness.targets.service.forward import UnixToTcpForwarder
 
         limits = limits or Limits(timeout_s=30.0, memory_mb=2048)
         env = dict(env or {})

@@ -37,9 +37,15 @@ import threading
 import time
 import uuid
 
-from harness.sandbox.base import Limits, RunResult, Sandbox, SandboxError, ServiceHandle
-from harness.sandbox.bwrap import check_file_name
-from harness.sandbox.env import RESULT_FD_ENV
+from interp_harness.orchestrator.sandbox.base import (
+    Limits,
+    RunResult,
+    Sandbox,
+    SandboxError,
+    ServiceHandle,
+)
+from interp_harness.orchestrator.sandbox.bwrap import check_file_name
+from interp_harness.orchestrator.sandbox.env import RESULT_FD_ENV
 
 log = logging.getLogger(__name__)
 
@@ -198,7 +204,7 @@ class DockerSandbox(Sandbox):
         import tempfile
         from urllib.parse import quote
 
-        from harness.sandbox.workdir import instance_dir
+        from interp_harness.orchestrator.sandbox.workdir import instance_dir
 
         limits = limits or Limits(timeout_s=30.0, memory_mb=2048)
         environment = {"HARNESS_SERVICE_PORT": str(SERVICE_PORT), **(env or {})}
@@ -254,8 +260,7 @@ class DockerSandbox(Sandbox):
 
     def _wait_healthy(self, c, url: str, timeout_s: float) -> None:
         import httpx
-
-        from function_store.service.client import transport_for
+        from interp_harness.targets.service.client import transport_for
 
         base, transport = transport_for(url, sync=True)
         client = httpx.Client(base_url=base, transport=transport, timeout=1.0)

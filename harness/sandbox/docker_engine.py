@@ -55,6 +55,12 @@ def project_root() -> Path:
     return Path(__file__).resolve().parents[2]
 
 
+def project_folders() -> dict[str, str]:
+    """Import name under interp_harness -> the checkout folder it is built from (pyproject.toml)."""
+    data = tomllib.loads((project_root() / "pyproject.toml").read_text())
+    return dict(data["tool"]["interp_harness"]["parts"])
+
+
 def _client(url: str | None = None):
     import docker
 
@@ -190,14 +196,12 @@ def build_project_wheel(dest: Path) -> None:
     writes `*.egg-info` and `build/` next to the sources it builds, and an egg-info in the checkout
     (on sys.path under `PYTHONPATH=.`) hides the installed metadata Inspect names our tasks by."""
     root = project_root()
-    setuptools = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
     skip = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
     with tempfile.TemporaryDirectory(prefix="project-src-") as tmp:
         src = Path(tmp)
-        for name in ("pyproject.toml", "README.md"):
+        for name in ("pyproject.toml", "setup.py", "README.md"):
             shutil.copy(root / name, src / name)
-        for pattern in setuptools["packages"]["find"]["include"]:
-            pkg = pattern.rstrip("*")
+        for pkg in ("interp_harness", *project_folders().values()):
             shutil.copytree(root / pkg, src / pkg, ignore=skip)
         subprocess.run([sys.executable, "-m", "pip", "-q", "--disable-pip-version-check", "wheel", "--no-deps",
                         "--no-build-isolation", "-w", str(dest), str(src)],
@@ -207,9 +211,10 @@ def build_project_wheel(dest: Path) -> None:
 def _source_digest() -> str:
     h = hashlib.sha256()
     root = project_root()
-    # the service's code: function_store and the layers below it (model_services' clients; agents:
+    # the service's code: the targets and the layers below them (model_services' clients; agents:
     # the protocol module)
-    layers = ("function_store", "model_services", "agents")
+    folders = project_folders()
+    layers = ("interp_harness", *(folders[p] for p in ("targets", "model_services", "agents")))
     for p in sorted(f for layer in layers for f in (root / layer).rglob("*.py")):
         h.update(str(p.relative_to(root)).encode() + p.read_bytes())
     h.update((root / "sandbox_images/target/Dockerfile").read_bytes())
@@ -244,8 +249,7 @@ def ensure_target_image(client, base_image: str | None = None) -> str:
 def docker_sandbox_or_skip():
     """For tests: a DockerSandbox on a real engine, or pytest.skip saying why there is none."""
     import pytest
-
-    from harness.sandbox.docker import DockerSandbox
+    from interp_harness.orchestrator.sandbox.docker import DockerSandbox
 
     try:
         client = ensure_engine()

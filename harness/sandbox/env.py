@@ -11,7 +11,7 @@ from __future__ import annotations
 
 # one implementation each, shared with the target service and its FIND scripts (function_store
 # cannot import harness)
-from function_store.service.isolation import THREAD_ENV, make_undumpable, sandbox_env
+from interp_harness.targets.service.isolation import THREAD_ENV, make_undumpable, sandbox_env
 
 __all__ = ["RESULT_FD_ENV", "THREAD_ENV", "launcher_env", "make_undumpable", "sandbox_env"]
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from function_store.find_import import (
+from interp_harness.orchestrator.sandbox.base import Limits, SandboxError, get_sandbox
+from interp_harness.targets.find_import import (
     SCRIPT,
     ScriptSandboxUnavailable,
     default_python,
     set_script_sandbox,
 )
-from harness.sandbox.base import Limits, SandboxError, get_sandbox
 
 
 class BwrapScriptSandbox:

@@ -3,7 +3,7 @@
 `run` executes argv as a plain subprocess (no shell, same limits on time and output, but no
 isolation). `start_service` for the target service runs the app on a thread of this process,
 listening on a Unix socket in a temp directory; other services run as plain subprocesses.
-Subprocesses start with the minimal environment of harness.sandbox.env, as in a real sandbox
+Subprocesses start with the minimal environment of interp_harness.orchestrator.sandbox.env, as in a real sandbox
 (no isolation is no reason to hand them the operator's keys).
 """
 
@@ -19,10 +19,16 @@ import time
 from pathlib import Path
 from urllib.parse import quote
 
-from harness.sandbox.base import Limits, RunResult, Sandbox, SandboxError, ServiceHandle
-from harness.sandbox.bwrap import wait_healthy, write_files
-from harness.sandbox.env import sandbox_env
-from harness.sandbox.local import run_plain
+from interp_harness.orchestrator.sandbox.base import (
+    Limits,
+    RunResult,
+    Sandbox,
+    SandboxError,
+    ServiceHandle,
+)
+from interp_harness.orchestrator.sandbox.bwrap import wait_healthy, write_files
+from interp_harness.orchestrator.sandbox.env import sandbox_env
+from interp_harness.orchestrator.sandbox.local import run_plain
 
 log = logging.getLogger(__name__)
 _WARNING = "InProcessSandbox: %s runs UNSANDBOXED (unit tests only, never for real agents)"
@@ -58,11 +64,10 @@ class InProcessSandbox(Sandbox):
         d = self._files_dir(files)
         sock = os.path.join(d, "service.sock")
         env = dict(env or {})
-        if argv[-2:] == ["-m", "function_store.service"]:
+        if argv[-2:] == ["-m", "interp_harness.targets.service"]:
             import uvicorn
-
-            from function_store.service.app import create_app
-            from function_store.service.settings import ServiceSettings
+            from interp_harness.targets.service.app import create_app
+            from interp_harness.targets.service.settings import ServiceSettings
 
             settings = ServiceSettings(targets_dir=Path(d), uds=sock, backbone_url=forward_url)
             server = uvicorn.Server(
@@ -83,9 +88,9 @@ class InProcessSandbox(Sandbox):
                 time.sleep(0.01)
             stopper = (server, thread)
         else:
-            import function_store  # its checkout is the one the service imports
+            import interp_harness  # its copy (a checkout or site-packages) is the one imported
 
-            root = os.path.dirname(os.path.dirname(os.path.realpath(function_store.__file__)))
+            root = os.path.dirname(os.path.dirname(os.path.realpath(interp_harness.__file__)))
             listed = {"PYTHONPATH": root, **env, "HARNESS_SERVICE_UDS": sock}
             if forward_url:
                 listed["HARNESS_BACKBONE_URL"] = forward_url

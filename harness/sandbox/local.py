@@ -4,7 +4,7 @@ Used only by `harness sandbox daemon` inside the compose stack's `targets` and `
 containers, which are the wall (no network, read-only root, no capabilities, uid 65534, memory,
 CPU and pids limits; see docs/compose.md). Here each command still gets its own files directory,
 a new session, rlimits (address space, CPU seconds), a wall-clock limit, capped output, the
-minimal environment of harness.sandbox.env and, when asked, a result channel (a pipe passed as a
+minimal environment of interp_harness.orchestrator.sandbox.env and, when asked, a result channel (a pipe passed as a
 descriptor above 2, as under bwrap). The daemon makes itself undumpable (`daemon.serve`): its
 children, of the same uid, cannot open its descriptors or read its environment through /proc.
 Services listen on a Unix socket under `socket_root`, a volume the api container shares.
@@ -23,8 +23,14 @@ import threading
 from pathlib import Path
 from urllib.parse import quote
 
-from harness.sandbox.base import Limits, RunResult, Sandbox, SandboxError, ServiceHandle
-from harness.sandbox.bwrap import (
+from interp_harness.orchestrator.sandbox.base import (
+    Limits,
+    RunResult,
+    Sandbox,
+    SandboxError,
+    ServiceHandle,
+)
+from interp_harness.orchestrator.sandbox.bwrap import (
     Capped,
     diagnose,
     feed,
@@ -32,7 +38,7 @@ from harness.sandbox.bwrap import (
     wait_healthy,
     write_files,
 )
-from harness.sandbox.env import RESULT_FD_ENV, sandbox_env
+from interp_harness.orchestrator.sandbox.env import RESULT_FD_ENV, sandbox_env
 
 INSIDE = "/sandbox/"  # where callers expect their files (argv and env are rewritten to the dir)
 

@@ -23,14 +23,14 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from function_store.benchmark import benchmark
-from function_store.models import Target
-from function_store.runtime import prepare_target
-from harness.sandbox.base import Limits, Sandbox, ServiceHandle
+from interp_harness.orchestrator.sandbox.base import Limits, Sandbox, ServiceHandle
+from interp_harness.targets.benchmark import benchmark
+from interp_harness.targets.models import Target
+from interp_harness.targets.runtime import prepare_target
 
 log = logging.getLogger(__name__)
 
-SERVICE_MODULE = "function_store.service"
+SERVICE_MODULE = "interp_harness.targets.service"
 
 
 def target_file_name(target_id: str) -> str:

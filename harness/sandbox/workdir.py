@@ -26,7 +26,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.sandbox.base import SandboxError
+from interp_harness.orchestrator.sandbox.base import SandboxError
 
 log = logging.getLogger(__name__)
 

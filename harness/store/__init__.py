@@ -1,7 +1,7 @@
 """The SQL store: tables, engine (SQLite WAL / PostgreSQL) and migrations."""
 
-from harness.store.engine import current_revision, make_engine, upgrade_schema
-from harness.store.models import (
+from interp_harness.orchestrator.store.engine import current_revision, make_engine, upgrade_schema
+from interp_harness.orchestrator.store.models import (
     EPISODE_TERMINAL,
     RUN_TERMINAL,
     Episode,

@@ -9,12 +9,11 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
+from interp_harness.orchestrator.store import nul
 from sqlalchemy import event, text
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import OperationalError
 from sqlmodel import create_engine
-
-from harness.store import nul
 
 log = logging.getLogger(__name__)
 MIGRATIONS = Path(__file__).parent / "migrations"

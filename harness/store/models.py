@@ -47,7 +47,7 @@ class Run(SQLModel, table=True):
         default=None, sa_column=Column(DateTime(timezone=True), nullable=True)
     )
     # Who started the run over the API: the SHA-256 of its bearer token (never the token), whose
-    # holder may cancel it (harness.api.routers.deps.may_change_run). NULL: the operator's.
+    # holder may cancel it (interp_harness.orchestrator.api.routers.deps.may_change_run). NULL: the operator's.
     created_by: str | None = Field(default=None, max_length=64)
 
 

@@ -13,14 +13,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from sqlalchemy import and_, bindparam, delete, func, insert, or_, select, update
-from sqlalchemy.engine import Engine
-from sqlalchemy.orm import defer
-from sqlmodel import Session
-
-from harness.runs.spec import RunSpec
-from harness.store.engine import make_engine
-from harness.store.models import (
+from interp_harness.orchestrator.runs.spec import RunSpec
+from interp_harness.orchestrator.store.engine import make_engine
+from interp_harness.orchestrator.store.models import (
     EPISODE_TERMINAL,
     RUN_TERMINAL,
     Episode,
@@ -35,6 +30,10 @@ from harness.store.models import (
     new_id,
     utcnow,
 )
+from sqlalchemy import and_, bindparam, delete, func, insert, or_, select, update
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import defer
+from sqlmodel import Session
 
 _M = TypeVar("_M")
 # Reads of agent-written texts that may be huge (message previews, full-text chunks): SQLite loads

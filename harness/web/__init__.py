@@ -1,5 +1,5 @@
 """The web UI: server-rendered pages for runs, transcripts, plots and comparisons (docs/web.md)."""
 
-from harness.web.routes import router
+from interp_harness.orchestrator.web.routes import router
 
 __all__ = ["router"]

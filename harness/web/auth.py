@@ -3,10 +3,10 @@
 With no bearer tokens configured (HARNESS_API_TOKENS empty: local use) everyone is authorised, as
 everyone may also start runs over the API. With tokens, a browser logs in once with one of them
 (the login form) and gets a session cookie: a random id of a session the server holds in memory
-(harness.web.sessions), new at every login, never derived from the token. A session ends at
+(interp_harness.orchestrator.web.sessions), new at every login, never derived from the token. A session ends at
 logout, after HARNESS_WEB_SESSION_IDLE_S without a request, when its token is removed from the
 configuration (checked on every request) and when the server restarts. Failed logins count
-against the client address's failure budget (harness.rate_limit: 429 past it). Cookies are
+against the client address's failure budget (interp_harness.orchestrator.rate_limit: 429 past it). Cookies are
 HttpOnly and SameSite=Strict, and Secure when the page was served over https (the request's own
 scheme, which comes from X-Forwarded-Proto only when the operator trusts the proxy:
 HARNESS_TRUSTED_PROXIES).
@@ -23,10 +23,9 @@ import secrets
 import threading
 
 from fastapi import Request
+from interp_harness.orchestrator.rate_limit import FailureBudget, client_address
+from interp_harness.orchestrator.web.sessions import SessionTable
 from starlette.responses import Response
-
-from harness.rate_limit import FailureBudget, client_address
-from harness.web.sessions import SessionTable
 
 COOKIE = "harness_session"
 CSRF_COOKIE = "harness_csrf"
@@ -77,7 +76,7 @@ def session_token(request: Request) -> str | None:
 
 
 def failures(request: Request) -> FailureBudget:
-    """The server's budget of failed token attempts per client address (harness.rate_limit)."""
+    """The server's budget of failed token attempts per client address (interp_harness.orchestrator.rate_limit)."""
     return request.app.state.api.failures
 
 

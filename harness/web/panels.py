@@ -1,4 +1,4 @@
-"""An episode page's benchmark panels (evaluator.panel): the ones the episode's benchmark record
+"""An episode page's benchmark panels (interp_harness.evaluator.panel): the ones the episode's benchmark record
 names, rendered in order from stored data, finished episodes' costly ones cached."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from evaluator.panel import Panel, PanelView, Rendered
-from function_store.benchmark import UnknownFamily, benchmark, load_ref
-from harness.web.plots import LruCache
+from interp_harness.evaluator.panel import Panel, PanelView, Rendered
+from interp_harness.orchestrator.web.plots import LruCache
+from interp_harness.targets.benchmark import UnknownFamily, benchmark, load_ref
 
 cache: LruCache[Rendered | None] = LruCache()
 # one costly panel drawn at a time: parallel views of a new episode wait for the first drawing and

@@ -1,5 +1,5 @@
 """Server-side plots of the run page (matplotlib, SVG text to inline in a page) and a small cache
-for them and for episode panels (a benchmark's episode plot is its panel: evaluator.panel)."""
+for them and for episode panels (a benchmark's episode plot is its panel: interp_harness.evaluator.panel)."""
 
 from __future__ import annotations
 

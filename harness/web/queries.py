@@ -9,15 +9,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from interp_harness.evaluator.report import metric_interval
+from interp_harness.orchestrator.api.schemas import MetricSummary
+from interp_harness.orchestrator.runs.spec import RunSpec
+from interp_harness.orchestrator.store.models import RUN_TERMINAL, Episode, Event, Run, Score
+from interp_harness.orchestrator.store.repo import Store
 from sqlalchemy import and_, case, func, or_, select
 from sqlalchemy.orm import defer
 from sqlmodel import Session
-
-from evaluator.report import metric_interval
-from harness.api.schemas import MetricSummary
-from harness.runs.spec import RunSpec
-from harness.store.models import RUN_TERMINAL, Episode, Event, Run, Score
-from harness.store.repo import Store
 
 RUNS_PER_PAGE = 25
 EPISODES_PER_PAGE = 50
@@ -117,10 +116,10 @@ def runs_page(
 
 
 def _metric_summaries(conn: Any, runs: list[Run]) -> dict[str, list[MetricSummary]]:
-    """RunDetail.metrics (harness.runs.views.metric_summaries) of `runs` as two SQL aggregates
+    """RunDetail.metrics (interp_harness.orchestrator.runs.views.metric_summaries) of `runs` as two SQL aggregates
     instead of loading every score row of every run: per (run, metric, target) the ok values'
     mean, max and any-success (a target's epochs), then per (run, metric) the mean over targets
-    of each; the run's epoch reducer picks one (evaluator.report.reduce_epochs), so n counts
+    of each; the run's epoch reducer picks one (interp_harness.evaluator.report.reduce_epochs), so n counts
     targets as the report does."""
     ok = and_(Score.status == "ok", Score.value.is_not(None))
     per_target = (

@@ -1,7 +1,7 @@
 """The web UI's routes: server-rendered pages over the same store and services as the REST API.
 
 Pages: `/` (runs, with the run form), `/ui/runs/{id}`, `/ui/episodes/{id}` (transcript, and the
-panels of the episode's benchmark: harness.web.panels), `/ui/episodes/{id}/panels/{panel}` (a
+panels of the episode's benchmark: interp_harness.orchestrator.web.panels), `/ui/episodes/{id}/panels/{panel}` (a
 panel's asset alone, also at its file name: `/ui/episodes/{id}/plot.svg`), `/ui/compare`,
 `/ui/login`. The run form is forwarded to `POST /runs` of this same app, so it
 passes the API's own validation, policy and token check.
@@ -19,13 +19,17 @@ import httpx
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
-
-from evaluator.panel import Panel, PanelView
-from harness.api import schemas as S
-from harness.rate_limit import TooManyFailures
-from harness.runs.spec import MAX_OPTIONS_CHARS, episode_epoch, episode_total, spec_epochs
-from harness.store.models import RUN_TERMINAL
-from harness.web import auth, panels, plots, queries, run_form, views
+from interp_harness.evaluator.panel import Panel, PanelView
+from interp_harness.orchestrator.api import schemas as S
+from interp_harness.orchestrator.rate_limit import TooManyFailures
+from interp_harness.orchestrator.runs.spec import (
+    MAX_OPTIONS_CHARS,
+    episode_epoch,
+    episode_total,
+    spec_epochs,
+)
+from interp_harness.orchestrator.store.models import RUN_TERMINAL
+from interp_harness.orchestrator.web import auth, panels, plots, queries, run_form, views
 
 HERE = Path(__file__).resolve().parent
 templates = Jinja2Templates(directory=str(HERE / "templates"))
@@ -205,7 +209,7 @@ def run_page(
     if isinstance(report_out, str):
         report_error = report_out
     else:
-        from evaluator.report import Report
+        from interp_harness.evaluator.report import Report
 
         report = Report.model_validate(report_out.report)
     queries_plot = None

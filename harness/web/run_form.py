@@ -5,7 +5,7 @@ agent's option fields from its `Options` schema (what an API caller may set), an
 modes, methods, epoch reducers and the epoch bound from `RunSpec` itself, so a new family, agent,
 option or mode shows up without touching the form. A custom agent (`pkg.mod:Class`) is offered
 only when the operator allows dotted agents over the API. The body `form_body` builds is posted
-to `POST /runs` of the same app (harness.web.routes), so the form is checked by the API's own
+to `POST /runs` of the same app (interp_harness.orchestrator.web.routes), so the form is checked by the API's own
 validation and nothing here decides what is valid: fields are only typed as JSON.
 """
 
@@ -18,9 +18,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from evaluator.report import EpochReducer
-from function_store.benchmark import benchmarks
-from harness.runs.spec import MAX_EPOCHS, Method, ProtocolMode
+from interp_harness.evaluator.report import EpochReducer
+from interp_harness.orchestrator.runs.spec import MAX_EPOCHS, Method, ProtocolMode
+from interp_harness.targets.benchmark import benchmarks
 
 OptionKind = Literal["text", "int", "number", "bool", "choice", "json"]
 BUDGETS = ("max_rounds", "max_target_calls", "max_tokens", "max_wall_s")
@@ -140,7 +140,7 @@ def option_fields(agent: str, cls: type) -> tuple[OptionField, ...]:
 def _agent_class(name: str) -> type | None:
     """A registered agent's class, never by dotted path (that would import a module the API
     policy may refuse); None when it does not load."""
-    from agents.registry import resolve_agent
+    from interp_harness.agents.registry import resolve_agent
 
     try:
         return resolve_agent(name, allow_dotted=False)[0]
@@ -150,7 +150,7 @@ def _agent_class(name: str) -> type | None:
 
 def agent_choices() -> list[AgentChoice]:
     try:
-        from agents.registry import list_agents
+        from interp_harness.agents.registry import list_agents
     except ImportError:
         return []
     out = []
@@ -171,7 +171,7 @@ def agent_choices() -> list[AgentChoice]:
 def family_choices(datasets: list[str]) -> list[FamilyChoice]:
     """Every registered family, with the datasets that serve it: its record's own, and the
     datasets plugins register, which serve every family without fixed datasets
-    (function_store.catalog)."""
+    (interp_harness.targets.catalog)."""
     records = benchmarks()
     named = {d for b in records for d in b.sources}
     plugin = tuple(d for d in datasets if d not in named)
@@ -182,7 +182,7 @@ def family_choices(datasets: list[str]) -> list[FamilyChoice]:
 
 
 def choices(allow_dotted: bool) -> FormChoices:
-    from function_store.catalog import dataset_names
+    from interp_harness.targets.catalog import dataset_names
 
     datasets = dataset_names()
     return FormChoices(

@@ -1,10 +1,10 @@
-"""What the pages show, built from the API's own views (harness.api.schemas) and the evaluator's
+"""What the pages show, built from the API's own views (interp_harness.orchestrator.api.schemas) and the evaluator's
 functions (report, answer parser, what scoring stored): scores are never re-derived, and no
-benchmark panel runs code (harness.web.panels: they draw what the scorer stored).
+benchmark panel runs code (interp_harness.orchestrator.web.panels: they draw what the scorer stored).
 
 Ground truth (hidden description, code, parameters, corrupted interval, expected unit-test
 outputs, judge verdicts) is only built when `show_truth` is true: the episode has finished and
-the viewer is authorised (harness.web.auth).
+the viewer is authorised (interp_harness.orchestrator.web.auth).
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluator.report import metric_interval, per_target
-from function_store.benchmark import benchmarks
-from harness.api import schemas as S
-from harness.runs.spec import RunSpec
-from harness.store.models import EPISODE_TERMINAL, RUN_TERMINAL, Run
-from harness.store.repo import Store
+from interp_harness.evaluator.report import metric_interval, per_target
+from interp_harness.orchestrator.api import schemas as S
+from interp_harness.orchestrator.runs.spec import RunSpec
+from interp_harness.orchestrator.store.models import EPISODE_TERMINAL, RUN_TERMINAL, Run
+from interp_harness.orchestrator.store.repo import Store
+from interp_harness.targets.benchmark import benchmarks
 
 
 def headline_metrics() -> dict[str, str]:
@@ -46,7 +46,7 @@ def target_score(
 ) -> Any:
     """A target's score on `metric` in one run: its episode's, or with repeated samples its
     scored epochs reduced with the run's reducer as the report reduces them
-    (evaluator.report.per_target); an error when none was scored."""
+    (interp_harness.evaluator.report.per_target); an error when none was scored."""
     own = [scores.get((e.id, metric)) for e in eps]
     if len(eps) == 1:
         return own[0]
@@ -107,8 +107,8 @@ def command_labels(content: str, calls: list[S.TargetCallOut], mode: str) -> lis
     the agent named (`./temp/neuron.py`, `./temp/function.py`): its message read again as the
     episode loop read it (a call's idx is its command's index); `PYTHON(…)` where the message
     names none or was cut for the page."""
-    from agents.protocol import parse_message
-    from agents.protocol.cells import split_cells
+    from interp_harness.agents.protocol import parse_message
+    from interp_harness.agents.protocol.cells import split_cells
 
     if mode == "code":  # its commands are in the text around its cells
         content, mode = split_cells(content)[0], "default"
@@ -163,7 +163,7 @@ def split_answer(final_answer: str | None, scores: list[S.ScoreOut]) -> Any:
     """The final answer as the scorer parsed it (description / domain / code)."""
     if not final_answer:
         return None
-    from evaluator.parsing import parse_answer
+    from interp_harness.evaluator.parsing import parse_answer
 
     parser = next((s.details["parser"] for s in scores if "parser" in s.details), "tolerant")
     try:

@@ -4,6 +4,6 @@ vLLM serving Vicuna-13B, used by FIND's entity/relation modules and by the judge
 Heavy imports (torch, transformers, FastAPI) happen in the submodules, not here.
 """
 
-from model_services.backbone.model import DEFAULT_MODEL, DEFAULT_SERVED_NAME
+from interp_harness.model_services.backbone.model import DEFAULT_MODEL, DEFAULT_SERVED_NAME
 
 __all__ = ["DEFAULT_MODEL", "DEFAULT_SERVED_NAME"]

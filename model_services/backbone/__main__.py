@@ -1,4 +1,4 @@
-"""`python -m model_services.backbone --port N [--model M]`: the same server as `harness backbone serve`,
+"""`python -m interp_harness.model_services.backbone --port N [--model M]`: the same server as `harness backbone serve`,
 without the CLI's imports (the test suite starts it this way)."""
 
 from __future__ import annotations
@@ -7,17 +7,17 @@ import argparse
 import logging
 from pathlib import Path
 
-from model_services.backbone.omp_spin import limit_omp_spin
+from interp_harness.model_services.backbone.omp_spin import limit_omp_spin
 
 limit_omp_spin()  # before the imports below load torch
 
-from model_services.backbone.model import DEFAULT_MODEL  # noqa: E402
-from model_services.backbone.server import DEFAULT_MAX_QUEUE, serve  # noqa: E402
-from model_services.body_limit import DEFAULT_MAX_BODY_MIB  # noqa: E402
+from interp_harness.model_services.backbone.model import DEFAULT_MODEL  # noqa: E402
+from interp_harness.model_services.backbone.server import DEFAULT_MAX_QUEUE, serve  # noqa: E402
+from interp_harness.model_services.body_limit import DEFAULT_MAX_BODY_MIB  # noqa: E402
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(prog="python -m model_services.backbone")
+    ap = argparse.ArgumentParser(prog="python -m interp_harness.model_services.backbone")
     ap.add_argument("--model", default=DEFAULT_MODEL)
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=8000)

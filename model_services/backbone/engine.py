@@ -29,9 +29,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-
-from model_services.backbone.small_matmul import use_small_row_matmul
-from model_services.text_bounds import token_chars
+from interp_harness.model_services.backbone.small_matmul import use_small_row_matmul
+from interp_harness.model_services.text_bounds import token_chars
 
 
 @dataclass

@@ -5,7 +5,7 @@
   JSON error, i.e. a 4xx from the app's validation handler, before any handler or model sees them.
 - `cancel_on_disconnect`: runs a handler's work while watching the connection; when the client
   goes away the work is cancelled (the batchers then drop it) instead of computed for nobody.
-- `BodyLimit` (model_services.body_limit): a body over the operator's `--max-body-mib` is a 413
+- `BodyLimit` (interp_harness.model_services.body_limit): a body over the operator's `--max-body-mib` is a 413
   before it is parsed.
 - `off_loop`: tokenizing runs on worker threads, never on the event loop (a long text held
   `/health` and every other request for as long as it took).
@@ -24,8 +24,7 @@ from typing import Any, TypeVar
 
 from fastapi import FastAPI, Request
 from fastapi.routing import APIRoute
-
-from model_services.body_limit import DEFAULT_MAX_BODY_MIB, BodyLimit
+from interp_harness.model_services.body_limit import DEFAULT_MAX_BODY_MIB, BodyLimit
 
 T = TypeVar("T")
 # Two threads: the model's own thread keeps the cores busy; tokenizing is bounded by the text

@@ -41,24 +41,21 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
-from pydantic import BaseModel
-from starlette.exceptions import HTTPException as StarletteHTTPException
-
-from model_services.backbone.engine import (
+from interp_harness.model_services.backbone.engine import (
     BadRequest,
     Engine,
     GenRequest,
     GenResult,
     TokenLogprob,
 )
-from model_services.backbone.guards import (
+from interp_harness.model_services.backbone.guards import (
     ClientGone,
     cancel_on_disconnect,
     describe_errors,
     off_loop,
     worker_app,
 )
-from model_services.backbone.schemas import (
+from interp_harness.model_services.backbone.schemas import (
     BatchChatCompletion,
     BatchChatCompletionRequest,
     ChatCompletion,
@@ -81,9 +78,11 @@ from model_services.backbone.schemas import (
     TopLogprob,
     Usage,
 )
-from model_services.backbone.tokenizer_routes import add_tokenizer_routes
-from model_services.body_limit import DEFAULT_MAX_BODY_MIB
-from model_services.queue_worker import NeverFits, QueueFull, QueueWorker
+from interp_harness.model_services.backbone.tokenizer_routes import add_tokenizer_routes
+from interp_harness.model_services.body_limit import DEFAULT_MAX_BODY_MIB
+from interp_harness.model_services.queue_worker import NeverFits, QueueFull, QueueWorker
+from pydantic import BaseModel
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 log = logging.getLogger(__name__)
 DEFAULT_MAX_TOKENS = 256
@@ -651,8 +650,7 @@ def serve(
 ) -> None:
     """Load the model and serve it until interrupted."""
     import uvicorn
-
-    from model_services.backbone import model as model_mod
+    from interp_harness.model_services.backbone import model as model_mod
 
     tok, lm = model_mod.load(model, cache_dir)
     name = served_name or (

@@ -13,10 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from fastapi import FastAPI
-
-from model_services.backbone.engine import BadRequest, Engine
-from model_services.backbone.guards import off_loop
-from model_services.backbone.schemas import (
+from interp_harness.model_services.backbone.engine import BadRequest, Engine
+from interp_harness.model_services.backbone.guards import off_loop
+from interp_harness.model_services.backbone.schemas import (
     DetokenizeRequest,
     DetokenizeResponse,
     TokenizeRequest,

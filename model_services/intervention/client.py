@@ -1,5 +1,5 @@
 """Client of the intervention service (`harness intervention serve`), used by the neuron and RAVEL
-code. Same retries and error categories as the backbone client (model_services.http_retry): a
+code. Same retries and error categories as the backbone client (interp_harness.model_services.http_retry): a
 failure after the retries is an `InterventionError` (category `infrastructure`); a refused request
 (HTTP 400) fails at once with the server's message.
 """
@@ -9,10 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+from interp_harness.model_services.http_retry import NotFound, ServiceSettings, request_json
+from interp_harness.model_services.intervention import schemas as S
 from pydantic import BaseModel, Field, ValidationError
-
-from model_services.http_retry import NotFound, ServiceSettings, request_json
-from model_services.intervention import schemas as S
 
 
 class InterventionError(RuntimeError):

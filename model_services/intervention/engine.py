@@ -20,15 +20,17 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+from interp_harness.model_services.backbone.engine import BadRequest
+from interp_harness.model_services.body_limit import DEFAULT_MAX_BODY_MIB
+from interp_harness.model_services.intervention import schemas as S
+from interp_harness.model_services.intervention.featurizers import (
+    FeaturizerError,
+    FeaturizerRegistry,
+)
+from interp_harness.model_services.intervention.model import COMPONENTS, LoadedModel
+from interp_harness.model_services.intervention.saelens import SAERegistry, encode
+from interp_harness.model_services.text_bounds import token_chars
 from pydantic import BaseModel, Field
-
-from model_services.backbone.engine import BadRequest
-from model_services.body_limit import DEFAULT_MAX_BODY_MIB
-from model_services.intervention import schemas as S
-from model_services.intervention.featurizers import FeaturizerError, FeaturizerRegistry
-from model_services.intervention.model import COMPONENTS, LoadedModel
-from model_services.intervention.saelens import SAERegistry, encode
-from model_services.text_bounds import token_chars
 
 MAX_SAE_LATENTS = 64  # latents per SAE request: every latent of a 16k-wide SAE is ~64 KiB a token
 

@@ -19,9 +19,8 @@ from typing import Any
 
 import numpy as np
 import torch
+from interp_harness.model_services.intervention.schemas import FeaturizerInfo, FeaturizerSpec
 from pydantic import ConfigDict
-
-from model_services.intervention.schemas import FeaturizerInfo, FeaturizerSpec
 
 ORTHO_TOL = 1e-3  # max |R R^T - I| accepted for a rotation (float32 round-off of saved matrices)
 NEEDED = {

@@ -121,7 +121,7 @@ def _load_raw(model: str, dtype: torch.dtype) -> tuple[Any, Any]:
 
     if model in RANDOM_MODELS:
         return random_model(model)
-    from model_services.backbone import model as backbone_model
+    from interp_harness.model_services.backbone import model as backbone_model
 
     if model == backbone_model.DEFAULT_MODEL or Path(model).suffix == ".gguf":
         return backbone_model.load(model)  # float32; cast below

@@ -1,4 +1,4 @@
-"""What pre-flight needs to know about the intervention service (harness.preflight probes it for
+"""What pre-flight needs to know about the intervention service (interp_harness.orchestrator.preflight probes it for
 every target whose benchmark record declares the `intervention` service): which model a target
 reads, the model ids the service reports for it, and what to say when it is missing."""
 
@@ -21,7 +21,7 @@ MISSING = (
 
 
 def model_of(target: Any) -> str:
-    """The catalog model key a target (a `function_store.models.Target`: this layer imports nothing
+    """The catalog model key a target (a `interp_harness.targets.models.Target`: this layer imports nothing
     above it) reads through the service; its hidden spec names it."""
     return str(target.hidden.spec["model"])
 

@@ -24,11 +24,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 import torch
-
-from model_services.backbone.engine import BadRequest
-from model_services.backbone.model import cache_root
-from model_services.intervention.sae_names import NAME_RE, valid_name
-from model_services.intervention.schemas import SAEInfo
+from interp_harness.model_services.backbone.engine import BadRequest
+from interp_harness.model_services.backbone.model import cache_root
+from interp_harness.model_services.intervention.sae_names import NAME_RE, valid_name
+from interp_harness.model_services.intervention.schemas import SAEInfo
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +71,7 @@ def hook_name_of(component: str, layer: int) -> str:
 
 
 def default_sae_dir() -> Path:
-    """`<cache>/sae`, <cache> being function_store.datasets.cache_dir() (HARNESS_CACHE_DIR/data),
+    """`<cache>/sae`, <cache> being interp_harness.targets.datasets.cache_dir() (HARNESS_CACHE_DIR/data),
     where the project's built SAEs live (model_services may not import function_store)."""
     return cache_root() / "data" / "sae"
 

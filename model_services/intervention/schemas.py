@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from interp_harness.model_services.intervention.model import Component
 from pydantic import BaseModel, ConfigDict, Field, model_validator
-
-from model_services.intervention.model import Component
 
 Pooling = Literal["none", "max", "mean"]
 

@@ -36,21 +36,24 @@ import torch
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel
-
-from model_services.backbone.engine import BadRequest
-from model_services.backbone.guards import (
+from interp_harness.model_services.backbone.engine import BadRequest
+from interp_harness.model_services.backbone.guards import (
     ClientGone,
     cancel_on_disconnect,
     describe_errors,
     off_loop,
     worker_app,
 )
-from model_services.intervention import schemas as S
-from model_services.intervention.engine import CANCEL, Cancelled, Engine
-from model_services.intervention.featurizers import FeaturizerError
-from model_services.intervention.saelens import SAEConfigError, SAERegistry, default_sae_dir
-from model_services.queue_worker import NeverFits, QueueFull, QueueWorker
+from interp_harness.model_services.intervention import schemas as S
+from interp_harness.model_services.intervention.engine import CANCEL, Cancelled, Engine
+from interp_harness.model_services.intervention.featurizers import FeaturizerError
+from interp_harness.model_services.intervention.saelens import (
+    SAEConfigError,
+    SAERegistry,
+    default_sae_dir,
+)
+from interp_harness.model_services.queue_worker import NeverFits, QueueFull, QueueWorker
+from pydantic import BaseModel
 
 log = logging.getLogger(__name__)
 
@@ -348,8 +351,7 @@ def serve(
     """Load the model and serve it until interrupted. `saes`: SAELens SAE folders by name;
     `sae_dir`: a folder of them (default: the project's built SAEs, when that folder exists)."""
     import uvicorn
-
-    from model_services.intervention import model as model_mod
+    from interp_harness.model_services.intervention import model as model_mod
 
     if sae_dir is not None and not sae_dir.is_dir():
         raise SAEConfigError(f"--sae-dir {sae_dir}: not a directory")

@@ -7,10 +7,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from interp_harness.agents.registry import UnknownAgent, import_path
+from interp_harness.orchestrator.cli import app
 from typer.testing import CliRunner
-
-from agents.registry import UnknownAgent, import_path
-from harness.cli import app
 
 
 @pytest.fixture

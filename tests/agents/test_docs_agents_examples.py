@@ -1,5 +1,5 @@
 """The examples of docs/agents.md work as written: the provider-profile JSON goes through the real
-parser (`harness.providers.load_profiles`, both the inline and the `@file` form) and the policy
+parser (`interp_harness.orchestrator.providers.load_profiles`, both the inline and the `@file` form) and the policy
 that picks a run's profile; the sweep agent's `Options` is what `POST /runs` checks; the agent runs
 through `harness run` in its sandboxed host; the reply examples are what real targets print."""
 
@@ -13,10 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from agents.openai_agent import OpenAIAgent
-from harness.policy import ApiPolicy, RequestInvalid, profile_for
-from harness.providers import ProfileError, get_profile, load_profiles
+from interp_harness.agents.openai_agent import OpenAIAgent
+from interp_harness.orchestrator.policy import ApiPolicy, RequestInvalid, profile_for
+from interp_harness.orchestrator.providers import ProfileError, get_profile, load_profiles
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "agents.md"
@@ -107,7 +106,14 @@ def test_sweep_agent_runs_in_its_host_and_is_scored(
         "PYTHONPATH": os.pathsep.join([str(sweep_module), str(ROOT)]),
     }
     out = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "run", "--agent", "my_agents:SweepAgent"]
+        [
+            sys.executable,
+            "-m",
+            "interp_harness.orchestrator.cli",
+            "run",
+            "--agent",
+            "my_agents:SweepAgent",
+        ]
         + ["-o", "points=17", "--dataset", "find-gen", "--family", "numeric", "-n", "2"]
         + ["--seed", "0", "--no-floor", "--json"],
         env=env,
@@ -136,7 +142,15 @@ def test_reply_examples_are_what_the_targets_print(
 ) -> None:
     env = {**os.environ, "HARNESS_HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
     out = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "targets", "call", target, *inputs],
+        [
+            sys.executable,
+            "-m",
+            "interp_harness.orchestrator.cli",
+            "targets",
+            "call",
+            target,
+            *inputs,
+        ],
         env=env,
         capture_output=True,
         text=True,

@@ -10,16 +10,15 @@ import base64
 import json
 
 import pytest
+from interp_harness.agents.anthropic_agent import to_messages_api
+from interp_harness.agents.base import Message
+from interp_harness.agents.host_protocol import REQUEST, Step, encode
+from interp_harness.agents.images import MAX_CONVERSATION_IMAGE_BYTES, ImagePart, recent_images
+from interp_harness.agents.openai_agent import to_chat_messages
+from interp_harness.agents.toolspec import ToolCall
+from interp_harness.orchestrator.provider_requests import outgoing
+from interp_harness.orchestrator.providers import ProviderProfile
 from pydantic import ValidationError
-
-from agents.anthropic_agent import to_messages_api
-from agents.base import Message
-from agents.host_protocol import REQUEST, Step, encode
-from agents.images import MAX_CONVERSATION_IMAGE_BYTES, ImagePart, recent_images
-from agents.openai_agent import to_chat_messages
-from agents.toolspec import ToolCall
-from harness.provider_requests import outgoing
-from harness.providers import ProviderProfile
 
 PNG_A = b"\x89PNG\r\n\x1a\n\x00\xffA"  # bytes that are no UTF-8: they must travel as base64
 PNG_B = b"\x89PNG\r\n\x1a\n\x00\xfeB"

@@ -9,10 +9,9 @@ import json
 from typing import Any
 
 import pytest
+from interp_harness.agents import Message, get_agent
+from interp_harness.agents.toolspec import RAW_ARGUMENTS, ToolCall, ToolSpec
 from support import chat_completion
-
-from agents import Message, get_agent
-from agents.toolspec import RAW_ARGUMENTS, ToolCall, ToolSpec
 
 FAST = {"backoff_base": 0.01, "backoff_max": 0.05, "max_retries": 1}
 CALL = ToolSpec(
@@ -220,7 +219,7 @@ async def test_openai_malformed_arguments_keep_the_call(server, arguments, expec
 
 
 async def test_openai_tool_call_without_a_name_is_a_malformed_reply(server) -> None:
-    from agents import AgentError
+    from interp_harness.agents import AgentError
 
     bad = completion(None, [{"id": "x", "type": "function", "function": {"arguments": "{}"}}])
     server.script.actions += [("reply", bad), ("reply", bad)]

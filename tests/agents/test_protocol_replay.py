@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from agents import AgentError, Message, get_agent
-from agents.protocol import command_inputs, function_path, parse_pairs, parse_value
+from interp_harness.agents import AgentError, Message, get_agent
+from interp_harness.agents.protocol import command_inputs, function_path, parse_pairs, parse_value
 
 
 def test_parse_numeric_reply_with_special_values() -> None:

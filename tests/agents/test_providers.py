@@ -4,8 +4,7 @@ APIs): request shape, usage and cost, retries on 429/5xx/timeouts, and errors wi
 from __future__ import annotations
 
 import pytest
-
-from agents import AgentError, Message, get_agent
+from interp_harness.agents import AgentError, Message, get_agent
 
 CONV = [
     Message(role="system", content="SYS PROMPT"),

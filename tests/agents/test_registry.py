@@ -5,9 +5,15 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-
-from agents import Agent, AgentReply, UnknownAgent, get_agent, list_agents, register_agent
-from agents.registry import resolve_agent
+from interp_harness.agents import (
+    Agent,
+    AgentReply,
+    UnknownAgent,
+    get_agent,
+    list_agents,
+    register_agent,
+)
+from interp_harness.agents.registry import resolve_agent
 
 BUILTINS = {
     "openai",
@@ -62,7 +68,7 @@ def _write_module(root, name: str) -> None:
     (root / f"{name}.py").write_text(
         textwrap.dedent(
             """
-            from agents.base import Agent, AgentReply
+            from interp_harness.agents.base import Agent, AgentReply
 
             class MyAgent(Agent):
                 description = "a plugin agent"

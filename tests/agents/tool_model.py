@@ -17,10 +17,9 @@ import json
 import threading
 from typing import Any
 
+from interp_harness.orchestrator.store.repo import Store
+from interp_harness.targets.catalog import Catalog
 from support import LoopbackHTTP, QuietHandler
-
-from function_store.catalog import Catalog
-from harness.store.repo import Store
 
 GOOD = [("call_function", {"inputs": ["1", "2"]}), ("call_function", {"inputs": ["3"]})]
 UNKNOWN = ("call_functon", {"inputs": ["4"]})

@@ -4,9 +4,9 @@ prints `f'({arg}, {score:.4f}) '`): the entity record declares it, the protocol'
 
 from __future__ import annotations
 
-from agents.protocol import format_reply
-from function_store.benchmark import benchmark, benchmarks
-from function_store.models import CallOutput
+from interp_harness.agents.protocol import format_reply
+from interp_harness.targets.benchmark import benchmark, benchmarks
+from interp_harness.targets.models import CallOutput
 
 
 def test_only_the_entity_record_fixes_reply_decimals() -> None:

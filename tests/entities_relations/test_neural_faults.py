@@ -10,10 +10,13 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-
-from function_store.catalog import Catalog
-from function_store.entities_relations.client import BackboneClient, BackboneError, BackboneSettings
-from function_store.runtime import RuntimeContext, call_target
+from interp_harness.targets.catalog import Catalog
+from interp_harness.targets.entities_relations.client import (
+    BackboneClient,
+    BackboneError,
+    BackboneSettings,
+)
+from interp_harness.targets.runtime import RuntimeContext, call_target
 
 MODELS = {"object": "list", "data": [{"id": "m"}]}
 

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import httpx
 import pytest
-
-from evaluator.api import EpisodeStats
-from evaluator.judge import JudgeSettings, OpenAICompatibleJudge
-from evaluator.scorer import ScoringContext
-from evaluator.scoring import score_episode
-from evaluator.strings.scorer import PROMPT as STRINGS
-from evaluator.unit_tests import (
+from interp_harness.evaluator.api import EpisodeStats
+from interp_harness.evaluator.judge import JudgeSettings, OpenAICompatibleJudge
+from interp_harness.evaluator.scorer import ScoringContext
+from interp_harness.evaluator.scoring import score_episode
+from interp_harness.evaluator.strings.scorer import PROMPT as STRINGS
+from interp_harness.evaluator.unit_tests import (
     OPTIONS,
     PREFILL,
     SYSTEM_PROMPT,
@@ -19,7 +18,7 @@ from evaluator.unit_tests import (
     judge_jobs,
     load_template,
 )
-from function_store.catalog import Catalog
+from interp_harness.targets.catalog import Catalog
 
 pytestmark = pytest.mark.slow
 

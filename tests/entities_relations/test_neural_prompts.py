@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import math
 
-from function_store.entities_relations import prompts as P
-from function_store.entities_relations.scoring import digit_score, find_digit_site, format_score
+from interp_harness.targets.entities_relations import prompts as P
+from interp_harness.targets.entities_relations.scoring import (
+    digit_score,
+    find_digit_site,
+    format_score,
+)
 
 
 def test_atomic_entity_prompt_is_finds_text():

@@ -9,8 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
-from agents.scripted_words import VOCABULARY
+from interp_harness.agents.scripted_words import VOCABULARY
 
 ROOT = Path(__file__).resolve().parents[2]
 

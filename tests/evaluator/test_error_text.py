@@ -1,4 +1,4 @@
-"""evaluator.error_text: the cause of an error text (issue 40 item 3), read from the shapes
+"""interp_harness.evaluator.error_text: the cause of an error text (issue 40 item 3), read from the shapes
 providers, Inspect and Python write, and a bound on the text that keeps it.
 
 The provider errors are built by the real SDK classes (openai, Inspect's ModelGenerateError)
@@ -13,9 +13,8 @@ import httpx
 import openai
 from inspect_ai._util.error import exception_message
 from inspect_ai.model._model import ModelGenerateError
-
-from evaluator.api import EpisodeSummary
-from evaluator.error_text import (
+from interp_harness.evaluator.api import EpisodeSummary
+from interp_harness.evaluator.error_text import (
     MAX_CAUSE_CHARS,
     as_raised,
     bounded,
@@ -23,7 +22,7 @@ from evaluator.error_text import (
     cause_first,
     without_cause_first,
 )
-from evaluator.errors import group_errors
+from interp_harness.evaluator.errors import group_errors
 
 REFUSAL = "`tools` is not served by this server: it generates plain text only"
 

@@ -15,12 +15,11 @@ import textwrap
 
 import pytest
 from evaluator_helpers import numeric_target
-
-from evaluator.numeric.scorer import score_numeric_batch
-from evaluator.parsing import parse_answer
-from evaluator.sandbox_exec import CodeJob, CodeLimits, ExecSettings, run_code_jobs
-from evaluator.scorer import EvalSettings, Item
-from harness.sandbox.code_runner import run_in_sandbox
+from interp_harness.evaluator.numeric.scorer import score_numeric_batch
+from interp_harness.evaluator.parsing import parse_answer
+from interp_harness.evaluator.sandbox_exec import CodeJob, CodeLimits, ExecSettings, run_code_jobs
+from interp_harness.evaluator.scorer import EvalSettings, Item
+from interp_harness.orchestrator.sandbox.code_runner import run_in_sandbox
 
 pytestmark = pytest.mark.usefixtures("needs_bwrap")
 
@@ -244,9 +243,9 @@ def test_the_docker_backend_carries_results_the_forger_cannot_reach() -> None:
     undumpable): the forger opens nothing, and every result stands."""
     import json
 
-    from evaluator.sandbox_exec import WORKER_NAME, worker_source
-    from harness.sandbox.base import Limits
-    from harness.sandbox.docker_engine import docker_sandbox_or_skip
+    from interp_harness.evaluator.sandbox_exec import WORKER_NAME, worker_source
+    from interp_harness.orchestrator.sandbox.base import Limits
+    from interp_harness.orchestrator.sandbox.docker_engine import docker_sandbox_or_skip
 
     sb = docker_sandbox_or_skip()
     counting = _forger(2).replace("return WRONG\n", "return float(_done[0])\n")

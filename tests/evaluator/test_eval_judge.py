@@ -5,20 +5,24 @@ import pytest
 from evaluator_helpers import local_ctx, string_target
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
-
-from evaluator.api import EpisodeStats
-from evaluator.entities_relations import ENTITIES_PROMPT, RELATIONS_PROMPT
-from evaluator.judge import AnthropicJudge, JudgeSettings, OpenAICompatibleJudge, OpenAIJudge
-from evaluator.scoring import score_episode
-from evaluator.strings.scorer import PROMPT as STRINGS
-from evaluator.unit_tests import (
+from interp_harness.evaluator.api import EpisodeStats
+from interp_harness.evaluator.entities_relations import ENTITIES_PROMPT, RELATIONS_PROMPT
+from interp_harness.evaluator.judge import (
+    AnthropicJudge,
+    JudgeSettings,
+    OpenAICompatibleJudge,
+    OpenAIJudge,
+)
+from interp_harness.evaluator.scoring import score_episode
+from interp_harness.evaluator.strings.scorer import PROMPT as STRINGS
+from interp_harness.evaluator.unit_tests import (
     SYSTEM_PROMPT,
     fill,
     judge_description,
     load_template,
 )
-from function_store.datasets import data_path
-from function_store.models import UnitTest
+from interp_harness.targets.datasets import data_path
+from interp_harness.targets.models import UnitTest
 
 PAIRS = [(f"ab{k}", f"AB{k}") for k in range(10)]
 
@@ -289,11 +293,10 @@ def test_harness_run_with_a_misbehaving_judge_counts_no_score(serve, tmp_path, k
     endpoint: the run's unit_test metrics have n=0 and count the error; nothing scores 0."""
     import json
 
+    from interp_harness.orchestrator.cli import app
+    from interp_harness.orchestrator.store import make_engine
+    from interp_harness.orchestrator.store.repo import Store
     from typer.testing import CliRunner
-
-    from harness.cli import app
-    from harness.store import make_engine
-    from harness.store.repo import Store
 
     srv = serve(_fixed_reply_app(body, []))
     url = f"sqlite:///{tmp_path / 'harness.db'}"

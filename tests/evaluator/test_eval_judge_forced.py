@@ -5,10 +5,9 @@ import pytest
 from evaluator_helpers import string_target
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
-
-from evaluator.judge import JudgeSettings, OpenAICompatibleJudge, make_judge
-from evaluator.strings.scorer import PROMPT as STRINGS
-from evaluator.unit_tests import judge_description
+from interp_harness.evaluator.judge import JudgeSettings, OpenAICompatibleJudge, make_judge
+from interp_harness.evaluator.strings.scorer import PROMPT as STRINGS
+from interp_harness.evaluator.unit_tests import judge_description
 
 PAIRS = [(f"ab{k}", f"AB{k}") for k in range(10)]
 

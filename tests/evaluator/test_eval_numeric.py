@@ -2,14 +2,13 @@ import math
 
 import pytest
 from evaluator_helpers import GRID, nmse_by_hand, numeric_target
-
-from evaluator import numeric as num
-from evaluator.numeric.scorer import score_numeric_batch
-from evaluator.parsing import parse_answer
-from evaluator.sandbox_exec import CodeResult
-from evaluator.scorer import EvalSettings, Item
-from function_store.models import CallOutput
-from harness.sandbox.code_runner import run_in_sandbox
+from interp_harness.evaluator import numeric as num
+from interp_harness.evaluator.numeric.scorer import score_numeric_batch
+from interp_harness.evaluator.parsing import parse_answer
+from interp_harness.evaluator.sandbox_exec import CodeResult
+from interp_harness.evaluator.scorer import EvalSettings, Item
+from interp_harness.orchestrator.sandbox.code_runner import run_in_sandbox
+from interp_harness.targets.models import CallOutput
 
 
 def test_grid_is_256_half_integers():

@@ -1,6 +1,5 @@
 import pytest
-
-from evaluator.parsing import parse_answer, parse_find_compat, parse_tolerant
+from interp_harness.evaluator.parsing import parse_answer, parse_find_compat, parse_tolerant
 
 MSG = (
     "I ran it.\n[DESCRIPTION]: The function doubles x.\n[DOMAIN]: All reals; no odd interval.\n"

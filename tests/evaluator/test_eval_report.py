@@ -2,11 +2,10 @@ import math
 
 import pytest
 from evaluator_helpers import local_ctx, numeric_target
+from interp_harness.evaluator.api import EpisodeStats, EpisodeSummary, ScoreResult
+from interp_harness.evaluator.report import build_report, render_report, t_interval, wilson
+from interp_harness.evaluator.scoring import score_episode
 from rich.console import Console
-
-from evaluator.api import EpisodeStats, EpisodeSummary, ScoreResult
-from evaluator.report import build_report, render_report, t_interval, wilson
-from evaluator.scoring import score_episode
 
 
 def test_wilson_by_hand():
@@ -88,7 +87,7 @@ def test_report_counts_errors_apart_and_bins_queries():
 
 
 def Report_roundtrip(rep):
-    from evaluator.report import Report
+    from interp_harness.evaluator.report import Report
 
     return Report.model_validate_json(rep.model_dump_json()) == rep
 

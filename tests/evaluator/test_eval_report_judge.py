@@ -1,11 +1,10 @@
 """Description rows against the judge ceiling and chance, from hand-built report inputs."""
 
+from interp_harness.evaluator.api import EpisodeStats, EpisodeSummary, ScoreResult
+from interp_harness.evaluator.judge import HOW_TO, JudgeSettings
+from interp_harness.evaluator.report import CHANCE, build_report, render_report, wilson
+from interp_harness.evaluator.scoring import score_episode
 from rich.console import Console
-
-from evaluator.api import EpisodeStats, EpisodeSummary, ScoreResult
-from evaluator.judge import HOW_TO, JudgeSettings
-from evaluator.report import CHANCE, build_report, render_report, wilson
-from evaluator.scoring import score_episode
 
 VERDICTS = [{"triplet": k} for k in range(10)]  # a ceiling's 10 triplets (only counted)
 

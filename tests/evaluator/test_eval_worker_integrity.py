@@ -7,12 +7,11 @@ import shutil
 
 import pytest
 from evaluator_helpers import numeric_target
-
-from evaluator.numeric.scorer import score_numeric_batch
-from evaluator.parsing import parse_answer
-from evaluator.sandbox_exec import CodeJob, CodeLimits, ExecSettings, run_code_jobs
-from evaluator.scorer import EvalSettings, Item
-from harness.sandbox.code_runner import run_in_sandbox
+from interp_harness.evaluator.numeric.scorer import score_numeric_batch
+from interp_harness.evaluator.parsing import parse_answer
+from interp_harness.evaluator.sandbox_exec import CodeJob, CodeLimits, ExecSettings, run_code_jobs
+from interp_harness.evaluator.scorer import EvalSettings, Item
+from interp_harness.orchestrator.sandbox.code_runner import run_in_sandbox
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 
@@ -119,7 +118,7 @@ def test_proc_1_does_not_show_the_host_command_line():
 def test_a_dead_worker_is_blamed_on_the_answer_that_kills_it_alone(monkeypatch):
     """The attribution logic, with a stand-in for one sandboxed worker: answers run in order,
     `killer` takes the worker down whenever it runs, `flaky` once (a transient failure)."""
-    from evaluator import sandbox_exec
+    from interp_harness.evaluator import sandbox_exec
 
     deaths: list[list[str]] = []
 
@@ -145,7 +144,7 @@ def test_a_dead_worker_is_blamed_on_the_answer_that_kills_it_alone(monkeypatch):
 
 
 def test_a_sandbox_that_never_starts_is_infrastructure(monkeypatch):
-    from evaluator import sandbox_exec
+    from interp_harness.evaluator import sandbox_exec
 
     monkeypatch.setattr(
         sandbox_exec, "_run_batch", lambda jobs, runner, lim, st: ({}, set(), "no bwrap")

@@ -5,9 +5,8 @@ import. Through the real bwrap sandbox."""
 import shutil
 
 import pytest
-
-from evaluator.sandbox_exec import CodeJob, CodeLimits, ExecSettings, run_code_jobs
-from harness.sandbox.code_runner import run_in_sandbox
+from interp_harness.evaluator.sandbox_exec import CodeJob, CodeLimits, ExecSettings, run_code_jobs
+from interp_harness.orchestrator.sandbox.code_runner import run_in_sandbox
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 

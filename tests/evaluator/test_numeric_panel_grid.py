@@ -7,9 +7,8 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-
-from evaluator.numeric.panel import plot_data
-from evaluator.numeric.plot import numeric_svg
+from interp_harness.evaluator.numeric.panel import plot_data
+from interp_harness.evaluator.numeric.plot import numeric_svg
 
 ANSWER = SimpleNamespace(code="def f(x):\n    return 2 * x", func_name="f")
 

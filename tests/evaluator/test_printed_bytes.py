@@ -9,12 +9,11 @@ import shutil
 
 import pytest
 from evaluator_helpers import numeric_target
-
-from evaluator.numeric.scorer import score_numeric_batch
-from evaluator.parsing import parse_answer
-from evaluator.sandbox_exec import CodeJob, CodeLimits, ExecSettings, run_code_jobs
-from evaluator.scorer import EvalSettings, Item
-from harness.sandbox.code_runner import run_in_sandbox
+from interp_harness.evaluator.numeric.scorer import score_numeric_batch
+from interp_harness.evaluator.parsing import parse_answer
+from interp_harness.evaluator.sandbox_exec import CodeJob, CodeLimits, ExecSettings, run_code_jobs
+from interp_harness.evaluator.scorer import EvalSettings, Item
+from interp_harness.orchestrator.sandbox.code_runner import run_in_sandbox
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 

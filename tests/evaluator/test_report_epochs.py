@@ -5,10 +5,9 @@ carries the mean over targets of the across-epoch sample variance. Figures worke
 from __future__ import annotations
 
 import pytest
+from interp_harness.evaluator.api import EpisodeStats, EpisodeSummary, ScoreResult
+from interp_harness.evaluator.report import build_report, render_report
 from rich.console import Console
-
-from evaluator.api import EpisodeStats, EpisodeSummary, ScoreResult
-from evaluator.report import build_report, render_report
 
 
 def _ep(target: str, epoch: int, metric: str, value: float | None, error: bool = False):  # type: ignore[no-untyped-def]

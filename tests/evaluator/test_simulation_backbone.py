@@ -11,11 +11,10 @@ import math
 
 import httpx
 import pytest
-
-from evaluator.scorer import ScoringContext
-from evaluator.simulation import prompt
-from evaluator.simulation.scoring import Excerpt, score_explanations
-from evaluator.simulation.simulator import EndpointSimulator, SimulatorSettings
+from interp_harness.evaluator.scorer import ScoringContext
+from interp_harness.evaluator.simulation import prompt
+from interp_harness.evaluator.simulation.scoring import Excerpt, score_explanations
+from interp_harness.evaluator.simulation.simulator import EndpointSimulator, SimulatorSettings
 
 TOKENS = ["The", " games", " of", " 2000", " were", " held", " in", " Sydney", "."]
 EXPLANATION = 'the year "2000"'

@@ -12,15 +12,14 @@ import re
 from collections.abc import Iterator
 
 import pytest
-from support import LoopbackHTTP, QuietHandler
-
-from evaluator.scorer import ScoringContext
-from evaluator.simulation.scoring import Excerpt, score_explanations
-from evaluator.simulation.simulator import (
+from interp_harness.evaluator.scorer import ScoringContext
+from interp_harness.evaluator.simulation.scoring import Excerpt, score_explanations
+from interp_harness.evaluator.simulation.simulator import (
     EndpointSimulator,
     SimulatorError,
     SimulatorSettings,
 )
+from support import LoopbackHTTP, QuietHandler
 
 TOKENS = ["The", " year", " 2000", "\tend\n"]
 EXPLANATION = 'the year "2000"'

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from evaluator.api import ScoreResult
-from evaluator.panel import PanelView
-from evaluator.simulation.panel import simulation_panel
+from interp_harness.evaluator.api import ScoreResult
+from interp_harness.evaluator.panel import PanelView
+from interp_harness.evaluator.simulation.panel import simulation_panel
 
 PER_TEXT = [
     {"tokens": ["The", " <b>cat"], "true": [0, 10], "simulated": [0.25, 7.5], "sample": "top"},

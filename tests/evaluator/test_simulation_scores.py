@@ -8,11 +8,10 @@ import asyncio
 import statistics
 
 import pytest
-
-from evaluator.api import EpisodeStats, EpisodeSummary, ScoreResult
-from evaluator.report import build_report, render_report
-from evaluator.simulation.scale import normalise
-from evaluator.simulation.scoring import (
+from interp_harness.evaluator.api import EpisodeStats, EpisodeSummary, ScoreResult
+from interp_harness.evaluator.report import build_report, render_report
+from interp_harness.evaluator.simulation.scale import normalise
+from interp_harness.evaluator.simulation.scoring import (
     Excerpt,
     pearson,
     score_explanations,
@@ -20,7 +19,7 @@ from evaluator.simulation.scoring import (
     simulate,
     top_and_random,
 )
-from evaluator.simulation.simulator import LexicalSimulator, explanation_words
+from interp_harness.evaluator.simulation.simulator import LexicalSimulator, explanation_words
 
 
 def _lexical(explanation: str, texts: list[list[str]]) -> list[list[float]]:

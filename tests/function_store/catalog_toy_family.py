@@ -4,9 +4,9 @@ runtime, never by name)."""
 
 from __future__ import annotations
 
-from function_store.catalog import CatalogOptions
-from function_store.models import CallOutput, HiddenTruth, PublicMeta, Target, make_canary
-from function_store.runtime import RuntimeContext, register_runner
+from interp_harness.targets.catalog import CatalogOptions
+from interp_harness.targets.models import CallOutput, HiddenTruth, PublicMeta, Target, make_canary
+from interp_harness.targets.runtime import RuntimeContext, register_runner
 
 
 def _target(dataset: str, tid: str, i: int) -> Target:

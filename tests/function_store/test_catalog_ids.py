@@ -6,8 +6,7 @@ import subprocess
 import sys
 
 import pytest
-
-from function_store.catalog import Catalog, UnknownDataset, UnknownTarget, parse_id
+from interp_harness.targets.catalog import Catalog, UnknownDataset, UnknownTarget, parse_id
 
 
 def test_parse_ids():
@@ -34,7 +33,15 @@ def test_unknown_dataset_and_family():
 
 def test_cli_unknown_target_exit_code_and_message():
     r = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "targets", "call", "find-v1/numeric/f99999", "1"],
+        [
+            sys.executable,
+            "-m",
+            "interp_harness.orchestrator.cli",
+            "targets",
+            "call",
+            "find-v1/numeric/f99999",
+            "1",
+        ],
         capture_output=True,
         text=True,
         timeout=120,

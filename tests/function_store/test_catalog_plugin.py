@@ -7,10 +7,9 @@ import sys
 from collections.abc import Iterator
 
 import pytest
-
-from function_store import benchmark as registry
-from function_store.benchmark import Benchmark, register_benchmark
-from function_store.catalog import (
+from interp_harness.targets import benchmark as registry
+from interp_harness.targets.benchmark import Benchmark, register_benchmark
+from interp_harness.targets.catalog import (
     Catalog,
     CatalogOptions,
     GenConfig,
@@ -18,7 +17,7 @@ from function_store.catalog import (
     dataset_names,
     parse_id,
 )
-from function_store.runtime import call_target
+from interp_harness.targets.runtime import call_target
 
 TOY = Benchmark(
     family="toy",

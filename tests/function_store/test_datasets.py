@@ -12,8 +12,7 @@ import threading
 from pathlib import Path
 
 import pytest
-
-from function_store import datasets
+from interp_harness.targets import datasets
 
 
 def test_shared_copy_verifies():

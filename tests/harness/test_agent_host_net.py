@@ -18,9 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
-from support import LoopbackHTTP, QuietHandler, chat_completion
-
-from harness.agent_host_net import (
+from interp_harness.orchestrator.agent_host_net import (
     KEY_MARK,
     SOCKET_NAME,
     KeyScrubber,
@@ -29,7 +27,8 @@ from harness.agent_host_net import (
     key_forms,
     open_route,
 )
-from harness.providers import ProviderProfile
+from interp_harness.orchestrator.providers import ProviderProfile
+from support import LoopbackHTTP, QuietHandler, chat_completion
 
 KEY = "sk-unit/profile-key-0123456789abcdef"  # "/" : some JSON encoders write it as "\/"
 KEY_ENV = "UNIT_FORWARDER_KEY"

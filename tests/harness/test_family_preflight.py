@@ -12,11 +12,11 @@ from pathlib import Path
 
 import httpx
 import pytest
+from interp_harness.orchestrator.cli import app
+from interp_harness.orchestrator.store import make_engine
+from interp_harness.orchestrator.store.repo import Store
 from typer.testing import CliRunner
 
-from harness.cli import app
-from harness.store import make_engine
-from harness.store.repo import Store
 from tests.harness.run_support import cli_env, serve_app
 
 TOKEN = "family-preflight-token"

@@ -7,11 +7,10 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from agents.anthropic_agent import AnthropicAgent
-from agents.openai_agent import OpenAIAgent
-from harness.policy import profile_for
-from harness.providers import ProfileError, load_profiles
+from interp_harness.agents.anthropic_agent import AnthropicAgent
+from interp_harness.agents.openai_agent import OpenAIAgent
+from interp_harness.orchestrator.policy import profile_for
+from interp_harness.orchestrator.providers import ProfileError, load_profiles
 
 
 def test_a_profiles_routes_default_to_what_its_kind_of_agent_calls() -> None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from evaluator.neurons import iia as I
-from evaluator.neurons.plot import iia_svg
-from function_store.neurons.tasks import SLOT, TASKS, matches
+from interp_harness.evaluator.neurons import iia as I
+from interp_harness.evaluator.neurons.plot import iia_svg
+from interp_harness.targets.neurons.tasks import SLOT, TASKS, matches
 
 
 def test_twelve_tasks_with_at_least_30_fillers_and_two_outputs():

@@ -8,10 +8,9 @@ import asyncio
 import json
 
 import pytest
+from interp_harness.evaluator.judge import OpenAICompatibleJudge
+from interp_harness.evaluator.neurons import judge_probes as J
 from support import LoopbackHTTP, QuietHandler
-
-from evaluator.judge import OpenAICompatibleJudge
-from evaluator.neurons import judge_probes as J
 
 CORPUS = [
     "The red car stopped at the corner.",

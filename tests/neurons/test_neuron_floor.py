@@ -9,24 +9,23 @@ import asyncio
 import statistics
 
 import pytest
-
-from agents import get_agent, list_agents, resolve_agent
-from agents.base import Message
-from agents.scripted_neuron import ScriptedNeuronAgent
-from evaluator.api import EpisodeStats, EpisodeSummary, ScoreResult
-from evaluator.neurons import observational as O
-from evaluator.neurons import planted
-from evaluator.neurons.membership import LexicalMembership
-from evaluator.neurons.simulation import split_words
-from evaluator.neurons.testset import carriers
-from evaluator.parsing import parse_answer
-from evaluator.report import build_report
-from evaluator.simulation.scoring import simulate
-from evaluator.simulation.simulator import LexicalSimulator
-from function_store.catalog import Catalog
-from harness.prompts import task_prompt
-from harness.runs.plan import plan_floors
-from harness.runs.spec import RunSpec
+from interp_harness.agents import get_agent, list_agents, resolve_agent
+from interp_harness.agents.base import Message
+from interp_harness.agents.scripted_neuron import ScriptedNeuronAgent
+from interp_harness.evaluator.api import EpisodeStats, EpisodeSummary, ScoreResult
+from interp_harness.evaluator.neurons import observational as O
+from interp_harness.evaluator.neurons import planted
+from interp_harness.evaluator.neurons.membership import LexicalMembership
+from interp_harness.evaluator.neurons.simulation import split_words
+from interp_harness.evaluator.neurons.testset import carriers
+from interp_harness.evaluator.parsing import parse_answer
+from interp_harness.evaluator.report import build_report
+from interp_harness.evaluator.simulation.scoring import simulate
+from interp_harness.evaluator.simulation.simulator import LexicalSimulator
+from interp_harness.orchestrator.prompts import task_prompt
+from interp_harness.orchestrator.runs.plan import plan_floors
+from interp_harness.orchestrator.runs.spec import RunSpec
+from interp_harness.targets.catalog import Catalog
 
 FLOOR = "neuron-fixed-explanation"
 # written out here, not imported: what the floor must answer

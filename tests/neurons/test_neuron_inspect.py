@@ -8,13 +8,14 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from agents.protocol import format_reply
-from agents.protocol.tools import by_name, to_words
-from function_store.benchmark import benchmark
-from function_store.models import make_canary
-from harness.runs.catalogs import CatalogCache
-from harness.settings import Settings
-from harness.target_client import make_target_client
+from interp_harness.agents.protocol import format_reply
+from interp_harness.agents.protocol.tools import by_name, to_words
+from interp_harness.orchestrator.runs.catalogs import CatalogCache
+from interp_harness.orchestrator.settings import Settings
+from interp_harness.orchestrator.target_client import make_target_client
+from interp_harness.targets.benchmark import benchmark
+from interp_harness.targets.models import make_canary
+
 from tests.harness.inspect_tasks import inspect_scripts
 from tests.harness.inspect_tasks.test_inspect_tasks import SCRIPTS, inspect_cli, logs
 from tests.neurons.conftest import neuron_api_env

@@ -6,11 +6,10 @@ import json
 import shutil
 
 import pytest
-
-from evaluator.neurons import observational as O
-from evaluator.neurons import released
-from function_store import datasets
-from function_store.neurons import data
+from interp_harness.evaluator.neurons import observational as O
+from interp_harness.evaluator.neurons import released
+from interp_harness.targets import datasets
+from interp_harness.targets.neurons import data
 
 
 def _obs(unit: str, rows: list[tuple[bool, bool]], group: str = "0") -> list[O.Observation]:
@@ -105,9 +104,8 @@ def test_tampered_file_fails_the_checksum(tmp_path, monkeypatch):
 
 
 def test_cli_prints_paper_and_measured_numbers():
+    from interp_harness.orchestrator.cli import app
     from typer.testing import CliRunner
-
-    from harness.cli import app
 
     res = CliRunner().invoke(app, ["neurons", "observational", "--boot", "20"], terminal_width=200)
     assert res.exit_code == 0, res.output

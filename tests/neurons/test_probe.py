@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from evaluator.neurons import observational as O
-from evaluator.neurons import probe as P
+from interp_harness.evaluator.neurons import observational as O
+from interp_harness.evaluator.neurons import probe as P
 
 
 def _data(seed: int = 0, n: int = 400) -> tuple[np.ndarray, np.ndarray]:

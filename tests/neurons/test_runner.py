@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from agents.scripted_neuron import parse_activations
-from function_store.catalog import Catalog
-from function_store.neurons.runner import UNAVAILABLE, format_activations
-from function_store.runtime import RuntimeContext, build_runner
+from interp_harness.agents.scripted_neuron import parse_activations
+from interp_harness.targets.catalog import Catalog
+from interp_harness.targets.neurons.runner import UNAVAILABLE, format_activations
+from interp_harness.targets.runtime import RuntimeContext, build_runner
 
 
 def test_format_and_parse_round_trip():

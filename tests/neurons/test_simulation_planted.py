@@ -17,10 +17,9 @@ import asyncio
 import math
 
 import pytest
-
-from evaluator.neurons import compare, planted
-from evaluator.simulation.simulator import LexicalSimulator
-from function_store.neurons import data
+from interp_harness.evaluator.neurons import compare, planted
+from interp_harness.evaluator.simulation.simulator import LexicalSimulator
+from interp_harness.targets.neurons import data
 
 
 def test_planted_case_keeps_a_near_perfect_score_at_precision_one_half() -> None:
@@ -38,7 +37,7 @@ def test_planted_case_keeps_a_near_perfect_score_at_precision_one_half() -> None
 
 
 def test_planted_draws_are_near_perfect_in_most_draws() -> None:
-    from evaluator.simulation.scoring import correlation, simulate, top_and_random
+    from interp_harness.evaluator.simulation.scoring import correlation, simulate, top_and_random
 
     texts = planted.texts(1000, 5, 0)
     sim = asyncio.run(simulate(planted.EXPLANATION, texts, LexicalSimulator(), 0))
@@ -63,9 +62,8 @@ def test_released_f1_and_simulation_barely_agree() -> None:
 
 
 def test_compare_metrics_cli_prints_both_parts() -> None:
+    from interp_harness.orchestrator.cli import app
     from typer.testing import CliRunner
-
-    from harness.cli import app
 
     args = ["neurons", "compare-metrics", "--lexical", "--neurons", "20"]
     args += ["--planted-other", "200", "--planted-draws", "10"]

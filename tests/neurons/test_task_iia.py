@@ -1,11 +1,10 @@
 """An agent's neuron explanation that matches one of the 12 tasks is also scored by the neuron's
-IIA on that task (evaluator.neurons.task_iia), on SmolLM2's real intervention service."""
+IIA on that task (interp_harness.evaluator.neurons.task_iia), on SmolLM2's real intervention service."""
 
 from __future__ import annotations
 
 import pytest
-
-from evaluator.neurons.task_iia import PAIRS, iia_score, matching_task
+from interp_harness.evaluator.neurons.task_iia import PAIRS, iia_score, matching_task
 
 
 @pytest.mark.parametrize(

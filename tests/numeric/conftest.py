@@ -1,9 +1,8 @@
 from __future__ import annotations
 
 import pytest
-
-from function_store.catalog import Catalog, CatalogOptions
-from function_store.models import Target
+from interp_harness.targets.catalog import Catalog, CatalogOptions
+from interp_harness.targets.models import Target
 
 
 @pytest.fixture(scope="session")

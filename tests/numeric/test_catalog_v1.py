@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections import Counter
 
 import numpy as np
+from interp_harness.targets.models import make_canary
+from interp_harness.targets.numeric.targets import source_for
+from interp_harness.targets.runtime import RuntimeContext, call_target
 
-from function_store.models import make_canary
-from function_store.numeric.targets import source_for
-from function_store.runtime import RuntimeContext, call_target
 from tests.numeric import reference as ref
 
 INPUTS = ["-128", "-97.5", "-4", "-0.5", "0", "1", "3.25", "50", "99.9", "127.5"]

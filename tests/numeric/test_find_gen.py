@@ -7,10 +7,10 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from interp_harness.targets.catalog import Catalog, CatalogOptions, GenConfig
+from interp_harness.targets.numeric.find_gen import generate, train_mlp_for
+from interp_harness.targets.runtime import RuntimeContext, call_target
 
-from function_store.catalog import Catalog, CatalogOptions, GenConfig
-from function_store.numeric.find_gen import generate, train_mlp_for
-from function_store.runtime import RuntimeContext, call_target
 from tests.numeric import reference as ref
 
 

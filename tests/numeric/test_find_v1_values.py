@@ -8,8 +8,8 @@ from collections import defaultdict
 
 import numpy as np
 import pytest
+from interp_harness.targets.runtime import RuntimeContext, call_target
 
-from function_store.runtime import RuntimeContext, call_target
 from tests.numeric import reference as ref
 
 FAMILIES = [

@@ -8,11 +8,11 @@ import shutil
 import numpy as np
 import pytest
 import torch
+from interp_harness.targets.catalog import Catalog, CatalogOptions
+from interp_harness.targets.datasets import data_path
+from interp_harness.targets.numeric.mlp import load_torch_weights
+from interp_harness.targets.runtime import TargetUnavailable, build_runner, call_target
 
-from function_store.catalog import Catalog, CatalogOptions
-from function_store.datasets import data_path
-from function_store.numeric.mlp import load_torch_weights
-from function_store.runtime import TargetUnavailable, build_runner, call_target
 from tests.numeric import reference as ref
 
 

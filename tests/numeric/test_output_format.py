@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from function_store.formatting import find_line
-from function_store.runtime import RuntimeContext, call_target
+from interp_harness.targets.formatting import find_line
+from interp_harness.targets.runtime import RuntimeContext, call_target
+
 from tests.numeric import reference as ref
 
 

@@ -14,11 +14,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from evaluator.ravel.agent_task import score_ravel_episode
-from function_store.catalog import Catalog
-from function_store.ravel.runner import RavelRunner, parse
-from function_store.runtime import RuntimeContext
+from interp_harness.evaluator.ravel.agent_task import score_ravel_episode
+from interp_harness.targets.catalog import Catalog
+from interp_harness.targets.ravel.runner import RavelRunner, parse
+from interp_harness.targets.runtime import RuntimeContext
 
 ROOT = Path(__file__).resolve().parents[2]
 COUNTRY = "ravel/smollm2/city/Country"
@@ -81,9 +80,8 @@ def test_uploaded_featurizers_are_scored_and_removed(env):
     """A full-rank uploaded rotation moves what the whole vector moves; one random direction is
     near nothing; a bad upload is the agent's error; the service keeps none of them."""
     import numpy as np
-
-    from agents.scripted_ravel import rotation_answer
-    from model_services.intervention.client import InterventionClient
+    from interp_harness.agents.scripted_ravel import rotation_answer
+    from interp_harness.model_services.intervention.client import InterventionClient
 
     t = Catalog().get(COUNTRY)
     rng = np.random.default_rng(0)
@@ -114,7 +112,14 @@ def test_cli_run_of_the_scripted_baseline_is_scored(env, tmp_path):
         "HARNESS_HOME": str(tmp_path),
     }
     for answer in ("neurons", "featurizer"):
-        cmd = [sys.executable, "-m", "harness.cli", "run", "--agent", "scripted-ravel"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "interp_harness.orchestrator.cli",
+            "run",
+            "--agent",
+            "scripted-ravel",
+        ]
         cmd += ["-d", "ravel", "--id", COUNTRY, "--json", "-o", f"answer={answer}"]
         proc = subprocess.run(
             cmd, cwd=ROOT, env=run_env, capture_output=True, text=True, timeout=900
@@ -134,14 +139,22 @@ def test_cli_run_of_the_scripted_baseline_is_scored(env, tmp_path):
 def test_tools_mode_scores_as_the_text_protocol(env, tmp_path):
     """The scripted baseline in protocol mode `tools` (task / activations tools, submit_answer
     with layer and neurons): the same calls, replies and Cause/Isolate/Disentangle as in text."""
-    from harness.store import make_engine
-    from harness.store.repo import Store
+    from interp_harness.orchestrator.store import make_engine
+    from interp_harness.orchestrator.store.repo import Store
 
     db = f"sqlite:///{tmp_path / 'h.db'}"
     run_env = {**os.environ, **env, "PYTHONPATH": str(ROOT), "DATABASE_URL": db}
     out = {}
     for mode in ("default", "tools"):
-        cmd = [sys.executable, "-m", "harness.cli", "run", "--agent", "scripted-ravel", "--json"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "interp_harness.orchestrator.cli",
+            "run",
+            "--agent",
+            "scripted-ravel",
+            "--json",
+        ]
         cmd += ["-d", "ravel", "--id", COUNTRY, "--mode", mode, "--agent-isolation", "none"]
         proc = subprocess.run(
             cmd, cwd=ROOT, env=run_env, capture_output=True, text=True, timeout=900
@@ -175,10 +188,9 @@ def test_rest_run_in_bwrap_is_scored_and_leaks_nothing(env, tmp_path):
     import time
 
     import httpx
+    from interp_harness.targets.ravel.data import load
+    from interp_harness.targets.ravel.targets import INSTANCES
     from orch_helpers import Server
-
-    from function_store.ravel.data import load
-    from function_store.ravel.targets import INSTANCES
 
     srv_env = {
         **os.environ,

@@ -8,11 +8,10 @@ import asyncio
 
 import numpy as np
 import pytest
-
-from agents.base import Message
-from agents.protocol import parse_message
-from agents.protocol.reply import format_reply
-from agents.scripted_ravel import (
+from interp_harness.agents.base import Message
+from interp_harness.agents.protocol import parse_message
+from interp_harness.agents.protocol.reply import format_reply
+from interp_harness.agents.scripted_ravel import (
     ScriptedRavelAgent,
     parse_task,
     parse_vectors,
@@ -20,7 +19,7 @@ from agents.scripted_ravel import (
     rotation_answer,
     value_directions,
 )
-from evaluator.ravel.agent_task import (
+from interp_harness.evaluator.ravel.agent_task import (
     AnswerError,
     UploadedFeaturizer,
     featurizer_spec,
@@ -28,13 +27,13 @@ from evaluator.ravel.agent_task import (
     parse_localisation,
     score_ravel_episode,
 )
-from function_store.catalog import Catalog
-from function_store.models import make_canary
-from function_store.ravel.data import load
-from function_store.ravel.runner import CommandError, RavelRunner, parse
-from function_store.ravel.targets import INSTANCES
-from harness.prompts import task_prompt
-from model_services.intervention.featurizers import decode_arrays
+from interp_harness.model_services.intervention.featurizers import decode_arrays
+from interp_harness.orchestrator.prompts import task_prompt
+from interp_harness.targets.catalog import Catalog
+from interp_harness.targets.models import make_canary
+from interp_harness.targets.ravel.data import load
+from interp_harness.targets.ravel.runner import CommandError, RavelRunner, parse
+from interp_harness.targets.ravel.targets import INSTANCES
 
 
 def _targets():
@@ -204,7 +203,7 @@ def test_scripted_agent_steps():
 
 
 def format_reply_lines(pairs: list[tuple[str, str]]) -> str:
-    from function_store.models import CallOutput
+    from interp_harness.targets.models import CallOutput
 
     return format_reply([CallOutput(input=a, output=o) for a, o in pairs])
 
@@ -212,9 +211,9 @@ def format_reply_lines(pairs: list[tuple[str, str]]) -> str:
 def test_preflight_refuses_a_ravel_run_without_an_intervention_service():
     import socket
 
-    from harness.preflight import PreflightError, preflight
-    from harness.runs.spec import RunSpec
-    from harness.settings import Settings
+    from interp_harness.orchestrator.preflight import PreflightError, preflight
+    from interp_harness.orchestrator.runs.spec import RunSpec
+    from interp_harness.orchestrator.settings import Settings
 
     class Catalogs:
         def get(self, seed: int) -> Catalog:

@@ -12,9 +12,8 @@ import threading
 from pathlib import Path
 
 import pytest
-
-from function_store import datasets
-from function_store.ravel import data
+from interp_harness.targets import datasets
+from interp_harness.targets.ravel import data
 
 
 def test_shared_copy_has_25_verified_files():

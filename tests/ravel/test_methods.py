@@ -6,15 +6,19 @@ from __future__ import annotations
 
 import pytest
 import torch
-
-from evaluator.ravel.methods import METHODS, Hyper, TrainContext
-from evaluator.ravel.methods.featurize import decode, encode, feature_dims, interchange
-from evaluator.ravel.methods.local import LocalModel
-from function_store.ravel.data import load
-from function_store.ravel.instances import BuildConfig, Instance, RavelExample, fill
-from model_services.intervention import model as model_mod
-from model_services.intervention.featurizers import FeaturizerRegistry
-from model_services.intervention.model import COMPONENTS
+from interp_harness.evaluator.ravel.methods import METHODS, Hyper, TrainContext
+from interp_harness.evaluator.ravel.methods.featurize import (
+    decode,
+    encode,
+    feature_dims,
+    interchange,
+)
+from interp_harness.evaluator.ravel.methods.local import LocalModel
+from interp_harness.model_services.intervention import model as model_mod
+from interp_harness.model_services.intervention.featurizers import FeaturizerRegistry
+from interp_harness.model_services.intervention.model import COMPONENTS
+from interp_harness.targets.ravel.data import load
+from interp_harness.targets.ravel.instances import BuildConfig, Instance, RavelExample, fill
 
 ATTRS = ("Country", "Continent")
 CITIES = ["Paris", "Tokyo", "Berlin", "Rome", "Cairo", "Lima", "Madrid", "Toronto"]
@@ -86,7 +90,7 @@ def test_dbm_mask_is_binary_and_das_rows_orthonormal(loaded, instance):
     ctx = TrainContext(LocalModel(loaded, 1), instance, "Country", HYPER)
     mask = encode(METHODS["dbm"](ctx), torch.eye(loaded.hidden_size))[0]
     assert torch.equal(mask, torch.eye(loaded.hidden_size))  # DBM's featurizer is the identity
-    from model_services.intervention.featurizers import decode_arrays
+    from interp_harness.model_services.intervention.featurizers import decode_arrays
 
     w = decode_arrays(METHODS["das"](ctx))["weight"]
     assert w.shape == (3, loaded.hidden_size)
@@ -110,7 +114,7 @@ def test_das_training_lowers_its_loss(loaded, instance):
         )  # fmt: skip
         return torch.nn.functional.cross_entropy(logits, want).item()
 
-    from model_services.intervention.featurizers import decode_arrays
+    from interp_harness.model_services.intervention.featurizers import decode_arrays
 
     torch.manual_seed(0)
     init = torch.nn.utils.parametrizations.orthogonal(

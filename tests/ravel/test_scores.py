@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from evaluator.ravel.scores import ExampleOutcome, disentangle, sequence_match
+from interp_harness.evaluator.ravel.scores import ExampleOutcome, disentangle, sequence_match
 
 
 def o(attr: str, template: str, gen: list[int], label: list[int], inv: list[int]) -> ExampleOutcome:

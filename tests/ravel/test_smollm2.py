@@ -14,13 +14,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from evaluator.ravel import interchange
-from evaluator.ravel.methods.featurize import rotation_spec
-from evaluator.ravel.scores import disentangle
-from function_store.ravel.instances import build, cache_path
-from function_store.ravel.targets import INSTANCES
-from model_services.intervention.client import InterventionClient
+from interp_harness.evaluator.ravel import interchange
+from interp_harness.evaluator.ravel.methods.featurize import rotation_spec
+from interp_harness.evaluator.ravel.scores import disentangle
+from interp_harness.model_services.intervention.client import InterventionClient
+from interp_harness.targets.ravel.instances import build, cache_path
+from interp_harness.targets.ravel.targets import INSTANCES
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYER = 8
@@ -97,7 +96,15 @@ def test_nothing_whole_and_random_direction(smol, inst):
 
 def test_eval_command_prints_the_table(smol, cache, inst):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HARNESS_RAVEL_CACHE": str(cache)}
-    cmd = [sys.executable, "-m", "harness.cli", "ravel", "eval", "--url", smol[1]]
+    cmd = [
+        sys.executable,
+        "-m",
+        "interp_harness.orchestrator.cli",
+        "ravel",
+        "eval",
+        "--url",
+        smol[1],
+    ]
     cmd += ["--attribute", "Country", "--methods", "nothing,full,das", "--layer", str(LAYER)]
     cmd += ["--epochs", "1", "--split", "entity_test"]
     with pytest.MonkeyPatch.context() as mp:

@@ -8,13 +8,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from interp_harness.targets import benchmark as registry
+from interp_harness.targets.sae.benchmark import BENCHMARK
+from interp_harness.targets.sae.build import BuildOptions, build_sae
+from interp_harness.targets.sae.catalog import SAECatalog
 from intervention_server import start_server
 from support import stop_process
-
-from function_store import benchmark as registry
-from function_store.sae.benchmark import BENCHMARK
-from function_store.sae.build import BuildOptions, build_sae
-from function_store.sae.catalog import SAECatalog
 
 
 @pytest.fixture(autouse=True)

@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from agents.base import Message
-from agents.protocol import Observation, command_inputs, format_reply
-from agents.registry import get_agent
-from agents.scripted_sae import top_tokens
+from interp_harness.agents.base import Message
+from interp_harness.agents.protocol import Observation, command_inputs, format_reply
+from interp_harness.agents.registry import get_agent
+from interp_harness.agents.scripted_sae import top_tokens
 
 OBS = [
     Observation(x="a", y="The(0.00) cat(5.00) sat(0.00) [max 5.00]"),

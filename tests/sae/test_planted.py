@@ -11,17 +11,16 @@ from pathlib import Path
 
 import pytest
 import torch
+from interp_harness.evaluator.api import EpisodeStats
+from interp_harness.evaluator.judge import JudgeSettings
+from interp_harness.evaluator.sae.cli import sae_app
+from interp_harness.evaluator.sae.scoring import SAEScorer
+from interp_harness.evaluator.scorer import ScoringContext
+from interp_harness.model_services.intervention import model as model_mod
+from interp_harness.model_services.intervention.saelens import save_sae
+from interp_harness.targets.sae.catalog import load
+from interp_harness.targets.sae.targets import targets_of
 from typer.testing import CliRunner
-
-from evaluator.api import EpisodeStats
-from evaluator.judge import JudgeSettings
-from evaluator.sae.cli import sae_app
-from evaluator.sae.scoring import SAEScorer
-from evaluator.scorer import ScoringContext
-from function_store.sae.catalog import load
-from function_store.sae.targets import targets_of
-from model_services.intervention import model as model_mod
-from model_services.intervention.saelens import save_sae
 
 MODEL = "llama-tiny-random"  # byte-level tokens: one character, one token
 CHOSEN = ["x", "z"]

@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from evaluator.api import EpisodeStats, EpisodeSummary, ScoreResult
-from evaluator.report import build_report
-from function_store.sae.benchmark import BENCHMARK
+from interp_harness.evaluator.api import EpisodeStats, EpisodeSummary, ScoreResult
+from interp_harness.evaluator.report import build_report
+from interp_harness.targets.sae.benchmark import BENCHMARK
 
 
 def _ep(i: int, agent: str, value: float, ceiling: float) -> EpisodeSummary:

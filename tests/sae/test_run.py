@@ -13,13 +13,13 @@ import sys
 from pathlib import Path
 
 import httpx
+from interp_harness.orchestrator.store import make_engine
+from interp_harness.orchestrator.store.repo import Store
+from interp_harness.targets.models import make_canary
+from interp_harness.targets.sae.benchmark import BENCHMARK
+from interp_harness.targets.sae.catalog import SAECatalog
 from orch_helpers import Server
 
-from function_store.models import make_canary
-from function_store.sae.benchmark import BENCHMARK
-from function_store.sae.catalog import SAECatalog
-from harness.store import make_engine
-from harness.store.repo import Store
 from tests.harness.inspect_tasks.test_inspect_tasks import SCRIPTS, inspect_cli, logs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,7 +46,7 @@ def _env(tmp: Path, cache: Path, url: str) -> dict[str, str]:
 
 def _harness(env: dict[str, str], *args: str) -> str:
     proc = subprocess.run(
-        [sys.executable, "-m", "harness.cli", *args],
+        [sys.executable, "-m", "interp_harness.orchestrator.cli", *args],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -152,7 +152,16 @@ def test_preflight_refuses_an_sae_the_service_does_not_serve(
     (folder / "harness_catalog.json").write_text(other.model_dump_json())
     env = _env(tmp_path, cache, sae_llama_url)
     proc = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "run", "--agent", "scripted-sae", "-d", "sae"],
+        [
+            sys.executable,
+            "-m",
+            "interp_harness.orchestrator.cli",
+            "run",
+            "--agent",
+            "scripted-sae",
+            "-d",
+            "sae",
+        ],
         cwd=ROOT,
         env=env,
         capture_output=True,

@@ -7,17 +7,23 @@ from __future__ import annotations
 import statistics
 
 import pytest
+from interp_harness.evaluator.api import EpisodeStats
+from interp_harness.evaluator.judge import JudgeSettings, OpenAICompatibleJudge
+from interp_harness.evaluator.neurons.testset import TokenActs
+from interp_harness.evaluator.sae import classify, detection, fuzzing
+from interp_harness.evaluator.sae.classify import Decision, Sample, auc, metrics
+from interp_harness.evaluator.sae.scoring import (
+    CEILING,
+    METRICS,
+    SCORED,
+    Latent,
+    SAEScorer,
+    score_latent,
+)
+from interp_harness.evaluator.scorer import ScoringContext
+from interp_harness.targets.models import Target, model_target
+from interp_harness.targets.sae import catalog
 from support import free_port
-
-from evaluator.api import EpisodeStats
-from evaluator.judge import JudgeSettings, OpenAICompatibleJudge
-from evaluator.neurons.testset import TokenActs
-from evaluator.sae import classify, detection, fuzzing
-from evaluator.sae.classify import Decision, Sample, auc, metrics
-from evaluator.sae.scoring import CEILING, METRICS, SCORED, Latent, SAEScorer, score_latent
-from evaluator.scorer import ScoringContext
-from function_store.models import Target, model_target
-from function_store.sae import catalog
 
 
 def _ex(*pairs: tuple[str, float]) -> TokenActs:
@@ -163,8 +169,8 @@ async def test_judge_down_is_a_judge_error_not_zero():
 
 
 def test_mentions_tokens_and_words():
-    from evaluator.neurons.membership import LexicalMembership
-    from evaluator.sae.observational import mentions
+    from interp_harness.evaluator.neurons.membership import LexicalMembership
+    from interp_harness.evaluator.sae.observational import mentions
 
     assert mentions(LexicalMembership('"tight end"'), ["The", " tight", " end", " ran"])  # 2 tokens
     assert mentions(LexicalMembership('fires on "ing"'), [" runn", "ing"])  # a quoted subword token

@@ -1,14 +1,13 @@
 """FIND folder release checks run their scripts in the sandbox the harness wires in
-(function_store.find_import.set_script_sandbox); these tests wire it as the harness does."""
+(interp_harness.targets.find_import.set_script_sandbox); these tests wire it as the harness does."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 import pytest
-
-from function_store.find_import import set_script_sandbox
-from harness.sandbox.find_scripts import install_script_sandbox
+from interp_harness.orchestrator.sandbox.find_scripts import install_script_sandbox
+from interp_harness.targets.find_import import set_script_sandbox
 
 
 @pytest.fixture(autouse=True)

@@ -8,10 +8,9 @@ import random
 from pathlib import Path
 
 import pytest
-
-from function_store.models import HiddenTruth, PublicMeta, Target
-from function_store.runtime import RuntimeContext, build_runner
-from function_store.strings import (
+from interp_harness.targets.models import HiddenTruth, PublicMeta, Target
+from interp_harness.targets.runtime import RuntimeContext, build_runner
+from interp_harness.targets.strings import (
     ATOMIC_NAMES,
     AVOID_FIND,
     AVOID_FIXED,
@@ -21,8 +20,8 @@ from function_store.strings import (
     render_code,
     render_description,
 )
-from function_store.strings.pool import INPUT_POOL
-from function_store.strings.sampling import sample_composed
+from interp_harness.targets.strings.pool import INPUT_POOL
+from interp_harness.targets.strings.sampling import sample_composed
 
 SPEC_AVOID = Path(__file__).resolve().parents[3] / "shared" / "specs" / "func2_avoid_dict.json"
 

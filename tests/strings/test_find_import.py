@@ -9,10 +9,14 @@ from pathlib import Path
 
 import pytest
 from find_scripts import FIND_STRINGS_MAIN, numeric_script
-
-from function_store.catalog import Catalog, CatalogOptions
-from function_store.find_import import parse_pairs, script_argv
-from function_store.runtime import NoBackboneConfigured, RuntimeContext, build_runner, call_target
+from interp_harness.targets.catalog import Catalog, CatalogOptions
+from interp_harness.targets.find_import import parse_pairs, script_argv
+from interp_harness.targets.runtime import (
+    NoBackboneConfigured,
+    RuntimeContext,
+    build_runner,
+    call_target,
+)
 
 # atomic: output contains ", ", parentheses and ") (" followed by the input itself
 TRICKY = (

@@ -7,11 +7,10 @@ import json
 
 import pytest
 from find_scripts import FIND_STRINGS_MAIN
-
-from function_store.catalog import Catalog, CatalogOptions
-from function_store.datasets import data_path
-from function_store.runtime import TargetUnavailable, build_runner, call_target
-from function_store.strings import ATOMIC, Step, StringProgram
+from interp_harness.targets.catalog import Catalog, CatalogOptions
+from interp_harness.targets.datasets import data_path
+from interp_harness.targets.runtime import TargetUnavailable, build_runner, call_target
+from interp_harness.targets.strings import ATOMIC, Step, StringProgram
 
 # f00003 is map_string; its substitution letters, read off its 10 correct unit-test pairs
 # (e.g. hello -> jwrrb). Letters absent from those inputs are left out (they pass through).

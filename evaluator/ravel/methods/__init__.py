@@ -6,12 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import torch
-
-from evaluator.ravel.methods.context import Hyper, TrainContext
-from evaluator.ravel.methods.counterfactual import das, dbm
-from evaluator.ravel.methods.featurize import rotation_spec
-from evaluator.ravel.methods.unsupervised import pca, rlap, sae
-from model_services.intervention.schemas import FeaturizerSpec
+from interp_harness.evaluator.ravel.methods.context import Hyper, TrainContext
+from interp_harness.evaluator.ravel.methods.counterfactual import das, dbm
+from interp_harness.evaluator.ravel.methods.featurize import rotation_spec
+from interp_harness.evaluator.ravel.methods.unsupervised import pca, rlap, sae
+from interp_harness.model_services.intervention.schemas import FeaturizerSpec
 
 WHOLE_VECTOR = None  # a method that returns this swaps the whole residual vector
 

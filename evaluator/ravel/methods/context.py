@@ -7,10 +7,9 @@ import random
 from dataclasses import dataclass, field
 
 import torch
-
-from evaluator.ravel.methods.local import LocalModel
-from function_store.ravel.data import load
-from function_store.ravel.instances import Instance, RavelExample, fill
+from interp_harness.evaluator.ravel.methods.local import LocalModel
+from interp_harness.targets.ravel.data import load
+from interp_harness.targets.ravel.instances import Instance, RavelExample, fill
 
 
 @dataclass

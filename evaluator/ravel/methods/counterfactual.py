@@ -9,10 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import torch
-
-from evaluator.ravel.methods.context import TrainContext
-from evaluator.ravel.methods.featurize import mask_spec, rotation_spec
-from model_services.intervention.schemas import FeaturizerSpec
+from interp_harness.evaluator.ravel.methods.context import TrainContext
+from interp_harness.evaluator.ravel.methods.featurize import mask_spec, rotation_spec
+from interp_harness.model_services.intervention.schemas import FeaturizerSpec
 
 Edit = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 

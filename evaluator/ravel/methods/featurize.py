@@ -14,9 +14,8 @@ from __future__ import annotations
 from typing import Literal
 
 import torch
-
-from model_services.intervention.featurizers import decode_arrays, encode_array
-from model_services.intervention.schemas import FeaturizerSpec
+from interp_harness.model_services.intervention.featurizers import decode_arrays, encode_array
+from interp_harness.model_services.intervention.schemas import FeaturizerSpec
 
 Features = tuple[torch.Tensor, torch.Tensor]  # (features, residual the features leave out)
 Kind = Literal["rotation", "autoencoder", "mask"]

@@ -8,8 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import torch
-
-from model_services.intervention.model import LoadedModel
+from interp_harness.model_services.intervention.model import LoadedModel
 
 Edit = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]  # (base rows, source rows) -> new rows
 

@@ -5,11 +5,10 @@ linear adversarial projection: the subspace whose removal stops a probe reading 
 from __future__ import annotations
 
 import torch
-
-from evaluator.ravel.methods.context import TrainContext
-from evaluator.ravel.methods.featurize import autoencoder_spec, rotation_spec
-from evaluator.ravel.methods.select import l1_select
-from model_services.intervention.schemas import FeaturizerSpec
+from interp_harness.evaluator.ravel.methods.context import TrainContext
+from interp_harness.evaluator.ravel.methods.featurize import autoencoder_spec, rotation_spec
+from interp_harness.evaluator.ravel.methods.select import l1_select
+from interp_harness.model_services.intervention.schemas import FeaturizerSpec
 
 
 def pca(ctx: TrainContext) -> FeaturizerSpec:

@@ -1,6 +1,6 @@
-"""The REST API's routes, one router per resource. `harness.api.app.create_app` includes them."""
+"""The REST API's routes, one router per resource. `interp_harness.orchestrator.api.app.create_app` includes them."""
 
-from harness.api.routers import agents, episodes, events, health, runs, targets
+from interp_harness.orchestrator.api.routers import agents, episodes, events, health, runs, targets
 
 ROUTERS = [
     health.router,

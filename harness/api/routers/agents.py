@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from fastapi import APIRouter
-
-from harness.api import schemas as S
+from interp_harness.orchestrator.api import schemas as S
 
 router = APIRouter()
 
@@ -12,7 +11,7 @@ router = APIRouter()
 @router.get("/agents", response_model=list[S.AgentOut])
 def list_agents() -> list[S.AgentOut]:
     try:
-        from agents.registry import list_agents as registry_list
+        from interp_harness.agents.registry import list_agents as registry_list
     except ImportError:
         return []
     return [S.AgentOut.model_validate(a.model_dump()) for a in registry_list()]

@@ -8,15 +8,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from fastapi import Depends, Header, HTTPException, Request
-
-from harness.api import schemas as S
-from harness.api.limits import StreamSlots
-from harness.mcp.channel import token_key
-from harness.policy import ApiPolicy
-from harness.rate_limit import FailureBudget, TooManyFailures, client_address
-from harness.services import Services
-from harness.settings import Settings
-from harness.store.models import Run
+from interp_harness.orchestrator.api import schemas as S
+from interp_harness.orchestrator.api.limits import StreamSlots
+from interp_harness.orchestrator.mcp.channel import token_key
+from interp_harness.orchestrator.policy import ApiPolicy
+from interp_harness.orchestrator.rate_limit import FailureBudget, TooManyFailures, client_address
+from interp_harness.orchestrator.services import Services
+from interp_harness.orchestrator.settings import Settings
+from interp_harness.orchestrator.store.models import Run
 
 
 def error_reply(status: int, description: str | None = None) -> dict[int, dict[str, Any]]:
@@ -77,7 +76,7 @@ def _known(token: str, tokens: list[str]) -> bool:
 def caller_token(request: Request, authorization: str | None = Header(None)) -> str | None:
     """The configured token the request carries, else None. A wrong one counts against the
     client address's failure budget, and past it the request is answered 429 before its token
-    is compared (harness.rate_limit); a request without a token is no guess."""
+    is compared (interp_harness.orchestrator.rate_limit); a request without a token is no guess."""
     tokens = api_state(request).settings.tokens
     scheme, _, token = (authorization or "").partition(" ")
     token = token.strip()

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query
 from fastapi.responses import Response, StreamingResponse
-
-from harness.api import schemas as S
-from harness.api.routers.deps import MAX_OFFSET, NOT_FOUND, authorised, services
-from harness.services import Services
+from interp_harness.orchestrator.api import schemas as S
+from interp_harness.orchestrator.api.routers.deps import MAX_OFFSET, NOT_FOUND, authorised, services
+from interp_harness.orchestrator.services import Services
 
 router = APIRouter()
 

@@ -8,11 +8,9 @@ from collections.abc import AsyncIterator
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
 from fastapi.responses import StreamingResponse
-from starlette.background import BackgroundTask
-
-from harness.api import schemas as S
-from harness.api.routers import deps
-from harness.api.routers.deps import (
+from interp_harness.orchestrator.api import schemas as S
+from interp_harness.orchestrator.api.routers import deps
+from interp_harness.orchestrator.api.routers.deps import (
     MAX_EVENT_ID,
     NOT_FOUND,
     ApiState,
@@ -20,9 +18,10 @@ from harness.api.routers.deps import (
     get_run_or_404,
     services,
 )
-from harness.services import Services
-from harness.store import RUN_TERMINAL
-from harness.store.models import Event
+from interp_harness.orchestrator.services import Services
+from interp_harness.orchestrator.store import RUN_TERMINAL
+from interp_harness.orchestrator.store.models import Event
+from starlette.background import BackgroundTask
 
 router = APIRouter()
 

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Depends
+from interp_harness.orchestrator.api import schemas as S
+from interp_harness.orchestrator.api.routers.deps import services
+from interp_harness.orchestrator.services import Services
+from interp_harness.orchestrator.store import current_revision
 from sqlalchemy import text
-
-from harness.api import schemas as S
-from harness.api.routers.deps import services
-from harness.services import Services
-from harness.store import current_revision
 
 router = APIRouter()
 

@@ -6,10 +6,9 @@ import asyncio
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
-
-from harness.api import schemas as S
-from harness.api.routers import deps
-from harness.api.routers.deps import (
+from interp_harness.orchestrator.api import schemas as S
+from interp_harness.orchestrator.api.routers import deps
+from interp_harness.orchestrator.api.routers.deps import (
     ERRORS,
     FORBIDDEN,
     MAX_OFFSET,
@@ -22,14 +21,14 @@ from harness.api.routers.deps import (
     require_token,
     services,
 )
-from harness.mcp.channel import token_key
-from harness.policy import RequestInvalid
-from harness.preflight import PreflightError
-from harness.runs.admission import checked_plan
-from harness.runs.plan import store_plan
-from harness.runs.selection import SelectionError
-from harness.runs.spec import EpochReducer, RunSpec
-from harness.services import Services
+from interp_harness.orchestrator.mcp.channel import token_key
+from interp_harness.orchestrator.policy import RequestInvalid
+from interp_harness.orchestrator.preflight import PreflightError
+from interp_harness.orchestrator.runs.admission import checked_plan
+from interp_harness.orchestrator.runs.plan import store_plan
+from interp_harness.orchestrator.runs.selection import SelectionError
+from interp_harness.orchestrator.runs.spec import EpochReducer, RunSpec
+from interp_harness.orchestrator.services import Services
 
 router = APIRouter()
 

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Depends, HTTPException, Query
-
-from harness.api import schemas as S
-from harness.api.routers import deps
-from harness.api.routers.deps import ERRORS, MAX_OFFSET, ApiState, api_state, authorised, services
-from harness.services import Services
+from interp_harness.orchestrator.api import schemas as S
+from interp_harness.orchestrator.api.routers import deps
+from interp_harness.orchestrator.api.routers.deps import (
+    ERRORS,
+    MAX_OFFSET,
+    ApiState,
+    api_state,
+    authorised,
+    services,
+)
+from interp_harness.orchestrator.services import Services
 
 router = APIRouter()
 
@@ -35,8 +41,8 @@ def list_targets(
     api: ApiState = Depends(api_state),
 ) -> list[S.PublicTargetOut]:
     """Public views only: never ground truth."""
-    from function_store.catalog import UnknownDataset
-    from function_store.datasets import DataUnavailable
+    from interp_harness.targets.catalog import UnknownDataset
+    from interp_harness.targets.datasets import DataUnavailable
 
     known = gen_seed == api.settings.gen_seed or gen_seed in svc.catalogs.seeds()
     if not known and not ok:

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
+import interp_harness.orchestrator.store.models  # noqa: F401  (registers the tables on SQLModel.metadata)
 from alembic import context
 from sqlmodel import SQLModel
-
-import harness.store.models  # noqa: F401  (registers the tables on SQLModel.metadata)
 
 config = context.config
 engine = config.attributes.get("engine")
 if engine is None:  # plain `alembic` CLI use: the URL comes from the settings
-    from harness.settings import Settings
-    from harness.store.engine import make_engine
+    from interp_harness.orchestrator.settings import Settings
+    from interp_harness.orchestrator.store.engine import make_engine
 
     engine = make_engine(Settings().url, upgrade=False)
 

@@ -4,8 +4,8 @@ and the tool adapter rendering cells as `run_python` calls and back."""
 
 from __future__ import annotations
 
-from agents.base import Message
-from agents.protocol.cells import (
+from interp_harness.agents.base import Message
+from interp_harness.agents.protocol.cells import (
     RUN_PYTHON_SPEC,
     cell_block,
     cell_stdouts,
@@ -14,9 +14,9 @@ from agents.protocol.cells import (
     parse_cells,
     split_cells,
 )
-from agents.tools_adapter import as_text, as_tool_calls
-from agents.toolspec import ToolCall
-from function_store.benchmark import benchmark
+from interp_harness.agents.tools_adapter import as_text, as_tool_calls
+from interp_harness.agents.toolspec import ToolCall
+from interp_harness.targets.benchmark import benchmark
 
 
 def test_a_message_s_cells_in_order() -> None:

@@ -1,4 +1,4 @@
-"""`True` and numpy `array(...)` outputs, read as FIND itself treats them (agents.protocol.values).
+"""`True` and numpy `array(...)` outputs, read as FIND itself treats them (interp_harness.agents.protocol.values).
 
 FIND's numeric functions print their value with Python `str()` (`outputs += f'({arg}, {out}) '` in
 each `function_code.py` of the FIND repository), so a comparison prints `True` and a numpy 0-d
@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from agents.protocol import format_value, numeric_points, parse_number, parse_value
-from agents.protocol.conversation import Observation
-from evaluator.numeric import grid_inputs, ground_truth_from_outputs, parse_find_value
-from function_store.models import CallOutput
+from interp_harness.agents.protocol import format_value, numeric_points, parse_number, parse_value
+from interp_harness.agents.protocol.conversation import Observation
+from interp_harness.evaluator.numeric import (
+    grid_inputs,
+    ground_truth_from_outputs,
+    parse_find_value,
+)
+from interp_harness.targets.models import CallOutput
 
 
 def find_scoring_value(g: object) -> complex:

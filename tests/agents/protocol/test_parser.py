@@ -6,9 +6,8 @@ import subprocess
 import sys
 
 import pytest
-
-from agents.protocol import Command, format_error, format_reply, parse_message
-from function_store.models import CallOutput
+from interp_harness.agents.protocol import Command, format_error, format_reply, parse_message
+from interp_harness.targets.models import CallOutput
 
 
 # ---------------------------------------------------------------- default mode
@@ -205,7 +204,7 @@ def test_unknown_mode():
 
 @pytest.mark.parametrize("mode", ["default", "find-compat"])
 def test_overlong_message_is_refused_with_a_reason(mode):
-    from agents.protocol import MAX_MESSAGE_CHARS
+    from interp_harness.agents.protocol import MAX_MESSAGE_CHARS
 
     text = "PYTHON(function.py " + "1 " * MAX_MESSAGE_CHARS + ") [DESCRIPTION]: x"
     p = parse_message(text, mode=mode)
@@ -264,7 +263,7 @@ def test_compat_shell_words_match_the_real_sh(item, tmp_path):
     """Differential check of the word splitting against /bin/sh itself, which FIND's
     `Popen(..., shell=True)` used (fixed test strings only; nothing from an agent). Redirections
     are left out: there we keep the words and the shell would have sent the output elsewhere."""
-    from agents.protocol.find_compat import shell_words
+    from interp_harness.agents.protocol.find_compat import shell_words
 
     script = tmp_path / "argv.py"
     script.write_text(ARGV_PRINTER)

@@ -1,4 +1,4 @@
-"""What the protocol's writers produce, its readers read back (agents.protocol), in both modes.
+"""What the protocol's writers produce, its readers read back (interp_harness.agents.protocol), in both modes.
 
 Four directions, each a writer and its reader in the one shared module:
 - the agent's command (`command` + `quote_input`) -> the harness's `parse_message`;
@@ -22,8 +22,7 @@ import numpy as np
 import pytest
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
-
-from agents.protocol import (
+from interp_harness.agents.protocol import (
     DEFAULT_PATH,
     MODES,
     PREFIX,
@@ -39,8 +38,8 @@ from agents.protocol import (
     quote_input,
     would_crash_in_find,
 )
-from function_store.benchmark import benchmarks
-from function_store.models import CallOutput
+from interp_harness.targets.benchmark import benchmarks
+from interp_harness.targets.models import CallOutput
 
 SETTINGS = settings(max_examples=150, deadline=None)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import gc
 
-from agents.base import Agent, AgentReply, Message
+from interp_harness.agents.base import Agent, AgentReply, Message
 
 
 class HugeAgent(Agent):

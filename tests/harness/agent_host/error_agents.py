@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from agents.base import Agent, AgentReply, Message
+from interp_harness.agents.base import Agent, AgentReply, Message
 
 
 def _fail_deep(n_messages: int) -> AgentReply:

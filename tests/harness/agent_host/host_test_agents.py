@@ -1,5 +1,5 @@
 """Agents for the agent-host tests. Like any agent run in a host, this module imports nothing but
-the `agents` package and the standard library (it is bound alone into the sandbox)."""
+our `agents` part and the standard library (it is bound alone into the sandbox)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,14 @@ import os
 import socket
 from typing import Any
 
-from agents.base import Agent, AgentReply, Message
-from agents.toolspec import ToolCall, ToolSpec
+from interp_harness.agents.base import Agent, AgentReply, Message
+from interp_harness.agents.toolspec import ToolCall, ToolSpec
 
-_HIDDEN_MODULES = ("function_store", "harness", "evaluator")
+_HIDDEN_MODULES = (
+    "interp_harness.targets",
+    "interp_harness.orchestrator",
+    "interp_harness.evaluator",
+)
 _BENIGN_ENV = {
     "PATH",
     "HOME",
@@ -32,7 +36,7 @@ def _harness_objects() -> list[str]:
     out = []
     for o in gc.get_objects():
         mod = type(o).__dict__.get("__module__")
-        if isinstance(mod, str) and mod.split(".")[0] in _HIDDEN_MODULES:
+        if isinstance(mod, str) and mod.startswith(tuple(m + "." for m in _HIDDEN_MODULES)):
             try:
                 out.append(f"{type(o).__name__}: {str(o)[:2000]}")
             except Exception:
@@ -44,10 +48,10 @@ def _imports() -> list[str]:
     got = []
     for name in (
         *_HIDDEN_MODULES,
-        "function_store.catalog",
-        "function_store.generators",
-        "harness.store.repo",
-        "evaluator.scoring",
+        "interp_harness.targets.catalog",
+        "interp_harness.targets.numeric",
+        "interp_harness.orchestrator.store.repo",
+        "interp_harness.evaluator.scoring",
     ):
         try:
             importlib.import_module(name)
@@ -60,7 +64,7 @@ def _imports() -> list[str]:
 def _regenerate_catalog() -> str | None:
     """The find-gen catalog is generated from a seed: try to rebuild it."""
     try:
-        from function_store.catalog import Catalog, CatalogOptions
+        from interp_harness.targets.catalog import Catalog, CatalogOptions
 
         targets = Catalog(CatalogOptions(gen_seed=0)).list(dataset="find-gen", family="numeric")
         return str(targets[0].hidden)[:500]
@@ -136,7 +140,7 @@ class ClaimsCategoryAgent(Agent):
     name = "claims-category"
 
     async def step(self, conversation: list[Message]) -> AgentReply:
-        from agents import AgentError
+        from interp_harness.agents import AgentError
 
         raise AgentError("the provider is down, honest", category=self.options["category"])
 

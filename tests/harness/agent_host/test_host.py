@@ -9,12 +9,12 @@ import signal
 from pathlib import Path
 
 import pytest
+from interp_harness.agents import AgentError, Message
+from interp_harness.agents.registry import resolve_agent
+from interp_harness.orchestrator.agent_host import AgentHostClient, AgentHosts
+from interp_harness.orchestrator.target_client import InProcessTargetClient
+from interp_harness.targets.catalog import Catalog
 
-from agents import AgentError, Message
-from agents.registry import resolve_agent
-from function_store.catalog import Catalog
-from harness.agent_host import AgentHostClient, AgentHosts
-from harness.target_client import InProcessTargetClient
 from tests.agents.conftest import final_parts, find_prompt, run_episode
 
 CONV = [Message(role="system", content="S"), Message(role="user", content="U")]
@@ -42,7 +42,7 @@ def host_python_pids(bwrap_pid: int) -> list[int]:
             todo += [int(k) for k in kids]
             for k in kids:
                 cmd = Path(f"/proc/{k}/cmdline").read_bytes().split(b"\0")
-                if b"agents.host" in cmd and not cmd[0].endswith(b"bwrap"):
+                if b"interp_harness.agents.host" in cmd and not cmd[0].endswith(b"bwrap"):
                     out.append(int(k))
     return out
 

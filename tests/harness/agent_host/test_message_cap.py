@@ -8,11 +8,10 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
+from interp_harness.agents import AgentError, Message
+from interp_harness.agents.registry import resolve_agent
+from interp_harness.orchestrator.agent_host import AgentHosts
 from orch_helpers import run_in_process
-
-from agents import AgentError, Message
-from agents.registry import resolve_agent
-from harness.agent_host import AgentHosts
 
 CONV = [Message(role="system", content="S"), Message(role="user", content="U")]
 MB40 = 40 * 2**20

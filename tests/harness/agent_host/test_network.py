@@ -10,11 +10,11 @@ import threading
 from pathlib import Path
 
 import pytest
+from interp_harness.agents import AgentError, Message
+from interp_harness.agents.registry import resolve_agent
+from interp_harness.orchestrator.agent_host import AgentHosts
+from interp_harness.orchestrator.providers import HELD_KEY
 
-from agents import AgentError, Message
-from agents.registry import resolve_agent
-from harness.agent_host import AgentHosts
-from harness.providers import HELD_KEY
 from tests.agents.conftest import provider_server, server  # noqa: F401 - fixtures
 
 CONV = [Message(role="system", content="S"), Message(role="user", content="hello")]

@@ -7,13 +7,15 @@ import asyncio
 import os
 import signal
 
+from interp_harness.orchestrator.runs.catalogs import CatalogCache
+from interp_harness.orchestrator.runs.plan import create_run
+from interp_harness.orchestrator.runs.scheduler import Scheduler
+from interp_harness.orchestrator.runs.spec import RunSpec
+from interp_harness.orchestrator.settings import Settings
+from interp_harness.orchestrator.store import make_engine
+from interp_harness.orchestrator.store.repo import Store
+from interp_harness.orchestrator.target_client import make_target_client
 from test_host import host_python_pids
-
-from harness.runs.spec import RunSpec
-from harness.scheduler import CatalogCache, Scheduler, create_run, make_target_client
-from harness.settings import Settings
-from harness.store import make_engine
-from harness.store.repo import Store
 
 N = 6
 

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from interp_harness.orchestrator.cli import app
+from interp_harness.orchestrator.store import make_engine
+from interp_harness.orchestrator.store.repo import Store
 from typer.testing import CliRunner
 
-from harness.cli import app
-from harness.store import make_engine
-from harness.store.repo import Store
 from tests.agents.tool_model import TARGET, ToolModel, audit, check_session
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")

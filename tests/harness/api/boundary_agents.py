@@ -10,9 +10,8 @@ import sys
 from typing import Any
 
 import httpx
-
-from agents.base import Agent, AgentReply, Message, Usage
-from agents.openai_agent import OpenAIAgent
+from interp_harness.agents.base import Agent, AgentReply, Message, Usage
+from interp_harness.agents.openai_agent import OpenAIAgent
 
 PROBE = "COMMAND: PYTHON(./temp/function.py 1)"
 

@@ -7,10 +7,9 @@ import shutil
 from collections.abc import Iterator
 
 import pytest
+from interp_harness.agents.base import Agent, AgentOptions
+from interp_harness.agents.registry import resolve_agent
 from trust_helpers import HarnessServer
-
-from agents.base import Agent, AgentOptions
-from agents.registry import resolve_agent
 
 BASE = {"dataset": "find-v1", "ids": ["find-v1/numeric/f00150"], "floor": False}
 

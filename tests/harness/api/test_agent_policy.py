@@ -18,7 +18,7 @@ import os, pathlib
 if os.environ.get("TRUST_MARKER"):  # unset inside the agent host, which imports it too
     pathlib.Path(os.environ["TRUST_MARKER"]).write_text("imported")
 
-from agents.base import Agent, AgentReply
+from interp_harness.agents.base import Agent, AgentReply
 
 
 class Foo:  # not an agent
@@ -64,7 +64,10 @@ def test_rest_refuses_dotted_agents_before_importing(start_server, tmp_path: Pat
     # the operator's switch: the same request now imports the module (so the check above can fail)
     srv2 = start_server(env | {"HARNESS_API_ALLOW_DOTTED_AGENTS": "1"})
     r = srv2.post_run(body | {"agent": "trust_marker_mod:Foo"})
-    assert r.status_code == 400 and "not a subclass of agents.base.Agent" in r.json()["detail"]
+    assert (
+        r.status_code == 400
+        and "not a subclass of interp_harness.agents.base.Agent" in r.json()["detail"]
+    )
     assert marker.read_text() == "imported"
 
 
@@ -79,7 +82,14 @@ def test_cli_keeps_dotted_paths(tmp_path: Path) -> None:
         "TMPDIR": str(tmp_path),
     }
     full.pop("DATABASE_URL", None)
-    argv = [sys.executable, "-m", "harness.cli", "run", "--agent", "trust_marker_mod:Answer"]
+    argv = [
+        sys.executable,
+        "-m",
+        "interp_harness.orchestrator.cli",
+        "run",
+        "--agent",
+        "trust_marker_mod:Answer",
+    ]
     argv += ["--dataset", "find-v1", "--id", TARGET, "--no-floor", "--max-rounds", "1", "--json"]
     p = subprocess.run(argv, env=full, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]

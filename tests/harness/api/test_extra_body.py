@@ -13,12 +13,11 @@ import shutil
 
 import httpx
 import pytest
+from interp_harness.agents import Message
+from interp_harness.agents.registry import resolve_agent
+from interp_harness.orchestrator.agent_host import AgentHosts
 from openai_stub import OpenAIStub
 from support import wait_for
-
-from agents import Message
-from agents.registry import resolve_agent
-from harness.agent_host import AgentHosts
 
 pytestmark = pytest.mark.skipif(
     shutil.which("bwrap") is None, reason="agent hosts need bubblewrap (Debian `bubblewrap`)"

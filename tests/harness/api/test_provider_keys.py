@@ -121,7 +121,15 @@ def _cli(tmp_path: Path, *options: str) -> subprocess.CompletedProcess[str]:
         "PYTHONPATH": str(ROOT),
     }
     env.pop("DATABASE_URL", None)
-    argv = [sys.executable, "-m", "harness.cli", "run", "--agent", "openai", "--dataset"]
+    argv = [
+        sys.executable,
+        "-m",
+        "interp_harness.orchestrator.cli",
+        "run",
+        "--agent",
+        "openai",
+        "--dataset",
+    ]
     argv += ["find-v1", "--id", TARGET, "--no-floor", "--max-rounds", "1", "--json"]
     for o in options:
         argv += ["-o", o]

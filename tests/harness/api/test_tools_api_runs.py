@@ -12,10 +12,10 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
+from interp_harness.orchestrator.store import make_engine
+from interp_harness.orchestrator.store.repo import Store
 from support import wait_for
 
-from harness.store import make_engine
-from harness.store.repo import Store
 from tests.agents.tool_model import TARGET, ToolModel, audit, check_session
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")

@@ -16,14 +16,13 @@ from typing import Any
 
 import httpx
 import pytest
+from interp_harness.orchestrator.agent_host_net import SOCKET_NAME, UsageMeter, open_route
+from interp_harness.orchestrator.providers import ProviderProfile
+from interp_harness.orchestrator.store.models import Episode
+from interp_harness.orchestrator.store.repo import Store
 from openai_stub import OpenAIStub
 from orch_helpers import run_in_process
 from support import LoopbackHTTP, QuietHandler
-
-from harness.agent_host_net import SOCKET_NAME, UsageMeter, open_route
-from harness.providers import ProviderProfile
-from harness.store.models import Episode
-from harness.store.repo import Store
 
 pytestmark = pytest.mark.skipif(
     shutil.which("bwrap") is None, reason="agent hosts need bubblewrap (Debian `bubblewrap`)"

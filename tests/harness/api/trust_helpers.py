@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 class HarnessServer:
-    """`python -m harness.cli serve` on a loopback port, with a private home and TMPDIR."""
+    """`python -m interp_harness.orchestrator.cli serve` on a loopback port, with a private home and TMPDIR."""
 
     def __init__(
         self, home: Path, env: dict[str, str] | None = None, tmpdir: Path | None = None
@@ -56,7 +56,14 @@ class HarnessServer:
         self.url = f"http://127.0.0.1:{self.port}"
         log = open(self.log_path, "ab")  # noqa: SIM115 - closed with the process
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "harness.cli", "serve", "--port", str(self.port)]
+            [
+                sys.executable,
+                "-m",
+                "interp_harness.orchestrator.cli",
+                "serve",
+                "--port",
+                str(self.port),
+            ]
             + ["--log-level", "warning"],
             env=self.env,
             cwd=str(self.home),

@@ -9,11 +9,10 @@ import json
 from pathlib import Path
 
 from cli_store import MAIN_JOB, add_run, main_job_store
+from interp_harness.orchestrator.cli import app
+from interp_harness.orchestrator.store.repo import open_store
+from interp_harness.targets.catalog import Catalog, CatalogOptions
 from typer.testing import CliRunner
-
-from function_store.catalog import Catalog, CatalogOptions
-from harness.cli import app
-from harness.store.repo import open_store
 
 LONG_AGENT = "my_lab_agents.interpreters:ChainOfThoughtInterpreterAgent"
 

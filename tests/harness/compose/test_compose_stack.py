@@ -29,7 +29,7 @@ def engine(compose_cli):  # type: ignore[no-untyped-def]
     """A Docker engine (ensure_engine starts one), or a skip like tests/harness/sandbox's Docker tests:
     dockerd needs privileges that scripts/install.sh cannot grant. The tools come first, so a
     missing docker CLI or Compose fails (conftest.py) before this can skip."""
-    from harness.sandbox.docker_engine import EngineUnavailable, ensure_engine
+    from interp_harness.orchestrator.sandbox.docker_engine import EngineUnavailable, ensure_engine
 
     try:
         client = ensure_engine()
@@ -42,8 +42,7 @@ def engine(compose_cli):  # type: ignore[no-untyped-def]
 def compose_env(engine, compose_cli) -> dict[str, str]:  # type: ignore[no-untyped-def]
     """DOCKER_HOST for the engine `ensure_engine` found: the environment's, else ours."""
     import docker
-
-    from harness.sandbox.docker_engine import SOCKET
+    from interp_harness.orchestrator.sandbox.docker_engine import SOCKET
 
     try:
         docker.from_env().ping()
@@ -75,7 +74,7 @@ def _remove_stale_test_stacks(env: dict[str, str]) -> None:
 
 @pytest.fixture(scope="module")
 def stack(engine, compose_env, tmp_path_factory):  # type: ignore[no-untyped-def]
-    from harness.sandbox.compose_images import build_cpu_images
+    from interp_harness.orchestrator.sandbox.compose_images import build_cpu_images
 
     t0 = time.monotonic()
     build_cpu_images(engine, lambda what, tag, s: print(f"image {what:>13} {tag} {s:.1f} s"))

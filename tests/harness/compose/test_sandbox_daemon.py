@@ -12,14 +12,13 @@ import time
 
 import httpx
 import pytest
-
-from evaluator.sandbox_exec import CodeJob, ExecSettings, run_code_jobs
-from function_store.catalog import Catalog
-from function_store.service.client import TargetServiceClient
-from harness.sandbox.base import Limits, SandboxError, get_sandbox
-from harness.sandbox.code_runner import run_in_sandbox
-from harness.sandbox.daemon import serve
-from harness.sandbox.pool import ServicePool
+from interp_harness.evaluator.sandbox_exec import CodeJob, ExecSettings, run_code_jobs
+from interp_harness.orchestrator.sandbox.base import Limits, SandboxError, get_sandbox
+from interp_harness.orchestrator.sandbox.code_runner import run_in_sandbox
+from interp_harness.orchestrator.sandbox.daemon import serve
+from interp_harness.orchestrator.sandbox.pool import ServicePool
+from interp_harness.targets.catalog import Catalog
+from interp_harness.targets.service.client import TargetServiceClient
 
 F0 = "find-gen/numeric/s0/f00000"
 

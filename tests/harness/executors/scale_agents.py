@@ -5,10 +5,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from interp_harness.agents.base import AgentError, AgentReply, Message
+from interp_harness.agents.scripted_numeric import ScriptedNumericAgent, ScriptedNumericOptions
 from pydantic import Field
-
-from agents.base import AgentError, AgentReply, Message
-from agents.scripted_numeric import ScriptedNumericAgent, ScriptedNumericOptions
 
 
 class SlowOptions(ScriptedNumericOptions):
@@ -28,7 +27,7 @@ class SlowScriptedNumeric(ScriptedNumericAgent):
 
     async def step(self, conversation: list[Message]) -> AgentReply:
         try:  # inside an agent host the orchestrator's packages are not importable
-            import harness  # noqa: F401
+            import interp_harness.orchestrator  # noqa: F401
         except ImportError:
             pass
         else:

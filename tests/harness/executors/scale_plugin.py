@@ -3,8 +3,8 @@ PYTHONPATH)."""
 
 from __future__ import annotations
 
-from evaluator.api import EpisodeStats, ScoreResult
-from function_store.models import Target
+from interp_harness.evaluator.api import EpisodeStats, ScoreResult
+from interp_harness.targets.models import Target
 
 
 async def answer_stats(

@@ -14,12 +14,11 @@ from typing import Any
 
 import pytest
 from cluster import ROOT, RayCluster, worker_env
+from interp_harness.orchestrator.executors import ExecutorConfigError, make_executor
+from interp_harness.orchestrator.settings import Settings
+from interp_harness.orchestrator.store import make_engine
+from interp_harness.orchestrator.store.repo import Store
 from pg_server import create_database
-
-from harness.executors import ExecutorConfigError, make_executor
-from harness.settings import Settings
-from harness.store import make_engine
-from harness.store.repo import Store
 
 # a Ray cluster per session and runs across its workers (the quick loop leaves them out)
 pytestmark = pytest.mark.slow
@@ -30,7 +29,17 @@ SELECT = ["-d", "find-gen", "-f", "numeric", "--variant", "clean"]  # noised tar
 
 
 def _cli(env: dict[str, str], *args: str) -> list[str]:
-    return [sys.executable, "-m", "harness.cli", "run", "-a", AGENT, *args, "--no-floor", "--json"]
+    return [
+        sys.executable,
+        "-m",
+        "interp_harness.orchestrator.cli",
+        "run",
+        "-a",
+        AGENT,
+        *args,
+        "--no-floor",
+        "--json",
+    ]
 
 
 def _env(cluster: RayCluster | None, db: str, tmp: Any, **extra: str) -> dict[str, str]:
@@ -100,7 +109,16 @@ def test_ray_needs_postgresql(tmp_path: Any) -> None:
         timeout=120,
     )
     assert p.returncode == 2 and "needs a PostgreSQL store" in p.stderr, p.stderr[-2000:]
-    serve = [sys.executable, "-m", "harness.cli", "serve", "--executor", "ray", "--port", "0"]
+    serve = [
+        sys.executable,
+        "-m",
+        "interp_harness.orchestrator.cli",
+        "serve",
+        "--executor",
+        "ray",
+        "--port",
+        "0",
+    ]
     p = subprocess.run(serve, env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and "needs a PostgreSQL store" in p.stderr, p.stderr[-2000:]
 

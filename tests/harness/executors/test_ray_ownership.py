@@ -13,15 +13,15 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC
 
-from agents.base import Agent, AgentReply, Message
-from harness.episode import LOST
-from harness.executors.local import execute_episode
-from harness.executors.ray_executor import RunWatch
-from harness.runs.spec import RunSpec
-from harness.scheduler import CatalogCache
-from harness.store import make_engine
-from harness.store.repo import Store
-from harness.target_client import InProcessTargetClient
+from interp_harness.agents.base import Agent, AgentReply, Message
+from interp_harness.orchestrator.episode import LOST
+from interp_harness.orchestrator.executors.local import execute_episode
+from interp_harness.orchestrator.executors.ray_executor import RunWatch
+from interp_harness.orchestrator.runs.catalogs import CatalogCache
+from interp_harness.orchestrator.runs.spec import RunSpec
+from interp_harness.orchestrator.store import make_engine
+from interp_harness.orchestrator.store.repo import Store
+from interp_harness.orchestrator.target_client import InProcessTargetClient
 
 TID = "find-v1/numeric/f00000"
 

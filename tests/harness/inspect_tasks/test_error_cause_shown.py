@@ -22,11 +22,11 @@ from typing import Any
 
 import httpx
 import pytest
+from interp_harness.orchestrator.cli import app
+from interp_harness.orchestrator.store import make_engine
+from interp_harness.orchestrator.store.repo import Store
 from typer.testing import CliRunner
 
-from harness.cli import app
-from harness.store import make_engine
-from harness.store.repo import Store
 from tests.harness.run_support import serve_app
 from tests.support import require
 

@@ -13,12 +13,11 @@ from statistics import mean
 from typing import Any
 
 import pytest
+from interp_harness.evaluator.report import t_interval, wilson
+from interp_harness.orchestrator.cli import app
+from interp_harness.orchestrator.runs.report import build_report
+from interp_harness.orchestrator.store.repo import DuplicateImport, open_store
 from typer.testing import CliRunner, Result
-
-from evaluator.report import t_interval, wilson
-from harness.cli import app
-from harness.runs.report import build_report
-from harness.store.repo import DuplicateImport, open_store
 
 inspect_log = pytest.importorskip("inspect_ai.log", reason="inspect-ai is in the dev extra")
 from hostile_logs import TARGET, edit_samples, eval_bomb, eval_log, result, write  # noqa: E402
@@ -34,9 +33,12 @@ from inspect_ai.model import (  # noqa: E402
 )
 from inspect_ai.scorer import Score  # noqa: E402
 from inspect_ai.tool import ToolCall, ToolCallError  # noqa: E402
-
-from harness.inspect_tasks.bounded_log import LogBounds  # noqa: E402
-from harness.inspect_tasks.importer import ImportRefused, import_eval_log, read_log  # noqa: E402
+from interp_harness.orchestrator.inspect_tasks.bounded_log import LogBounds  # noqa: E402
+from interp_harness.orchestrator.inspect_tasks.importer import (  # noqa: E402
+    ImportRefused,
+    import_eval_log,
+    read_log,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 DATA = os.environ.get("HARNESS_DATA_DIR") or str(ROOT.parent / "shared" / "data")

@@ -13,6 +13,18 @@ from pathlib import Path
 
 import pytest
 from inspect_code_scripts import ANSWER, FIRST
+from interp_harness.agents.protocol.cells import parse_cells
+from interp_harness.orchestrator import prompts
+from interp_harness.orchestrator.episode import offered_tools
+from interp_harness.orchestrator.inspect_tasks.importer import import_eval_log
+from interp_harness.orchestrator.lab.api import call_commands, call_value
+from interp_harness.orchestrator.lab.limits import LabLimits
+from interp_harness.orchestrator.lab.prompt import lab_note
+from interp_harness.orchestrator.runs.catalogs import CatalogCache
+from interp_harness.orchestrator.settings import Settings
+from interp_harness.orchestrator.store.repo import open_store
+from interp_harness.orchestrator.target_client import make_target_client
+from interp_harness.targets.benchmark import benchmark
 from test_inspect_tasks import (  # noqa: F401 - sandbox_tmp is a fixture
     assert_no_ground_truth,
     assert_nothing_left,
@@ -20,19 +32,6 @@ from test_inspect_tasks import (  # noqa: F401 - sandbox_tmp is a fixture
     logs,
     sandbox_tmp,
 )
-
-from agents.protocol.cells import parse_cells
-from function_store.benchmark import benchmark
-from harness import prompts
-from harness.episode import offered_tools
-from harness.inspect_tasks.importer import import_eval_log
-from harness.lab.api import call_commands, call_value
-from harness.lab.limits import LabLimits
-from harness.lab.prompt import lab_note
-from harness.runs.catalogs import CatalogCache
-from harness.settings import Settings
-from harness.store.repo import open_store
-from harness.target_client import make_target_client
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_bwrap")]
 SCRIPTS = Path(__file__).resolve().parent / "inspect_code_scripts.py"

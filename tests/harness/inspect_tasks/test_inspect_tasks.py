@@ -21,20 +21,19 @@ from pathlib import Path
 import httpx
 import pytest
 from inspect_ai.log import EvalLog, read_eval_log
-
-from agents.protocol import format_reply
-from evaluator.api import EpisodeStats, ScoreResult
-from evaluator.scoring import ScoringContext, score_episode
-from function_store.benchmark import benchmark
-from function_store.models import Target
-from harness import prompts
-from harness.inspect_tasks.importer import import_eval_log
-from harness.runs.catalogs import CatalogCache
-from harness.runs.report import build_report
-from harness.sandbox.code_runner import run_in_sandbox
-from harness.settings import Settings
-from harness.store.repo import open_store
-from harness.target_client import make_target_client
+from interp_harness.agents.protocol import format_reply
+from interp_harness.evaluator.api import EpisodeStats, ScoreResult
+from interp_harness.evaluator.scoring import ScoringContext, score_episode
+from interp_harness.orchestrator import prompts
+from interp_harness.orchestrator.inspect_tasks.importer import import_eval_log
+from interp_harness.orchestrator.runs.catalogs import CatalogCache
+from interp_harness.orchestrator.runs.report import build_report
+from interp_harness.orchestrator.sandbox.code_runner import run_in_sandbox
+from interp_harness.orchestrator.settings import Settings
+from interp_harness.orchestrator.store.repo import open_store
+from interp_harness.orchestrator.target_client import make_target_client
+from interp_harness.targets.benchmark import benchmark
+from interp_harness.targets.models import Target
 
 ROOT = Path(__file__).resolve().parents[3]
 HERE = Path(__file__).resolve().parent
@@ -290,7 +289,7 @@ def test_a_killed_eval_leaves_nothing_after_the_sweep(tmp_path: Path, sandbox_tm
         time.sleep(0.2)
     root = next(sandbox_tmp.glob("interp-harness-*"))
     assert list(root.iterdir()), "the killed eval left nothing to sweep: the test proves nothing"
-    sweep = "from harness.sandbox.workdir import sweep_stale; sweep_stale()"
+    sweep = "from interp_harness.orchestrator.sandbox.workdir import sweep_stale; sweep_stale()"
     subprocess.run([sys.executable, "-c", sweep], env=env, cwd=ROOT, check=True, timeout=60)
     assert_nothing_left(sandbox_tmp)
 
@@ -505,7 +504,11 @@ def test_services_and_episode_store_stop_when_the_run_ends(
     assert capped.output.completion == "" == capped.store["interp_harness:answer"]
     assert capped.store["interp_harness:rounds"] == 1
     assert capped.store["interp_harness:end_reason"] == "rounds"
-    left = [c for c in _descendants(os.getpid()) if "bwrap" in c or "function_store.service" in c]
+    left = [
+        c
+        for c in _descendants(os.getpid())
+        if "bwrap" in c or "interp_harness.targets.service" in c
+    ]
     assert not left, left
     assert not list(sandbox_tmp.glob("interp-harness-inspect-*"))
 
@@ -522,7 +525,8 @@ def test_services_and_episode_store_stop_when_the_run_ends(
     ],
 )
 def test_bad_task_parameters_are_refused_with_what_is_allowed(params, says) -> None:
-    from harness.inspect_tasks.task import TaskParameterError
+    from interp_harness.orchestrator.inspect_tasks.task import TaskParameterError
+
     from interp_harness._registry import find
 
     with pytest.raises(TaskParameterError, match=re.escape(says)):

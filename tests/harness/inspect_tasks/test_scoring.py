@@ -22,17 +22,19 @@ from inspect_ai.log import EvalLog, read_eval_log
 from inspect_ai.model import GenerateConfig, Model, ModelOutput, ModelUsage, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import store
-
-from evaluator.api import EpisodeStats, ScoreResult
-from evaluator.report import t_interval, wilson
-from evaluator.scoring import ScoringContext, score_episode
-from function_store.catalog import Catalog
-from function_store.models import Target
-from harness.inspect_tasks.resources import resources
-from harness.inspect_tasks.scoring import InspectGraderJudge, interp_harness_scorer
-from harness.runs.selection import select_targets
-from harness.runs.spec import RunSpec
-from harness.sandbox.code_runner import run_in_sandbox
+from interp_harness.evaluator.api import EpisodeStats, ScoreResult
+from interp_harness.evaluator.report import t_interval, wilson
+from interp_harness.evaluator.scoring import ScoringContext, score_episode
+from interp_harness.orchestrator.inspect_tasks.resources import resources
+from interp_harness.orchestrator.inspect_tasks.scoring import (
+    InspectGraderJudge,
+    interp_harness_scorer,
+)
+from interp_harness.orchestrator.runs.selection import select_targets
+from interp_harness.orchestrator.runs.spec import RunSpec
+from interp_harness.orchestrator.sandbox.code_runner import run_in_sandbox
+from interp_harness.targets.catalog import Catalog
+from interp_harness.targets.models import Target
 
 pytestmark = pytest.mark.skipif(
     shutil.which("bwrap") is None, reason="bubblewrap is not installed (the target sandbox)"

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agents.base import Agent, AgentReply, Message
-from agents.toolspec import ToolCall, ToolSpec
+from interp_harness.agents.base import Agent, AgentReply, Message
+from interp_harness.agents.toolspec import ToolCall, ToolSpec
 
 PLOT = "import matplotlib.pyplot as plt\nplt.plot([0, 1], [1, 3])\n'plotted'"
 

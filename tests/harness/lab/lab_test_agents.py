@@ -3,7 +3,7 @@ every hosted agent module they import only the `agents` package."""
 
 from __future__ import annotations
 
-from agents.base import Agent, AgentOptions, AgentReply, Message
+from interp_harness.agents.base import Agent, AgentOptions, AgentReply, Message
 
 
 class CellScriptOptions(AgentOptions):

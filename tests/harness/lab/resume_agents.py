@@ -14,7 +14,7 @@ import hashlib
 import json
 import os
 
-from agents.base import Agent, AgentOptions, AgentReply, Message
+from interp_harness.agents.base import Agent, AgentOptions, AgentReply, Message
 
 FENCE = "```"
 MESSAGES = [

@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import orch_plugin  # noqa: F401  (registers the orch-test targets)
 import pytest
+from interp_harness.agents.protocol import parse_answer, parse_pairs
+from interp_harness.agents.protocol.cells import parse_cells
+from interp_harness.orchestrator.runs.catalogs import CatalogCache
+from interp_harness.orchestrator.runs.plan import create_run
+from interp_harness.orchestrator.runs.selection import SelectionError
+from interp_harness.orchestrator.runs.spec import RunSpec
+from interp_harness.orchestrator.store import make_engine
+from interp_harness.orchestrator.store.repo import Store
 from lab_test_agents import CellScriptAgent
 from orch_helpers import run_in_process
-
-from agents.protocol import parse_answer, parse_pairs
-from agents.protocol.cells import parse_cells
-from harness.runs.selection import SelectionError
-from harness.runs.spec import RunSpec
-from harness.scheduler import CatalogCache, create_run
-from harness.store import make_engine
-from harness.store.repo import Store
 
 pytestmark = pytest.mark.usefixtures("needs_bwrap")
 F0 = "orch-test/numeric/f00000"  # f(x) = 2x + 1
@@ -78,8 +78,8 @@ async def test_cell_calls_are_recorded_and_counted_like_commands(sqlite_url: str
 
 
 def _format(outputs: list[dict]) -> str:  # type: ignore[type-arg]
-    from agents.protocol import format_reply
-    from function_store.models import CallOutput
+    from interp_harness.agents.protocol import format_reply
+    from interp_harness.targets.models import CallOutput
 
     text = format_reply([CallOutput.model_validate(o) for o in outputs])
     assert [y for _, y in parse_pairs(text, [o["input"] for o in outputs])][:2] == ["1.0", "4.0"]

@@ -11,12 +11,11 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-
-from agents.protocol import Observation, format_reply, parse_pairs
-from agents.registry import get_agent
-from function_store.models import CallOutput
-from harness.store import make_engine
-from harness.store.repo import Store
+from interp_harness.agents.protocol import Observation, format_reply, parse_pairs
+from interp_harness.agents.registry import get_agent
+from interp_harness.orchestrator.store import make_engine
+from interp_harness.orchestrator.store.repo import Store
+from interp_harness.targets.models import CallOutput
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_bwrap")]
 BWRAP = {"HARNESS_SANDBOX": "bwrap", "HARNESS_SCORE_HOOK": "default"}

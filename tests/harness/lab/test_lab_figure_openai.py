@@ -12,10 +12,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from interp_harness.orchestrator.store import make_engine
+from interp_harness.orchestrator.store.repo import Store
 from openai_stub import OpenAIStub
-
-from harness.store import make_engine
-from harness.store.repo import Store
 
 pytestmark = pytest.mark.usefixtures("needs_bwrap")
 

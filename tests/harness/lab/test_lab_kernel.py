@@ -11,11 +11,10 @@ import socket
 from collections.abc import Sequence
 
 import pytest
-
-from function_store.benchmark import benchmark
-from harness.lab.frames import Call, CallResult
-from harness.lab.limits import LabLimits
-from harness.lab.session import LOST, Cell, Lab
+from interp_harness.orchestrator.lab.frames import Call, CallResult
+from interp_harness.orchestrator.lab.limits import LabLimits
+from interp_harness.orchestrator.lab.session import LOST, Cell, Lab
+from interp_harness.targets.benchmark import benchmark
 
 pytestmark = pytest.mark.usefixtures("needs_bwrap")
 SECRET = "lab-test-secret-4f1c9a0e7b"  # in this process's environment while the labs start
@@ -107,7 +106,8 @@ for p in os.listdir('/proc'):
             pass
 found['env'] = dict(os.environ)
 print('SECRET' if {SECRET!r} in repr(found) else 'no secret')
-for m in ('harness', 'agents', 'function_store', 'evaluator', 'httpx', 'pydantic', 'torch',
+for m in ('interp_harness', 'interp_harness.orchestrator', 'interp_harness.agents', 'harness',
+          'agents', 'function_store', 'evaluator', 'httpx', 'pydantic', 'torch',
           'numpy', 'scipy.optimize', 'matplotlib.pyplot'):
     try:
         importlib.import_module(m)

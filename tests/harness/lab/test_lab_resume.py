@@ -20,12 +20,11 @@ from pathlib import Path
 
 import orch_plugin  # noqa: F401  (registers the orch-test targets in this process too)
 import pytest
+from interp_harness.agents.protocol.cells import parse_cells
+from interp_harness.orchestrator.store import make_engine
+from interp_harness.orchestrator.store.repo import Store
 from orch_helpers import ROOT, resume_in_process, server_env
 from support import wait_for
-
-from agents.protocol.cells import parse_cells
-from harness.store import make_engine
-from harness.store.repo import Store
 
 # a process killed and a run resumed (the quick loop leaves it out)
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_bwrap")]
@@ -51,7 +50,14 @@ def test_kill_9_mid_episode_and_resume_rebuilds_the_lab(
         ORCH_TEST_CALL_LOG=str(call_log),
         PYTHONPATH=paths,
     )
-    argv = [sys.executable, "-m", "harness.cli", "run", "--agent", "resume_agents:GatedCellAgent"]
+    argv = [
+        sys.executable,
+        "-m",
+        "interp_harness.orchestrator.cli",
+        "run",
+        "--agent",
+        "resume_agents:GatedCellAgent",
+    ]
     argv += ["--agent-isolation", "none", "-d", "orch-test", "--id", TARGET, "--mode", "code"]
     argv += ["--no-floor", "--no-preflight", "--json", "-o", f"record={record}"]
     argv += ["-o", f"gate={gate}"]

@@ -7,11 +7,16 @@ import ast
 import math
 
 import pytest
-
-from agents.toolspec import ToolSpec
-from function_store.benchmark import benchmarks
-from function_store.models import CallOutput
-from harness.lab.api import call_commands, call_value, list_arg, module_source, signature
+from interp_harness.agents.toolspec import ToolSpec
+from interp_harness.orchestrator.lab.api import (
+    call_commands,
+    call_value,
+    list_arg,
+    module_source,
+    signature,
+)
+from interp_harness.targets.benchmark import benchmarks
+from interp_harness.targets.models import CallOutput
 
 
 @pytest.mark.parametrize("record", benchmarks(), ids=lambda b: b.family)

@@ -10,12 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+from interp_harness.agents.base import Agent, Message
+from interp_harness.agents.toolspec import SUBMIT, ToolSpec
+from interp_harness.targets.benchmark import benchmark
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-
-from agents.base import Agent, Message
-from agents.toolspec import SUBMIT, ToolSpec
-from function_store.benchmark import benchmark
 
 
 def mcp_client(url: str, token: str) -> Client:
@@ -100,7 +99,7 @@ async def what_it_reads(url: str, token: str) -> list[str]:
 
 def rebuild(seen: list[dict[str, Any]]) -> list[Message]:
     """The client's own conversation so far, from what it saw (after a reconnect)."""
-    from agents.toolspec import ToolCall
+    from interp_harness.agents.toolspec import ToolCall
 
     out: list[Message] = []
     for step in sorted({s["step"] for s in seen}):

@@ -14,14 +14,13 @@ from collections.abc import AsyncIterator
 
 import httpx2
 import pytest
+from interp_harness.agents.base import AgentError, Message
+from interp_harness.agents.host_protocol import reply_line_limit
+from interp_harness.orchestrator.mcp.agent import ExternalAgent
+from interp_harness.orchestrator.mcp.channel import Rendezvous
+from interp_harness.orchestrator.mcp.server import McpApp, McpServer
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-
-from agents.base import AgentError, Message
-from agents.host_protocol import reply_line_limit
-from harness.mcp.agent import ExternalAgent
-from harness.mcp.channel import Rendezvous
-from harness.mcp.server import McpApp, McpServer
 
 FAMILY = "numeric"
 CAP = 1024  # the smallest cap the operator may set (Settings.agent_max_message_chars)

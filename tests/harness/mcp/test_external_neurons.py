@@ -12,12 +12,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import httpx
+import interp_harness.orchestrator  # noqa: F401  (registers the agent `external`)
 import pytest
+from interp_harness.agents.registry import get_agent
 from mcp_drive import drive
 from orch_helpers import Server
 
-import harness  # noqa: F401  (registers the agent `external`)
-from agents.registry import get_agent
 from tests.neurons.conftest import neuron_api_env, wait_done
 
 OWNER, OTHER = "owner-token-0123456789", "other-token-0123456789"

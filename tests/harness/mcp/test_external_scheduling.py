@@ -8,18 +8,20 @@ from __future__ import annotations
 
 import asyncio
 
+import interp_harness.orchestrator  # noqa: F401  (registers the agent `external`)
 import orch_plugin  # noqa: F401  (registers the orch-test dataset)
+from interp_harness.agents.registry import get_agent
+from interp_harness.orchestrator.mcp.server import McpApp, McpServer, issue_endpoints
+from interp_harness.orchestrator.runs.catalogs import CatalogCache
+from interp_harness.orchestrator.runs.plan import create_run
+from interp_harness.orchestrator.runs.scheduler import Scheduler
+from interp_harness.orchestrator.runs.spec import RunSpec
+from interp_harness.orchestrator.runs.views import run_detail
+from interp_harness.orchestrator.settings import Settings
+from interp_harness.orchestrator.store import make_engine
+from interp_harness.orchestrator.store.repo import Store
+from interp_harness.orchestrator.target_client import make_target_client
 from mcp_drive import drive
-
-import harness  # noqa: F401  (registers the agent `external`)
-from agents.registry import get_agent
-from harness.mcp.server import McpApp, McpServer, issue_endpoints
-from harness.runs.spec import RunSpec
-from harness.runs.views import run_detail
-from harness.scheduler import CatalogCache, Scheduler, create_run, make_target_client
-from harness.settings import Settings
-from harness.store import make_engine
-from harness.store.repo import Store
 
 NUMERIC = [f"orch-test/numeric/f{i:05d}" for i in range(4)]
 TIMEOUT_S = 300  # generous: only a hung run reaches it

@@ -11,16 +11,15 @@ from collections.abc import AsyncIterator
 
 import httpx2
 import pytest
+from interp_harness.agents.base import AgentError, Message
+from interp_harness.agents.toolspec import SUBMIT
+from interp_harness.orchestrator.mcp.agent import ExternalAgent
+from interp_harness.orchestrator.mcp.channel import ANSWER_SUBMITTED, Channel, Rendezvous
+from interp_harness.orchestrator.mcp.server import McpApp, McpServer
+from interp_harness.targets.benchmark import benchmark
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-
-from agents.base import AgentError, Message
-from agents.toolspec import SUBMIT
-from function_store.benchmark import benchmark
-from harness.mcp.agent import ExternalAgent
-from harness.mcp.channel import ANSWER_SUBMITTED, Channel, Rendezvous
-from harness.mcp.server import McpApp, McpServer
 
 FAMILY = "numeric"
 

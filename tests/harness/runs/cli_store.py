@@ -9,10 +9,9 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from interp_harness.orchestrator.runs.spec import RunSpec
+from interp_harness.orchestrator.store.repo import Store, open_store
 from support import run_cli
-
-from harness.runs.spec import RunSpec
-from harness.store.repo import Store, open_store
 
 ROOT = Path(__file__).resolve().parents[3]
 

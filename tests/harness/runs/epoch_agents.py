@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from agents.base import AgentReply, Message
-from agents.interpolation import InterpolationAgent
-from agents.protocol import answer
+from interp_harness.agents.base import AgentReply, Message
+from interp_harness.agents.interpolation import InterpolationAgent
+from interp_harness.agents.protocol import answer
 
 WRONG = "import numpy as np\n\n\ndef f(x):\n    return 0.0 * np.asarray(x, dtype=float) + 1e6\n"
 

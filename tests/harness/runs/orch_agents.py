@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import re
 
-from agents.base import Agent, AgentError, AgentOptions, AgentReply, Message, Usage
+from interp_harness.agents.base import Agent, AgentError, AgentOptions, AgentReply, Message, Usage
 
 DIR = "./temp/function.py"
 
@@ -19,7 +19,9 @@ def _rounds(conversation: list[Message]) -> int:
     return sum(m.role == "assistant" for m in conversation)
 
 
-class ProbeOptions(AgentOptions):  # what a REST caller may set (agents.base.Agent.Options)
+class ProbeOptions(
+    AgentOptions
+):  # what a REST caller may set (interp_harness.agents.base.Agent.Options)
     n_calls: int = 3
     delay: float = 0.0
 

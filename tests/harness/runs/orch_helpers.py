@@ -33,11 +33,13 @@ def server_env(db: str, **extra: str) -> dict[str, str]:
 
 
 class Server:
-    """`python -m uvicorn --factory harness.api:create_app` on a loopback port; with `cli`,
+    """`python -m uvicorn --factory interp_harness.orchestrator.api:create_app` on a loopback port; with `cli`,
     `harness serve` (which runs uvicorn the same way) instead."""
 
-    def __init__(self, env: dict[str, str], log: Path, *, cli: bool = False) -> None:
-        self.env, self.log_path, self.cli = env, log, cli
+    def __init__(
+        self, env: dict[str, str], log: Path, *, cli: bool = False, python: str = sys.executable
+    ) -> None:
+        self.env, self.log_path, self.cli, self.python = env, log, cli, python
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc: subprocess.Popen[bytes] | None = None
@@ -46,12 +48,12 @@ class Server:
         self.log = open(self.log_path, "ab")  # noqa: SIM115
         where = ["--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning"]
         app = (
-            ["harness.cli", "serve"]
+            ["interp_harness.orchestrator.cli", "serve"]
             if self.cli
-            else ["uvicorn", "--factory", "harness.api:create_app"]
+            else ["uvicorn", "--factory", "interp_harness.orchestrator.api:create_app"]
         )
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", *app, *where],
+            [self.python, "-m", *app, *where],
             env=self.env,
             cwd=str(ROOT),
             stdout=self.log,
@@ -80,12 +82,14 @@ async def run_in_process(  # type: ignore[no-untyped-def]
     import asyncio
 
     import orch_plugin  # registers the orch-test targets, whatever the hook
-
-    from harness.runs.spec import RunSpec
-    from harness.scheduler import CatalogCache, Scheduler, create_run, make_target_client
-    from harness.settings import Settings
-    from harness.store import make_engine
-    from harness.store.repo import Store
+    from interp_harness.orchestrator.runs.catalogs import CatalogCache
+    from interp_harness.orchestrator.runs.plan import create_run
+    from interp_harness.orchestrator.runs.scheduler import Scheduler
+    from interp_harness.orchestrator.runs.spec import RunSpec
+    from interp_harness.orchestrator.settings import Settings
+    from interp_harness.orchestrator.store import make_engine
+    from interp_harness.orchestrator.store.repo import Store
+    from interp_harness.orchestrator.target_client import make_target_client
 
     store = Store(make_engine(url))
     cfg = Settings(sandbox="inprocess", poll_interval_s=0.05, **settings)
@@ -109,9 +113,10 @@ async def run_in_process(  # type: ignore[no-untyped-def]
 async def resume_in_process(store, run_id: str, **settings):  # type: ignore[no-untyped-def]
     """Start a scheduler on an existing store (as a restarted server would) and wait for run_id."""
     import orch_plugin
-
-    from harness.scheduler import CatalogCache, Scheduler, make_target_client
-    from harness.settings import Settings
+    from interp_harness.orchestrator.runs.catalogs import CatalogCache
+    from interp_harness.orchestrator.runs.scheduler import Scheduler
+    from interp_harness.orchestrator.settings import Settings
+    from interp_harness.orchestrator.target_client import make_target_client
 
     cfg = Settings(sandbox="inprocess", poll_interval_s=0.05, **settings)
     cats = CatalogCache()

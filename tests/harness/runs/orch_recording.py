@@ -15,7 +15,7 @@ import json
 import os
 import time
 
-from agents.base import Agent, AgentOptions, AgentReply, Message, Usage
+from interp_harness.agents.base import Agent, AgentOptions, AgentReply, Message, Usage
 
 DIR = "./temp/function.py"
 

@@ -7,7 +7,7 @@ import asyncio
 import time
 from typing import Any
 
-from agents.base import Agent, AgentOptions, AgentReply, Message
+from interp_harness.agents.base import Agent, AgentOptions, AgentReply, Message
 
 DIR = "./temp/function.py"
 

@@ -8,8 +8,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from cli_store import add_run, harness, main_job_store
-
-from harness.store.repo import open_store
+from interp_harness.orchestrator.store.repo import open_store
 
 
 def _url(tmp_path: Path) -> str:

@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from interp_harness.orchestrator.cli import app
 from typer.testing import CliRunner
 
-from harness.cli import app
 from tests.harness.run_support import cli_env
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")

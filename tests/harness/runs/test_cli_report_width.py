@@ -7,9 +7,8 @@ import json
 from pathlib import Path
 
 from cli_store import harness, main_job_store
+from interp_harness.orchestrator.cli import app
 from typer.testing import CliRunner
-
-from harness.cli import app
 
 
 def _check_fits(text: str, rows: list[dict]) -> None:

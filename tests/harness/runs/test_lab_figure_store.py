@@ -6,11 +6,10 @@ with it."""
 from __future__ import annotations
 
 import pytest
+from interp_harness.orchestrator.runs.spec import RunSpec
+from interp_harness.orchestrator.store import make_engine
+from interp_harness.orchestrator.store.repo import Store
 from sqlalchemy.exc import IntegrityError
-
-from harness.runs.spec import RunSpec
-from harness.store import make_engine
-from harness.store.repo import Store
 
 # every byte value, NUL and invalid UTF-8 included: the column is binary, not text
 BLOB = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 3

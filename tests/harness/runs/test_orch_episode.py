@@ -6,15 +6,16 @@ and `prompts/` or read from the data files.
 from __future__ import annotations
 
 import pytest
+from interp_harness.orchestrator import prompts
+from interp_harness.orchestrator.episode import NO_COMMAND_HINT, EpisodeRunner
+from interp_harness.orchestrator.runs.catalogs import CatalogCache
+from interp_harness.orchestrator.runs.plan import create_run
+from interp_harness.orchestrator.runs.selection import SelectionError
+from interp_harness.orchestrator.runs.spec import RunSpec
+from interp_harness.orchestrator.store import make_engine
+from interp_harness.orchestrator.store.repo import Store
+from interp_harness.targets.datasets import data_path
 from orch_helpers import run_in_process
-
-from function_store.datasets import data_path
-from harness import prompts
-from harness.episode import NO_COMMAND_HINT, EpisodeRunner
-from harness.runs.spec import RunSpec
-from harness.scheduler import CatalogCache, SelectionError, create_run
-from harness.store import make_engine
-from harness.store.repo import Store
 
 F0 = "orch-test/numeric/f00000"  # f(x) = 2x + 1
 F1 = "orch-test/numeric/f00001"  # f(x) = -3x + 0.5
@@ -223,8 +224,7 @@ async def test_exemplar_initialisation_and_entity_replies(sqlite_url: str) -> No
     assert ep.exemplar_init and ep.status == "completed"
     # nothing the agent was shown carries the target's hidden canary or runner
     import orch_plugin
-
-    from function_store.models import make_canary
+    from interp_harness.targets.models import make_canary
 
     shown = "".join(m.content for conv in orch_plugin.EchoAgent.seen for m in conv)
     assert "Paris" in shown and make_canary(E0) not in shown and "orchtest-length" not in shown
@@ -303,8 +303,8 @@ async def test_score_hook_reads_targets_through_the_episodes_client(sqlite_url: 
     """The hook's scoring context calls targets through the orchestrator's target client (so a
     scorer's ground truth comes from the sandboxed services) and runs agent code through the
     harness's sandboxes."""
-    from evaluator.api import ScoreResult
-    from evaluator.scorer import ScoringContext
+    from interp_harness.evaluator.api import ScoreResult
+    from interp_harness.evaluator.scorer import ScoringContext
 
     runners = []
 
@@ -319,5 +319,5 @@ async def test_score_hook_reads_targets_through_the_episodes_client(sqlite_url: 
     assert {s.metric: s.value for s in store.scores([ep.id])} == {"via_client": 3.0}  # 2*1 + 1
     # by name: another test may have reloaded the module
     assert [f"{r.__module__}:{r.__qualname__}" for r in runners] == [
-        "harness.sandbox.code_runner:run_in_sandbox"
+        "interp_harness.orchestrator.sandbox.code_runner:run_in_sandbox"
     ]

@@ -5,13 +5,13 @@ Real runs: in-process scheduler, SQLite, the in-process target client on find-v1
 
 from __future__ import annotations
 
+from interp_harness.orchestrator.api.schemas import build_report, run_detail
+from interp_harness.orchestrator.runs.catalogs import CatalogCache
+from interp_harness.orchestrator.runs.plan import create_run
+from interp_harness.orchestrator.runs.spec import RunSpec
+from interp_harness.orchestrator.store import make_engine
+from interp_harness.orchestrator.store.repo import Store
 from orch_helpers import run_in_process
-
-from harness.api.schemas import build_report, run_detail
-from harness.runs.spec import RunSpec
-from harness.scheduler import CatalogCache, create_run
-from harness.store import make_engine
-from harness.store.repo import Store
 
 # find-v1 numeric clean targets (released data; find-v1 strings need HARNESS_FIND_ROOT, so the
 # numeric/strings mix below uses find-gen, whose strings functions are generated here)
@@ -33,9 +33,10 @@ def _floor_of(store: Store, run_id: str):  # type: ignore[no-untyped-def]
 async def _run_with_floor(url: str, spec: dict):  # type: ignore[no-untyped-def]
     """Store the run, then run it and its floor with one in-process scheduler (as `harness run`
     does) under the evaluator's real scoring; returns (store, run, floor)."""
-    from harness.episode import default_score_hook
-    from harness.scheduler import Scheduler, make_target_client
-    from harness.settings import Settings
+    from interp_harness.orchestrator.episode import default_score_hook
+    from interp_harness.orchestrator.runs.scheduler import Scheduler
+    from interp_harness.orchestrator.settings import Settings
+    from interp_harness.orchestrator.target_client import make_target_client
 
     store = Store(make_engine(url))
     cfg = Settings(sandbox="inprocess", poll_interval_s=0.05)
@@ -136,8 +137,9 @@ async def test_an_interpolation_run_has_no_floor(sqlite_url: str) -> None:
 
 
 async def test_cancelling_the_run_cancels_its_floor(sqlite_url: str) -> None:
-    from harness.scheduler import Scheduler, make_target_client
-    from harness.settings import Settings
+    from interp_harness.orchestrator.runs.scheduler import Scheduler
+    from interp_harness.orchestrator.settings import Settings
+    from interp_harness.orchestrator.target_client import make_target_client
 
     store = Store(make_engine(sqlite_url))
     cfg = Settings(sandbox="inprocess", poll_interval_s=0.05)

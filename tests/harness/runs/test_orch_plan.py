@@ -6,17 +6,21 @@ from __future__ import annotations
 
 import asyncio
 
+import interp_harness.orchestrator.runs.plan as plan_mod
+import interp_harness.orchestrator.runs.selection as selection
 import pytest
+from interp_harness.orchestrator.runs.catalogs import CatalogCache
+from interp_harness.orchestrator.runs.plan import (
+    PLAN_EVENT,
+    create_run,
+    plan_run,
+    stored_agent_path,
+)
+from interp_harness.orchestrator.runs.spec import RunSpec
+from interp_harness.orchestrator.store import make_engine
+from interp_harness.orchestrator.store.repo import Store
+from interp_harness.targets.benchmark import benchmark
 from orch_helpers import run_in_process
-
-import harness.runs.plan as plan_mod
-import harness.runs.selection as selection
-from function_store.benchmark import benchmark
-from harness.runs.catalogs import CatalogCache
-from harness.runs.plan import PLAN_EVENT, create_run, plan_run, stored_agent_path
-from harness.runs.spec import RunSpec
-from harness.store import make_engine
-from harness.store.repo import Store
 
 V1_NUMERIC = ["find-v1/numeric/f00150", "find-v1/numeric/f00153"]
 SCRIPTED = "orch_agents:ProbeAgent"

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from interp_harness.orchestrator.runs.spec import RunSpec
+from interp_harness.orchestrator.store import current_revision, make_engine, upgrade_schema
+from interp_harness.orchestrator.store.repo import Store
 from sqlalchemy import inspect, text
 from sqlalchemy.exc import IntegrityError
-
-from harness.runs.spec import RunSpec
-from harness.store import current_revision, make_engine, upgrade_schema
-from harness.store.repo import Store
 
 TABLES = {
     "runs",

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import orch_plugin  # noqa: F401  (registers the orch-test targets)
 import pytest
+from interp_harness.orchestrator import prompts
+from interp_harness.orchestrator.runs.catalogs import CatalogCache
+from interp_harness.orchestrator.runs.plan import create_run
+from interp_harness.orchestrator.runs.selection import SelectionError
+from interp_harness.orchestrator.runs.spec import RunSpec
+from interp_harness.orchestrator.store import make_engine
+from interp_harness.orchestrator.store.repo import Store
 from orch_helpers import resume_in_process, run_in_process
 from tool_agents import ScriptedToolsAgent
-
-from harness import prompts
-from harness.runs.selection import SelectionError
-from harness.runs.spec import RunSpec
-from harness.scheduler import CatalogCache, create_run
-from harness.store import make_engine
-from harness.store.repo import Store
 
 F0 = "orch-test/numeric/f00000"  # f(x) = 2x + 1
 AGENT = "tool_agents:ScriptedToolsAgent"

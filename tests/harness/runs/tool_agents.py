@@ -7,8 +7,8 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from agents.base import Agent, AgentOptions, AgentReply, Message, Usage
-from agents.toolspec import ToolCall, ToolSpec
+from interp_harness.agents.base import Agent, AgentOptions, AgentReply, Message, Usage
+from interp_harness.agents.toolspec import ToolCall, ToolSpec
 
 
 class ScriptOptions(AgentOptions):

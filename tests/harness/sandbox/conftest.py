@@ -1,8 +1,7 @@
 import shutil
 
 import pytest
-
-from harness.sandbox import get_sandbox
+from interp_harness.orchestrator.sandbox import get_sandbox
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,7 @@ Standard library and the `agents` package only: the agent host binds this file a
 
 from __future__ import annotations
 
-from agents.base import Agent, AgentReply, Message
+from interp_harness.agents.base import Agent, AgentReply, Message
 
 
 def snoop() -> str:

@@ -4,8 +4,7 @@ import sys
 import time
 
 import pytest
-
-from harness.sandbox import Limits
+from interp_harness.orchestrator.sandbox import Limits
 
 PY = sys.executable
 

@@ -4,11 +4,10 @@ The first run builds the base image with debootstrap and the target image from a
 (minutes); both are cached as tags. Skipped only where no engine can be started (reason shown)."""
 
 import pytest
-
-from function_store.catalog import Catalog
-from function_store.service.client import TargetServiceClient
-from harness.sandbox import Limits
-from harness.sandbox.pool import ServicePool, service_argv, target_files
+from interp_harness.orchestrator.sandbox import Limits
+from interp_harness.orchestrator.sandbox.pool import ServicePool, service_argv, target_files
+from interp_harness.targets.catalog import Catalog
+from interp_harness.targets.service.client import TargetServiceClient
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 F473 = "find-v1/numeric/f00473"
@@ -16,7 +15,7 @@ F473 = "find-v1/numeric/f00473"
 
 @pytest.fixture(scope="module")
 def docker_sb():
-    from harness.sandbox.docker_engine import docker_sandbox_or_skip
+    from interp_harness.orchestrator.sandbox.docker_engine import docker_sandbox_or_skip
 
     return docker_sandbox_or_skip()
 

@@ -7,10 +7,9 @@ import os
 import time
 
 import pytest
-
-from function_store.catalog import Catalog
-from harness.sandbox.pool import ServicePool
-from harness.target_client import ServiceTargetClient
+from interp_harness.orchestrator.sandbox.pool import ServicePool
+from interp_harness.orchestrator.target_client import ServiceTargetClient
+from interp_harness.targets.catalog import Catalog
 
 IDS = ["find-v1/numeric/f00473", "find-v1/numeric/f00001", "find-v1/numeric/f00002"]
 

@@ -8,12 +8,11 @@ import time
 import find_scripts
 import pytest
 from find_scripts import numeric_script
-
-from function_store.catalog import Catalog
-from function_store.service.client import TargetServiceClient, TargetServiceError
-from harness.sandbox import Limits, get_sandbox
-from harness.sandbox.pool import ServicePool, service_argv, target_files
-from harness.target_client import ServiceTargetClient
+from interp_harness.orchestrator.sandbox import Limits, get_sandbox
+from interp_harness.orchestrator.sandbox.pool import ServicePool, service_argv, target_files
+from interp_harness.orchestrator.target_client import ServiceTargetClient
+from interp_harness.targets.catalog import Catalog
+from interp_harness.targets.service.client import TargetServiceClient, TargetServiceError
 
 F473 = "find-v1/numeric/f00473"  # corrupted linear: -1.5*x - 5.0, corrupted inside (92.3, 103.42)
 
@@ -144,7 +143,7 @@ async def test_service_starts_answers_and_stops(bwrap, catalog):
 
 
 def test_start_failure_is_reported(bwrap):
-    from harness.sandbox import SandboxError
+    from interp_harness.orchestrator.sandbox import SandboxError
 
     with pytest.raises(SandboxError, match="exited with status"):
         bwrap.start_service(["/bin/false"], limits=Limits(timeout_s=5))

@@ -3,8 +3,8 @@ imports `agents` only): one that writes NUL characters, one whose answer's code 
 
 from __future__ import annotations
 
-from agents.base import Agent, AgentReply, Message
-from agents.protocol import command, function_path
+from interp_harness.agents.base import Agent, AgentReply, Message
+from interp_harness.agents.protocol import command, function_path
 
 NUL_ANSWER = (
     "[DESCRIPTION]: doubles\x00 its input.\n[DOMAIN]: none\x00.\n[CODE]:\n"

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from agents.base import Agent, AgentReply, Message
+from interp_harness.agents.base import Agent, AgentReply, Message
 
 STDOUT = "</pre><script>window.pwned=1</script>"
 STDERR = '<img src=x onerror="window.pwned=2">'

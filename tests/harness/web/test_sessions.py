@@ -10,9 +10,8 @@ from __future__ import annotations
 import re
 
 import httpx
+from interp_harness.orchestrator.web.sessions import SessionTable
 from web_helpers import TOKEN
-
-from harness.web.sessions import SessionTable
 
 SESSION = "harness_session"
 DEFAULT_MAX_FAILURES = 20  # HARNESS_AUTH_MAX_FAILURES's default (the web server sets none)

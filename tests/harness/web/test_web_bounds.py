@@ -12,11 +12,10 @@ from pathlib import Path
 
 import httpx
 import pytest
+from interp_harness.orchestrator.runs.spec import RunSpec
+from interp_harness.orchestrator.store import make_engine
+from interp_harness.orchestrator.store.repo import Store
 from trust_helpers import HarnessServer
-
-from harness.runs.spec import RunSpec
-from harness.store import make_engine
-from harness.store.repo import Store
 
 MB = 1 << 20
 SIZE = 40 * MB  # characters per message, as in the attack

@@ -18,13 +18,12 @@ import httpx
 import jsonschema
 import notebook_agents as hostile
 import pytest
+from interp_harness.orchestrator.runs.spec import RunSpec
+from interp_harness.orchestrator.runs.views import PREVIEW_CHARS, episode_detail
+from interp_harness.orchestrator.store import make_engine
+from interp_harness.orchestrator.store.repo import Store
 from trust_helpers import ROOT
 from web_helpers import artifacts_dir
-
-from harness.runs.spec import RunSpec
-from harness.runs.views import PREVIEW_CHARS, episode_detail
-from harness.store import make_engine
-from harness.store.repo import Store
 
 HERE = Path(__file__).resolve().parent
 COUNTERS = {"rounds": 1, "target_calls": 3, "inputs": 4, "prompt_tokens": 0,

@@ -9,12 +9,11 @@ import time
 from pathlib import Path
 
 import httpx
+from interp_harness.orchestrator.runs.spec import RunSpec
+from interp_harness.orchestrator.store import make_engine
+from interp_harness.orchestrator.store.repo import Store
 from trust_helpers import ROOT, HarnessServer
 from web_helpers import AUTH, TOKEN
-
-from harness.runs.spec import RunSpec
-from harness.store import make_engine
-from harness.store.repo import Store
 
 HERE = Path(__file__).resolve().parent
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import asyncio
 
+from interp_harness.agents.base import AgentReply, Message
+from interp_harness.agents.scripted_numeric import ScriptedNumericAgent, ScriptedNumericOptions
 from pydantic import Field
-
-from agents.base import AgentReply, Message
-from agents.scripted_numeric import ScriptedNumericAgent, ScriptedNumericOptions
 
 
 class SlowOptions(ScriptedNumericOptions):

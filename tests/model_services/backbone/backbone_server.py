@@ -17,7 +17,7 @@ START_TIMEOUT_S = 600  # a cold cache converts the GGUF first (tens of seconds o
 
 
 def start_backbone(log: Path, *extra: str) -> tuple[subprocess.Popen, str]:
-    """A backbone server subprocess (`python -m model_services.backbone ... extra`) on a free
+    """A backbone server subprocess (`python -m interp_harness.model_services.backbone ... extra`) on a free
     port, once its /health answers: (process, URL)."""
     port = free_port()
     env = {
@@ -27,7 +27,14 @@ def start_backbone(log: Path, *extra: str) -> tuple[subprocess.Popen, str]:
     }
     with open(log, "wb") as fh:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "model_services.backbone", "--port", str(port), *extra],
+            [
+                sys.executable,
+                "-m",
+                "interp_harness.model_services.backbone",
+                "--port",
+                str(port),
+                *extra,
+            ],
             cwd=ROOT,
             env=env,
             stdout=fh,

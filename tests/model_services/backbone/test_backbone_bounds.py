@@ -23,10 +23,10 @@ import httpx
 import pytest
 from backbone_server import serve_backbone
 from fastapi.testclient import TestClient
+from interp_harness.targets.catalog import Catalog
+from interp_harness.targets.service.app import create_app as service_app
+from interp_harness.targets.service.settings import ServiceSettings
 
-from function_store.catalog import Catalog
-from function_store.service.app import create_app as service_app
-from function_store.service.settings import ServiceSettings
 from tests.route_walk import walk
 
 CHAT = "/v1/chat/completions"

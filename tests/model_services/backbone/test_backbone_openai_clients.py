@@ -216,7 +216,7 @@ def test_only_what_is_not_served_is_refused(client: openai.OpenAI) -> None:
 
 
 def test_legacy_completions_echo_logprobs_match_a_direct_forward(client: openai.OpenAI) -> None:
-    from model_services.backbone import model as model_mod
+    from interp_harness.model_services.backbone import model as model_mod
 
     prompt = "The capital of France is"
     r = client.completions.create(model=MODEL, prompt=prompt, max_tokens=3, logprobs=2, echo=True)

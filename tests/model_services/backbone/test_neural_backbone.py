@@ -7,11 +7,10 @@ import math
 import httpx
 import pytest
 import torch
-
-from function_store.catalog import Catalog
-from function_store.entities_relations import prompts as P
-from function_store.entities_relations.client import BackboneClient, BackboneSettings
-from function_store.runtime import RuntimeContext, call_target
+from interp_harness.targets.catalog import Catalog
+from interp_harness.targets.entities_relations import prompts as P
+from interp_harness.targets.entities_relations.client import BackboneClient, BackboneSettings
+from interp_harness.targets.runtime import RuntimeContext, call_target
 
 WORDS = ["NFL", "banana", "olympics", "Chomsky"]
 
@@ -189,7 +188,7 @@ def test_bad_requests_are_refused_clearly(backbone_url):
 def test_engine_batch_with_rows_finishing_at_different_steps(local_model):
     """Rows leave the decode batch as they finish (EOS, stop string, max_tokens); each result
     must still equal the same request run alone."""
-    from model_services.backbone.engine import Engine, GenRequest
+    from interp_harness.model_services.backbone.engine import Engine, GenRequest
 
     engine = Engine(*local_model)
     prompts = ["Say only: 1", "Count from one to five.", "Name a color.", "Describe a river."]
@@ -211,10 +210,10 @@ def test_engine_batch_with_rows_finishing_at_different_steps(local_model):
 async def test_own_server_serves_the_judge(backbone_url):
     """The evaluator's OpenAI-compatible judge client, pointed at our server, gets verdicts (the
     offline judge); whether SmolLM2 judges well is not this test's business."""
-    from evaluator.judge import OpenAICompatibleJudge
-    from evaluator.strings.scorer import PROMPT as STRINGS
-    from evaluator.unit_tests import judge_description
-    from function_store.models import UnitTest
+    from interp_harness.evaluator.judge import OpenAICompatibleJudge
+    from interp_harness.evaluator.strings.scorer import PROMPT as STRINGS
+    from interp_harness.evaluator.unit_tests import judge_description
+    from interp_harness.targets.models import UnitTest
 
     judge = OpenAICompatibleJudge(
         backbone_url + "/v1", "SmolLM2-135M-Instruct", timeout_s=300, max_tokens=8
@@ -238,9 +237,8 @@ def test_small_row_matmul_changes_no_reply(local_model):
     """Decode steps use W @ xᵀ for up to 4 rows (faster on CPU); replies and logprobs must match
     an engine on an untouched copy of the model, which uses torch's own linear throughout."""
     import torch.nn.functional as F
-
-    from model_services.backbone import model as model_mod
-    from model_services.backbone.engine import Engine, GenRequest
+    from interp_harness.model_services.backbone import model as model_mod
+    from interp_harness.model_services.backbone.engine import Engine, GenRequest
 
     fast = Engine(*local_model)
     plain = Engine(*model_mod.load(), small_row_matmul=False)

@@ -25,17 +25,15 @@ def _py(code: str, **env: str) -> str:
 
 def test_the_server_entry_point_sets_it_before_torch_loads() -> None:
     # importing the entry module runs limit_omp_spin() and then imports torch (via the server)
-    assert _py("import model_services.backbone.__main__; " + _SHOW) == "1000 True"
+    assert _py("import interp_harness.model_services.backbone.__main__; " + _SHOW) == "1000 True"
 
 
 def test_the_operators_choice_is_kept() -> None:
-    set_here = (
-        "from model_services.backbone.omp_spin import limit_omp_spin; print(limit_omp_spin()); "
-    )
+    set_here = "from interp_harness.model_services.backbone.omp_spin import limit_omp_spin; print(limit_omp_spin()); "
     assert _py(set_here + _SHOW, GOMP_SPINCOUNT="30000") == "False\n30000 False"
     assert _py(set_here + _SHOW, OMP_WAIT_POLICY="ACTIVE") == "False\nNone False"
 
 
 def test_too_late_once_torch_is_loaded() -> None:
-    late = "import torch; from model_services.backbone.omp_spin import limit_omp_spin; print(limit_omp_spin()); "
+    late = "import torch; from interp_harness.model_services.backbone.omp_spin import limit_omp_spin; print(limit_omp_spin()); "
     assert _py(late + _SHOW) == "False\nNone True"

@@ -7,10 +7,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from interp_harness.model_services.intervention import model as model_mod
+from interp_harness.model_services.intervention.client import InterventionClient
 from intervention_server import serve_intervention
-
-from model_services.intervention import model as model_mod
-from model_services.intervention.client import InterventionClient
 
 
 @pytest.fixture(scope="session")

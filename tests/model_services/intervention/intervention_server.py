@@ -25,7 +25,15 @@ def start_server(model: str, log: Path, *extra: str) -> tuple[subprocess.Popen, 
         "PYTHONPATH": str(ROOT),
         "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),  # tiny models; shared CPU
     }
-    cmd = [sys.executable, "-m", "harness.cli", "intervention", "serve", "--model", model]
+    cmd = [
+        sys.executable,
+        "-m",
+        "interp_harness.orchestrator.cli",
+        "intervention",
+        "serve",
+        "--model",
+        model,
+    ]
     with open(log, "wb") as fh:
         proc = subprocess.Popen(
             [*cmd, "--device", "cpu", "--port", str(port), *extra],

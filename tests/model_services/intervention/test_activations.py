@@ -5,8 +5,8 @@ from __future__ import annotations
 import httpx
 import pytest
 import torch
+from interp_harness.model_services.intervention.model import COMPONENTS
 
-from model_services.intervention.model import COMPONENTS
 from tests.model_services.intervention import reference
 
 # different lengths: rows are left-padded, and the token budget splits the batch

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import torch
 from fastapi.testclient import TestClient
-
-from model_services.intervention import model as model_mod
-from model_services.intervention.engine import Engine
-from model_services.intervention.server import create_app
+from interp_harness.model_services.intervention import model as model_mod
+from interp_harness.model_services.intervention.engine import Engine
+from interp_harness.model_services.intervention.server import create_app
 
 
 def test_oom_is_503_and_the_server_keeps_serving():

@@ -5,8 +5,8 @@ from __future__ import annotations
 import httpx
 import pytest
 import torch
+from interp_harness.model_services.intervention.featurizers import encode_array
 
-from model_services.intervention.featurizers import encode_array
 from tests.model_services.intervention import reference
 
 BASE = "Paris is a city in the country of"

@@ -8,8 +8,8 @@ from __future__ import annotations
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from model_services.intervention.client import InterventionClient
-from model_services.intervention.schemas import ActivationsResponse
+from interp_harness.model_services.intervention.client import InterventionClient
+from interp_harness.model_services.intervention.schemas import ActivationsResponse
 
 TEXTS = [f"Line {i}: the quick brown fox jumps over the lazy dog, " * 4 for i in range(32)]
 

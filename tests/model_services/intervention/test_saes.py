@@ -13,14 +13,13 @@ from pathlib import Path
 import httpx
 import pytest
 import torch
+from interp_harness.model_services.intervention import model as model_mod
+from interp_harness.model_services.intervention import saelens
+from interp_harness.model_services.intervention import schemas as S
+from interp_harness.model_services.intervention.client import InterventionClient
+from interp_harness.model_services.intervention.server import _merge
 from intervention_server import serve_intervention
 from typer.testing import CliRunner
-
-from model_services.intervention import model as model_mod
-from model_services.intervention import saelens
-from model_services.intervention import schemas as S
-from model_services.intervention.client import InterventionClient
-from model_services.intervention.server import _merge
 
 MODEL = "llama-tiny-random"  # hidden size 48, byte-level tokens
 TEXTS = ["the cat sat on a mat", "Tokyo", "tattoo attempts at tea", "ab"]
@@ -292,7 +291,7 @@ def test_save_sae_round_trips(tmp_path, architecture):
 
 
 def test_default_sae_dir_is_the_build_cache(monkeypatch, tmp_path):
-    from function_store.datasets import cache_dir
+    from interp_harness.targets.datasets import cache_dir
 
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path))
     assert saelens.default_sae_dir() == cache_dir() / "sae"
@@ -308,9 +307,8 @@ def test_default_sae_dir_is_the_build_cache(monkeypatch, tmp_path):
     ],
 )
 def test_serve_refuses_bad_sae_options(options, says):
+    from interp_harness.orchestrator.cli import app
     from support import free_port
-
-    from harness.cli import app
 
     args = ["intervention", "serve", "--model", MODEL, "--port", str(free_port()), *options]
     result = CliRunner().invoke(app, args)
@@ -323,7 +321,7 @@ def test_without_sae_lens_a_request_says_how_to_install_it(sae_files, monkeypatc
     500, and the start-up warm-up only logs it."""
     import sys
 
-    from model_services.backbone.engine import BadRequest
+    from interp_harness.model_services.backbone.engine import BadRequest
 
     registry = saelens.SAERegistry({"std": sae_files / "explicit" / "std"})
     monkeypatch.setitem(sys.modules, "sae_lens", None)  # `import sae_lens` raises ImportError

@@ -16,8 +16,8 @@ import re
 import socket
 from collections.abc import Iterator
 
-from agents.base import Agent, AgentOptions, AgentReply, Message, Usage
-from agents.options import ProviderOptions
+from interp_harness.agents.base import Agent, AgentOptions, AgentReply, Message, Usage
+from interp_harness.agents.options import ProviderOptions
 
 # Every canary the suite plants is CANARY_PREFIX + 20 hex digits (tests/system/adversarial/canary.py).
 CANARY_PREFIX = "cnry"

@@ -9,9 +9,9 @@ Like every hosted agent module, it imports only the `agents` package and the sta
 
 from __future__ import annotations
 
-from agents.base import AgentOptions, AgentReply, Message
-from agents.protocol.cells import cell_block
-from agents.tools_adapter import TextProtocolAgent
+from interp_harness.agents.base import AgentOptions, AgentReply, Message
+from interp_harness.agents.protocol.cells import cell_block
+from interp_harness.agents.tools_adapter import TextProtocolAgent
 
 # What every snooping cell starts with: `found` collects text from everywhere a cell can read,
 # `report()` prints the canary-shaped matches first, then all of it (the reply is capped).

@@ -13,12 +13,11 @@ from answers import ANSWERS
 from battery import Battery
 from canary import Canaries, assert_clean
 from evaluator_helpers import numeric_target
-
-from evaluator.numeric.scorer import score_numeric_batch
-from evaluator.parsing import parse_answer
-from evaluator.sandbox_exec import ExecSettings
-from evaluator.scorer import EvalSettings, Item
-from harness.sandbox.code_runner import run_in_sandbox
+from interp_harness.evaluator.numeric.scorer import score_numeric_batch
+from interp_harness.evaluator.parsing import parse_answer
+from interp_harness.evaluator.sandbox_exec import ExecSettings
+from interp_harness.evaluator.scorer import EvalSettings, Item
+from interp_harness.orchestrator.sandbox.code_runner import run_in_sandbox
 
 FORGERS = [n for n, a in ANSWERS.items() if a.like]
 CORRECT = "correct-lin2x"

@@ -21,10 +21,9 @@ from typing import Any
 import pytest
 from battery import EP_TERMINAL, RUN_TIMEOUT_S, TARGET, AdvServer
 from canary import Canaries, assert_clean
-
-from function_store.models import make_canary
-from harness.store import make_engine
-from harness.store.repo import Store
+from interp_harness.orchestrator.store import make_engine
+from interp_harness.orchestrator.store.repo import Store
+from interp_harness.targets.models import make_canary
 
 AGENT = "lab_agents:HostileCellAgent"
 BUDGET = 5

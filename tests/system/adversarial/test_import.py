@@ -17,10 +17,9 @@ from canary import Canaries, assert_clean
 from hostile_logs import MODEL, edit_samples, eval_bomb, eval_log, result, sample, write
 from inspect_ai.log import read_eval_log
 from inspect_ai.model import ModelUsage
+from interp_harness.orchestrator.cli import app
+from interp_harness.orchestrator.store.repo import open_store
 from typer.testing import CliRunner, Result
-
-from harness.cli import app
-from harness.store.repo import open_store
 
 
 def _import(server: AdvServer, path: Path, **env: str) -> Result:
@@ -119,9 +118,8 @@ def test_an_exported_spec_serves_no_key_endpoint_path_or_dotted_agent(
 def test_a_malformed_grid_already_stored_is_no_500(
     adv_server: AdvServer, canaries: Canaries, tmp_path: Path
 ) -> None:
+    from interp_harness.orchestrator.store.models import Score
     from sqlalchemy import update
-
-    from harness.store.models import Score
 
     answer = "[DESCRIPTION]: doubles\n[CODE]:\n```python\ndef f(x):\n    return 2 * x\n```"
     grid = {"x": [0.5, 1.5], "y": [1.0, 3.0]}

@@ -90,7 +90,14 @@ def test_an_oversized_call_over_harness_mcp_serve_is_refused_and_not_stored(
     endpoints = tmp_path / "endpoints.json"
     argv = ["mcp", "serve", "-d", "find-v1", "--id", TARGET, "--no-floor", "--json"]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "harness.cli", *argv, "--mcp-endpoints", str(endpoints)],
+        [
+            sys.executable,
+            "-m",
+            "interp_harness.orchestrator.cli",
+            *argv,
+            "--mcp-endpoints",
+            str(endpoints),
+        ],
         env={**os.environ, **cli_env(adv_server)},
         cwd=tmp_path,
         stdout=subprocess.PIPE,

@@ -1,9 +1,13 @@
 """The import rules of DESIGN §2 ("Layers"), checked on source text with `ast`.
 
-`check_tree(root)` reads every `.py` file of the four packages (module-level and function-level
+`check_tree(root)` reads every `.py` file of the layer folders (module-level and function-level
 imports, `TYPE_CHECKING` blocks included, relative imports resolved) and returns one `Violation`
-per offending import:
+per offending import. A layer is a folder of the repository; it is imported as
+`interp_harness.<part>` (pyproject.toml's `[tool.interp_harness.parts]`), so a file's module name
+and an import's layer both go through that table.
 
+- an import of a folder's own name as a top-level package (`import harness`): there is no such
+  package once installed, only `interp_harness.<part>`;
 - a layer edge against the rule (`agents` imports nothing of ours; `function_store` no `harness`
   or `evaluator`; `evaluator` no `harness`; `harness` is the composition root);
 - a private name (`_x`, not a dunder) imported from another module;
@@ -14,11 +18,18 @@ per offending import:
 from __future__ import annotations
 
 import ast
+import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 PACKAGES = ("agents", "model_services", "function_store", "evaluator", "harness", "interp_harness")
+ROOT_PACKAGE = "interp_harness"
+# import name under interp_harness -> folder (the layer)
+PARTS: Mapping[str, str] = tomllib.loads(
+    (Path(__file__).resolve().parents[3] / "pyproject.toml").read_text()
+)["tool"]["interp_harness"]["parts"]
+FOLDER_PART = {folder: part for part, folder in PARTS.items()}
 # top-level packages of this repository that no layer may import (scripts, tests, tools)
 NOT_LIBRARIES = ("tests", "benchmarks", "scripts")
 
@@ -53,12 +64,16 @@ DYNAMIC_IMPORTS: Mapping[tuple[str, str], str] = {
     ("agents/registry.py", "import_path"): "an agent given as `package.module:Class`",
     ("harness/settings.py", "load_plugins"): "plugin modules named in HARNESS_PLUGINS",
     ("harness/cli.py", "command_groups"): (
-        "each harness.commands module adds its subcommands (COMMAND_MODULES)"
+        "each interp_harness.orchestrator.commands module adds its subcommands (COMMAND_MODULES)"
     ),
     ("harness/sandbox/base.py", "get_sandbox"): (
         "the sandbox backend chosen by name; optional backends (docker) import their own deps"
     ),
     ("harness/services.py", "load_score_hook"): "a score hook given as `package.module:function`",
+    ("interp_harness/sdk/__init__.py", "__getattr__"): (
+        "the public API loads each name from its part on first use, so a sandbox imports only "
+        "the part its code needs (the table `_WHERE` is checked by test_sdk_surface.py)"
+    ),
 }
 
 
@@ -66,7 +81,7 @@ DYNAMIC_IMPORTS: Mapping[tuple[str, str], str] = {
 class Violation:
     path: str  # relative to the checked root, with "/"
     line: int
-    kind: str  # "layer" | "private" | "dynamic"
+    kind: str  # "layer" | "private" | "dynamic" | "namespace"
     message: str
     target: str = ""  # the imported module (or a dynamic import's constant module prefix)
 
@@ -75,10 +90,25 @@ class Violation:
 
 
 def module_name(rel: Path) -> str:
+    """The import name of a file given by its path from the root (`harness/cli.py` ->
+    `interp_harness.orchestrator.cli`)."""
     parts = list(rel.with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
+    if parts and parts[0] in FOLDER_PART:
+        parts[:1] = [ROOT_PACKAGE, FOLDER_PART[parts[0]]]
     return ".".join(parts)
+
+
+def layer_of(module: str) -> str | None:
+    """The layer (folder) an import name belongs to; None for the bare root package, whose
+    `__init__` imports nothing, and for anything not ours."""
+    names = module.split(".")
+    if names[0] != ROOT_PACKAGE:
+        return names[0] if names[0] in NOT_LIBRARIES else None
+    if len(names) == 1:
+        return None
+    return PARTS.get(names[1], ROOT_PACKAGE)
 
 
 def resolve_from(node: ast.ImportFrom, module: str, is_package: bool) -> str:
@@ -154,9 +184,13 @@ def _prefix(call: ast.Call) -> str | None:
 
 def _layer_edge(rel: str, line: int, layer: str, target: str, how: str) -> Violation | None:
     top = target.split(".")[0]
-    if top == layer:
+    if top in FOLDER_PART:
+        msg = f"imports {target} ({how}); it is interp_harness.{FOLDER_PART[top]} once installed"
+        return Violation(rel, line, "namespace", msg, target)
+    to = layer_of(target)
+    if to is None or to == layer:
         return None
-    if top in NOT_LIBRARIES or (top in ALLOWED and top not in ALLOWED[layer]):
+    if to in NOT_LIBRARIES or (to in ALLOWED and to not in ALLOWED[layer]):
         return Violation(rel, line, "layer", f"{layer} imports {target} ({how})", target)
     return None
 
@@ -219,3 +253,16 @@ def check_tree(
     return sorted(
         v for p in python_files(root, packages) for v in check_file(root, p, dynamic_allowed)
     )
+
+
+def folder_name_imports(root: Path, dirs: Iterable[str] = (*PACKAGES, *NOT_LIBRARIES)) -> list[str]:
+    """`file:line module` for every import, anywhere in the repository's code, of a layer folder's
+    own name as a package (`from harness.cli import ...`): it would work from the checkout by
+    accident (the folder on sys.path) and fail from an install."""
+    out = []
+    for path in python_files(root, dirs):
+        rel = path.relative_to(root).as_posix()
+        for line, target, _ in _read(root, path).imports:
+            if target.split(".")[0] in FOLDER_PART:
+                out.append(f"{rel}:{line} {target}")
+    return out

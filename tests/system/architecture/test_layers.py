@@ -10,6 +10,7 @@ from tests.system.architecture.layering import (
     PACKAGES,
     check_tree,
     dynamic_import_sites,
+    folder_name_imports,
 )
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -18,6 +19,16 @@ ROOT = Path(__file__).resolve().parents[3]
 def test_tree_follows_the_layers() -> None:
     bad = check_tree(ROOT)
     assert not bad, "import rule violations (DESIGN §2 Layers):\n" + "\n".join(map(str, bad))
+
+
+def test_no_code_imports_a_folder_name_as_a_package() -> None:
+    bad = folder_name_imports(ROOT)
+    assert not bad, "import these as interp_harness.<part> (pyproject.toml):\n" + "\n".join(bad)
+
+
+def test_folder_name_imports_are_found(tmp_path: Path) -> None:
+    root = _tree(tmp_path, {"tests/t.py": "import harness.cli\nfrom interp_harness import sdk\n"})
+    assert folder_name_imports(root) == ["tests/t.py:1 harness.cli"]
 
 
 def test_dynamic_import_allow_list_is_current() -> None:
@@ -45,36 +56,39 @@ def test_checker_reports_violations(tmp_path: Path) -> None:
 
                 from typing import TYPE_CHECKING
 
-                from harness.sandbox import get_sandbox
+                from interp_harness.orchestrator.sandbox import get_sandbox
                 from .helpers import _secret, __version__
 
                 if TYPE_CHECKING:
-                    from evaluator.scoring import Scorer
+                    from interp_harness.evaluator.scoring import Scorer
 
 
                 def run():
                     import importlib
 
-                    import harness.cli
+                    import interp_harness.orchestrator.cli
 
-                    return importlib.import_module(f"harness.commands.{run}")
+                    return importlib.import_module(f"interp_harness.orchestrator.commands.{run}")
                 """,
             "function_store/helpers.py": "_secret = 1\n__version__ = '1'\n",
             "function_store/sub/__init__.py": "from .. import _helpers\n",
             "agents/leaf.py": """\
-                import function_store.models
+                import interp_harness.targets.models
 
 
                 class A:
                     def f(self):
                         return __import__("json")
                 """,
-            "evaluator/up.py": "from harness import settings\nimport function_store.models\n",
+            "evaluator/up.py": "from interp_harness.orchestrator import settings\nimport interp_harness.targets.models\n",
+            # the folder's name as a top-level package: not installed, and `agents` is another
+            # project's package (the OpenAI Agents SDK)
+            "function_store/old.py": "from harness.cli import main\nimport agents\n",
             # what the rule allows: harness imports every layer, same-package imports
             "harness/top.py": """\
-                from agents import leaf
-                from evaluator import up
-                from function_store.helpers import __version__
+                from interp_harness.agents import leaf
+                from interp_harness.evaluator import up
+                from interp_harness.targets.helpers import __version__
                 from . import top2
                 """,
             "harness/top2.py": "",
@@ -82,16 +96,18 @@ def test_checker_reports_violations(tmp_path: Path) -> None:
     )
     got = {(v.path, v.line, v.kind, v.target) for v in check_tree(root, dynamic_allowed={})}
     assert got == {
-        ("function_store/bad.py", 5, "layer", "harness.sandbox"),
-        ("function_store/bad.py", 6, "private", "function_store.helpers"),
-        ("function_store/bad.py", 9, "layer", "evaluator.scoring"),
-        ("function_store/bad.py", 15, "layer", "harness.cli"),
+        ("function_store/bad.py", 5, "layer", "interp_harness.orchestrator.sandbox"),
+        ("function_store/bad.py", 6, "private", "interp_harness.targets.helpers"),
+        ("function_store/bad.py", 9, "layer", "interp_harness.evaluator.scoring"),
+        ("function_store/bad.py", 15, "layer", "interp_harness.orchestrator.cli"),
         ("function_store/bad.py", 17, "dynamic", ""),
-        ("function_store/bad.py", 17, "layer", "harness.commands"),
-        ("function_store/sub/__init__.py", 1, "private", "function_store"),
-        ("agents/leaf.py", 1, "layer", "function_store.models"),
+        ("function_store/bad.py", 17, "layer", "interp_harness.orchestrator.commands"),
+        ("function_store/sub/__init__.py", 1, "private", "interp_harness.targets"),
+        ("function_store/old.py", 1, "namespace", "harness.cli"),
+        ("function_store/old.py", 2, "namespace", "agents"),
+        ("agents/leaf.py", 1, "layer", "interp_harness.targets.models"),
         ("agents/leaf.py", 6, "dynamic", ""),
-        ("evaluator/up.py", 1, "layer", "harness"),
+        ("evaluator/up.py", 1, "layer", "interp_harness.orchestrator"),
     }
     # an allow-listed dynamic import is not reported; its constant module is still checked
     allowed = {("function_store/bad.py", "run"): "test", ("agents/leaf.py", "f"): "test"}

@@ -5,7 +5,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from function_store.benchmark import Benchmark
+from interp_harness.targets.benchmark import Benchmark
+
 from tests.system.architecture.family_names import builtin_records, family_literals, keys_of
 
 ROOT = Path(__file__).resolve().parents[3]

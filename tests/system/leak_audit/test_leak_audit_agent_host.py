@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 
-from agents import Message
-from agents.registry import resolve_agent
-from harness.agent_host import AgentHosts
+from interp_harness.agents import Message
+from interp_harness.agents.registry import resolve_agent
+from interp_harness.orchestrator.agent_host import AgentHosts
 
 
 async def test_agent_host_reaches_no_target_service(leak_pool, leak_catalog) -> None:  # type: ignore[no-untyped-def]

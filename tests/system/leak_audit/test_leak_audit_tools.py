@@ -12,10 +12,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from interp_harness.orchestrator.store import make_engine
+from interp_harness.orchestrator.store.repo import Store
 from test_leak_audit import LEAK_TARGETS, MARK, adversarial_messages, forbidden_texts
-
-from harness.store import make_engine
-from harness.store.repo import Store
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]

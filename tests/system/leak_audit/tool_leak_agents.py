@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agents.base import Agent, AgentReply, Message
-from agents.toolspec import ToolCall, ToolSpec
+from interp_harness.agents.base import Agent, AgentReply, Message
+from interp_harness.agents.toolspec import ToolCall, ToolSpec
 
 
 def adversarial_calls(texts: Sequence[str], mark: str) -> list[list[dict[str, Any]]]:

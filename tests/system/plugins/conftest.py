@@ -1,9 +1,43 @@
-"""The toy benchmark package lives in `site/`, outside the tree, with its entry point (a dist-info
-folder): a process with `site/` on its path sees the toy family, as if it were installed. Only the
-harness processes the tests start get it (PYTHONPATH), not the pytest process (which puts this
-folder, not `site/`, on its path): its registry stays the built-in one for the rest of the suite."""
+"""The toy benchmark is a package of its own (`toy_plugin/`, with its pyproject.toml), built as a
+wheel and installed into a venv layered on the suite's environment: processes started with that
+venv's Python see the toy family through its installed entry point, as a plugin author's users
+would; the pytest process, and every other test, keep the built-in registry."""
 
+from __future__ import annotations
+
+import subprocess
+import sys
+import sysconfig
 from pathlib import Path
 
+import pytest
+
 HERE = Path(__file__).resolve().parent
-SITE = HERE / "site"
+PLUGIN = HERE / "toy_plugin"
+
+
+def _pip(python: str, *args: str) -> None:
+    cmd = [python, "-m", "pip", "-q", "--disable-pip-version-check", *args]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, f"pip {args[0]} failed:\n{r.stdout}\n{r.stderr}"
+
+
+@pytest.fixture(scope="session")
+def toy_python(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A Python whose environment holds the suite's packages and the toy plugin's wheel."""
+    tmp = tmp_path_factory.mktemp("toy-plugin")
+    _pip(sys.executable, "wheel", "--no-deps", "--no-build-isolation", "-w", str(tmp), str(PLUGIN))
+    [wheel] = tmp.glob("toy_benchmark-*.whl")
+    venv = tmp / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    purelib = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    # the suite's environment as a site dir of the venv (its .pth files, the editable finder
+    # included, are read), the way a venv made with --system-site-packages sees its base
+    parent = sysconfig.get_paths()["purelib"]
+    Path(purelib, "_suite_env.pth").write_text(f"import site; site.addsitedir({parent!r})\n")
+    _pip(python, "install", "--no-deps", "--no-index", str(wheel))
+    return python

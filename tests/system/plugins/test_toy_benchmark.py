@@ -1,6 +1,8 @@
-"""A benchmark family from a package outside the tree (tests/system/plugins/site/toy_benchmark, registered
-only by its entry point) runs through the CLI, the REST API, the report, the web episode page, the
-Inspect export and its own CLI subcommand, with no edit to generic code."""
+"""A benchmark family from a package outside the tree (tests/system/plugins/toy_plugin, built as a
+wheel and installed, registered only by its entry point) runs through the CLI, the REST API, the
+report, the web episode page, the Inspect export and its own CLI subcommand, with no edit to
+generic code, under the real sandbox: its runner in a bubblewrap target service, its agent in a
+bubblewrap agent host, both importing the plugin from where it is installed."""
 
 from __future__ import annotations
 
@@ -11,48 +13,60 @@ import subprocess
 import httpx
 import pytest
 from inspect_ai import log as inspect_log
-from orch_helpers import ROOT, Server
-
-from tests.system.plugins.conftest import SITE
+from orch_helpers import Server
 
 AGENT = "toy_benchmark.agent:ToyAgent"
 
 
 def _env(db: str) -> dict[str, str]:
-    env = dict(os.environ)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.update(
         DATABASE_URL=db,
-        HARNESS_SANDBOX="inprocess",
+        HARNESS_SANDBOX="bwrap",
+        HARNESS_AGENT_ISOLATION="bwrap",
         HARNESS_API_ALLOW_DOTTED_AGENTS="1",
         HARNESS_POLL_INTERVAL_S="0.1",
-        PYTHONPATH=os.pathsep.join([str(SITE), str(ROOT), env.get("PYTHONPATH", "")]),
     )
     return env
 
 
-def harness(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+def harness(python: str, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     r = subprocess.run(
-        ["harness", *args], env=env, cwd=ROOT, capture_output=True, text=True, timeout=300
+        [python, "-m", "interp_harness.orchestrator.cli", *args],
+        env=env,
+        cwd="/",  # not the checkout: the plugin and the harness come from the installed env
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert r.returncode == 0, f"harness {' '.join(args)}:\n{r.stdout}\n{r.stderr}"
     return r
 
 
 @pytest.mark.slow
-def test_toy_family_through_cli_report_and_export(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_toy_family_through_cli_report_and_export(tmp_path, toy_python, needs_bwrap) -> None:  # type: ignore[no-untyped-def]
     env = _env(f"sqlite:///{tmp_path / 'h.db'}")
-    assert harness(env, "toy", "moods").stdout.split() == ["shout", "whisper", "shout", "whisper"]
-    listed = harness(env, "targets", "list", "--dataset", "toy").stdout
+    assert harness(toy_python, env, "toy", "moods").stdout.split() == [
+        "shout",
+        "whisper",
+        "shout",
+        "whisper",
+    ]
+    listed = harness(toy_python, env, "targets", "list", "--dataset", "toy").stdout
     assert "toy/shout/0" in listed and "toy/whisper/3" in listed
 
-    summary = json.loads(harness(env, "run", "--agent", AGENT, "-d", "toy", "--json").stdout)
+    summary = json.loads(
+        harness(toy_python, env, "run", "--agent", AGENT, "-d", "toy", "--json").stdout
+    )
     assert summary["status"] == "completed", summary
     assert summary["progress"] == {"total": 4, "done": 4, "by_status": {"completed": 4}}
     metrics = {m["metric"]: m for m in summary["metrics"]}
     assert metrics["toy_mood"]["n"] == 4 and metrics["toy_mood"]["mean"] == 1.0
     assert metrics["toy_mood"]["n_errors"] == 0
 
-    [row] = json.loads(harness(env, "report", summary["id"], "--json").stdout)["report"]["rows"]
+    [row] = json.loads(harness(toy_python, env, "report", summary["id"], "--json").stdout)[
+        "report"
+    ]["rows"]
     assert (row["category"], row["metric"], row["value"], row["scored"]) == (
         "toy, mood",
         "toy_mood",
@@ -61,7 +75,7 @@ def test_toy_family_through_cli_report_and_export(tmp_path) -> None:  # type: ig
     )
 
     out = tmp_path / "toy.eval"
-    harness(env, "export", summary["id"], "--format", "inspect", "-o", str(out))
+    harness(toy_python, env, "export", summary["id"], "--format", "inspect", "-o", str(out))
     log = inspect_log.read_eval_log(str(out))
     assert log.status == "success" and len(log.samples) == 4
     by_id = {s.id: s for s in log.samples}
@@ -69,12 +83,13 @@ def test_toy_family_through_cli_report_and_export(tmp_path) -> None:  # type: ig
     assert by_id["toy/whisper/1"].output.completion == "[DESCRIPTION]: whisper"
 
 
-def test_toy_family_through_rest_and_web(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_toy_family_through_rest_and_web(tmp_path, toy_python, needs_bwrap) -> None:  # type: ignore[no-untyped-def]
     env = _env(f"sqlite:///{tmp_path / 'h.db'}") | {"HARNESS_API_TOKENS": "toy-token"}
-    srv = Server(env, tmp_path / "server.log").start()
+    srv = Server(env, tmp_path / "server.log", python=toy_python).start()
     try:
         c = httpx.Client(base_url=srv.url, timeout=60)
         auth = {"Authorization": "Bearer toy-token"}
+        assert c.get("/healthz").json()["sandbox"] == "bwrap"
         r = c.post("/runs", json={"agent": AGENT, "dataset": "toy", "limit": 2}, headers=auth)
         assert r.status_code == 201, r.text
         run_id = r.json()["id"]

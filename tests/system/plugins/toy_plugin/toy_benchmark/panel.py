@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evaluator.panel import Panel, PanelView, Rendered, html_template
+from interp_harness.sdk import Panel, PanelView, Rendered, html_template
 
 _T = html_template(
     '<section class="toy-panel"><h2>Toy mood</h2><p>calls: {{ n }}</p>'

@@ -1,7 +1,7 @@
 """The toy family's record (the entry point names it; the package's __init__ imports nothing, so
 the agent host, which has only `agents`, can import `toy_benchmark.agent`)."""
 
-from function_store.benchmark import Benchmark, ReportRow
+from interp_harness.sdk import Benchmark, ReportRow
 
 BENCHMARK = Benchmark(
     family="toy",

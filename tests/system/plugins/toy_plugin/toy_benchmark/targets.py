@@ -4,8 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from function_store.models import CallOutput, HiddenTruth, PublicMeta, Target, make_canary
-from function_store.runtime import RuntimeContext, register_runner
+from interp_harness.sdk import (
+    CallOutput,
+    HiddenTruth,
+    PublicMeta,
+    RuntimeContext,
+    Target,
+    make_canary,
+    register_runner,
+)
 
 MOODS = ("shout", "whisper", "shout", "whisper")
 

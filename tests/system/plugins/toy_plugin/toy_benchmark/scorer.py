@@ -3,10 +3,14 @@ the episode's sandboxed target client (never from the hidden spec alone)."""
 
 from __future__ import annotations
 
-from evaluator.api import EpisodeStats, ScoreResult
-from evaluator.parsing import parse_answer
-from evaluator.scorer import Scorer, ScoringContext
-from function_store.models import Target
+from interp_harness.sdk import (
+    EpisodeStats,
+    Scorer,
+    ScoreResult,
+    ScoringContext,
+    Target,
+    parse_answer,
+)
 
 
 class ToyScorer(Scorer):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from agents.base import Agent, AgentReply
+from interp_harness.sdk import Agent, AgentReply
 
 
 class ToyAgent(Agent):

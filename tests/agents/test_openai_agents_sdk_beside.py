@@ -1,0 +1,88 @@
+"""The harness installs beside the OpenAI Agents SDK (`openai-agents`, whose import name is
+`agents`), and an interpreter written with that SDK runs as a custom agent: `harness run` starts
+it in its bubblewrap agent host, where `import agents` is the SDK and `interp_harness.sdk` is
+ours, and its requests reach the loopback OpenAI-compatible backbone through the forwarder."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from interp_harness.orchestrator.store import make_engine
+from interp_harness.orchestrator.store.repo import Store
+
+pytestmark = [pytest.mark.slow, pytest.mark.model_server]
+
+AGENT = """
+import os
+
+from agents import Agent as SDKAgent
+from agents import OpenAIChatCompletionsModel, Runner, set_tracing_disabled
+from openai import AsyncOpenAI
+
+from interp_harness.sdk import Agent, AgentReply, Message
+
+set_tracing_disabled(True)  # the SDK would otherwise send traces to OpenAI
+
+
+class AgentsSDKInterpreter(Agent):
+    name = "agents-sdk-interpreter"
+    provider = "openai"  # its agent host relays the profile's endpoint
+    provider_routes = ("chat.completions",)
+
+    async def step(self, conversation: list[Message]) -> AgentReply:
+        client = AsyncOpenAI(base_url=os.environ["OPENAI_BASE_URL"], api_key="EMPTY")
+        model = OpenAIChatCompletionsModel(model=self.options["model"], openai_client=client)
+        sdk_agent = SDKAgent(name="interpreter", instructions=conversation[0].content, model=model)
+        result = await Runner.run(sdk_agent, conversation[-1].content, max_turns=1)
+        said = " ".join(str(result.final_output).split())[:200]
+        return AgentReply(content=f"[DESCRIPTION]: {said} (agents SDK)")
+"""
+
+
+def test_both_packages_import_side_by_side() -> None:
+    code = (
+        "import agents, interp_harness.sdk, json\n"
+        "from agents import Runner\n"
+        "print(json.dumps([agents.__name__, Runner.__module__, interp_harness.sdk.Agent.__module__]))"
+    )
+    r = subprocess.run([sys.executable, "-c", code], cwd="/", capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == ["agents", "agents.run", "interp_harness.agents.base"]
+
+
+def test_an_agents_sdk_interpreter_runs_in_its_agent_host(
+    tmp_path: Path, backbone_url: str, needs_bwrap: None
+) -> None:
+    (tmp_path / "agents_sdk_interpreter.py").write_text(AGENT)
+    profile = {"kind": "openai", "base_url": f"{backbone_url}/v1"}
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(
+        HARNESS_HOME=str(tmp_path / "home"),
+        DATABASE_URL=f"sqlite:///{tmp_path / 'h.db'}",
+        HARNESS_SANDBOX="bwrap",
+        HARNESS_AGENT_ISOLATION="bwrap",
+        HARNESS_PROVIDER_PROFILES=json.dumps({"loopback": profile}),
+        PYTHONPATH=str(tmp_path),
+    )
+    args = ["run", "--agent", "agents_sdk_interpreter:AgentsSDKInterpreter"]
+    args += ["-o", "profile=loopback", "-o", "model=SmolLM2-135M-Instruct"]
+    args += ["-d", "find-gen", "-f", "numeric", "-n", "1", "--seed", "0", "--no-floor", "--json"]
+    r = subprocess.run(
+        [sys.executable, "-m", "interp_harness.orchestrator.cli", *args],
+        cwd="/",  # not the checkout, whose `agents/` folder would shadow the SDK
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    summary = json.loads(r.stdout[r.stdout.index("{") :])
+    assert summary["progress"]["by_status"] == {"completed": 1}, summary
+    [ep] = Store(make_engine(env["DATABASE_URL"])).episodes(summary["id"])
+    assert ep.final_answer and ep.final_answer.endswith("(agents SDK)"), ep
+    assert ep.error is None
