@@ -9,6 +9,7 @@ later runs find it by its tag."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import time
 from collections.abc import Callable, Sequence
@@ -23,6 +24,7 @@ from function_store.models import CallOutput
 from harness.lab.docker_lab import OWNER_LABEL, owner
 from harness.lab.frames import Call, CallResult
 from harness.lab.limits import LabLimits
+from harness.lab.process import LabProcess
 from harness.lab.session import LOST, Cell, Lab
 from harness.settings import Settings
 from harness.store import make_engine
@@ -229,3 +231,19 @@ def test_a_code_mode_run_with_its_lab_in_docker(
     # this process (the CLI ran in it) started two lab containers: the preflight's check and
     # the episode's lab
     assert _started_labs(engine, t0, t1) == 2
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+async def test_a_lab_whose_orchestrator_is_gone_ends(engine: Any) -> None:
+    """An orchestrator that dies closes the docker CLI's stdin: the container's stdin closes with
+    it, so the kernel reads the end of its channel and the lab ends instead of idling on."""
+    lab = await LabProcess.start("", LabLimits(backend="docker"))
+    container = lab.jail.jail.container  # type: ignore[attr-defined]
+    try:
+        assert lab.proc.stdin is not None
+        lab.proc.stdin.close()  # what the orchestrator's death does to the pipe
+        state = await asyncio.to_thread(container.wait, timeout=20)
+        assert state["StatusCode"] == 0  # the kernel's own exit, not a kill
+    finally:
+        await lab.close()
