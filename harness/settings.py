@@ -129,6 +129,9 @@ class Settings(BaseSettings):
     # ceilings are the lab channel's bounds (harness/lab/frames.py). 0 figures: none are sent.
     lab_max_figures: int = Field(4, ge=0, le=16)
     lab_max_figure_kb: int = Field(512, ge=16, le=2048)
+    # Where labs run (operator only): "bwrap", or "docker" (a container per lab on the local
+    # engine, harness/lab/docker_lab.py); unset: "docker" when HARNESS_SANDBOX=docker, else bwrap.
+    lab_sandbox: Literal["bwrap", "docker"] | None = None
 
     @field_validator("provider_limits")
     @classmethod
@@ -162,6 +165,12 @@ class Settings(BaseSettings):
     @property
     def plugin_modules(self) -> list[str]:
         return _split(self.plugins)
+
+    @property
+    def lab_backend(self) -> str:
+        if self.lab_sandbox is not None:
+            return self.lab_sandbox
+        return "docker" if self.sandbox == "docker" else "bwrap"
 
     @property
     def lab_package_list(self) -> list[str]:

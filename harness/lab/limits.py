@@ -26,6 +26,7 @@ class LabLimits:
     packages: tuple[str, ...] = ("numpy", "scipy", "matplotlib")
     max_figures: int = 4
     max_figure_kb: int = 512
+    backend: str = "bwrap"  # where labs run: "bwrap" or "docker" (Settings.lab_backend)
 
     @classmethod
     def from_settings(cls, s: Settings) -> LabLimits:
@@ -40,4 +41,5 @@ class LabLimits:
             packages=tuple(s.lab_package_list),
             max_figures=s.lab_max_figures,
             max_figure_kb=s.lab_max_figure_kb,
+            backend=s.lab_backend,
         )

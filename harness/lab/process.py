@@ -1,8 +1,9 @@
 """One running lab: the kernel's sandboxed process, and the orchestrator's end of its channel.
 
-`LabProcess.start` starts the kernel (harness/lab/kernel.py) in bubblewrap with the generated
-`target` module, under a cgroup (processes, memory, one CPU) and rlimits (address space, files),
-and waits for `ready`. `run_cell` sends one cell and serves its target calls until its `done`;
+`LabProcess.start` starts the kernel (harness/lab/kernel.py) with the generated `target` module
+in the operator's lab backend (LabLimits.backend): bubblewrap under a cgroup (processes, memory,
+one CPU) and rlimits (address space, files), or a Docker container with the same limits
+(harness/lab/docker_lab.py), and waits for `ready`. `run_cell` sends one cell and serves its target calls until its `done`;
 meanwhile a watchdog enforces the hard limits from outside: the cell's wall time (the clock
 stops while the orchestrator answers a target call) and the CPU time of the whole process tree,
 each with a grace after the kernel's own timers. A cell that breaks a hard limit, a lab that
@@ -23,10 +24,10 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from interp_harness.orchestrator.agent_host import LineTooLong, read_line
-from interp_harness.orchestrator.lab import frames
+from interp_harness.orchestrator.lab import docker_lab, frames
 from interp_harness.orchestrator.lab.figures import FIGURE_MAX_PIXELS, FIGURE_MAX_SIDE
 from interp_harness.orchestrator.lab.frames import CallResult, Done
 from interp_harness.orchestrator.lab.limits import GRACE_S, START_TIMEOUT_S, LabLimits
@@ -101,18 +102,81 @@ def tree_cpu_s(root: int) -> float:
     return total / _CLK
 
 
+class Jail(Protocol):
+    """What confines one lab, as the watchdog and the reaper need it."""
+
+    def cpu_s(self) -> float: ...
+    def kill(self) -> None: ...  # must not block: timers and the watchdog call it
+    async def why_dead(self, returncode: int | None) -> str | None: ...
+    async def release(self) -> None: ...
+
+
+class BwrapJail:
+    """bubblewrap in a cgroup of ours; `files_dir` is bound read-only at /opt/lab."""
+
+    def __init__(
+        self, proc: asyncio.subprocess.Process, cg: CgroupLimits | None, files_dir: str,
+        limits: LabLimits,
+    ) -> None:  # fmt: skip
+        self.proc, self.cg, self.files_dir, self.limits = proc, cg, files_dir, limits
+
+    def cpu_s(self) -> float:
+        return tree_cpu_s(self.proc.pid)  # a few /proc reads: no thread hop needed
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)  # bwrap; its pid namespace takes the rest
+        if self.cg:
+            self.cg.kill_all()
+
+    async def why_dead(self, returncode: int | None) -> str | None:
+        if self.cg is None:
+            return None
+        if self.cg.oom_killed():
+            return f"the lab ran out of memory (limit {self.limits.memory_mb} MB)"
+        rc = returncode
+        sig = -rc if rc is not None and rc < 0 else (rc - 128 if rc and rc > 128 else 0)
+        if sig == signal.SIGKILL and self.cg.pids_exhausted():
+            return f"the lab's process was killed at its process limit ({self.limits.max_procs})"
+        return None
+
+    async def release(self) -> None:
+        if self.cg:
+            await asyncio.to_thread(self.cg.remove)
+            self.cg = None
+        shutil.rmtree(self.files_dir, ignore_errors=True)
+
+
+class DockerLabJail:
+    """A Docker container (harness/lab/docker_lab.py), started by the docker CLI we hold."""
+
+    def __init__(
+        self, proc: asyncio.subprocess.Process, jail: docker_lab.DockerJail, limits: LabLimits
+    ) -> None:
+        self.proc, self.jail, self.limits = proc, jail, limits
+
+    def cpu_s(self) -> float:
+        return tree_cpu_s(self.jail.pid) if self.jail.pid else 0.0
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)  # the CLI: our end of the channel closes now
+        self.jail.kill()
+
+    async def why_dead(self, returncode: int | None) -> str | None:
+        return await asyncio.to_thread(self.jail.why_dead, self.limits)
+
+    async def release(self) -> None:
+        await asyncio.to_thread(self.jail.remove)
+
+
 class LabProcess:
     """A started lab. One cell at a time."""
 
     def __init__(
-        self,
-        proc: asyncio.subprocess.Process,
-        cg: CgroupLimits | None,
-        files_dir: str,
-        log_file: Any,
-        limits: LabLimits,
+        self, proc: asyncio.subprocess.Process, jail: Jail, log_file: Any, limits: LabLimits
     ) -> None:
-        self.proc, self.cg, self.files_dir, self.log_file = proc, cg, files_dir, log_file
+        self.proc, self.jail, self.log_file = proc, jail, log_file
         self.limits = limits
         self.killed: str | None = None  # why the watchdog killed it
         self._export_id = 0
@@ -120,56 +184,24 @@ class LabProcess:
     # ---- start ------------------------------------------------------------------------------
     @classmethod
     async def start(cls, target_source: str, limits: LabLimits) -> LabProcess:
-        files_dir = write_files(
-            {"kernel.py": KERNEL_SOURCE.read_bytes(), "target.py": target_source.encode()},
-            "lab-",
-            root=str(instance_dir()),
-            mode=0o400,
-        )
-        sbx = Limits(
-            timeout_s=START_TIMEOUT_S,
-            memory_mb=limits.memory_mb,
-            max_procs=limits.max_procs,
-            max_output_bytes=max(limits.tmp_mb, 1) * 1024 * 1024,
-        )
-        try:
-            cmd, args_fd = lab_command(
-                sys.executable, files_dir, sbx, limits.tmp_mb, limits.packages
-            )
-        except SandboxError as e:
-            shutil.rmtree(files_dir, ignore_errors=True)
-            raise LabStartError(str(e)) from e
-        cg = CgroupLimits.create(
-            pids=limits.max_procs, memory_bytes=limits.memory_mb * 1024 * 1024, cpu_quota=1.0
-        )
+        files = {"kernel.py": KERNEL_SOURCE.read_bytes(), "target.py": target_source.encode()}
         log_file = tempfile.TemporaryFile(prefix="lab-log-")
-        if cg:
-            cg.open_join_fds()
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *cmd,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=log_file,
-                start_new_session=True,
-                preexec_fn=cg.preexec if cg else None,  # noqa: PLW1509 - only writes to an fd
-                limit=frames.MAX_FRAME,
-                pass_fds=(args_fd,),
-                env=launcher_env(),  # bwrap's init lives on inside: none of our environment
-            )
-        except OSError as e:
-            if cg:
-                cg.remove()
+            if limits.backend == "docker":
+                proc, jail = await _start_docker(files, limits, log_file)
+            else:
+                proc, jail = await _start_bwrap(files, limits, log_file)
+        except BaseException:
             log_file.close()
-            shutil.rmtree(files_dir, ignore_errors=True)
-            raise LabStartError(f"the lab failed to start: {e}") from e
-        finally:
-            os.close(args_fd)
-            if cg:
-                cg.close_fds()
-        lab = cls(proc, cg, files_dir, log_file, limits)
+            raise
+        lab = cls(proc, jail, log_file, limits)
         try:
             first = await asyncio.wait_for(lab._read(), START_TIMEOUT_S)
+            if isinstance(jail, DockerLabJail):
+                await asyncio.to_thread(jail.jail.find_pid)
+        except docker_lab.DockerLabError as e:
+            await lab.close()
+            raise LabStartError(str(e)) from None
         except (LabBroken, TimeoutError) as e:
             tail = lab.log_tail()
             await lab.close()
@@ -196,10 +228,10 @@ class LabProcess:
                 f"channel (at most {frames.MAX_FRAME:,})"
             ) from None
         except (OSError, ValueError, asyncio.IncompleteReadError) as e:
-            raise LabBroken(self._death_note(f"{type(e).__name__}")) from None
+            raise LabBroken(await self._death_note(f"{type(e).__name__}")) from None
         if not line.endswith(b"\n"):
             await self._reap()
-            raise LabBroken(self._death_note("it ended"))
+            raise LabBroken(await self._death_note("it ended"))
         try:
             return frames.FROM_LAB.validate_json(line)
         except ValidationError as e:
@@ -214,21 +246,18 @@ class LabProcess:
             self.proc.stdin.write(data)
             await self.proc.stdin.drain()
         except (OSError, ValueError, RuntimeError) as e:
-            raise LabBroken(self._death_note(f"{type(e).__name__}")) from None
+            raise LabBroken(await self._death_note(f"{type(e).__name__}")) from None
 
     async def _reap(self) -> None:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.proc.wait(), 2)
 
-    def _death_note(self, what: str) -> str:
+    async def _death_note(self, what: str) -> str:
         if self.killed:
             return self.killed
-        if self.cg is not None and self.cg.oom_killed():
-            return f"the lab ran out of memory (limit {self.limits.memory_mb} MB)"
         rc = self.proc.returncode
-        sig = -rc if rc is not None and rc < 0 else (rc - 128 if rc and rc > 128 else 0)
-        if sig == signal.SIGKILL and self.cg is not None and self.cg.pids_exhausted():
-            return f"the lab's process was killed at its process limit ({self.limits.max_procs})"
+        if (why := await self.jail.why_dead(rc)) is not None:
+            return why
         status = f" (status {rc})" if rc is not None else ""
         return f"the lab's process ended{status}: {what}"
 
@@ -256,7 +285,7 @@ class LabProcess:
             "figures_total": frames.FIGURES_MAX_BYTES,
         }
         clock = CellClock(wall + GRACE_S)
-        cpu0 = tree_cpu_s(self.proc.pid)
+        cpu0 = self.jail.cpu_s()
         watchdog = asyncio.create_task(self._watch(clock, cpu0, lim.cell_cpu_s + GRACE_S, wall))
         calls = 0
         try:
@@ -298,7 +327,7 @@ class LabProcess:
             if clock.elapsed() > clock.limit_s:
                 self._kill(f"the cell ran longer than its wall-time limit ({wall:g} s)")
                 return
-            used = tree_cpu_s(self.proc.pid)  # a few /proc reads: no thread hop needed
+            used = self.jail.cpu_s()
             if used - cpu0 > cpu_s:
                 self._kill(
                     f"the cell used more than its CPU-time limit ({self.limits.cell_cpu_s:g} s)"
@@ -333,10 +362,7 @@ class LabProcess:
     def _kill(self, reason: str | None = None) -> None:
         if reason and self.killed is None:
             self.killed = reason
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)  # bwrap; its pid namespace takes the rest
-        if self.cg:
-            self.cg.kill_all()
+        self.jail.kill()
 
     def log_tail(self, n: int = 3000) -> str:
         with contextlib.suppress(OSError, ValueError):
@@ -350,9 +376,75 @@ class LabProcess:
         self._kill()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.proc.wait(), 5)
-        if self.cg:
-            await asyncio.to_thread(self.cg.remove)
-            self.cg = None
+        await self.jail.release()
         with contextlib.suppress(Exception):
             self.log_file.close()
-        shutil.rmtree(self.files_dir, ignore_errors=True)
+
+
+async def _start_bwrap(
+    files: dict[str, bytes], limits: LabLimits, log_file: Any
+) -> tuple[asyncio.subprocess.Process, BwrapJail]:
+    files_dir = write_files(files, "lab-", root=str(instance_dir()), mode=0o400)
+    sbx = Limits(
+        timeout_s=START_TIMEOUT_S,
+        memory_mb=limits.memory_mb,
+        max_procs=limits.max_procs,
+        max_output_bytes=max(limits.tmp_mb, 1) * 1024 * 1024,
+    )
+    try:
+        cmd, args_fd = lab_command(sys.executable, files_dir, sbx, limits.tmp_mb, limits.packages)
+    except SandboxError as e:
+        shutil.rmtree(files_dir, ignore_errors=True)
+        raise LabStartError(str(e)) from e
+    cg = CgroupLimits.create(
+        pids=limits.max_procs, memory_bytes=limits.memory_mb * 1024 * 1024, cpu_quota=1.0
+    )
+    if cg:
+        cg.open_join_fds()
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *cmd,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=log_file,
+            start_new_session=True,
+            preexec_fn=cg.preexec if cg else None,  # noqa: PLW1509 - only writes to an fd
+            limit=frames.MAX_FRAME,
+            pass_fds=(args_fd,),
+            env=launcher_env(),  # bwrap's init lives on inside: none of our environment
+        )
+    except OSError as e:
+        if cg:
+            cg.remove()
+        shutil.rmtree(files_dir, ignore_errors=True)
+        raise LabStartError(f"the lab failed to start: {e}") from e
+    finally:
+        os.close(args_fd)
+        if cg:
+            cg.close_fds()
+    return proc, BwrapJail(proc, cg, files_dir, limits)
+
+
+async def _start_docker(
+    files: dict[str, bytes], limits: LabLimits, log_file: Any
+) -> tuple[asyncio.subprocess.Process, DockerLabJail]:
+    try:
+        # blocking engine calls (and, the first time, the image's build)
+        jail = await asyncio.to_thread(docker_lab.DockerJail.create, files, limits)
+    except docker_lab.DockerLabError as e:
+        raise LabStartError(str(e)) from e
+    try:
+        cmd, env = jail.attach_command()
+        proc = await asyncio.create_subprocess_exec(
+            *cmd,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=log_file,
+            start_new_session=True,
+            limit=frames.MAX_FRAME,
+            env=env,
+        )
+    except (OSError, docker_lab.DockerLabError) as e:
+        await asyncio.to_thread(jail.remove)
+        raise LabStartError(f"the lab failed to start: {e}") from e
+    return proc, DockerLabJail(proc, jail, limits)
