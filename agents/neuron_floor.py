@@ -19,7 +19,7 @@ from interp_harness.agents.probing import FixedProbesAgent
 from interp_harness.agents.protocol import Observation
 
 # the floor's claim: quoted, so the offline membership decider and the lexical simulator read
-# exactly these five strings (evaluator/neurons/membership.py, evaluator/simulation/simulator.py)
+# exactly these five strings (evaluator/token_activations/membership.py, evaluator/simulation/simulator.py)
 WORDS: tuple[str, ...] = ("red", "blue", "green", "yellow", "black")
 EXPLANATION = "colour words: " + ", ".join(f'"{w}"' for w in WORDS)
 

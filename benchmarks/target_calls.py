@@ -32,7 +32,7 @@ from interp_harness.orchestrator.sandbox import get_sandbox  # noqa: E402
 from interp_harness.orchestrator.sandbox.pool import ServicePool  # noqa: E402
 from interp_harness.orchestrator.target_client import ServiceTargetClient  # noqa: E402
 from interp_harness.targets.catalog import Catalog  # noqa: E402
-from interp_harness.targets.numeric.source import render_source  # noqa: E402
+from interp_harness.targets.numeric.source_text import render_source  # noqa: E402
 from interp_harness.targets.numeric.variants import served_program  # noqa: E402
 
 TARGET = "find-v1/numeric/f00473"

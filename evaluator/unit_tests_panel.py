@@ -54,4 +54,4 @@ def table_panel(rows: Callable[[PanelView], list[dict[str, Any]]], output_header
     return Panel(name="unit-tests", render=render)
 
 
-unit_test_panel = table_panel(judge_rows, "Judge")
+judge_test_panel = table_panel(judge_rows, "Judge")

@@ -34,7 +34,7 @@ def _live_observations(
     import random as _random
 
     from interp_harness.evaluator.neurons import live
-    from interp_harness.evaluator.neurons.observational import Observation
+    from interp_harness.evaluator.token_activations.observational import Observation
     from rich.progress import track
 
     picked = sorted(
@@ -76,10 +76,10 @@ def observational(
     json_out: Path | None = typer.Option(None, "--json", help="also write the full report here"),
 ) -> None:
     """P/R/F1 of the 255 released GPT-4 explanations from the released file alone."""
-    from interp_harness.evaluator.neurons import observational as obs
     from interp_harness.evaluator.neurons import released
+    from interp_harness.evaluator.token_activations import observational as obs
     from interp_harness.targets.datasets import DataUnavailable
-    from interp_harness.targets.neurons import data
+    from interp_harness.targets.token_activations import neuron_release as data
 
     if source not in ("activations", "labels", "live"):
         raise typer.BadParameter("activations, labels or live", param_hint="--source")
@@ -163,9 +163,9 @@ def probe(
     import random as _random
 
     from interp_harness.evaluator.neurons import live
-    from interp_harness.evaluator.neurons import observational as obs
     from interp_harness.evaluator.neurons import probe as P
-    from interp_harness.targets.neurons import data
+    from interp_harness.evaluator.token_activations import observational as obs
+    from interp_harness.targets.token_activations import neuron_release as data
     from rich.progress import track
 
     records = data.load()
@@ -362,7 +362,7 @@ def score_explanation(
         make_judge,
     )
     from interp_harness.evaluator.neurons import judge_probes as J
-    from interp_harness.targets.neurons.corpus import load_corpus
+    from interp_harness.targets.token_activations.corpus import load_corpus
 
     try:  # the judge setting, generating the Type I lists (long replies)
         judge = make_judge(JudgeSettings(mode="generate", max_tokens=1024))
@@ -437,7 +437,7 @@ def compare_metrics(
         make_simulator,
     )
     from interp_harness.targets.datasets import DataUnavailable
-    from interp_harness.targets.neurons import data
+    from interp_harness.targets.token_activations import neuron_release as data
     from rich.progress import Progress
 
     if texts not in ("all", "top-random"):

@@ -17,7 +17,6 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Literal
 
-from interp_harness.evaluator.neurons import observational as O
 from interp_harness.evaluator.neurons import released
 from interp_harness.evaluator.neurons.simulation import released_excerpts
 from interp_harness.evaluator.simulation.scoring import (
@@ -27,7 +26,8 @@ from interp_harness.evaluator.simulation.scoring import (
     top_and_random,
 )
 from interp_harness.evaluator.simulation.simulator import Simulator
-from interp_harness.targets.neurons.data import NeuronRecord
+from interp_harness.evaluator.token_activations import observational as O
+from interp_harness.targets.token_activations.neuron_release import NeuronRecord
 from pydantic import BaseModel
 
 Texts = Literal["all", "top-random"]

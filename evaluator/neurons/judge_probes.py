@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Literal
 
 from interp_harness.evaluator.judge import JudgeClient
-from interp_harness.evaluator.neurons import observational as O
+from interp_harness.evaluator.token_activations import observational as O
 from interp_harness.model_services.intervention.client import InterventionClient
 from interp_harness.targets.datasets import cache_dir
 from pydantic import BaseModel
@@ -113,7 +113,7 @@ def mine(
     client: InterventionClient, corpus: Sequence[str], layer: int, index: int, n: int
 ) -> list[tuple[str, tuple[int, int], float]]:
     """The `n` sentences whose most activating token is highest (a > 0), with that token's span."""
-    from interp_harness.evaluator.neurons.testset import read_activations
+    from interp_harness.evaluator.token_activations.testset import read_activations
 
     acts = read_activations(client, corpus, layer, index)
     offsets = client.tokenize(list(corpus))

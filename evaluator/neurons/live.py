@@ -10,8 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 from interp_harness.model_services.intervention.client import InterventionClient
 from interp_harness.model_services.intervention.schemas import ModelInfo
-from interp_harness.targets.neurons.data import EvalItem, NeuronRecord
 from interp_harness.targets.neurons.targets import MODELS
+from interp_harness.targets.token_activations.neuron_release import EvalItem, NeuronRecord
 
 GPT2_XL_LAYERS, GPT2_XL_WIDTH = MODELS["gpt2-xl"]
 

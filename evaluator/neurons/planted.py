@@ -15,8 +15,6 @@ from __future__ import annotations
 import random
 import statistics
 
-from interp_harness.evaluator.neurons import observational as O
-from interp_harness.evaluator.neurons.membership import LexicalMembership
 from interp_harness.evaluator.neurons.simulation import split_words
 from interp_harness.evaluator.simulation.scoring import (
     Correlation,
@@ -26,6 +24,8 @@ from interp_harness.evaluator.simulation.scoring import (
     top_and_random,
 )
 from interp_harness.evaluator.simulation.simulator import Simulator
+from interp_harness.evaluator.token_activations import observational as O
+from interp_harness.evaluator.token_activations.membership import LexicalMembership
 from pydantic import BaseModel
 
 FIRES_ON = "2000"

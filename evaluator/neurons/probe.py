@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import numpy as np
-from interp_harness.evaluator.neurons import observational as O
+from interp_harness.evaluator.token_activations import observational as O
 
 NS = (1, 2, 4, 16)
 

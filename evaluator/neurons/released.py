@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Literal
 
-from interp_harness.evaluator.neurons.observational import Observation
-from interp_harness.targets.neurons.data import NeuronRecord
+from interp_harness.evaluator.token_activations.observational import Observation
+from interp_harness.targets.token_activations.neuron_release import NeuronRecord
 
 FiringSource = Literal["activations", "labels"]
 # The paper's numbers (300 explanations, GPT-2 XL, single neuron, no probe; Huang et al. 2023).

@@ -18,9 +18,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from interp_harness.evaluator.neurons.testset import TokenActs
 from interp_harness.evaluator.simulation.scoring import Excerpt
-from interp_harness.targets.neurons.data import EvalItem, NeuronRecord
+from interp_harness.evaluator.token_activations.testset import TokenActs
+from interp_harness.targets.token_activations.neuron_release import EvalItem, NeuronRecord
 
 _PIECE = re.compile(r"\s*\w+|\s*[^\w\s]+|\s+")
 

@@ -14,7 +14,7 @@ Facts carried over from delphi:
 Two deciders behind `Decider`: the judge (forced choice on the project's own server: one token
 "1" / "0", its logprobs give the probability; other endpoints: the reply's first 0/1, so the
 probability is 0 or 1) and a lexical offline decider (the task's rule over the explanation's
-strings, interp_harness.evaluator.neurons.membership). A judge failure raises `JudgeError`: the caller makes it
+strings, interp_harness.evaluator.token_activations.membership). A judge failure raises `JudgeError`: the caller makes it
 an error state, never a 0.
 """
 
@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from interp_harness.evaluator.judge import JudgeClient, JudgeError
-from interp_harness.evaluator.neurons.membership import LexicalMembership
+from interp_harness.evaluator.token_activations.membership import LexicalMembership
 
 METRICS = ("accuracy", "balanced_accuracy", "auc")
 OPTIONS = ["1", "0"]  # forced choice: "1" = yes (fits the explanation), "0" = no

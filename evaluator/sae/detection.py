@@ -5,7 +5,7 @@ activation quantiles (delphi's `split_quantiles`: the activating examples sorted
 cut into 10 equal slices, the same number drawn at random from each); the other half are random
 non-activating texts, as many. Seeded, so an agent's explanation and the reference's see the same
 texts. The lexical decider predicts "active" iff the text contains one of the explanation's
-strings (interp_harness.evaluator.neurons.membership).
+strings (interp_harness.evaluator.token_activations.membership).
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from interp_harness.evaluator.neurons.membership import LexicalMembership
-from interp_harness.evaluator.neurons.testset import TokenActs
 from interp_harness.evaluator.sae.classify import Sample, Task
 from interp_harness.evaluator.sae.observational import fires, mentions
+from interp_harness.evaluator.token_activations.membership import LexicalMembership
+from interp_harness.evaluator.token_activations.testset import TokenActs
 
 N_ACTIVATING = 50  # delphi's n_examples_test
 N_QUANTILES = 10  # delphi's n_quantiles

@@ -15,11 +15,11 @@ import math
 import random
 from collections.abc import Sequence
 
-from interp_harness.evaluator.neurons.membership import LexicalMembership
-from interp_harness.evaluator.neurons.testset import TokenActs
 from interp_harness.evaluator.sae.classify import Sample, Task
 from interp_harness.evaluator.sae.detection import N_ACTIVATING, quantile_sample, render
 from interp_harness.evaluator.sae.observational import fires, mentions
+from interp_harness.evaluator.token_activations.membership import LexicalMembership
+from interp_harness.evaluator.token_activations.testset import TokenActs
 
 THRESHOLD = 0.3  # delphi's: a token is marked right when its act >= 0.3 of the text's max
 L, R = "<<", ">>"

@@ -1,5 +1,5 @@
 """Observational precision / recall / F1 of an explanation on a latent's held-out examples, as the
-neuron benchmark computes them (interp_harness.evaluator.neurons.observational): an example is "in the
+neuron benchmark computes them (interp_harness.evaluator.token_activations.observational): an example is "in the
 explanation" when the membership decider finds one of the explanation's strings in it, and the
 latent "fires" on it iff its max activation over the example's tokens is > 0.
 """
@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from interp_harness.evaluator.neurons import observational as O
-from interp_harness.evaluator.neurons.membership import LexicalMembership
-from interp_harness.evaluator.neurons.testset import TokenActs
+from interp_harness.evaluator.token_activations import observational as O
+from interp_harness.evaluator.token_activations.membership import LexicalMembership
+from interp_harness.evaluator.token_activations.testset import TokenActs
 
 
 def mentions(member: LexicalMembership, tokens: Sequence[str]) -> bool:

@@ -35,4 +35,4 @@ def code_rows(view: PanelView) -> list[dict[str, Any]]:
     return rows
 
 
-unit_test_panel = table_panel(code_rows, "Agent's code output")
+code_test_panel = table_panel(code_rows, "Agent's code output")

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from interp_harness.targets.datasets import DataUnavailable, data_path
-from interp_harness.targets.entities_relations.prompts import relation_template
+from interp_harness.targets.entities_relations.backbone_prompts import relation_template
 from interp_harness.targets.find_import import SCRIPT, FolderKind, read_json
 from interp_harness.targets.models import PublicMeta
 

@@ -1,7 +1,7 @@
 """find-v1 entities (200) and relations (75) from the released metadata (`data.json`,
 `initial.json`, `unit_test_data.json`).
 
-Prompts are rebuilt from `data.json` with our typed templates (`interp_harness.targets.entities_relations.prompts`);
+Prompts are rebuilt from `data.json` with our typed templates (`interp_harness.targets.entities_relations.backbone_prompts`);
 the corrupted relation text is not shipped: inferred. Exemplars come from `initial`, unit tests
 from `unit_test_data.json` (`correct_inx` is 1-based, as `UnitTest.correct`).
 """
@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from interp_harness.targets.datasets import data_path
-from interp_harness.targets.entities_relations import prompts as P
+from interp_harness.targets.entities_relations import backbone_prompts as P
 from interp_harness.targets.models import (
     Family,
     HiddenTruth,

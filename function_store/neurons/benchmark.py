@@ -9,7 +9,7 @@ BENCHMARK = Benchmark(
     title="Neuron explanations (observational P/R/F1 and IIA of the agent's explanation)",
     sources={"neuron": "interp_harness.targets.neurons.targets:load"},
     fixed_datasets=("neuron",),
-    reference_data=("interp_harness.targets.neurons.data",),
+    reference_data=("interp_harness.targets.token_activations.neuron_release",),
     runners={"neuron": "interp_harness.targets.neurons.runner"},
     services=("intervention",),
     # one forward pass over the call's texts: time for each text and its length, on a loaded
@@ -17,7 +17,7 @@ BENCHMARK = Benchmark(
     call_budget=CallBudget(per_input_s=2.5, per_kchar_s=5.0),
     commands=COMMANDS,
     prompt="interp_harness.targets.neurons.prompt:PROMPTS",
-    scorer="interp_harness.evaluator.neurons.scoring:NeuronScorer",
+    scorer="interp_harness.evaluator.neurons.scorer:NeuronScorer",
     # each row's ceiling is `<metric>_ceiling`: the reference explanation (GPT-4's for the
     # released neurons) through the same scorer; the simulation rows name their simulator
     report_rows=(
@@ -29,7 +29,7 @@ BENCHMARK = Benchmark(
     # stand-in for Huang et al.'s random pairing of neurons and explanations (agents/neuron_floor.py)
     floors=("neuron-fixed-explanation",),
     panels=(
-        "interp_harness.evaluator.neurons.panel:token_panel",
+        "interp_harness.evaluator.token_activations.panel:token_panel",
         "interp_harness.evaluator.simulation.panel:simulation_panel",
     ),
     cli={"neurons": "interp_harness.evaluator.neurons.cli:neurons_app"},

@@ -16,7 +16,7 @@ import random
 from interp_harness.targets.catalog import CatalogOptions
 from interp_harness.targets.datasets import DataUnavailable
 from interp_harness.targets.models import Family, Target, model_target
-from interp_harness.targets.neurons import data
+from interp_harness.targets.token_activations import neuron_release as data
 
 log = logging.getLogger(__name__)
 

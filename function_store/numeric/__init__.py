@@ -11,7 +11,7 @@ from interp_harness.targets.numeric.families import (
     clean_program,
     domain_for,
 )
-from interp_harness.targets.numeric.source import render_mlp_source, render_source
+from interp_harness.targets.numeric.source_text import render_mlp_source, render_source
 from interp_harness.targets.numeric.variants import CORRUPTION_TYPES, NOISE_TYPES, served_program
 
 __all__ = [

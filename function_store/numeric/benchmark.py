@@ -6,11 +6,11 @@ from interp_harness.targets.commands import find_commands
 BENCHMARK = Benchmark(
     family="numeric",
     title="FIND numeric functions (f: R -> R; NMSE of the agent's code)",
-    sources=find_sources("interp_harness.targets.numeric.sources"),
+    sources=find_sources("interp_harness.targets.numeric.targets"),
     reference_data=("interp_harness.targets.find_data",),
     runners={
-        "numeric": "interp_harness.targets.numeric.runners",
-        "mlp": "interp_harness.targets.numeric.runners",
+        "numeric": "interp_harness.targets.numeric.runner",
+        "mlp": "interp_harness.targets.numeric.runner",
         "script": "interp_harness.targets.find_import",
     },
     commands=find_commands(domain=True, code=True, value="number"),  # outputs are numbers

@@ -18,14 +18,14 @@ from typing import Any
 import numpy as np
 from interp_harness.targets.catalog import GenConfig
 from interp_harness.targets.models import Target
+from interp_harness.targets.numeric.assemble import numeric_target
 from interp_harness.targets.numeric.families import (
     ATOMIC_FAMILIES,
     COMPOSE_FAMILIES,
     COMPOSE_OPS,
     domain_for,
 )
-from interp_harness.targets.numeric.runners import train_mlp_for, true_function
-from interp_harness.targets.numeric.targets import numeric_target
+from interp_harness.targets.numeric.runner import train_mlp_for, true_function
 
 __all__ = ["generate", "sample_atomic", "train_mlp_for"]
 

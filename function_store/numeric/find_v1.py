@@ -11,9 +11,9 @@ from typing import Any
 from interp_harness.targets.catalog import CatalogOptions
 from interp_harness.targets.datasets import data_path
 from interp_harness.targets.models import Target
+from interp_harness.targets.numeric.assemble import numeric_target
 from interp_harness.targets.numeric.families import COMPOSE_OPS
 from interp_harness.targets.numeric.mlp import find_v1_weights_path, missing_weights_reason
-from interp_harness.targets.numeric.targets import numeric_target
 
 #: func_name_dict.json value -> our variant name
 VARIANT_OF_FILE = {

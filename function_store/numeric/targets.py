@@ -1,101 +1,37 @@
-"""Assembling `Target` objects for numeric functions (shared by find-v1 and find-gen)."""
+"""The numeric family's catalog sources: FIND's release (find-v1), our generator (find-gen) and an
+original FIND dataset folder (find-import). `Benchmark.sources` names these functions."""
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
 
-from interp_harness.targets.models import HiddenTruth, PublicMeta, Target, make_canary
-from interp_harness.targets.numeric.describe import describe_target
-from interp_harness.targets.numeric.source import render_mlp_source, render_source
-from interp_harness.targets.numeric.variants import served_program
-
-#: the range FIND's numeric prompt tells the interpreter to test ("between [-128 and 128]")
-VALUE_RANGE = (-128.0, 128.0)
+from interp_harness.targets.catalog import CatalogOptions
+from interp_harness.targets.find_import import FolderKind, folder_source
+from interp_harness.targets.models import Family, PublicMeta, Target
+from interp_harness.targets.numeric import find_gen as gen
+from interp_harness.targets.numeric import find_v1 as v1
 
 
-def corruption_interval(corruption: dict[str, Any]) -> list[float | None]:
-    """The corrupted region; None marks an open end (it extends past the tested range)."""
-    b = corruption["boundary"]
-    if corruption["type"] == "interval_inside":
-        return [b[0], b[1]]
-    if corruption["type"] == "interval_smaller":
-        return [None, b[0]]
-    return [b[0], None]
+def find_v1(family: Family, options: CatalogOptions) -> list[Target]:
+    return v1.load(options)
 
 
-def numeric_target(
-    *,
-    target_id: str,
-    dataset: str,
-    variant: str,
-    fn: dict[str, Any],
-    domain: list[float],
-    noise: str | None,
-    corruption: dict[str, Any] | None,
-    release: bool,
-    mlp: dict[str, Any] | None = None,
-    extra_spec: dict[str, Any] | None = None,
-    unavailable_reason: str | None = None,
-) -> Target:
-    """One numeric target. `noise`/`corruption` must be set only for those variants."""
-    if variant == "mlp":
-        runner = "mlp-v1" if release else "mlp-gen"
-        code = render_mlp_source()
-    else:
-        runner = "numeric-v1" if release else "numeric-gen"
-        code = render_source(
-            served_program(fn, noise=noise, corruption=corruption, release=release)
-        )
-    spec: dict[str, Any] = {
-        "function": fn,
-        "domain": list(domain),
-        "noise": {"type": noise, "scale": 1} if noise else None,
-        "corruption": corruption,
-    }
-    if mlp is not None:
-        spec["mlp"] = mlp
-    if extra_spec:
-        spec.update(extra_spec)
-    hidden = HiddenTruth(
-        runner=runner,
-        spec=spec,
-        description=describe_target(
-            fn, variant=variant, noise=noise, corruption=corruption, release=release
-        ),
-        code=code,
-        domain=list(domain),
-        corruption=(
-            {"type": corruption["type"], "interval": corruption_interval(corruption)}
-            if corruption
-            else None
-        ),
-        canary=make_canary(target_id),
-    )
-    return Target(
-        id=target_id,
-        dataset=dataset,
-        family="numeric",
-        variant=variant,
-        public=PublicMeta(
-            input_kind="number",
-            prompt_family="numeric_mlp" if variant == "mlp" else "numeric",
-            value_range=VALUE_RANGE,
-        ),
-        hidden=hidden,
-        unavailable_reason=unavailable_reason,
-    )
+def find_gen(family: Family, options: CatalogOptions) -> list[Target]:
+    return gen.generate(options.gen_seed, options.gen)
 
 
-def source_for(target: Target) -> str:
-    """The `function_code.py` text of a numeric target, rendered from its spec."""
-    if target.variant == "mlp":
-        return render_mlp_source()
-    spec = target.hidden.spec
-    return render_source(
-        served_program(
-            spec["function"],
-            noise=(spec.get("noise") or {}).get("type"),
-            corruption=spec.get("corruption"),
-            release=target.hidden.runner.endswith("-v1"),
-        )
-    )
+def _folder_variant(folder: Path, code: str, name_dict: dict[str, str]) -> str:
+    """A folder with MLP weights is an MLP target; else the file func_name_dict.json serves."""
+    if (folder / "mlp_approx_model.pt").exists():
+        return "mlp"
+    return v1.VARIANT_OF_FILE.get(name_dict.get(folder.name, ""), "unknown")
+
+
+def _folder_public(variant: str) -> PublicMeta:
+    prompt = "numeric_mlp" if variant == "mlp" else "numeric"
+    return PublicMeta(input_kind="number", prompt_family=prompt, value_range=(-128.0, 128.0))
+
+
+find_import = folder_source(
+    FolderKind(category="numeric", variant=_folder_variant, public=_folder_public)
+)

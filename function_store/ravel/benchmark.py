@@ -17,7 +17,7 @@ BENCHMARK = Benchmark(
     call_budget=CallBudget(per_input_s=2.0, per_kchar_s=5.0),
     commands=COMMANDS,
     prompt="interp_harness.targets.ravel.prompt:PROMPTS",
-    scorer="interp_harness.evaluator.ravel.agent_task:RavelScorer",
+    scorer="interp_harness.evaluator.ravel.scorer:RavelScorer",
     cli={"ravel": "interp_harness.evaluator.ravel.cli:ravel_app"},
     docs="docs/ravel.md",
     order=60,

@@ -1,5 +1,5 @@
 """RAVEL localisation targets' commands (the runner's `task`, `activations`, `interchange`), and
-the answer: a layer and its dims, or a featurizer (evaluator/ravel/agent_task.py reads it)."""
+the answer: a layer and its dims, or a featurizer (evaluator/ravel/scorer.py reads it)."""
 
 from interp_harness.agents.toolspec import SUBMIT, AnswerTag, ToolSpec, Word
 

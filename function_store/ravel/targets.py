@@ -3,7 +3,7 @@
 
 The agent reads the model through the intervention service (interp_harness.targets.ravel.runner) and
 answers a layer and a set of residual dims; it is scored by Disentangle on the instance's held-out
-entity split (interp_harness.evaluator.ravel.agent_task). The hidden spec carries:
+entity split (interp_harness.evaluator.ravel.scorer). The hidden spec carries:
 - `entity_type`: the key of INSTANCES, the instance the score is computed on (its test candidates
   are the held-out entities: only the scorer reads them, never the spec the sandbox gets);
 - `task`: what the agent may be shown (the attribute, train entities with their gold values, a few

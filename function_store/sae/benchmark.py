@@ -17,7 +17,7 @@ BENCHMARK = Benchmark(
     call_budget=CallBudget(per_input_s=2.5, per_kchar_s=5.0),
     commands=COMMANDS,
     prompt="interp_harness.targets.sae.prompt:PROMPTS",
-    scorer="interp_harness.evaluator.sae.scoring:SAEScorer",
+    scorer="interp_harness.evaluator.sae.scorer:SAEScorer",
     # each row's ceiling is `<metric>_ceiling`: the reference explanation through the same scorer;
     # "t" intervals: the values are means of per-latent rates, not single 0/1 outcomes
     report_rows=(
@@ -37,7 +37,7 @@ BENCHMARK = Benchmark(
     headline_metric="detection_balanced_accuracy",
     floors=("sae-frequent-tokens",),
     panels=(
-        "interp_harness.evaluator.neurons.panel:token_panel",
+        "interp_harness.evaluator.token_activations.panel:token_panel",
         "interp_harness.evaluator.simulation.panel:simulation_panel",
     ),
     cli={"sae": "interp_harness.evaluator.sae.cli:sae_app"},

@@ -55,7 +55,7 @@ log = logging.getLogger(__name__)
 # --- (a) corpus ----------------------------------------------------------------------------------
 def corpus(options: BuildOptions) -> tuple[list[str], list[str]]:
     """(train, held-out) texts: every corpus's sentences, split by a seeded hash of the text."""
-    from interp_harness.targets.neurons.corpus import load_corpus
+    from interp_harness.targets.token_activations.corpus import load_corpus
 
     texts: set[str] = set()
     for name in options.corpora:

@@ -1,6 +1,7 @@
 """Runner of SAE latent targets: texts in, each text's tokens with the latent's activations out.
 
-The neuron runner's protocol (function_store/neurons/runner.py) with the request naming the SAE:
+The token-activation runner (function_store/token_activations/runner.py) with the request naming
+the SAE:
 one /v1/activations request per call with `sae`, the SAE's layer and component, the latent as the
 one unit, every position. Replies in the neuron format (`The(0.00) cat(2.31) [max 2.31]`); errors
 are fixed strings, nothing of the service's messages (which may name the SAE or latent) reaches
@@ -10,13 +11,13 @@ the agent.
 from __future__ import annotations
 
 from interp_harness.targets.models import Target
-from interp_harness.targets.neurons.runner import NeuronRunner
 from interp_harness.targets.runtime import RuntimeContext, register_runner
+from interp_harness.targets.token_activations.runner import ActivationRunner
 
 UNAVAILABLE = "the feature could not be read (intervention service unavailable)"
 
 
-class SAERunner(NeuronRunner):
+class SAERunner(ActivationRunner):
     kind = "sae"
     unavailable = UNAVAILABLE
     unit_key = "latent"

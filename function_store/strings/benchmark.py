@@ -6,10 +6,10 @@ from interp_harness.targets.commands import find_commands
 BENCHMARK = Benchmark(
     family="strings",
     title="FIND string functions (exact match of the agent's code; the judge's unit tests)",
-    sources=find_sources("interp_harness.targets.strings.sources"),
+    sources=find_sources("interp_harness.targets.strings.targets"),
     reference_data=("interp_harness.targets.find_data",),
     runners={
-        "string": "interp_harness.targets.strings.runners",
+        "string": "interp_harness.targets.strings.runner",
         "script": "interp_harness.targets.find_import",
     },
     commands=find_commands(code=True),
@@ -22,7 +22,7 @@ BENCHMARK = Benchmark(
         ReportRow("strings, unit test (strict)", "unit_test_strict"),
     ),
     headline_metric="string_exact",
-    panels=("interp_harness.evaluator.strings.panel:unit_test_panel",),
+    panels=("interp_harness.evaluator.strings.panel:code_test_panel",),
     docs="docs/find.md",
     order=20,
 )

@@ -71,7 +71,7 @@ def check(
     words: list[str] = typer.Argument(None, help="words to score (default: a few examples)"),
 ) -> None:
     """Score a few words with an entity prompt: shows the backbone answers with logprobs."""
-    from interp_harness.targets.entities_relations import prompts as P
+    from interp_harness.targets.entities_relations import backbone_prompts as P
     from interp_harness.targets.entities_relations.client import (
         BackboneClient,
         BackboneError,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from interp_harness.targets.entities_relations import prompts as P
+from interp_harness.targets.entities_relations import backbone_prompts as P
 from interp_harness.targets.entities_relations.scoring import (
     digit_score,
     find_digit_site,

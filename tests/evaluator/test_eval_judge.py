@@ -6,7 +6,7 @@ from evaluator_helpers import local_ctx, string_target
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 from interp_harness.evaluator.api import EpisodeStats
-from interp_harness.evaluator.entities_relations import ENTITIES_PROMPT, RELATIONS_PROMPT
+from interp_harness.evaluator.entities_relations.scorer import ENTITIES_PROMPT, RELATIONS_PROMPT
 from interp_harness.evaluator.judge import (
     AnthropicJudge,
     JudgeSettings,

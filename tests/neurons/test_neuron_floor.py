@@ -13,15 +13,15 @@ from interp_harness.agents import get_agent, list_agents, resolve_agent
 from interp_harness.agents.base import Message
 from interp_harness.agents.scripted_neuron import ScriptedNeuronAgent
 from interp_harness.evaluator.api import EpisodeStats, EpisodeSummary, ScoreResult
-from interp_harness.evaluator.neurons import observational as O
 from interp_harness.evaluator.neurons import planted
-from interp_harness.evaluator.neurons.membership import LexicalMembership
 from interp_harness.evaluator.neurons.simulation import split_words
-from interp_harness.evaluator.neurons.testset import carriers
 from interp_harness.evaluator.parsing import parse_answer
 from interp_harness.evaluator.report import build_report
 from interp_harness.evaluator.simulation.scoring import simulate
 from interp_harness.evaluator.simulation.simulator import LexicalSimulator
+from interp_harness.evaluator.token_activations import observational as O
+from interp_harness.evaluator.token_activations.membership import LexicalMembership
+from interp_harness.evaluator.token_activations.testset import carriers
 from interp_harness.orchestrator.prompts import task_prompt
 from interp_harness.orchestrator.runs.plan import plan_floors
 from interp_harness.orchestrator.runs.spec import RunSpec

@@ -6,10 +6,10 @@ import json
 import shutil
 
 import pytest
-from interp_harness.evaluator.neurons import observational as O
 from interp_harness.evaluator.neurons import released
+from interp_harness.evaluator.token_activations import observational as O
 from interp_harness.targets import datasets
-from interp_harness.targets.neurons import data
+from interp_harness.targets.token_activations import neuron_release as data
 
 
 def _obs(unit: str, rows: list[tuple[bool, bool]], group: str = "0") -> list[O.Observation]:

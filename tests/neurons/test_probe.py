@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from interp_harness.evaluator.neurons import observational as O
 from interp_harness.evaluator.neurons import probe as P
+from interp_harness.evaluator.token_activations import observational as O
 
 
 def _data(seed: int = 0, n: int = 400) -> tuple[np.ndarray, np.ndarray]:

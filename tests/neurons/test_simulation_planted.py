@@ -19,7 +19,7 @@ import math
 import pytest
 from interp_harness.evaluator.neurons import compare, planted
 from interp_harness.evaluator.simulation.simulator import LexicalSimulator
-from interp_harness.targets.neurons import data
+from interp_harness.targets.token_activations import neuron_release as data
 
 
 def test_planted_case_keeps_a_near_perfect_score_at_precision_one_half() -> None:

@@ -6,7 +6,7 @@ from collections import Counter
 
 import numpy as np
 from interp_harness.targets.models import make_canary
-from interp_harness.targets.numeric.targets import source_for
+from interp_harness.targets.numeric.assemble import source_for
 from interp_harness.targets.runtime import RuntimeContext, call_target
 
 from tests.numeric import reference as ref

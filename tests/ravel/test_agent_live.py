@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from interp_harness.evaluator.ravel.agent_task import score_ravel_episode
+from interp_harness.evaluator.ravel.scorer import score_ravel_episode
 from interp_harness.targets.catalog import Catalog
 from interp_harness.targets.ravel.runner import RavelRunner, parse
 from interp_harness.targets.runtime import RuntimeContext

@@ -19,7 +19,7 @@ from interp_harness.agents.scripted_ravel import (
     rotation_answer,
     value_directions,
 )
-from interp_harness.evaluator.ravel.agent_task import (
+from interp_harness.evaluator.ravel.scorer import (
     AnswerError,
     UploadedFeaturizer,
     featurizer_spec,

@@ -14,7 +14,7 @@ import torch
 from interp_harness.evaluator.api import EpisodeStats
 from interp_harness.evaluator.judge import JudgeSettings
 from interp_harness.evaluator.sae.cli import sae_app
-from interp_harness.evaluator.sae.scoring import SAEScorer
+from interp_harness.evaluator.sae.scorer import SAEScorer
 from interp_harness.evaluator.scorer import ScoringContext
 from interp_harness.model_services.intervention import model as model_mod
 from interp_harness.model_services.intervention.saelens import save_sae

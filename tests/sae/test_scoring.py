@@ -9,10 +9,9 @@ import statistics
 import pytest
 from interp_harness.evaluator.api import EpisodeStats
 from interp_harness.evaluator.judge import JudgeSettings, OpenAICompatibleJudge
-from interp_harness.evaluator.neurons.testset import TokenActs
 from interp_harness.evaluator.sae import classify, detection, fuzzing
 from interp_harness.evaluator.sae.classify import Decision, Sample, auc, metrics
-from interp_harness.evaluator.sae.scoring import (
+from interp_harness.evaluator.sae.scorer import (
     CEILING,
     METRICS,
     SCORED,
@@ -21,6 +20,7 @@ from interp_harness.evaluator.sae.scoring import (
     score_latent,
 )
 from interp_harness.evaluator.scorer import ScoringContext
+from interp_harness.evaluator.token_activations.testset import TokenActs
 from interp_harness.targets.models import Target, model_target
 from interp_harness.targets.sae import catalog
 from support import free_port
@@ -169,8 +169,8 @@ async def test_judge_down_is_a_judge_error_not_zero():
 
 
 def test_mentions_tokens_and_words():
-    from interp_harness.evaluator.neurons.membership import LexicalMembership
     from interp_harness.evaluator.sae.observational import mentions
+    from interp_harness.evaluator.token_activations.membership import LexicalMembership
 
     assert mentions(LexicalMembership('"tight end"'), ["The", " tight", " end", " ran"])  # 2 tokens
     assert mentions(LexicalMembership('fires on "ing"'), [" runn", "ing"])  # a quoted subword token

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from interp_harness.evaluator.judge import OpenAICompatibleJudge
 from interp_harness.evaluator.sae import classify
-from interp_harness.evaluator.sae.scoring import CEILING, CLASSIFIED, score_latent
+from interp_harness.evaluator.sae.scorer import CEILING, CLASSIFIED, score_latent
 
 from tests.sae.test_scoring import LATENT, RIGHT
 

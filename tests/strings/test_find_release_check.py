@@ -14,8 +14,8 @@ import pytest
 from find_scripts import FIND_STRINGS_MAIN
 from interp_harness.targets.catalog import Catalog, CatalogOptions
 from interp_harness.targets.datasets import DataUnavailable, data_path
+from interp_harness.targets.entities_relations.backbone_prompts import relation_template
 from interp_harness.targets.entities_relations.find_folder import stale_relations_reason
-from interp_harness.targets.entities_relations.prompts import relation_template
 from interp_harness.targets.find_import import set_script_sandbox
 from interp_harness.targets.runtime import call_target
 from interp_harness.targets.strings.find_folder import stale_strings_reason

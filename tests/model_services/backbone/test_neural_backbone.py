@@ -8,7 +8,7 @@ import httpx
 import pytest
 import torch
 from interp_harness.targets.catalog import Catalog
-from interp_harness.targets.entities_relations import prompts as P
+from interp_harness.targets.entities_relations import backbone_prompts as P
 from interp_harness.targets.entities_relations.client import BackboneClient, BackboneSettings
 from interp_harness.targets.runtime import RuntimeContext, call_target
 

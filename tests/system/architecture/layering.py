@@ -10,6 +10,9 @@ and an import's layer both go through that table.
   package once installed, only `interp_harness.<part>`;
 - a layer edge against the rule (`agents` imports nothing of ours; `function_store` no `harness`
   or `evaluator`; `evaluator` no `harness`; `harness` is the composition root);
+- a family edge: in `function_store/` and `evaluator/`, a family folder (`<layer>/<family>/`)
+  imports another family's folder, or shared code (any other module of those two layers) imports
+  a family's folder: what families share sits in a shared module below them all;
 - a private name (`_x`, not a dunder) imported from another module;
 - an `importlib.import_module(...)` / `__import__(...)` call outside `DYNAMIC_IMPORTS`, since a
   dynamic import hides an edge from this check (a constant module argument is checked as an edge).
@@ -22,14 +25,27 @@ import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 PACKAGES = ("agents", "model_services", "function_store", "evaluator", "harness", "interp_harness")
 ROOT_PACKAGE = "interp_harness"
+_PYPROJECT = tomllib.loads((Path(__file__).resolve().parents[3] / "pyproject.toml").read_text())
 # import name under interp_harness -> folder (the layer)
-PARTS: Mapping[str, str] = tomllib.loads(
-    (Path(__file__).resolve().parents[3] / "pyproject.toml").read_text()
-)["tool"]["interp_harness"]["parts"]
+PARTS: Mapping[str, str] = _PYPROJECT["tool"]["interp_harness"]["parts"]
 FOLDER_PART = {folder: part for part, folder in PARTS.items()}
+# the layers whose subfolders are family folders or shared code
+FAMILY_LAYERS = ("function_store", "evaluator")
+
+
+def family_folders(pyproject: Mapping[str, Any]) -> frozenset[str]:
+    """The folders of the built-in families: `<f>` of each entry point of the benchmark group
+    into `interp_harness.targets.<f>.benchmark` (`function_store/<f>/`, `evaluator/<f>/`)."""
+    prefix = f"{ROOT_PACKAGE}.{FOLDER_PART['function_store']}."
+    values = pyproject["project"]["entry-points"]["interp_harness.benchmarks"].values()
+    return frozenset(v[len(prefix) :].split(".")[0] for v in values if v.startswith(prefix))
+
+
+FAMILIES: frozenset[str] = family_folders(_PYPROJECT)
 # top-level packages of this repository that no layer may import (scripts, tests, tools)
 NOT_LIBRARIES = ("tests", "benchmarks", "scripts")
 
@@ -58,7 +74,7 @@ DYNAMIC_IMPORTS: Mapping[tuple[str, str], str] = {
     ("function_store/runtime.py", "_ensure_registered"): (
         "imports the module that registers a runner kind, on first use"
     ),
-    ("function_store/neurons/corpus.py", "python_docs"): (
+    ("function_store/token_activations/corpus.py", "python_docs"): (
         "reads standard-library modules' docstrings as a text corpus; imports nothing of ours"
     ),
     ("agents/registry.py", "import_path"): "an agent given as `package.module:Class`",
@@ -81,7 +97,7 @@ DYNAMIC_IMPORTS: Mapping[tuple[str, str], str] = {
 class Violation:
     path: str  # relative to the checked root, with "/"
     line: int
-    kind: str  # "layer" | "private" | "dynamic" | "namespace"
+    kind: str  # "layer" | "family" | "private" | "dynamic" | "namespace"
     message: str
     target: str = ""  # the imported module (or a dynamic import's constant module prefix)
 
@@ -195,6 +211,37 @@ def _layer_edge(rel: str, line: int, layer: str, target: str, how: str) -> Viola
     return None
 
 
+def family_folder_of(module: str, families: Iterable[str]) -> str | None:
+    """The family folder an import name is in (`interp_harness.evaluator.neurons.iia` ->
+    `neurons`); None for shared code and anything outside function_store/ and evaluator/."""
+    names = module.split(".")
+    if len(names) < 3 or names[0] != ROOT_PACKAGE or PARTS.get(names[1]) not in FAMILY_LAYERS:
+        return None
+    return names[2] if names[2] in families else None
+
+
+def _family_edge(
+    rel_path: Path, line: int, target: str, how: str, families: frozenset[str]
+) -> Violation | None:
+    """A family importing another family's folder, or shared code importing a family's."""
+    parts = rel_path.parts
+    to = family_folder_of(target, families)
+    if parts[0] not in FAMILY_LAYERS or to is None:
+        return None
+    own = parts[1] if len(parts) > 2 and parts[1] in families else None
+    if own == to:
+        return None
+    rel = rel_path.as_posix()
+    if own is None:
+        msg = f"shared code imports {target} of family {to} ({how})"
+    else:
+        msg = (
+            f"family {own} imports {target} of family {to} ({how}); "
+            "share it through a module outside every family folder"
+        )
+    return Violation(rel, line, "family", msg, target)
+
+
 def python_files(root: Path, packages: Iterable[str] = PACKAGES) -> list[Path]:
     return sorted(p for pkg in packages for p in (root / pkg).rglob("*.py"))
 
@@ -215,7 +262,10 @@ def dynamic_import_sites(root: Path, packages: Iterable[str] = PACKAGES) -> set[
 
 
 def check_file(
-    root: Path, path: Path, dynamic_allowed: Mapping[tuple[str, str], str]
+    root: Path,
+    path: Path,
+    dynamic_allowed: Mapping[tuple[str, str], str],
+    families: frozenset[str] = FAMILIES,
 ) -> list[Violation]:
     rel_path = path.relative_to(root)
     rel = rel_path.as_posix()
@@ -226,6 +276,11 @@ def check_file(
     for line, target, names in reader.imports:
         if (v := _layer_edge(rel, line, layer, target, "import")) is not None:
             out.append(v)
+        # `from interp_harness.evaluator import neurons` reads the family's folder too
+        for module in [target, *(f"{target}.{n}" for n in names or ())]:
+            if (v := _family_edge(rel_path, line, module, "import", families)) is not None:
+                out.append(v)
+                break
         if names is None:
             continue
         for name in names:
@@ -240,6 +295,8 @@ def check_file(
             )
         if prefix and (v := _layer_edge(rel, line, layer, prefix, "dynamic import")) is not None:
             out.append(v)
+        if prefix and (v := _family_edge(rel_path, line, prefix, "dynamic import", families)):
+            out.append(v)
     return out
 
 
@@ -248,10 +305,12 @@ def check_tree(
     *,
     packages: Iterable[str] = PACKAGES,
     dynamic_allowed: Mapping[tuple[str, str], str] = DYNAMIC_IMPORTS,
+    families: Iterable[str] = FAMILIES,
 ) -> list[Violation]:
     """Every violation of the import rules under `root`, sorted by file and line."""
+    fams = frozenset(families)
     return sorted(
-        v for p in python_files(root, packages) for v in check_file(root, p, dynamic_allowed)
+        v for p in python_files(root, packages) for v in check_file(root, p, dynamic_allowed, fams)
     )
 
 

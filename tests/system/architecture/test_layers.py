@@ -115,3 +115,51 @@ def test_checker_reports_violations(tmp_path: Path) -> None:
     assert ("function_store/bad.py", "dynamic") not in kinds
     assert ("agents/leaf.py", "dynamic") not in kinds
     assert ("function_store/bad.py", "layer") in kinds
+
+
+def test_checker_reports_a_family_importing_another(tmp_path: Path) -> None:
+    root = _tree(
+        tmp_path,
+        {
+            "function_store/sae/runner.py": """\
+                from interp_harness.targets.neurons.runner import NeuronRunner
+                from interp_harness.targets.sae import catalog
+                from interp_harness.targets.token_activations.runner import ActivationRunner
+                """,
+            "evaluator/sae/scorer.py": """\
+                from interp_harness.evaluator.neurons.membership import LexicalMembership
+                from interp_harness.evaluator import neurons
+
+
+                def f():
+                    from interp_harness.targets.neurons import data
+                    from interp_harness.targets.sae.catalog import load
+                    from interp_harness.evaluator.token_activations.testset import TokenActs
+                """,
+            "evaluator/neurons/cli.py": "import interp_harness.targets.ravel.instances\n",
+            # shared code sits below the families: it imports none of them
+            "evaluator/token_activations/panel.py": (
+                "from interp_harness.targets.neurons.runner import UNAVAILABLE\n"
+            ),
+            "function_store/catalog.py": "from interp_harness.targets.numeric import targets\n",
+            # the composition root wires families together
+            "harness/wire.py": "from interp_harness.evaluator.neurons import cli\n",
+        },
+    )
+    found = [v for v in check_tree(root, dynamic_allowed={}) if v.kind == "family"]
+    assert {(v.path, v.line, v.target) for v in found} == {
+        ("function_store/sae/runner.py", 1, "interp_harness.targets.neurons.runner"),
+        ("evaluator/sae/scorer.py", 1, "interp_harness.evaluator.neurons.membership"),
+        ("evaluator/sae/scorer.py", 2, "interp_harness.evaluator.neurons"),
+        ("evaluator/sae/scorer.py", 6, "interp_harness.targets.neurons"),
+        ("evaluator/neurons/cli.py", 1, "interp_harness.targets.ravel.instances"),
+        ("evaluator/token_activations/panel.py", 1, "interp_harness.targets.neurons.runner"),
+        ("function_store/catalog.py", 1, "interp_harness.targets.numeric"),
+    }
+    messages = {v.path: v.message for v in found}
+    assert messages["function_store/sae/runner.py"].startswith(
+        "family sae imports interp_harness.targets.neurons.runner of family neurons"
+    )
+    assert messages["function_store/catalog.py"].startswith(
+        "shared code imports interp_harness.targets.numeric of family numeric"
+    )

@@ -6,9 +6,9 @@ the lexical one).
 
 - GPT-2 XL neurons of the released data: Q = that neuron's released items, a(q) from the shipped
   activations (no model needed); the reference is the GPT-4 explanation with its shipped labels.
-- Other neurons (SmolLM2): Q built live (interp_harness.evaluator.neurons.testset) from a corpus sample through
+- Other neurons (SmolLM2): Q built live (interp_harness.evaluator.token_activations.testset) from a corpus sample through
   the intervention service (HARNESS_INTERVENTION_URL); no reference exists.
-Membership of the agent's explanation is decided lexically offline (interp_harness.evaluator.neurons.membership).
+Membership of the agent's explanation is decided lexically offline (interp_harness.evaluator.token_activations.membership).
 When the explanation matches one of the 12 intervention tasks, the neuron's IIA on that task is
 scored too (interp_harness.evaluator.neurons.task_iia).
 A service failure is an error state (infrastructure), a simulator failure one of category judge,
@@ -23,14 +23,15 @@ import zlib
 from dataclasses import dataclass
 
 from interp_harness.evaluator.api import EpisodeStats, ScoreResult
-from interp_harness.evaluator.neurons import observational as O
-from interp_harness.evaluator.neurons import released, testset
+from interp_harness.evaluator.neurons import released
 from interp_harness.evaluator.neurons import simulation as texts_for
-from interp_harness.evaluator.neurons.membership import LexicalMembership
 from interp_harness.evaluator.neurons.task_iia import iia_score
 from interp_harness.evaluator.parsing import parse_answer
 from interp_harness.evaluator.scorer import Scorer, ScoringContext
 from interp_harness.evaluator.simulation import scoring as simulation
+from interp_harness.evaluator.token_activations import observational as O
+from interp_harness.evaluator.token_activations import testset
+from interp_harness.evaluator.token_activations.membership import LexicalMembership
 from interp_harness.targets.intervention_access import connect_url
 from interp_harness.targets.models import Target
 
@@ -38,7 +39,7 @@ CORPUS_SENTENCES = int(os.environ.get("HARNESS_NEURON_EVAL_SENTENCES", "64"))
 
 
 def _released_record(target: Target):
-    from interp_harness.targets.neurons import data
+    from interp_harness.targets.token_activations import neuron_release as data
 
     spec = target.hidden.spec
     name = f"{spec['layer']}:{spec['index']}"

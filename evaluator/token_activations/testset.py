@@ -12,8 +12,8 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from interp_harness.evaluator.neurons.membership import Membership
-from interp_harness.evaluator.neurons.observational import Observation
+from interp_harness.evaluator.token_activations.membership import Membership
+from interp_harness.evaluator.token_activations.observational import Observation
 from interp_harness.model_services.intervention.client import InterventionClient
 
 
@@ -49,7 +49,7 @@ def read_activations(
 def corpus_sentences(n: int, seed: int) -> list[str]:
     """The default scoring corpus: a seeded sample of the released test sentences (text that is
     not the agent's probe set)."""
-    from interp_harness.targets.neurons import data
+    from interp_harness.targets.token_activations import neuron_release as data
 
     texts = sorted({it.text for r in data.load() for it in r.items})
     return random.Random(seed).sample(texts, min(n, len(texts)))

@@ -22,12 +22,12 @@ from typing import Any
 
 from interp_harness.evaluator.api import EpisodeStats, ScoreResult
 from interp_harness.evaluator.judge import JudgeError, JudgeNotConfigured
-from interp_harness.evaluator.neurons.observational import METRICS as PRF_METRICS
-from interp_harness.evaluator.neurons.testset import TokenActs
 from interp_harness.evaluator.parsing import parse_answer
 from interp_harness.evaluator.sae import classify, detection, fuzzing, observational
 from interp_harness.evaluator.scorer import Scorer, ScoringContext, score_parts
 from interp_harness.evaluator.simulation import scoring as simulation
+from interp_harness.evaluator.token_activations.observational import METRICS as PRF_METRICS
+from interp_harness.evaluator.token_activations.testset import TokenActs
 from interp_harness.targets.models import Target
 
 OBSERVATIONAL = tuple(f"observational_{m}" for m in PRF_METRICS)

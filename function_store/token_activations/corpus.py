@@ -47,7 +47,7 @@ def python_docs(limit: int = 500, seed: int = 0) -> list[str]:
 
 
 def released(limit: int = 500, seed: int = 0) -> list[str]:
-    from interp_harness.targets.neurons import data
+    from interp_harness.targets.token_activations import neuron_release as data
 
     out = sorted({it.text for r in data.load() for it in r.items})
     return random.Random(seed).sample(out, min(limit, len(out)))

@@ -1,5 +1,6 @@
-"""The neuron episode panel: each token of a neuron target's output shaded by its activation
-relative to the text's max (the output is `interp_harness.targets.neurons.runner.format_activations`'s)."""
+"""The token panel of the token-activation families (neurons, SAE latents): each token of a
+target's output shaded by its activation relative to the text's max (the output is
+`interp_harness.targets.token_activations.runner.format_activations`'s)."""
 
 from __future__ import annotations
 

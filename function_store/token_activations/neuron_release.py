@@ -1,5 +1,7 @@
 """The released observational data of "Rigorously Assessing Natural Language Explanations of
-Neurons" (255 GPT-2 XL neurons, GPT-4 explanations, 9,592 labelled sentences).
+Neurons" (255 GPT-2 XL neurons, GPT-4 explanations, 9,592 labelled sentences). Shared: the neuron
+family's targets and scorers read it, and its sentences are a corpus of the SAE build
+(token_activations/corpus.py).
 
 The file stores each item's concept span (`test_tokens`) and its post-GELU activations as the
 *string* repr of a Python list; both are parsed here with `ast.literal_eval` (literals only). In 36

@@ -18,13 +18,13 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
+from interp_harness.targets.entities_relations.backbone_prompts import messages
 from interp_harness.targets.entities_relations.client import (
     BackboneClient,
     BackboneError,
     BackboneSettings,
     InputTooLong,
 )
-from interp_harness.targets.entities_relations.prompts import messages
 from interp_harness.targets.entities_relations.scoring import format_score
 from interp_harness.targets.models import CallOutput, Target
 from interp_harness.targets.runtime import NoBackboneConfigured, RuntimeContext, register_runner
