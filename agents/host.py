@@ -1,6 +1,6 @@
 """The agent host: `python -m interp_harness.agents.host` builds one agent and answers its steps over stdin/stdout.
 
-The orchestrator starts it inside a sandbox (see `interp_harness.orchestrator.agent_host`), so the agent runs in a
+The orchestrator starts it inside a sandbox (see `interp_harness.orchestrator.agent_host.host`), so the agent runs in a
 process that holds nothing but the conversation it is sent and its own options. It imports only
 `interp_harness.agents` and `interp_harness.sdk` and the agent's own module. The protocol is `interp_harness.agents.host_protocol`; whatever
 the agent prints goes to stderr (the protocol keeps the original stdout to itself).

@@ -70,7 +70,7 @@ def valid_unicode(text: str) -> str:
 
 class Network(_Msg):
     """The one route a provider agent has: a Unix socket behind which the orchestrator's HTTP
-    forwarder (interp_harness.orchestrator.agent_host_net) relays requests to the profile's http(s) endpoint. The host
+    forwarder (interp_harness.orchestrator.agent_host.net) relays requests to the profile's http(s) endpoint. The host
     listens on its private loopback and points `url_env` (e.g. OPENAI_BASE_URL) there, plain http."""
 
     uds: str

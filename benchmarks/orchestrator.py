@@ -21,7 +21,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from interp_harness.orchestrator.runs.spec import RunSpec
+from interp_harness.orchestrator.domain.spec import RunSpec
 from interp_harness.orchestrator.scheduler import CatalogCache, Scheduler, create_run
 from interp_harness.orchestrator.settings import Settings
 from interp_harness.orchestrator.store import make_engine

@@ -27,8 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests" / "harness" / "executors"), str(ROOT / "tests")]
 
 from cluster import ray_cluster  # noqa: E402
+from interp_harness.orchestrator.domain.spec import RunSpec  # noqa: E402
 from interp_harness.orchestrator.executors import NoLocalTargets, make_executor  # noqa: E402
-from interp_harness.orchestrator.runs.spec import RunSpec  # noqa: E402
 from interp_harness.orchestrator.scheduler import (  # noqa: E402
     CatalogCache,
     Scheduler,

@@ -49,12 +49,12 @@ from interp_harness.agents.toolspec import ToolCall, ToolSpec
 from interp_harness.evaluator.api import EpisodeStats, ScoreResult
 from interp_harness.evaluator.scorer import ScoringContext
 from interp_harness.orchestrator import prompts
-from interp_harness.orchestrator.agent_errors import agent_traceback
+from interp_harness.orchestrator.agent_host.errors import agent_traceback
+from interp_harness.orchestrator.domain.spec import CODE_MODES, TOOL_MODES, RunSpec
 from interp_harness.orchestrator.episode_end import EpisodeEnd
 from interp_harness.orchestrator.lab.limits import LabLimits
 from interp_harness.orchestrator.lab.prompt import lab_note
 from interp_harness.orchestrator.lab.turns import LabFactory, LabTurns
-from interp_harness.orchestrator.runs.spec import CODE_MODES, TOOL_MODES, RunSpec
 from interp_harness.orchestrator.sandbox.code_runner import run_in_sandbox
 from interp_harness.orchestrator.store.models import Episode
 from interp_harness.orchestrator.store.models import Message as MessageRow

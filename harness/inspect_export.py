@@ -27,7 +27,7 @@ from typing import Any, BinaryIO
 from interp_harness.evaluator.api import ScoreResult
 from interp_harness.evaluator.error_text import cause_first
 from interp_harness.evaluator.report import reduce_epochs
-from interp_harness.orchestrator.runs.spec import RunSpec, episode_epoch
+from interp_harness.orchestrator.domain.spec import RunSpec, episode_epoch
 from interp_harness.orchestrator.runs.views import (
     ToolCallOut,
     message_out,

@@ -1,5 +1,5 @@
 """What the provider forwarder sends on for one request an agent made: the checks, and the request
-built from what was checked (interp_harness.orchestrator.agent_host_net relays it).
+built from what was checked (interp_harness.orchestrator.agent_host.net relays it).
 
 An agent's request is agent text. It may use the profile's key only for what the operator's
 profile offers (`ProviderProfile.offered_routes`): one of those routes, with its method, no

@@ -10,10 +10,10 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
+from interp_harness.orchestrator.domain.catalogs import CatalogCache
 from interp_harness.orchestrator.episode import ScoreHook, default_score_hook
 from interp_harness.orchestrator.executors import NoLocalTargets, make_executor
 from interp_harness.orchestrator.executors.base import Executor
-from interp_harness.orchestrator.runs.catalogs import CatalogCache
 from interp_harness.orchestrator.runs.scheduler import Scheduler
 from interp_harness.orchestrator.settings import Settings, load_plugins
 from interp_harness.orchestrator.store.repo import Store, open_store

@@ -13,7 +13,7 @@ from interp_harness.targets.runtime import RuntimeContext, build_runner
 from interp_harness.targets.service.client import TargetServiceClient, TargetServiceError
 
 if TYPE_CHECKING:
-    from interp_harness.orchestrator.runs.catalogs import CatalogCache
+    from interp_harness.orchestrator.domain.catalogs import CatalogCache
     from interp_harness.orchestrator.sandbox.pool import ServicePool
     from interp_harness.orchestrator.settings import Settings
 

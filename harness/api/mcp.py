@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from fastapi import Request
 from interp_harness.agents.host_protocol import DEFAULT_MAX_MESSAGE_CHARS
-from interp_harness.orchestrator.mcp.channel import Endpoint, token_key
+from interp_harness.orchestrator.domain.rendezvous import Endpoint, token_key
 from interp_harness.orchestrator.mcp.server import (
     McpApp,
     bearer,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 import typer
-from interp_harness.orchestrator.agent_info import OptionOut, options_of
+from interp_harness.orchestrator.agent_host.info import OptionOut, options_of
 from interp_harness.orchestrator.commands._table import Col, fitted, print_table, stdout
 from pydantic import BaseModel
 from rich.markup import escape

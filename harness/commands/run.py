@@ -100,7 +100,7 @@ def run(
         False,
         "--no-preflight",
         help="store the run without checking first that its agent, key, endpoints and targets "
-        "work (harness/preflight.py)",
+        "work (harness/runs/preflight.py)",
     ),
     executor: str = typer.Option(
         None,
@@ -124,7 +124,7 @@ def run(
     ),
 ) -> None:
     """Run AGENT on a target selection in this process and print the summary."""
-    from interp_harness.orchestrator.runs.spec import RunSpec
+    from interp_harness.orchestrator.domain.spec import RunSpec
     from pydantic import ValidationError
 
     try:
@@ -205,13 +205,13 @@ async def execute_here(  # type: ignore[no-untyped-def]
     stored run whose lease is free (its unfinished episodes)."""
     from interp_harness.orchestrator.commands._progress import follow, make_progress
     from interp_harness.orchestrator.commands._table import stderr
+    from interp_harness.orchestrator.domain.spec import RunSpec, episode_total
     from interp_harness.orchestrator.executors import ExecutorConfigError, make_executor
-    from interp_harness.orchestrator.preflight import PreflightError
     from interp_harness.orchestrator.runs.admission import checked_plan
     from interp_harness.orchestrator.runs.leases import new_owner_id
     from interp_harness.orchestrator.runs.plan import store_plan
+    from interp_harness.orchestrator.runs.preflight import PreflightError
     from interp_harness.orchestrator.runs.selection import SelectionError
-    from interp_harness.orchestrator.runs.spec import RunSpec, episode_total
     from interp_harness.orchestrator.runs.views import run_detail
     from interp_harness.orchestrator.services import build_services
     from interp_harness.orchestrator.settings import Settings
@@ -331,10 +331,11 @@ async def _serve_mcp(  # type: ignore[no-untyped-def]
 def resumable(store, run_id: str, owner: str) -> tuple[Any, type]:  # type: ignore[no-untyped-def]
     """The stored run `run_id` and its agent class, when this process may execute it now
     (SelectionError otherwise)."""
+    from interp_harness.orchestrator.domain.agent_class import planned_agent_class
+    from interp_harness.orchestrator.domain.spec import RunSpec
     from interp_harness.orchestrator.runs.leases import lease_free
-    from interp_harness.orchestrator.runs.plan import planned_agent_class, stored_agent_path
+    from interp_harness.orchestrator.runs.plan import stored_agent_path
     from interp_harness.orchestrator.runs.selection import SelectionError
-    from interp_harness.orchestrator.runs.spec import RunSpec
     from interp_harness.orchestrator.store import RUN_TERMINAL
 
     run = store.get_run(run_id)

@@ -84,7 +84,7 @@ def show(
     cause (the exception and its message); --full-errors prints their whole text."""
     from interp_harness.evaluator.error_text import cause
     from interp_harness.orchestrator.commands.run import print_summary
-    from interp_harness.orchestrator.runs.spec import episode_epoch, spec_epochs
+    from interp_harness.orchestrator.domain.spec import episode_epoch, spec_epochs
     from interp_harness.orchestrator.runs.views import IMPORTED, run_detail
 
     store = _store()

@@ -9,15 +9,15 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from interp_harness.agents.base import Agent
-from interp_harness.orchestrator.agent_errors import agent_traceback, creation_error
+from interp_harness.orchestrator.agent_host.errors import agent_traceback, creation_error
+from interp_harness.orchestrator.domain.agent_class import planned_agent_class
+from interp_harness.orchestrator.domain.spec import RunSpec
 from interp_harness.orchestrator.episode import LOST, EpisodeRunner, ScoreHook
 from interp_harness.orchestrator.executors.base import EpisodeJob, RunControl
 from interp_harness.orchestrator.lab.limits import LabLimits
 from interp_harness.orchestrator.lab.session import Lab
 from interp_harness.orchestrator.policy import agent_kwargs, profile_for
 from interp_harness.orchestrator.providers import ProviderProfile
-from interp_harness.orchestrator.runs.plan import planned_agent_class
-from interp_harness.orchestrator.runs.spec import RunSpec
 from interp_harness.orchestrator.settings import Settings
 from interp_harness.orchestrator.store.models import EPISODE_TERMINAL, Episode
 from interp_harness.orchestrator.store.repo import Store
@@ -25,7 +25,7 @@ from interp_harness.orchestrator.target_client import TargetClient
 from interp_harness.targets.models import Target
 
 if TYPE_CHECKING:
-    from interp_harness.orchestrator.agent_host import AgentHosts
+    from interp_harness.orchestrator.agent_host.host import AgentHosts
 
 log = logging.getLogger(__name__)
 
@@ -151,7 +151,7 @@ class LocalExecutor:
         if self._shared_hosts is not None:
             return self._shared_hosts()
         if self._hosts is None:
-            from interp_harness.orchestrator.agent_host import AgentHosts
+            from interp_harness.orchestrator.agent_host.host import AgentHosts
 
             self._hosts = AgentHosts(
                 memory_mb=self.settings.agent_memory_mb,

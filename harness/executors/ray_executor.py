@@ -63,7 +63,7 @@ class NodeTargets:
     episodes run concurrently). Its sandboxes run on this node, like the local executor's."""
 
     def __init__(self, settings: Settings) -> None:
-        from interp_harness.orchestrator.runs.catalogs import CatalogCache
+        from interp_harness.orchestrator.domain.catalogs import CatalogCache
         from interp_harness.orchestrator.target_client import make_target_client
 
         self.client = make_target_client(settings, CatalogCache())
@@ -122,7 +122,7 @@ class _WorkerState:
 
     def agent_hosts(self, settings: Settings) -> Any:
         if self.hosts is None:
-            from interp_harness.orchestrator.agent_host import AgentHosts
+            from interp_harness.orchestrator.agent_host.host import AgentHosts
 
             self.hosts = AgentHosts(
                 memory_mb=settings.agent_memory_mb,

@@ -29,6 +29,7 @@ from interp_harness.agents.host_protocol import (
 )
 from interp_harness.evaluator.api import ScoreResult
 from interp_harness.evaluator.error_text import as_raised, bounded, without_cause_first
+from interp_harness.orchestrator.domain.spec import MAX_EPOCHS, Budgets, RunSpec, check_json_value
 from interp_harness.orchestrator.inspect_tasks import untrusted
 from interp_harness.orchestrator.inspect_tasks.bounded_log import (
     LogBounds,
@@ -36,7 +37,6 @@ from interp_harness.orchestrator.inspect_tasks.bounded_log import (
     bounded_copy,
 )
 from interp_harness.orchestrator.inspect_tasks.keys import BUDGET_REASONS, END_REASON, PREFIX
-from interp_harness.orchestrator.runs.spec import MAX_EPOCHS, Budgets, RunSpec, check_json_value
 from interp_harness.orchestrator.runs.views import public_details
 from interp_harness.orchestrator.settings import Settings
 from interp_harness.orchestrator.store.repo import Store

@@ -14,6 +14,8 @@ from typing import Literal
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
 from interp_harness.orchestrator import prompts
+from interp_harness.orchestrator.domain.catalogs import CatalogCache
+from interp_harness.orchestrator.domain.spec import Budgets, ProtocolOptions, RunSpec
 from interp_harness.orchestrator.episode import offered_tools
 from interp_harness.orchestrator.inspect_tasks.lab_tool import close_sample_lab
 from interp_harness.orchestrator.inspect_tasks.resources import resources
@@ -22,9 +24,7 @@ from interp_harness.orchestrator.inspect_tasks.solvers import harness_react, too
 from interp_harness.orchestrator.inspect_tasks.text import AGENT_LABEL, text_loop
 from interp_harness.orchestrator.lab.limits import LabLimits
 from interp_harness.orchestrator.lab.prompt import lab_note
-from interp_harness.orchestrator.runs.catalogs import CatalogCache
 from interp_harness.orchestrator.runs.selection import SelectionError, select_targets
-from interp_harness.orchestrator.runs.spec import Budgets, ProtocolOptions, RunSpec
 from interp_harness.targets.benchmark import benchmark, benchmarks
 from interp_harness.targets.models import Target
 from pydantic import ValidationError

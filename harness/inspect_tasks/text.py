@@ -26,6 +26,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import store
 from interp_harness.agents.base import Agent, AgentReply, Usage
 from interp_harness.agents.base import Message as AgentMessage
+from interp_harness.orchestrator.domain.spec import Budgets, ProtocolMode, ProtocolOptions, RunSpec
 from interp_harness.orchestrator.episode import EpisodeRunner
 from interp_harness.orchestrator.inspect_tasks.keys import (
     ANSWER,
@@ -37,7 +38,6 @@ from interp_harness.orchestrator.inspect_tasks.keys import (
 )
 from interp_harness.orchestrator.inspect_tasks.resources import resources
 from interp_harness.orchestrator.inspect_tasks.tools import final_output
-from interp_harness.orchestrator.runs.spec import Budgets, ProtocolMode, ProtocolOptions, RunSpec
 from interp_harness.orchestrator.store.repo import Store, open_store
 
 AGENT_LABEL = "inspect"  # the runs' agent in the ephemeral store (never shown anywhere)

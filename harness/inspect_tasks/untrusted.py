@@ -17,7 +17,7 @@ from typing import Any
 from annotated_types import Le
 from interp_harness.agents.base import MAX_MESSAGE_COST_USD, MAX_MESSAGE_TOKENS
 from interp_harness.evaluator.numeric.grid import GridInvalid, check_grid
-from interp_harness.orchestrator.runs.spec import Budgets, RunSpec
+from interp_harness.orchestrator.domain.spec import Budgets, RunSpec
 from pydantic import BaseModel
 
 

@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from interp_harness.orchestrator.agent_host import LineTooLong, read_line
+from interp_harness.orchestrator.agent_host.host import LineTooLong, read_line
 from interp_harness.orchestrator.lab import docker_lab, frames
 from interp_harness.orchestrator.lab.figures import FIGURE_MAX_PIXELS, FIGURE_MAX_SIDE
 from interp_harness.orchestrator.lab.frames import CallResult, Done

@@ -2,7 +2,7 @@
 tools over MCP (`harness mcp serve`, docs/agents.md "External agents over MCP").
 
 It holds no secret and runs no agent code: each `step` is the external client's next tool call,
-taken from the episode's channel (harness/mcp/channel.py). So it runs in the orchestrator's
+taken from the episode's channel (harness/domain/rendezvous.py). So it runs in the orchestrator's
 process (`runs_in_orchestrator`), where the MCP server is, even when other agents are sandboxed.
 """
 
@@ -20,9 +20,8 @@ from interp_harness.agents.base import (
     AgentReply,
     Message,
 )
-from interp_harness.agents.registry import register_agent
 from interp_harness.agents.toolspec import ToolSpec
-from interp_harness.orchestrator.mcp.channel import RENDEZVOUS, Rendezvous, ToolMessage
+from interp_harness.orchestrator.domain.rendezvous import RENDEZVOUS, Rendezvous, ToolMessage
 from pydantic import Field
 
 NAME = "external"
@@ -34,7 +33,7 @@ class ExternalOptions(AgentOptions):
     silence_s: float | None = Field(None, gt=0, le=7 * 24 * 3600)
 
 
-@register_agent(NAME)
+# registered by its entry point (pyproject.toml, group interp_harness.agents), not on import
 class ExternalAgent(Agent):
     """An external agent (Claude Code, any MCP client) calling the episode's tools over MCP."""
 

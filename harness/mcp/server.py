@@ -31,18 +31,18 @@ from interp_harness.agents.host_protocol import (
     too_long,
 )
 from interp_harness.agents.toolspec import ToolCall
-from interp_harness.orchestrator.episode import offered_tools
-from interp_harness.orchestrator.mcp.channel import (
+from interp_harness.orchestrator.domain.rendezvous import (
     RENDEZVOUS,
     Channel,
     Endpoint,
     EpisodeEnded,
     Rendezvous,
 )
+from interp_harness.orchestrator.domain.spec import RunSpec
+from interp_harness.orchestrator.episode import offered_tools
 from interp_harness.orchestrator.rate_limit import FailureBudget, TooManyFailures, client_address
 from interp_harness.orchestrator.runs.plan import RunPlan
 from interp_harness.orchestrator.runs.prepare import RunState, store_episodes
-from interp_harness.orchestrator.runs.spec import RunSpec
 from interp_harness.orchestrator.store.models import EPISODE_TERMINAL, Run
 from interp_harness.orchestrator.store.repo import Store
 from mcp.server import Server, ServerRequestContext

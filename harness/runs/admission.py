@@ -1,14 +1,14 @@
 """Admitting a run: its plan (harness/runs/plan.py), then the pre-flight checks on that plan
-(harness/preflight.py), so that the agent is resolved and the targets selected once."""
+(harness/runs/preflight.py), so that the agent is resolved and the targets selected once."""
 
 from __future__ import annotations
 
+from interp_harness.orchestrator.domain.catalogs import CatalogCache
+from interp_harness.orchestrator.domain.spec import TOOL_MODES, RunSpec
 from interp_harness.orchestrator.policy import ApiPolicy
-from interp_harness.orchestrator.preflight import preflight as check
-from interp_harness.orchestrator.runs.catalogs import CatalogCache
 from interp_harness.orchestrator.runs.plan import RunPlan, plan_run
+from interp_harness.orchestrator.runs.preflight import preflight as check
 from interp_harness.orchestrator.runs.selection import SelectionError
-from interp_harness.orchestrator.runs.spec import TOOL_MODES, RunSpec
 from interp_harness.orchestrator.settings import Settings
 
 

@@ -10,17 +10,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from interp_harness.agents.registry import UnknownAgent, import_path
+from interp_harness.orchestrator.domain.catalogs import CatalogCache
+from interp_harness.orchestrator.domain.spec import RunSpec
 from interp_harness.orchestrator.policy import ApiPolicy, check_no_secrets, profile_for
 from interp_harness.orchestrator.providers import ProviderProfile
-from interp_harness.orchestrator.runs.catalogs import CatalogCache
 from interp_harness.orchestrator.runs.selection import (
     SelectionError,
     resolve_agent_class,
     resolve_checked_agent,
     select_targets,
 )
-from interp_harness.orchestrator.runs.spec import RunSpec
 from interp_harness.orchestrator.store.models import Run
 from interp_harness.orchestrator.store.repo import Store
 from interp_harness.targets.benchmark import UnknownFamily, benchmark
@@ -170,24 +169,6 @@ def create_run(
     if plan is None:
         plan = plan_run(spec, catalogs, policy=policy)
     return store_plan(store, plan, owner=owner, lease_s=lease_s)
-
-
-def import_agent_class(path: str) -> type:
-    try:
-        obj = import_path(path)
-    except UnknownAgent as e:
-        raise SelectionError(str(e)) from e
-    if not isinstance(obj, type):
-        raise SelectionError(f"planned agent class {path!r} is not a class")
-    return obj
-
-
-def planned_agent_class(spec: RunSpec, path: str | None) -> type:
-    """The class the run's plan names; runs stored without one (before plans were stored, or
-    with a class no other process can import) resolve the spec's agent name."""
-    if path:
-        return import_agent_class(path)
-    return resolve_agent_class(spec.agent)
 
 
 def stored_agent_path(store: Store, run_id: str) -> str | None:

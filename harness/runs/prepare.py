@@ -9,10 +9,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from interp_harness.orchestrator.domain.agent_class import planned_agent_class
+from interp_harness.orchestrator.domain.catalogs import CatalogCache
+from interp_harness.orchestrator.domain.spec import RunSpec
 from interp_harness.orchestrator.policy import profile_for
-from interp_harness.orchestrator.runs.catalogs import CatalogCache
-from interp_harness.orchestrator.runs.plan import planned_agent_class, stored_agent_path
-from interp_harness.orchestrator.runs.spec import RunSpec
+from interp_harness.orchestrator.runs.plan import stored_agent_path
 from interp_harness.orchestrator.store.models import EPISODE_TERMINAL, Episode, Run
 from interp_harness.orchestrator.store.repo import Store
 from interp_harness.targets.models import Target

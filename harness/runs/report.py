@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from interp_harness.evaluator.api import EpisodeStats, EpisodeSummary, ScoreResult
-from interp_harness.orchestrator.runs.spec import EpochReducer, RunSpec, episode_epoch
+from interp_harness.orchestrator.domain.spec import EpochReducer, RunSpec, episode_epoch
 from interp_harness.orchestrator.store.models import Run
 from interp_harness.orchestrator.store.repo import Store, missing_scores
 from pydantic import BaseModel, Field

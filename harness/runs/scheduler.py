@@ -26,10 +26,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from interp_harness.orchestrator.domain.catalogs import CatalogCache
 from interp_harness.orchestrator.episode import LOST, ScoreHook
 from interp_harness.orchestrator.executors.base import EpisodeJob, Executor
 from interp_harness.orchestrator.executors.local import LocalExecutor
-from interp_harness.orchestrator.runs.catalogs import CatalogCache
 from interp_harness.orchestrator.runs.finish import final_status
 from interp_harness.orchestrator.runs.leases import Leases, lease_free, new_owner_id
 from interp_harness.orchestrator.runs.prepare import (

@@ -4,26 +4,12 @@ from __future__ import annotations
 
 import random
 
-from interp_harness.agents.registry import resolve_agent
+from interp_harness.orchestrator.domain.agent_class import SelectionError, resolve_agent_class
+from interp_harness.orchestrator.domain.spec import CODE_MODES, TOOL_MODES, RunSpec
 from interp_harness.orchestrator.policy import ApiPolicy, check_operator_options
-from interp_harness.orchestrator.runs.spec import CODE_MODES, TOOL_MODES, RunSpec
 from interp_harness.targets.benchmark import benchmarks
 from interp_harness.targets.catalog import Catalog
 from interp_harness.targets.models import Target
-
-
-class SelectionError(ValueError):
-    """A run's request cannot be satisfied (unknown dataset/agent/target, empty selection)."""
-
-
-def resolve_agent_class(spec: str, *, allow_dotted: bool = True) -> type:
-    """The agent class for a spec (registry name, `pkg.mod:Class` or entry point). With
-    `allow_dotted=False` (REST) a name that is not offered is refused before any import."""
-    try:
-        cls, _ = resolve_agent(spec, allow_dotted=allow_dotted)
-    except (ValueError, TypeError) as e:
-        raise SelectionError(str(e)) from e
-    return cls
 
 
 def resolve_checked_agent(spec: RunSpec, policy: ApiPolicy | None) -> type:

@@ -13,9 +13,9 @@ from interp_harness.evaluator.api import ScoreResult
 from interp_harness.evaluator.error_text import bounded, cause
 from interp_harness.evaluator.errors import ErrorGroup, group_errors
 from interp_harness.evaluator.report import EpochReducer, metric_interval, per_target
-from interp_harness.orchestrator.mcp.channel import RENDEZVOUS, Endpoint
+from interp_harness.orchestrator.domain.rendezvous import RENDEZVOUS, Endpoint
+from interp_harness.orchestrator.domain.spec import RunSpec, episode_epoch, episode_total
 from interp_harness.orchestrator.runs.report import episode_summaries
-from interp_harness.orchestrator.runs.spec import RunSpec, episode_epoch, episode_total
 from interp_harness.orchestrator.store.models import (
     EPISODE_TERMINAL,
     Episode,
@@ -494,7 +494,7 @@ MAX_WAITING_LINES = 10
 
 def waiting_for_clients(eps: Sequence[Episode]) -> list[str]:
     """What the unfinished episodes of an external run wait for, as this process's rendezvous
-    knows it (harness/mcp/channel.py): a client that has not come, or (client here) a free
+    knows it (harness/domain/rendezvous.py): a client that has not come, or (client here) a free
     execution slot. At most MAX_WAITING_LINES lines, then how many more."""
     lines = []
     for e in eps:

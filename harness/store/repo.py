@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from interp_harness.orchestrator.runs.spec import RunSpec
+from interp_harness.orchestrator.domain.spec import RunSpec
 from interp_harness.orchestrator.store.engine import make_engine
 from interp_harness.orchestrator.store.models import (
     EPISODE_TERMINAL,

@@ -10,8 +10,8 @@ from datetime import datetime
 from typing import Any
 
 from interp_harness.evaluator.report import metric_interval
-from interp_harness.orchestrator.api.schemas import MetricSummary
-from interp_harness.orchestrator.runs.spec import RunSpec
+from interp_harness.orchestrator.domain.spec import RunSpec
+from interp_harness.orchestrator.runs.views import MetricSummary
 from interp_harness.orchestrator.store.models import RUN_TERMINAL, Episode, Event, Run, Score
 from interp_harness.orchestrator.store.repo import Store
 from sqlalchemy import and_, case, func, or_, select

@@ -20,14 +20,14 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from interp_harness.evaluator.panel import Panel, PanelView
-from interp_harness.orchestrator.api import schemas as S
-from interp_harness.orchestrator.rate_limit import TooManyFailures
-from interp_harness.orchestrator.runs.spec import (
+from interp_harness.orchestrator.domain.spec import (
     MAX_OPTIONS_CHARS,
     episode_epoch,
     episode_total,
     spec_epochs,
 )
+from interp_harness.orchestrator.rate_limit import TooManyFailures
+from interp_harness.orchestrator.runs import views as V
 from interp_harness.orchestrator.store.models import RUN_TERMINAL
 from interp_harness.orchestrator.web import auth, panels, plots, queries, run_form, views
 
@@ -260,7 +260,7 @@ def run_page(
 
 
 def _panel_view(
-    detail: S.EpisodeDetail, show_truth: bool, panel: Panel, target: Callable[[], Any]
+    detail: V.EpisodeDetail, show_truth: bool, panel: Panel, target: Callable[[], Any]
 ) -> Callable[[], PanelView]:
     """What `panel` reads, built on demand (a cached panel needs none of it); `target()` is the
     full target, called only when the viewer may see ground truth."""
@@ -284,7 +284,7 @@ async def episode_page(request: Request, episode_id: str) -> HTMLResponse:
     if ep is None:
         return _not_found(request, f"no episode with id {episode_id}")
     run = svc.store.get_run(ep.run_id)
-    detail = S.episode_detail(svc.store, ep, preview=True)  # long texts cut, with links
+    detail = V.episode_detail(svc.store, ep, preview=True)  # long texts cut, with links
     show_truth = views.may_see_truth(ep.status, auth.is_authorised(request))
     target = views.load_target(svc.catalogs, run, ep.target_id) if show_truth else None
     answer = views.split_answer(detail.final_answer, detail.scores)
@@ -321,7 +321,7 @@ async def _panel_asset(request: Request, episode_id: str, name: str) -> Response
     panel = panels.panel_named(ep.family, name) if ep is not None else None
     if ep is None or panel is None:
         raise HTTPException(404, f"no episode with that id and a panel {name!r}")
-    detail = S.episode_detail(svc.store, ep, preview=True)
+    detail = V.episode_detail(svc.store, ep, preview=True)
     show_truth = views.may_see_truth(ep.status, auth.is_authorised(request))
     run = svc.store.get_run(ep.run_id)
     view = _panel_view(

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from interp_harness.evaluator.report import EpochReducer
-from interp_harness.orchestrator.runs.spec import MAX_EPOCHS, Method, ProtocolMode
+from interp_harness.orchestrator.domain.spec import MAX_EPOCHS, Method, ProtocolMode
 from interp_harness.targets.benchmark import benchmarks
 
 OptionKind = Literal["text", "int", "number", "bool", "choice", "json"]

@@ -1,4 +1,4 @@
-"""What the pages show, built from the API's own views (interp_harness.orchestrator.api.schemas) and the evaluator's
+"""What the pages show, built from the API's own views (interp_harness.orchestrator.runs.views and .report) and the evaluator's
 functions (report, answer parser, what scoring stored): scores are never re-derived, and no
 benchmark panel runs code (interp_harness.orchestrator.web.panels: they draw what the scorer stored).
 
@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from interp_harness.evaluator.report import metric_interval, per_target
-from interp_harness.orchestrator.api import schemas as S
-from interp_harness.orchestrator.runs.spec import RunSpec
+from interp_harness.orchestrator.domain.spec import RunSpec
+from interp_harness.orchestrator.runs import report as R
+from interp_harness.orchestrator.runs import views as V
 from interp_harness.orchestrator.store.models import EPISODE_TERMINAL, RUN_TERMINAL, Run
 from interp_harness.orchestrator.store.repo import Store
 from interp_harness.targets.benchmark import benchmarks
@@ -63,7 +64,7 @@ def may_see_truth(status: str, authorised: bool) -> bool:
     return authorised and status in EPISODE_TERMINAL
 
 
-def primary_metric(family: str | None, metrics: list[S.MetricSummary]) -> S.MetricSummary | None:
+def primary_metric(family: str | None, metrics: list[V.MetricSummary]) -> V.MetricSummary | None:
     headline = headline_metrics()
     names = [headline[family]] if family in headline else list(dict.fromkeys(headline.values()))
     for name in names:
@@ -73,10 +74,10 @@ def primary_metric(family: str | None, metrics: list[S.MetricSummary]) -> S.Metr
     return None
 
 
-def score_rows(scores: list[S.ScoreOut], show_truth: bool) -> list[dict[str, Any]]:
+def score_rows(scores: list[V.ScoreOut], show_truth: bool) -> list[dict[str, Any]]:
     rows = []
     for s in scores:
-        details = s.details if show_truth else S.public_details(s.details)
+        details = s.details if show_truth else V.public_details(s.details)
         rows.append({**s.model_dump(exclude={"details"}), "details": details})
     return rows
 
@@ -85,24 +86,24 @@ def score_rows(scores: list[S.ScoreOut], show_truth: bool) -> list[dict[str, Any
 class ToolEvent:
     """One tool call of an assistant message (protocol mode `tools`), as the page shows it."""
 
-    call: S.ToolCallRef
+    call: V.ToolCallRef
     arguments: str  # indented JSON, cut to PREVIEW_CHARS; the template escapes it (agent text)
     arguments_chars: int  # the whole JSON's length (the API serves the arguments whole)
-    row: S.ToolCallOut | None  # its stored row: result, error, latency
-    target: S.TargetCallOut | None  # the target call it made
+    row: V.ToolCallOut | None  # its stored row: result, error, latency
+    target: V.TargetCallOut | None  # the target call it made
 
 
 @dataclass
 class Turn:
-    message: S.MessageOut
-    calls: list[S.TargetCallOut]  # the text protocol's commands of an assistant message
+    message: V.MessageOut
+    calls: list[V.TargetCallOut]  # the text protocol's commands of an assistant message
     tools: list[ToolEvent] = field(default_factory=list)
-    answers: S.ToolCallOut | None = None  # on a `tool` message: the call it answers
+    answers: V.ToolCallOut | None = None  # on a `tool` message: the call it answers
     commands: list[str] = field(default_factory=list)  # each call's command, as the agent wrote it
-    cells: list[S.LabCellOut] = field(default_factory=list)  # the lab cells it ran (the notebook)
+    cells: list[V.LabCellOut] = field(default_factory=list)  # the lab cells it ran (the notebook)
 
 
-def command_labels(content: str, calls: list[S.TargetCallOut], mode: str) -> list[str]:
+def command_labels(content: str, calls: list[V.TargetCallOut], mode: str) -> list[str]:
     """`PYTHON(<script> …)` for each of an assistant message's target calls, with the script
     the agent named (`./temp/neuron.py`, `./temp/function.py`): its message read again as the
     episode loop read it (a call's idx is its command's index); `PYTHON(…)` where the message
@@ -121,17 +122,17 @@ def command_labels(content: str, calls: list[S.TargetCallOut], mode: str) -> lis
     return out
 
 
-def turns(detail: S.EpisodeDetail, mode: str = "default") -> list[Turn]:
+def turns(detail: V.EpisodeDetail, mode: str = "default") -> list[Turn]:
     """Messages in order, each assistant message with the target calls it asked for (and the
     command of each, read from the message in the run's protocol `mode`); in protocol mode
     `tools`, with its tool calls (each with the target call it made), and each `tool` message
     with the call it answers; in protocol modes `code` and `code-tools`, with the lab cells it
     ran (their target calls are shown under each cell in the notebook, not as commands)."""
-    by_step: dict[int, list[S.TargetCallOut]] = {}
+    by_step: dict[int, list[V.TargetCallOut]] = {}
     targets = {(c.step, c.idx): c for c in detail.calls}
     rows = {(r.step, r.idx): r for r in detail.tool_calls}
     answered = {r.message_step: r for r in detail.tool_calls if r.message_step is not None}
-    cells: dict[int, list[S.LabCellOut]] = {}
+    cells: dict[int, list[V.LabCellOut]] = {}
     in_cells: set[tuple[int, int]] = set()
     for cell in detail.cells:
         cells.setdefault(cell.step, []).append(cell)
@@ -147,7 +148,7 @@ def turns(detail: S.EpisodeDetail, mode: str = "default") -> list[Turn]:
             tools.append(
                 ToolEvent(
                     call=c,
-                    arguments=args[: S.PREVIEW_CHARS],
+                    arguments=args[: V.PREVIEW_CHARS],
                     arguments_chars=len(args),
                     row=rows.get((m.step, i)),
                     target=targets.get((m.step, i)),
@@ -159,7 +160,7 @@ def turns(detail: S.EpisodeDetail, mode: str = "default") -> list[Turn]:
     return out
 
 
-def split_answer(final_answer: str | None, scores: list[S.ScoreOut]) -> Any:
+def split_answer(final_answer: str | None, scores: list[V.ScoreOut]) -> Any:
     """The final answer as the scorer parsed it (description / domain / code)."""
     if not final_answer:
         return None
@@ -186,20 +187,20 @@ class SummaryCache:
 
     def __init__(self, size: int = 64) -> None:
         self.size = size
-        self._items: dict[tuple[str, str], tuple[S.RunDetail, Any]] = {}
+        self._items: dict[tuple[str, str], tuple[V.RunDetail, Any]] = {}
         self._lock = threading.Lock()
 
-    def get(self, store: Store, run: Run) -> tuple[S.RunDetail, S.ReportOut | str]:
+    def get(self, store: Store, run: Run) -> tuple[V.RunDetail, R.ReportOut | str]:
         floor = store.floor_run(run.id)  # its episodes are in the report
         key = (run.id, run.updated_at.isoformat(), floor.updated_at.isoformat() if floor else "")
         with self._lock:
             hit = self._items.get(key)
         if hit is not None:
             return hit
-        detail = S.run_detail(store, run)
+        detail = V.run_detail(store, run)
         try:
-            report: S.ReportOut | str = S.build_report(store, run)
-        except S.ReportUnavailable as e:
+            report: R.ReportOut | str = R.build_report(store, run)
+        except R.ReportUnavailable as e:
             report = str(e)
         if run.status in RUN_TERMINAL and (floor is None or floor.status in RUN_TERMINAL):
             with self._lock:

@@ -1,4 +1,4 @@
-"""What pre-flight says when the LM backbone is missing (interp_harness.orchestrator.preflight probes the server for
+"""What pre-flight says when the LM backbone is missing (interp_harness.orchestrator.runs.preflight probes the server for
 every target whose benchmark record declares the `backbone` service)."""
 
 MISSING = (

@@ -1,4 +1,4 @@
-"""What pre-flight needs to know about the intervention service (interp_harness.orchestrator.preflight probes it for
+"""What pre-flight needs to know about the intervention service (interp_harness.orchestrator.runs.preflight probes it for
 every target whose benchmark record declares the `intervention` service): which model a target
 reads, the model ids the service reports for it, and what to say when it is missing."""
 

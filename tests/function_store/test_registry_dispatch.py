@@ -91,7 +91,7 @@ def test_pool_forwards_the_service_the_records_declare(monkeypatch: pytest.Monke
 
 
 def test_preflight_checks_each_service_the_selection_needs(monkeypatch: pytest.MonkeyPatch) -> None:
-    from interp_harness.orchestrator import preflight
+    from interp_harness.orchestrator.runs import preflight
     from interp_harness.orchestrator.settings import Settings
 
     calls: list[tuple[str, list[str]]] = []

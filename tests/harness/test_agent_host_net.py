@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
-from interp_harness.orchestrator.agent_host_net import (
+from interp_harness.orchestrator.agent_host.net import (
     KEY_MARK,
     SOCKET_NAME,
     KeyScrubber,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from interp_harness.agents.protocol import format_reply
 from interp_harness.agents.protocol.tools import by_name, to_words
-from interp_harness.orchestrator.runs.catalogs import CatalogCache
+from interp_harness.orchestrator.domain.catalogs import CatalogCache
 from interp_harness.orchestrator.settings import Settings
 from interp_harness.orchestrator.target_client import make_target_client
 from interp_harness.targets.benchmark import benchmark

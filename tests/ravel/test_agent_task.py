@@ -211,8 +211,8 @@ def format_reply_lines(pairs: list[tuple[str, str]]) -> str:
 def test_preflight_refuses_a_ravel_run_without_an_intervention_service():
     import socket
 
-    from interp_harness.orchestrator.preflight import PreflightError, preflight
-    from interp_harness.orchestrator.runs.spec import RunSpec
+    from interp_harness.orchestrator.domain.spec import RunSpec
+    from interp_harness.orchestrator.runs.preflight import PreflightError, preflight
     from interp_harness.orchestrator.settings import Settings
 
     class Catalogs:

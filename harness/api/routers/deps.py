@@ -10,7 +10,7 @@ from typing import Any
 from fastapi import Depends, Header, HTTPException, Request
 from interp_harness.orchestrator.api import schemas as S
 from interp_harness.orchestrator.api.limits import StreamSlots
-from interp_harness.orchestrator.mcp.channel import token_key
+from interp_harness.orchestrator.domain.rendezvous import token_key
 from interp_harness.orchestrator.policy import ApiPolicy
 from interp_harness.orchestrator.rate_limit import FailureBudget, TooManyFailures, client_address
 from interp_harness.orchestrator.services import Services

@@ -21,13 +21,13 @@ from interp_harness.orchestrator.api.routers.deps import (
     require_token,
     services,
 )
-from interp_harness.orchestrator.mcp.channel import token_key
+from interp_harness.orchestrator.domain.rendezvous import token_key
+from interp_harness.orchestrator.domain.spec import EpochReducer, RunSpec
 from interp_harness.orchestrator.policy import RequestInvalid
-from interp_harness.orchestrator.preflight import PreflightError
 from interp_harness.orchestrator.runs.admission import checked_plan
 from interp_harness.orchestrator.runs.plan import store_plan
+from interp_harness.orchestrator.runs.preflight import PreflightError
 from interp_harness.orchestrator.runs.selection import SelectionError
-from interp_harness.orchestrator.runs.spec import EpochReducer, RunSpec
 from interp_harness.orchestrator.services import Services
 
 router = APIRouter()
@@ -53,7 +53,7 @@ async def post_run(
     fit the agent's declared options; endpoints and keys come from the operator's provider
     profiles, picked by `agent_options.profile` (docs/security.md). A run that cannot work
     (no key, endpoint down, unknown model, empty selection, backbone or judge down) is
-    refused with 400 and not stored (harness/preflight.py).
+    refused with 400 and not stored (harness/runs/preflight.py).
 
     An agent that meets its client over MCP (`external`): the reply lists each episode's MCP
     endpoint and token (`mcp_endpoints`); GET /runs/{id} shows them again only to a caller with

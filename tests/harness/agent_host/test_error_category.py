@@ -9,7 +9,7 @@ import json
 import pytest
 from interp_harness.agents import AgentError, Message
 from interp_harness.agents.registry import resolve_agent
-from interp_harness.orchestrator.agent_host import AgentHosts
+from interp_harness.orchestrator.agent_host.host import AgentHosts
 
 from tests.agents.conftest import provider_server, server  # noqa: F401 - fixtures
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from interp_harness.agents import AgentError, Message
 from interp_harness.agents.registry import resolve_agent
-from interp_harness.orchestrator.agent_host import AgentHostClient, AgentHosts
+from interp_harness.orchestrator.agent_host.host import AgentHostClient, AgentHosts
 from interp_harness.orchestrator.target_client import InProcessTargetClient
 from interp_harness.targets.catalog import Catalog
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from interp_harness.agents import AgentError, Message
 from interp_harness.agents.registry import resolve_agent
-from interp_harness.orchestrator.agent_host import AgentHosts
+from interp_harness.orchestrator.agent_host.host import AgentHosts
 from orch_helpers import run_in_process
 
 CONV = [Message(role="system", content="S"), Message(role="user", content="U")]

@@ -7,10 +7,10 @@ import asyncio
 import os
 import signal
 
-from interp_harness.orchestrator.runs.catalogs import CatalogCache
+from interp_harness.orchestrator.domain.catalogs import CatalogCache
+from interp_harness.orchestrator.domain.spec import RunSpec
 from interp_harness.orchestrator.runs.plan import create_run
 from interp_harness.orchestrator.runs.scheduler import Scheduler
-from interp_harness.orchestrator.runs.spec import RunSpec
 from interp_harness.orchestrator.settings import Settings
 from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store

@@ -16,7 +16,7 @@ import pytest
 from interp_harness.evaluator.api import EpisodeStats
 from interp_harness.evaluator.scorer import ScoringContext
 from interp_harness.evaluator.scoring import score_episode
-from interp_harness.orchestrator.runs.spec import RunSpec
+from interp_harness.orchestrator.domain.spec import RunSpec
 from interp_harness.orchestrator.sandbox.code_runner import run_in_sandbox
 from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store

@@ -15,7 +15,7 @@ import httpx
 import pytest
 from interp_harness.agents import Message
 from interp_harness.agents.registry import resolve_agent
-from interp_harness.orchestrator.agent_host import AgentHosts
+from interp_harness.orchestrator.agent_host.host import AgentHosts
 from openai_stub import OpenAIStub
 from support import wait_for
 

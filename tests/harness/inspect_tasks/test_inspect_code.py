@@ -15,12 +15,12 @@ import pytest
 from inspect_code_scripts import ANSWER, FIRST
 from interp_harness.agents.protocol.cells import parse_cells
 from interp_harness.orchestrator import prompts
+from interp_harness.orchestrator.domain.catalogs import CatalogCache
 from interp_harness.orchestrator.episode import offered_tools
 from interp_harness.orchestrator.inspect_tasks.importer import import_eval_log
 from interp_harness.orchestrator.lab.api import call_commands, call_value
 from interp_harness.orchestrator.lab.limits import LabLimits
 from interp_harness.orchestrator.lab.prompt import lab_note
-from interp_harness.orchestrator.runs.catalogs import CatalogCache
 from interp_harness.orchestrator.settings import Settings
 from interp_harness.orchestrator.store.repo import open_store
 from interp_harness.orchestrator.target_client import make_target_client

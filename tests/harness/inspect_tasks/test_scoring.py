@@ -25,13 +25,13 @@ from inspect_ai.util import store
 from interp_harness.evaluator.api import EpisodeStats, ScoreResult
 from interp_harness.evaluator.report import t_interval, wilson
 from interp_harness.evaluator.scoring import ScoringContext, score_episode
+from interp_harness.orchestrator.domain.spec import RunSpec
 from interp_harness.orchestrator.inspect_tasks.resources import resources
 from interp_harness.orchestrator.inspect_tasks.scoring import (
     InspectGraderJudge,
     interp_harness_scorer,
 )
 from interp_harness.orchestrator.runs.selection import select_targets
-from interp_harness.orchestrator.runs.spec import RunSpec
 from interp_harness.orchestrator.sandbox.code_runner import run_in_sandbox
 from interp_harness.targets.catalog import Catalog
 from interp_harness.targets.models import Target

@@ -10,10 +10,10 @@ import orch_plugin  # noqa: F401  (registers the orch-test targets)
 import pytest
 from interp_harness.agents.protocol import parse_answer, parse_pairs
 from interp_harness.agents.protocol.cells import parse_cells
-from interp_harness.orchestrator.runs.catalogs import CatalogCache
+from interp_harness.orchestrator.domain.catalogs import CatalogCache
+from interp_harness.orchestrator.domain.spec import RunSpec
 from interp_harness.orchestrator.runs.plan import create_run
 from interp_harness.orchestrator.runs.selection import SelectionError
-from interp_harness.orchestrator.runs.spec import RunSpec
 from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
 from lab_test_agents import CellScriptAgent

@@ -205,8 +205,8 @@ def test_a_resumed_episode_gives_the_agent_the_stored_figures_again(
     """What a resumed episode rebuilds its conversation from: each stored figure goes back on
     the reply that carried it (mode code: the user message after the cell's message; code-tools:
     the result of the cell's tool call)."""
+    from interp_harness.orchestrator.domain.spec import RunSpec
     from interp_harness.orchestrator.episode import EpisodeRunner
-    from interp_harness.orchestrator.runs.spec import RunSpec
     from interp_harness.orchestrator.store import make_engine
     from interp_harness.orchestrator.store.repo import Store
 

@@ -16,8 +16,8 @@ import httpx2
 import pytest
 from interp_harness.agents.base import AgentError, Message
 from interp_harness.agents.host_protocol import reply_line_limit
+from interp_harness.orchestrator.domain.rendezvous import Rendezvous
 from interp_harness.orchestrator.mcp.agent import ExternalAgent
-from interp_harness.orchestrator.mcp.channel import Rendezvous
 from interp_harness.orchestrator.mcp.server import McpApp, McpServer
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client

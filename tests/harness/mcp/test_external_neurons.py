@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import httpx
-import interp_harness.orchestrator  # noqa: F401  (registers the agent `external`)
 import pytest
 from interp_harness.agents.registry import get_agent
 from mcp_drive import drive

@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import interp_harness.orchestrator  # noqa: F401  (registers the agent `external`)
 import pytest
 from interp_harness.agents.registry import get_agent
 from interp_harness.orchestrator.store import make_engine

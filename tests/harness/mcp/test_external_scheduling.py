@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import asyncio
 
-import interp_harness.orchestrator  # noqa: F401  (registers the agent `external`)
 import orch_plugin  # noqa: F401  (registers the orch-test dataset)
 from interp_harness.agents.registry import get_agent
+from interp_harness.orchestrator.domain.catalogs import CatalogCache
+from interp_harness.orchestrator.domain.spec import RunSpec
 from interp_harness.orchestrator.mcp.server import McpApp, McpServer, issue_endpoints
-from interp_harness.orchestrator.runs.catalogs import CatalogCache
 from interp_harness.orchestrator.runs.plan import create_run
 from interp_harness.orchestrator.runs.scheduler import Scheduler
-from interp_harness.orchestrator.runs.spec import RunSpec
 from interp_harness.orchestrator.runs.views import run_detail
 from interp_harness.orchestrator.settings import Settings
 from interp_harness.orchestrator.store import make_engine

@@ -13,8 +13,8 @@ import httpx2
 import pytest
 from interp_harness.agents.base import AgentError, Message
 from interp_harness.agents.toolspec import SUBMIT
+from interp_harness.orchestrator.domain.rendezvous import ANSWER_SUBMITTED, Channel, Rendezvous
 from interp_harness.orchestrator.mcp.agent import ExternalAgent
-from interp_harness.orchestrator.mcp.channel import ANSWER_SUBMITTED, Channel, Rendezvous
 from interp_harness.orchestrator.mcp.server import McpApp, McpServer
 from interp_harness.targets.benchmark import benchmark
 from mcp import Client

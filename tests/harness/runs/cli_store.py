@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from interp_harness.orchestrator.runs.spec import RunSpec
+from interp_harness.orchestrator.domain.spec import RunSpec
 from interp_harness.orchestrator.store.repo import Store, open_store
 from support import run_cli
 

@@ -82,10 +82,10 @@ async def run_in_process(  # type: ignore[no-untyped-def]
     import asyncio
 
     import orch_plugin  # registers the orch-test targets, whatever the hook
-    from interp_harness.orchestrator.runs.catalogs import CatalogCache
+    from interp_harness.orchestrator.domain.catalogs import CatalogCache
+    from interp_harness.orchestrator.domain.spec import RunSpec
     from interp_harness.orchestrator.runs.plan import create_run
     from interp_harness.orchestrator.runs.scheduler import Scheduler
-    from interp_harness.orchestrator.runs.spec import RunSpec
     from interp_harness.orchestrator.settings import Settings
     from interp_harness.orchestrator.store import make_engine
     from interp_harness.orchestrator.store.repo import Store
@@ -113,7 +113,7 @@ async def run_in_process(  # type: ignore[no-untyped-def]
 async def resume_in_process(store, run_id: str, **settings):  # type: ignore[no-untyped-def]
     """Start a scheduler on an existing store (as a restarted server would) and wait for run_id."""
     import orch_plugin
-    from interp_harness.orchestrator.runs.catalogs import CatalogCache
+    from interp_harness.orchestrator.domain.catalogs import CatalogCache
     from interp_harness.orchestrator.runs.scheduler import Scheduler
     from interp_harness.orchestrator.settings import Settings
     from interp_harness.orchestrator.target_client import make_target_client

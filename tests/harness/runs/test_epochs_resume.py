@@ -7,10 +7,10 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from interp_harness.orchestrator.runs.catalogs import CatalogCache
+from interp_harness.orchestrator.domain.catalogs import CatalogCache
+from interp_harness.orchestrator.domain.spec import RunSpec
 from interp_harness.orchestrator.runs.plan import create_run
 from interp_harness.orchestrator.runs.prepare import load_run, store_episodes
-from interp_harness.orchestrator.runs.spec import RunSpec
 from interp_harness.orchestrator.store.repo import open_store
 
 IDS = ["find-gen/numeric/s0/f00002", "find-gen/numeric/s0/f00005"]

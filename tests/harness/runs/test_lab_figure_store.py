@@ -6,7 +6,7 @@ with it."""
 from __future__ import annotations
 
 import pytest
-from interp_harness.orchestrator.runs.spec import RunSpec
+from interp_harness.orchestrator.domain.spec import RunSpec
 from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
 from sqlalchemy.exc import IntegrityError

@@ -10,7 +10,7 @@ import time
 import httpx
 import uvicorn
 from interp_harness.orchestrator.api.app import create_app
-from interp_harness.orchestrator.runs.spec import RunSpec
+from interp_harness.orchestrator.domain.spec import RunSpec
 from interp_harness.orchestrator.settings import Settings
 from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store

@@ -6,9 +6,9 @@ Real runs: in-process scheduler, SQLite, the in-process target client on find-v1
 from __future__ import annotations
 
 from interp_harness.orchestrator.api.schemas import build_report, run_detail
-from interp_harness.orchestrator.runs.catalogs import CatalogCache
+from interp_harness.orchestrator.domain.catalogs import CatalogCache
+from interp_harness.orchestrator.domain.spec import RunSpec
 from interp_harness.orchestrator.runs.plan import create_run
-from interp_harness.orchestrator.runs.spec import RunSpec
 from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
 from orch_helpers import run_in_process

@@ -9,14 +9,14 @@ import asyncio
 import interp_harness.orchestrator.runs.plan as plan_mod
 import interp_harness.orchestrator.runs.selection as selection
 import pytest
-from interp_harness.orchestrator.runs.catalogs import CatalogCache
+from interp_harness.orchestrator.domain.catalogs import CatalogCache
+from interp_harness.orchestrator.domain.spec import RunSpec
 from interp_harness.orchestrator.runs.plan import (
     PLAN_EVENT,
     create_run,
     plan_run,
     stored_agent_path,
 )
-from interp_harness.orchestrator.runs.spec import RunSpec
 from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
 from interp_harness.targets.benchmark import benchmark

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 
 import orch_plugin  # noqa: F401  (registers the orch-test dataset this file selects from)
-from interp_harness.orchestrator.runs.catalogs import CatalogCache
+from interp_harness.orchestrator.domain.catalogs import CatalogCache
+from interp_harness.orchestrator.domain.spec import RunSpec
 from interp_harness.orchestrator.runs.plan import create_run
 from interp_harness.orchestrator.runs.scheduler import Scheduler
-from interp_harness.orchestrator.runs.spec import RunSpec
 from interp_harness.orchestrator.settings import Settings
 from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
@@ -112,7 +112,7 @@ async def test_cancel_a_running_run(sqlite_url: str) -> None:
 def test_catalog_cache_is_bounded() -> None:
     # An API caller can name any find-gen seed (`GET /targets?gen_seed=N`); each catalog holds a
     # generated set (~20 MB), so only the most recently used few are kept.
-    from interp_harness.orchestrator.runs.catalogs import CatalogCache
+    from interp_harness.orchestrator.domain.catalogs import CatalogCache
 
     cache = CatalogCache(max_seeds=3)
     kept = cache.get(0)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from interp_harness.orchestrator.runs.spec import RunSpec
+from interp_harness.orchestrator.domain.spec import RunSpec
 from interp_harness.orchestrator.store import current_revision, make_engine, upgrade_schema
 from interp_harness.orchestrator.store.repo import Store
 from sqlalchemy import inspect, text

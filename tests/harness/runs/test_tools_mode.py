@@ -8,10 +8,10 @@ from __future__ import annotations
 import orch_plugin  # noqa: F401  (registers the orch-test targets)
 import pytest
 from interp_harness.orchestrator import prompts
-from interp_harness.orchestrator.runs.catalogs import CatalogCache
+from interp_harness.orchestrator.domain.catalogs import CatalogCache
+from interp_harness.orchestrator.domain.spec import RunSpec
 from interp_harness.orchestrator.runs.plan import create_run
 from interp_harness.orchestrator.runs.selection import SelectionError
-from interp_harness.orchestrator.runs.spec import RunSpec
 from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
 from orch_helpers import resume_in_process, run_in_process

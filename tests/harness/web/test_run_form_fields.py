@@ -16,10 +16,9 @@ from collections.abc import Iterator
 from typing import Any, get_args
 
 import httpx
-import interp_harness.orchestrator.mcp.agent  # noqa: F401 (registers `external`, as the server's app does)
 import pytest
 from interp_harness.agents.registry import resolve_agent
-from interp_harness.orchestrator.runs.spec import MAX_EPOCHS, ProtocolMode
+from interp_harness.orchestrator.domain.spec import MAX_EPOCHS, ProtocolMode
 from trust_helpers import ROOT, HarnessServer
 
 SPEC = {"agent": "scripted-numeric", "dataset": "find-gen", "family": "numeric", "limit": 1}

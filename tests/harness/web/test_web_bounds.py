@@ -12,7 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from interp_harness.orchestrator.runs.spec import RunSpec
+from interp_harness.orchestrator.domain.spec import RunSpec
 from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
 from trust_helpers import HarnessServer

@@ -12,7 +12,7 @@ from statistics import mean
 
 import pytest
 from interp_harness.evaluator.report import t_interval, wilson
-from interp_harness.orchestrator.runs.spec import RunSpec
+from interp_harness.orchestrator.domain.spec import RunSpec
 from interp_harness.orchestrator.store.repo import open_store
 
 TARGETS = [f"find-gen/numeric/s0/f0000{i}" for i in range(4)]

@@ -18,7 +18,7 @@ import httpx
 import jsonschema
 import notebook_agents as hostile
 import pytest
-from interp_harness.orchestrator.runs.spec import RunSpec
+from interp_harness.orchestrator.domain.spec import RunSpec
 from interp_harness.orchestrator.runs.views import PREVIEW_CHARS, episode_detail
 from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import httpx
-from interp_harness.orchestrator.runs.spec import RunSpec
+from interp_harness.orchestrator.domain.spec import RunSpec
 from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
 from trust_helpers import ROOT, HarnessServer

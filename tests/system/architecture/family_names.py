@@ -47,7 +47,11 @@ def keys_of(records: Iterable[Benchmark]) -> Keys:
 def builtin_records() -> list[Benchmark]:
     """The records this repository ships (entry points into `interp_harness.targets`), not plugins' or
     the ones a test registered in this process."""
-    return [ep.load() for ep in entry_points(group=GROUP) if ep.value.startswith("interp_harness.targets.")]
+    return [
+        ep.load()
+        for ep in entry_points(group=GROUP)
+        if ep.value.startswith("interp_harness.targets.")
+    ]
 
 
 def generic_files(root: Path) -> list[Path]:

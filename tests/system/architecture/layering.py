@@ -325,3 +325,57 @@ def folder_name_imports(root: Path, dirs: Iterable[str] = (*PACKAGES, *NOT_LIBRA
             if target.split(".")[0] in FOLDER_PART:
                 out.append(f"{rel}:{line} {target}")
     return out
+
+
+def orchestrator_edges(root: Path) -> dict[str, set[str]]:
+    """Inside `harness`: unit -> the units it imports, where a unit is a subpackage or a
+    top-level module (`runs`, `store`, `cli`)."""
+    prefix = f"{ROOT_PACKAGE}.{FOLDER_PART['harness']}."
+    edges: dict[str, set[str]] = {}
+    for path in python_files(root, ("harness",)):
+        parts = path.relative_to(root / "harness").parts
+        unit = parts[0].removesuffix(".py")
+        if unit == "__init__":
+            continue
+        for _, target, names in _read(root, path).imports:
+            if target.startswith(prefix):
+                to = target[len(prefix) :].split(".")[0]
+            elif target == prefix[:-1] and names:  # `from interp_harness.orchestrator import x`
+                to = names[0]
+            else:
+                continue
+            if to != unit:
+                edges.setdefault(unit, set()).add(to)
+    return edges
+
+
+def cycles(edges: Mapping[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one unit (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in edges.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                out.append(sorted(group))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return sorted(out)

@@ -9,8 +9,10 @@ from tests.system.architecture.layering import (
     DYNAMIC_IMPORTS,
     PACKAGES,
     check_tree,
+    cycles,
     dynamic_import_sites,
     folder_name_imports,
+    orchestrator_edges,
 )
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -29,6 +31,29 @@ def test_no_code_imports_a_folder_name_as_a_package() -> None:
 def test_folder_name_imports_are_found(tmp_path: Path) -> None:
     root = _tree(tmp_path, {"tests/t.py": "import harness.cli\nfrom interp_harness import sdk\n"})
     assert folder_name_imports(root) == ["tests/t.py:1 harness.cli"]
+
+
+def test_the_orchestrator_parts_import_each_other_without_a_cycle() -> None:
+    edges = orchestrator_edges(ROOT)
+    assert {"runs", "store", "domain", "episode", "executors"} <= set(edges)
+    assert not cycles(edges), f"import cycles between harness's parts: {cycles(edges)}"
+
+
+def test_a_cycle_between_orchestrator_parts_is_found(tmp_path: Path) -> None:
+    root = _tree(
+        tmp_path,
+        {
+            "harness/runs/scheduler.py": "from interp_harness.orchestrator.executors import local\n",
+            "harness/executors/local.py": "from interp_harness.orchestrator.runs.plan import x\n",
+            "harness/runs/plan.py": "from interp_harness.orchestrator import store\n",
+            "harness/store.py": "import json\n",
+            "harness/web/a.py": "from interp_harness.orchestrator.api import schemas\n",
+            "harness/api/schemas.py": "from interp_harness.orchestrator.web import a\n",
+        },
+    )
+    edges = orchestrator_edges(root)
+    assert edges["runs"] == {"executors", "store"}
+    assert cycles(edges) == [["api", "web"], ["executors", "runs"]]
 
 
 def test_dynamic_import_allow_list_is_current() -> None:

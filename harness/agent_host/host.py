@@ -6,9 +6,10 @@ reply (or raises the agent's `AgentError`, category kept). The host is started o
 one per episode, so nothing an agent keeps in memory survives into another episode.
 
 What the sandbox holds (see docs/agents.md, "What an agent can and cannot reach"): the system and
-the Python prefix read-only, `interp_harness.agents` and `interp_harness.sdk`, the agent's own top-level module or package,
-files its `file_options` name, a private /tmp; `harness`, `function_store` and `evaluator` are
-replaced by a package that raises ImportError wherever the Python path could find them. The
+the Python prefix read-only; of our package, `interp_harness.agents` and `interp_harness.sdk`
+only; the agent's own top-level module or package, files its `file_options` name, a private
+/tmp. Any other copy of the orchestrator, targets, model services or evaluator parts on the
+Python path is replaced by a package that raises ImportError. The
 environment is cleared; a provider agent gets its profile's base URL, a placeholder key and one
 route to the profile's endpoint, whose forwarder adds the real key on the orchestrator's side; any
 other agent gets no secrets and no network at all.
@@ -26,7 +27,7 @@ Nothing the host says is trusted (it runs the agent's code): its reply line is r
 (`reply_line_limit` of `max_message_chars`, HARNESS_AGENT_MAX_MESSAGE_CHARS) and validated; a
 longer message, a malformed reply or invalid usage ends the step with an *agent* error. The
 tokens a step used are the ones the provider reported through the forwarder when it saw any
-(interp_harness.orchestrator.agent_host_net), else the agent's (validated) claim.
+(interp_harness.orchestrator.agent_host.net), else the agent's (validated) claim.
 """
 
 from __future__ import annotations
@@ -72,8 +73,8 @@ from interp_harness.agents.host_protocol import (
 )
 from interp_harness.agents.host_protocol import Step as StepRequest
 from interp_harness.agents.toolspec import ToolSpec
-from interp_harness.orchestrator.agent_errors import CREATE_PREFIX, HostedAgentError
-from interp_harness.orchestrator.agent_host_net import KeyScrubber, Seen, UsageMeter, key_forms
+from interp_harness.orchestrator.agent_host.errors import CREATE_PREFIX, HostedAgentError
+from interp_harness.orchestrator.agent_host.net import KeyScrubber, Seen, UsageMeter, key_forms
 from interp_harness.orchestrator.policy import profile_for
 from interp_harness.orchestrator.providers import ProfileError, ProviderProfile
 from interp_harness.orchestrator.sandbox.base import Limits
@@ -450,7 +451,7 @@ class AgentHosts:
             sock_dir = tempfile.mkdtemp(prefix="agent-host-net-")
             os.chmod(sock_dir, 0o777)  # uid 65534 inside connects here
             dirs.append(sock_dir)
-            from interp_harness.orchestrator.agent_host_net import open_route
+            from interp_harness.orchestrator.agent_host.net import open_route
 
             network, relay = open_route(plan.profile, sock_dir, _NET_DIR, meter)
             net_mounts = ["--bind", sock_dir, _NET_DIR, "--ro-bind", forward_py, FORWARD_PY]

@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import httpx
+from interp_harness.orchestrator.domain.spec import RunSpec
 from interp_harness.orchestrator.policy import (
     ApiPolicy,
     RequestInvalid,
@@ -33,7 +34,6 @@ from interp_harness.orchestrator.policy import (
     profile_for,
 )
 from interp_harness.orchestrator.providers import ProviderProfile
-from interp_harness.orchestrator.runs.spec import RunSpec
 from interp_harness.orchestrator.settings import Settings
 from interp_harness.targets.benchmark import benchmark
 from interp_harness.targets.models import Target
@@ -156,7 +156,7 @@ def check_agent_host(spec: RunSpec, settings: Settings, plan: RunPlan) -> list[s
         # (tests/architecture), and the same Python prefix; resolving them here imported them
         return []
     from interp_harness.agents.base import AgentError
-    from interp_harness.orchestrator.agent_host import AgentHosts, importable_note, plan_host
+    from interp_harness.orchestrator.agent_host.host import AgentHosts, importable_note, plan_host
 
     try:
         host_plan = plan_host(plan.agent_cls, spec.agent_options, plan.profile)
@@ -182,7 +182,7 @@ def check_lab(spec: RunSpec, settings: Settings) -> list[str]:
     """Protocol modes `code` and `code-tools` give every episode a lab (bubblewrap, the
     operator's HARNESS_LAB_* limits and packages): one is started here and closed, so that a
     machine that cannot start one is told once, before the run, not by every episode."""
-    from interp_harness.orchestrator.runs.spec import CODE_MODES
+    from interp_harness.orchestrator.domain.spec import CODE_MODES
 
     if spec.protocol.mode not in CODE_MODES:
         return []
