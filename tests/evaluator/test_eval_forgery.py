@@ -135,6 +135,7 @@ def test_forger_reaches_the_sandboxs_stdout() -> None:
     assert res.results[0]["v"][0] >= 1, res
 
 
+@pytest.mark.slow
 def test_forged_records_change_no_result_in_a_batch() -> None:
     jobs = [_job("good-a", GOOD), _job("hostile", _forger(2)), _job("good-b", GOOD)]
     jobs.append(_job("wrong", PLAIN_WRONG))
@@ -151,6 +152,7 @@ def test_forged_records_change_no_result_in_a_batch() -> None:
     assert res["hostile"].reason is None
 
 
+@pytest.mark.slow
 def test_forged_records_change_no_result_alone() -> None:
     (res,) = run_code_jobs(
         [_job("hostile", _forger(2))], limits=LIMITS, settings=SETTINGS, runner=run_in_sandbox
@@ -194,6 +196,7 @@ def test_a_forger_alone_scores_as_a_plain_wrong_answer() -> None:
     assert hostile == wrong, (hostile, wrong)
 
 
+@pytest.mark.slow
 def test_answers_running_at_once_cannot_touch_each_others_results() -> None:
     """parallel_per_sandbox > 1: the forger runs beside its siblings (they sleep while it scans
     /proc) and cannot reach their result pipes or the worker's."""

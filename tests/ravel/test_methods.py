@@ -62,6 +62,7 @@ HYPER = Hyper(epochs=1, batch_size=4, das_dim=3, sae_latents=2, sae_steps=30, rl
               rlap_rank=2, l1=0.001)  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", [m for m in METHODS if m != "full"])
 def test_method_exports_a_bijective_featurizer(name, loaded, instance):
     ctx = TrainContext(LocalModel(loaded, 1), instance, "Country", HYPER)

@@ -33,6 +33,7 @@ def api_schema(fuzz_server: HarnessServer):  # type: ignore[no-untyped-def]
 schema = schemathesis.pytest.from_fixture("api_schema")
 
 
+@pytest.mark.slow
 @schema.parametrize()
 @fuzz_settings(EXAMPLES)
 def test_no_server_errors(case) -> None:  # type: ignore[no-untyped-def]

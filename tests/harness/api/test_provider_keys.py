@@ -136,6 +136,7 @@ def _cli(tmp_path: Path, *options: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_cli_operator_keeps_base_url_but_keys_are_never_stored(tmp_path: Path, listener) -> None:  # type: ignore[no-untyped-def]
     local = listener("I need more information.")
     p = _cli(tmp_path, f"base_url={local.url}/v1", "model=x")

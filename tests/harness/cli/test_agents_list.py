@@ -7,6 +7,8 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[3]
 
 
@@ -39,6 +41,7 @@ def test_agents_list_json_has_kinds_and_option_defaults() -> None:
     assert "model" in {o["name"] for o in agents["openai"]["options"]}
 
 
+@pytest.mark.slow
 def test_agents_list_table() -> None:
     r = _harness("agents", "list")
     assert r.returncode == 0, r.stderr
@@ -72,6 +75,7 @@ def test_anthropic_max_tokens_default_is_the_one_the_docs_name() -> None:
     assert agent.max_tokens == default
 
 
+@pytest.mark.slow
 def test_agents_list_says_which_agents_take_tools() -> None:
     r = _harness("agents", "list", "--json")
     tools = {a["name"]: a["tools"] for a in map(json.loads, r.stdout.splitlines())}

@@ -210,6 +210,7 @@ def test_registry_names() -> None:
         assert info.name == name and sorted(info.metadata["metrics"]) == sorted(metrics)
 
 
+@pytest.mark.slow
 def test_oracle_scores_one_and_equals_score_episode(run: dict[str, Any]) -> None:
     log = _log(run, "oracle")
     assert log.status == "success" and len(log.samples or []) == 2

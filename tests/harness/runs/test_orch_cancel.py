@@ -55,6 +55,7 @@ def _cancel(env: dict[str, str], run_id: str) -> subprocess.CompletedProcess[str
     )
 
 
+@pytest.mark.slow
 def test_cancel_a_run_another_process_executes(db_url: str, tmp_path) -> None:
     # the owner looks at the store every 2 s: the cancel command must wait for it, and the
     # `harness run` that sees its run cancelled first must let its scheduler end the episodes

@@ -8,6 +8,7 @@ import json
 import subprocess
 
 import httpx
+import pytest
 from orch_helpers import ROOT, Server, server_env
 from support import run_cli, wait_for
 
@@ -67,6 +68,7 @@ def test_cli_shows_grouped_scorer_errors(sqlite_url: str) -> None:
     assert f"2 episodes: [infrastructure, scoring] {JUDGE}" in r.stdout, r.stdout
 
 
+@pytest.mark.slow
 def test_rest_run_detail_groups_errors(sqlite_url: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
     srv = Server(server_env(sqlite_url), tmp_path / "server.log").start()
     try:

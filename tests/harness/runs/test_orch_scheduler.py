@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import orch_plugin  # noqa: F401  (registers the orch-test dataset this file selects from)
+import pytest
 from interp_harness.orchestrator.domain.catalogs import CatalogCache
 from interp_harness.orchestrator.domain.spec import RunSpec
 from interp_harness.orchestrator.runs.plan import create_run
@@ -57,6 +58,7 @@ def _max_overlap(intervals: list[tuple[float, float]]) -> int:
     return best
 
 
+@pytest.mark.slow
 async def test_per_provider_limit(sqlite_url: str) -> None:
     # steps long enough that concurrent episodes overlap despite each agent host's start-up
     opts = {"agent_options": {"n_calls": 2, "delay": 0.4}}

@@ -31,6 +31,7 @@ def _running(pid: int) -> bool:
     return True
 
 
+@pytest.mark.slow
 async def test_cap_evicts_least_recently_used_idle_group(bwrap, catalog):
     pool = ServicePool(bwrap, max_services=2)
     client = ServiceTargetClient(catalog, pool)

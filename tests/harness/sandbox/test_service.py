@@ -98,6 +98,7 @@ async def test_service_limits_and_errors(bwrap, catalog):
         pool.close()
 
 
+@pytest.mark.slow
 async def test_imported_script_target_and_call_time_limit(bwrap, tmp_path):
     (tmp_path / "a").mkdir()
     fast = script_target(tmp_path / "a")

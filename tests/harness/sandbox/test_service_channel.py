@@ -101,6 +101,7 @@ async def _attack(sandbox, backbone: str | None, targets: list[Target], want: di
         sandbox.stop(handle)
 
 
+@pytest.mark.slow
 async def test_hostile_script_cannot_answer_for_a_sibling_or_reach_the_service(
     bwrap, tmp_path, backbone
 ):
@@ -111,6 +112,7 @@ async def test_hostile_script_cannot_answer_for_a_sibling_or_reach_the_service(
     assert reached == "nothing"
 
 
+@pytest.mark.slow
 async def test_hostile_script_cannot_intercept_the_backbone(bwrap, tmp_path, backbone):
     hostile = _target(tmp_path, HOSTILE, "numeric", HOSTILE_SCRIPT)
     entity = _target(tmp_path, ENTITY, "entities", ENTITY_SCRIPT, placeholders=True)

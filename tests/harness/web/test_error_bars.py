@@ -4,6 +4,7 @@ values`): error bars are never negative, even for an interval that misses its es
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from interp_harness.evaluator.report import QueryRow, wilson
@@ -61,6 +62,7 @@ def test_report_rows_render(rows: list[QueryRow]) -> None:
     assert queries_svg(rows).startswith("<svg")
 
 
+@pytest.mark.slow
 @given(any_rows())
 @fuzz_settings(40)
 def test_any_interval_renders(rows: list[QueryRow]) -> None:

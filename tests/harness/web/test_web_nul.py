@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 from interp_harness.orchestrator.domain.spec import RunSpec
 from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
@@ -103,6 +104,7 @@ NUL_URLS = [
 ]
 
 
+@pytest.mark.slow
 def test_server_scores_nul_answers_and_refuses_nul_urls(db_url: str, tmp_path: Path) -> None:
     srv = HarnessServer(
         tmp_path / "home",

@@ -67,6 +67,7 @@ def _polyline(svg: str, gid: str) -> list[tuple[float, float]]:
     return list(zip(nums[::2], nums[1::2], strict=True))
 
 
+@pytest.mark.slow
 def test_plot_comes_from_the_stored_grid_without_running_code(scored) -> None:  # type: ignore[no-untyped-def]
     srv, ep = scored
     nmse = next(s for s in ep["scores"] if s["metric"] == "nmse")
