@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import httpx
+from interp_harness.model_services.intervention.client import serve_argv
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -39,15 +40,7 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=256)
     ap.add_argument("--port", type=int, default=8792)
     args = ap.parse_args()
-    cmd = [
-        sys.executable,
-        "-m",
-        "interp_harness.orchestrator.cli",
-        "intervention",
-        "serve",
-        "--model",
-        args.model,
-    ]
+    cmd = serve_argv(args.model)
     proc = subprocess.Popen([*cmd, "--device", args.device, "--port", str(args.port)], cwd=ROOT)
     url = f"http://127.0.0.1:{args.port}"
     try:

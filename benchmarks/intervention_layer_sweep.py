@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import httpx
+from interp_harness.model_services.intervention.client import serve_argv
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -29,15 +30,7 @@ CITIES = [
 
 
 def start(port: int) -> subprocess.Popen:
-    cmd = [
-        sys.executable,
-        "-m",
-        "interp_harness.orchestrator.cli",
-        "intervention",
-        "serve",
-        "--model",
-        "smollm2",
-    ]
+    cmd = serve_argv("smollm2")
     return subprocess.Popen([*cmd, "--device", "cpu", "--port", str(port)], cwd=ROOT)
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import httpx
 import torch
+from interp_harness.model_services.intervention.client import serve_argv
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -86,15 +87,7 @@ def main() -> None:
         def in_process(b: list[str]) -> object:
             return engine.activations(S.ActivationsRequest(texts=b, **body))
 
-        cmd = [
-            sys.executable,
-            "-m",
-            "interp_harness.orchestrator.cli",
-            "intervention",
-            "serve",
-            "--model",
-            args.model,
-        ]
+        cmd = serve_argv(args.model)
         cmd += ["--device", "cpu", "--port", str(args.port), "--sae", f"bench={folder}"]
         proc = subprocess.Popen(cmd, cwd=ROOT)
         url = f"http://127.0.0.1:{args.port}"

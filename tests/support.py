@@ -9,6 +9,7 @@ import logging
 import os
 import socket
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -18,6 +19,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import pytest
 import uvicorn
+
+# `harness` as a fresh interpreter of this environment runs it (the console script's module)
+HARNESS_CLI = (sys.executable, "-m", "interp_harness.orchestrator.cli")
 
 
 def free_port() -> int:

@@ -7,13 +7,16 @@ import contextlib
 import os
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
 
 import httpx
-from interp_harness.model_services.intervention.client import InterventionClient, InterventionError
+from interp_harness.model_services.intervention.client import (
+    InterventionClient,
+    InterventionError,
+    serve_argv,
+)
 
 START_TIMEOUT_S = 600.0  # importing pyvene and converting the GGUF is slow on a busy CPU
 
@@ -33,15 +36,7 @@ def intervention_client(model: str, url: str | None = None) -> Iterator[Interven
         return
     port = _free_port()
     env = dict(os.environ)
-    cmd = [
-        sys.executable,
-        "-m",
-        "interp_harness.orchestrator.cli",
-        "intervention",
-        "serve",
-        "--model",
-        model,
-    ]
+    cmd = serve_argv(model)
     cmd += ["--device", "cpu", "--port", str(port)]
     with tempfile.TemporaryFile() as log:
         proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)

@@ -6,6 +6,7 @@ failure after the retries is an `InterventionError` (category `infrastructure`);
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import httpx
@@ -101,3 +102,10 @@ class InterventionClient:
     def saes(self) -> list[S.SAEInfo]:
         """The SAEs the service encodes with (`sae` of an activations request)."""
         return self._call("GET", "/saes", None, S.SAEList).data
+
+
+def serve_argv(model: str) -> list[str]:
+    """The command that serves `model`'s internals from a process of its own on this machine
+    (`harness intervention serve`), for callers that start their own server."""
+    return [sys.executable, "-m", "interp_harness.orchestrator.cli", "intervention", "serve",
+            "--model", model]  # fmt: skip

@@ -16,6 +16,7 @@ import pytest
 from interp_harness.agents.openai_agent import OpenAIAgent
 from interp_harness.orchestrator.policy import ApiPolicy, RequestInvalid, profile_for
 from interp_harness.orchestrator.providers import ProfileError, get_profile, load_profiles
+from support import HARNESS_CLI
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "agents.md"
@@ -106,14 +107,7 @@ def test_sweep_agent_runs_in_its_host_and_is_scored(
         "PYTHONPATH": os.pathsep.join([str(sweep_module), str(ROOT)]),
     }
     out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "interp_harness.orchestrator.cli",
-            "run",
-            "--agent",
-            "my_agents:SweepAgent",
-        ]
+        [*HARNESS_CLI, "run", "--agent", "my_agents:SweepAgent"]
         + ["-o", "points=17", "--dataset", "find-gen", "--family", "numeric", "-n", "2"]
         + ["--seed", "0", "--no-floor", "--json"],
         env=env,
@@ -142,15 +136,7 @@ def test_reply_examples_are_what_the_targets_print(
 ) -> None:
     env = {**os.environ, "HARNESS_HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
     out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "interp_harness.orchestrator.cli",
-            "targets",
-            "call",
-            target,
-            *inputs,
-        ],
+        [*HARNESS_CLI, "targets", "call", target, *inputs],
         env=env,
         capture_output=True,
         text=True,

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 
 import pytest
 from interp_harness.targets.catalog import Catalog, UnknownDataset, UnknownTarget, parse_id
+from support import HARNESS_CLI
 
 
 def test_parse_ids():
@@ -33,15 +33,7 @@ def test_unknown_dataset_and_family():
 
 def test_cli_unknown_target_exit_code_and_message():
     r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "interp_harness.orchestrator.cli",
-            "targets",
-            "call",
-            "find-v1/numeric/f99999",
-            "1",
-        ],
+        [*HARNESS_CLI, "targets", "call", "find-v1/numeric/f99999", "1"],
         capture_output=True,
         text=True,
         timeout=120,

@@ -9,7 +9,6 @@ import asyncio
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from interp_harness.evaluator.ravel.scorer import score_ravel_episode
 from interp_harness.targets.catalog import Catalog
 from interp_harness.targets.ravel.runner import RavelRunner, parse
 from interp_harness.targets.runtime import RuntimeContext
+from support import HARNESS_CLI
 
 ROOT = Path(__file__).resolve().parents[2]
 COUNTRY = "ravel/smollm2/city/Country"
@@ -112,14 +112,7 @@ def test_cli_run_of_the_scripted_baseline_is_scored(env, tmp_path):
         "HARNESS_HOME": str(tmp_path),
     }
     for answer in ("neurons", "featurizer"):
-        cmd = [
-            sys.executable,
-            "-m",
-            "interp_harness.orchestrator.cli",
-            "run",
-            "--agent",
-            "scripted-ravel",
-        ]
+        cmd = [*HARNESS_CLI, "run", "--agent", "scripted-ravel"]
         cmd += ["-d", "ravel", "--id", COUNTRY, "--json", "-o", f"answer={answer}"]
         proc = subprocess.run(
             cmd, cwd=ROOT, env=run_env, capture_output=True, text=True, timeout=900
@@ -146,15 +139,7 @@ def test_tools_mode_scores_as_the_text_protocol(env, tmp_path):
     run_env = {**os.environ, **env, "PYTHONPATH": str(ROOT), "DATABASE_URL": db}
     out = {}
     for mode in ("default", "tools"):
-        cmd = [
-            sys.executable,
-            "-m",
-            "interp_harness.orchestrator.cli",
-            "run",
-            "--agent",
-            "scripted-ravel",
-            "--json",
-        ]
+        cmd = [*HARNESS_CLI, "run", "--agent", "scripted-ravel", "--json"]
         cmd += ["-d", "ravel", "--id", COUNTRY, "--mode", mode, "--agent-isolation", "none"]
         proc = subprocess.run(
             cmd, cwd=ROOT, env=run_env, capture_output=True, text=True, timeout=900

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from interp_harness.evaluator.ravel.scores import disentangle
 from interp_harness.model_services.intervention.client import InterventionClient
 from interp_harness.targets.ravel.instances import build, cache_path
 from interp_harness.targets.ravel.targets import INSTANCES
+from support import HARNESS_CLI
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYER = 8
@@ -96,15 +96,7 @@ def test_nothing_whole_and_random_direction(smol, inst):
 
 def test_eval_command_prints_the_table(smol, cache, inst):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HARNESS_RAVEL_CACHE": str(cache)}
-    cmd = [
-        sys.executable,
-        "-m",
-        "interp_harness.orchestrator.cli",
-        "ravel",
-        "eval",
-        "--url",
-        smol[1],
-    ]
+    cmd = [*HARNESS_CLI, "ravel", "eval", "--url", smol[1]]
     cmd += ["--attribute", "Country", "--methods", "nothing,full,das", "--layer", str(LAYER)]
     cmd += ["--epochs", "1", "--split", "entity_test"]
     with pytest.MonkeyPatch.context() as mp:

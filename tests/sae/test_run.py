@@ -19,6 +19,7 @@ from interp_harness.targets.models import make_canary
 from interp_harness.targets.sae.benchmark import BENCHMARK
 from interp_harness.targets.sae.catalog import SAECatalog
 from orch_helpers import Server
+from support import HARNESS_CLI
 
 from tests.harness.inspect_tasks.test_inspect_tasks import SCRIPTS, inspect_cli, logs
 
@@ -152,16 +153,7 @@ def test_preflight_refuses_an_sae_the_service_does_not_serve(
     (folder / "harness_catalog.json").write_text(other.model_dump_json())
     env = _env(tmp_path, cache, sae_llama_url)
     proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "interp_harness.orchestrator.cli",
-            "run",
-            "--agent",
-            "scripted-sae",
-            "-d",
-            "sae",
-        ],
+        [*HARNESS_CLI, "run", "--agent", "scripted-sae", "-d", "sae"],
         cwd=ROOT,
         env=env,
         capture_output=True,

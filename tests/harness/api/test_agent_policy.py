@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
+from support import HARNESS_CLI
 from trust_helpers import ROOT
 
 MODULE = '''
@@ -82,14 +82,7 @@ def test_cli_keeps_dotted_paths(tmp_path: Path) -> None:
         "TMPDIR": str(tmp_path),
     }
     full.pop("DATABASE_URL", None)
-    argv = [
-        sys.executable,
-        "-m",
-        "interp_harness.orchestrator.cli",
-        "run",
-        "--agent",
-        "trust_marker_mod:Answer",
-    ]
+    argv = [*HARNESS_CLI, "run", "--agent", "trust_marker_mod:Answer"]
     argv += ["--dataset", "find-v1", "--id", TARGET, "--no-floor", "--max-rounds", "1", "--json"]
     p = subprocess.run(argv, env=full, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]

@@ -7,13 +7,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import httpx
 import pytest
-from support import wait_for
+from support import HARNESS_CLI, wait_for
 from trust_helpers import ROOT
 
 SERVER_KEY = "sk-server-env-key-5f1d2c"  # OPENAI_API_KEY of the server's environment
@@ -121,15 +120,7 @@ def _cli(tmp_path: Path, *options: str) -> subprocess.CompletedProcess[str]:
         "PYTHONPATH": str(ROOT),
     }
     env.pop("DATABASE_URL", None)
-    argv = [
-        sys.executable,
-        "-m",
-        "interp_harness.orchestrator.cli",
-        "run",
-        "--agent",
-        "openai",
-        "--dataset",
-    ]
+    argv = [*HARNESS_CLI, "run", "--agent", "openai", "--dataset"]
     argv += ["find-v1", "--id", TARGET, "--no-floor", "--max-rounds", "1", "--json"]
     for o in options:
         argv += ["-o", o]

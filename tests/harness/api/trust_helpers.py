@@ -6,13 +6,13 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import httpx
 from support import (
+    HARNESS_CLI,
     LoopbackHTTP,
     QuietHandler,
     chat_completion,
@@ -56,15 +56,7 @@ class HarnessServer:
         self.url = f"http://127.0.0.1:{self.port}"
         log = open(self.log_path, "ab")  # noqa: SIM115 - closed with the process
         self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "interp_harness.orchestrator.cli",
-                "serve",
-                "--port",
-                str(self.port),
-            ]
-            + ["--log-level", "warning"],
+            [*HARNESS_CLI, "serve", "--port", str(self.port)] + ["--log-level", "warning"],
             env=self.env,
             cwd=str(self.home),
             stdout=log,

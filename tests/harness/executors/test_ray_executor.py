@@ -8,7 +8,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from typing import Any
 
@@ -19,6 +18,7 @@ from interp_harness.orchestrator.settings import Settings
 from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
 from pg_server import create_database
+from support import HARNESS_CLI
 
 # a Ray cluster per session and runs across its workers (the quick loop leaves them out)
 pytestmark = pytest.mark.slow
@@ -29,17 +29,7 @@ SELECT = ["-d", "find-gen", "-f", "numeric", "--variant", "clean"]  # noised tar
 
 
 def _cli(env: dict[str, str], *args: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "interp_harness.orchestrator.cli",
-        "run",
-        "-a",
-        AGENT,
-        *args,
-        "--no-floor",
-        "--json",
-    ]
+    return [*HARNESS_CLI, "run", "-a", AGENT, *args, "--no-floor", "--json"]
 
 
 def _env(cluster: RayCluster | None, db: str, tmp: Any, **extra: str) -> dict[str, str]:
@@ -109,16 +99,7 @@ def test_ray_needs_postgresql(tmp_path: Any) -> None:
         timeout=120,
     )
     assert p.returncode == 2 and "needs a PostgreSQL store" in p.stderr, p.stderr[-2000:]
-    serve = [
-        sys.executable,
-        "-m",
-        "interp_harness.orchestrator.cli",
-        "serve",
-        "--executor",
-        "ray",
-        "--port",
-        "0",
-    ]
+    serve = [*HARNESS_CLI, "serve", "--executor", "ray", "--port", "0"]
     p = subprocess.run(serve, env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and "needs a PostgreSQL store" in p.stderr, p.stderr[-2000:]
 

@@ -28,6 +28,7 @@ from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
 from interp_harness.targets.benchmark import benchmark
 from interp_harness.targets.models import CallOutput
+from probe_cells import LAB_PACKAGES, OURS, secret_and_imports_cell
 
 CANARY = "lab-docker-canary-8d2e61b5"  # in this process's environment while the labs start
 
@@ -84,24 +85,9 @@ async def test_a_hostile_cell_reaches_no_network_and_nothing_of_ours(
         listener.bind(("127.0.0.1", 0))
         listener.listen()
         port = listener.getsockname()[1]
-        cell = f"""
-import importlib, os, socket
-found = {{}}
-for p in os.listdir('/proc'):
-    for what in ('environ', 'cmdline'):
-        try:
-            found[p + '/' + what] = open('/proc/' + p + '/' + what, 'rb').read().decode('latin-1')
-        except OSError:
-            pass
-found['env'] = dict(os.environ)
-print('CANARY' if {CANARY!r} in repr(found) else 'no canary')
-for m in ('harness', 'agents', 'function_store', 'httpx', 'pydantic', 'docker', 'numpy',
-          'scipy.optimize', 'matplotlib.pyplot'):
-    try:
-        importlib.import_module(m)
-        print(m, 'importable')
-    except ImportError:
-        print(m, 'missing')
+        cell = (
+            secret_and_imports_cell(CANARY, (*OURS, "docker", *LAB_PACKAGES))
+            + f"""
 for host in ('127.0.0.1', '172.17.0.1', '1.1.1.1'):
     try:
         socket.create_connection((host, {port}), timeout=2)
@@ -118,11 +104,12 @@ for path in ('/opt/lab/target.py', '/opt/lab/new.py', '/usr/x'):
         print('read-only', path, e.errno)
 print(sorted(os.listdir('/opt/lab')), os.getuid())
 """
+        )
         attrs: list = []
         [c] = await _run([cell], LabLimits(backend="docker"), attrs)
     assert c.status == "ok", c.traceback
     lines = c.stdout.splitlines()
-    assert lines[0] == "no canary" and CANARY not in c.reply()
+    assert lines[0] == "nothing found" and CANARY not in c.reply()
     importable = {ln.split()[0] for ln in lines if ln.endswith(" importable")}
     assert importable == {"numpy", "scipy.optimize", "matplotlib.pyplot"}
     assert not any(ln.startswith(("CONNECTED", "WROTE")) for ln in lines), lines

@@ -15,6 +15,7 @@ from interp_harness.orchestrator.lab.frames import Call, CallResult
 from interp_harness.orchestrator.lab.limits import LabLimits
 from interp_harness.orchestrator.lab.session import LOST, Cell, Lab
 from interp_harness.targets.benchmark import benchmark
+from probe_cells import LAB_PACKAGES, OURS, secret_and_imports_cell
 
 pytestmark = pytest.mark.usefixtures("needs_bwrap")
 SECRET = "lab-test-secret-4f1c9a0e7b"  # in this process's environment while the labs start
@@ -95,25 +96,9 @@ async def test_the_lab_sees_nothing_of_the_orchestrator(
         listener.bind(("127.0.0.1", 0))
         listener.listen()
         port = listener.getsockname()[1]
-        cell = f"""
-import importlib, os, socket
-found = {{}}
-for p in os.listdir('/proc'):
-    for what in ('environ', 'cmdline'):
-        try:
-            found[p + '/' + what] = open('/proc/' + p + '/' + what, 'rb').read().decode('latin-1')
-        except OSError:
-            pass
-found['env'] = dict(os.environ)
-print('SECRET' if {SECRET!r} in repr(found) else 'no secret')
-for m in ('interp_harness', 'interp_harness.orchestrator', 'interp_harness.agents', 'harness',
-          'agents', 'function_store', 'evaluator', 'httpx', 'pydantic', 'torch',
-          'numpy', 'scipy.optimize', 'matplotlib.pyplot'):
-    try:
-        importlib.import_module(m)
-        print(m, 'importable')
-    except ImportError:
-        print(m, 'missing')
+        cell = (
+            secret_and_imports_cell(SECRET, (*OURS, "torch", *LAB_PACKAGES))
+            + f"""
 print('store', os.path.exists({str(store)!r}), 'data', os.path.exists({data!r}))
 try:
     socket.create_connection(('127.0.0.1', {port}), timeout=2)
@@ -122,10 +107,11 @@ except OSError as e:
     print('no network', type(e).__name__)
 print(sorted(os.listdir('/opt/lab')), os.getuid())
 """
+        )
         [c] = await run([cell])
     assert c.status == "ok", c.traceback
     lines = c.stdout.splitlines()
-    assert lines[0] == "no secret"
+    assert lines[0] == "nothing found"
     assert SECRET not in c.reply()
     importable = {ln.split()[0] for ln in lines if ln.endswith(" importable")}
     assert importable == {"numpy", "scipy.optimize", "matplotlib.pyplot"}

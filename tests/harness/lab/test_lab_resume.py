@@ -14,7 +14,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from interp_harness.agents.protocol.cells import parse_cells
 from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
 from orch_helpers import ROOT, resume_in_process, server_env
-from support import wait_for
+from support import HARNESS_CLI, wait_for
 
 # a process killed and a run resumed (the quick loop leaves it out)
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_bwrap")]
@@ -50,14 +49,7 @@ def test_kill_9_mid_episode_and_resume_rebuilds_the_lab(
         ORCH_TEST_CALL_LOG=str(call_log),
         PYTHONPATH=paths,
     )
-    argv = [
-        sys.executable,
-        "-m",
-        "interp_harness.orchestrator.cli",
-        "run",
-        "--agent",
-        "resume_agents:GatedCellAgent",
-    ]
+    argv = [*HARNESS_CLI, "run", "--agent", "resume_agents:GatedCellAgent"]
     argv += ["--agent-isolation", "none", "-d", "orch-test", "--id", TARGET, "--mode", "code"]
     argv += ["--no-floor", "--no-preflight", "--json", "-o", f"record={record}"]
     argv += ["-o", f"gate={gate}"]

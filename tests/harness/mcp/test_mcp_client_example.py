@@ -16,6 +16,7 @@ from pathlib import Path
 
 from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
+from support import HARNESS_CLI
 
 ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = ROOT / "docs" / "examples" / "mcp_client.py"
@@ -52,14 +53,7 @@ def test_the_example_script_runs_an_episode_over_mcp(tmp_path: Path) -> None:
     argv = ["mcp", "serve", "-d", "find-v1", "-f", "numeric", "--id", TARGET, "--no-floor"]
     with open(tmp_path / "serve.log", "wb") as log:
         server = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "interp_harness.orchestrator.cli",
-                *argv,
-                "--mcp-endpoints",
-                str(endpoints),
-            ],
+            [*HARNESS_CLI, *argv, "--mcp-endpoints", str(endpoints)],
             env=env,
             cwd=tmp_path,
             stdout=log,

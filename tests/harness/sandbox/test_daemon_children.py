@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 import sbx_env_agent
 from interp_harness.orchestrator.sandbox.daemon import ExecDaemon
+from support import HARNESS_CLI
 
 ROOT = Path(__file__).resolve().parents[3]
 CANARY = "canary-daemon-env-secret-4b1f"
@@ -55,15 +56,7 @@ def daemon():  # type: ignore[no-untyped-def]
         "OPENAI_API_KEY": CANARY,
         "HARNESS_API_TOKENS": CANARY,
     }
-    argv = [
-        sys.executable,
-        "-m",
-        "interp_harness.orchestrator.cli",
-        "sandbox",
-        "daemon",
-        "--socket",
-        sock,
-    ]
+    argv = [*HARNESS_CLI, "sandbox", "daemon", "--socket", sock]
     proc = subprocess.Popen(
         ["setpriv", "--inh-caps=-all", "--bounding-set=-all", *argv],
         env=env,

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from interp_harness.model_services.intervention.client import serve_argv
 from support import free_port, stop_process, wait_until_up
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -25,15 +25,7 @@ def start_server(model: str, log: Path, *extra: str) -> tuple[subprocess.Popen, 
         "PYTHONPATH": str(ROOT),
         "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),  # tiny models; shared CPU
     }
-    cmd = [
-        sys.executable,
-        "-m",
-        "interp_harness.orchestrator.cli",
-        "intervention",
-        "serve",
-        "--model",
-        model,
-    ]
+    cmd = serve_argv(model)
     with open(log, "wb") as fh:
         proc = subprocess.Popen(
             [*cmd, "--device", "cpu", "--port", str(port), *extra],

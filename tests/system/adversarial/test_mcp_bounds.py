@@ -12,7 +12,6 @@ import asyncio
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from battery import EP_TERMINAL, RUN_TIMEOUT_S, TARGET, AdvServer, cli_env
 from canary import Canaries, assert_clean
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from support import HARNESS_CLI
 
 ARGS_CHARS = 900 * 1024  # under the API's 1 MB body limit, far over the message cap
 HUGE_BYTES = 3 * 1024 * 1024  # over every body limit
@@ -90,14 +90,7 @@ def test_an_oversized_call_over_harness_mcp_serve_is_refused_and_not_stored(
     endpoints = tmp_path / "endpoints.json"
     argv = ["mcp", "serve", "-d", "find-v1", "--id", TARGET, "--no-floor", "--json"]
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "interp_harness.orchestrator.cli",
-            *argv,
-            "--mcp-endpoints",
-            str(endpoints),
-        ],
+        [*HARNESS_CLI, *argv, "--mcp-endpoints", str(endpoints)],
         env={**os.environ, **cli_env(adv_server)},
         cwd=tmp_path,
         stdout=subprocess.PIPE,
