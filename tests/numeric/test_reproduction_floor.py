@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PUBLISHED, OF, TOLERANCE = 505, 850, 10
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0])
 def test_interpolation_floor_at_129_samples_is_the_published_one(seed: int) -> None:
     out = subprocess.run(

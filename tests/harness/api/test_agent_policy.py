@@ -10,6 +10,7 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
 from support import HARNESS_CLI
 from trust_helpers import ROOT
 
@@ -46,6 +47,7 @@ def _module(tmp_path: Path) -> tuple[dict[str, str], Path]:
     return env, marker
 
 
+@pytest.mark.slow
 def test_rest_refuses_dotted_agents_before_importing(start_server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     env, marker = _module(tmp_path)
     srv = start_server(env)

@@ -57,6 +57,7 @@ def _body(**options: object) -> dict:
     }
 
 
+@pytest.mark.slow
 def test_post_runs_refuses_profile_governed_extra_body_keys(start_server, stub) -> None:  # type: ignore[no-untyped-def]
     srv = start_server(
         {

@@ -73,6 +73,7 @@ def _open(client: httpx.Client, url: str) -> httpx.Response:
     return r
 
 
+@pytest.mark.slow
 def test_event_streams_are_capped_per_client_and_in_total(start_server) -> None:  # type: ignore[no-untyped-def]
     env = {"HARNESS_SSE_MAX_PER_CLIENT": "2", "HARNESS_SSE_MAX_STREAMS": "3"}
     srv = start_server({**env, "HARNESS_MAX_CONCURRENCY": "1"})
@@ -100,6 +101,7 @@ def test_event_streams_are_capped_per_client_and_in_total(start_server) -> None:
     httpx.post(f"{srv.url}/runs/{run['id']}/cancel")
 
 
+@pytest.mark.slow
 def test_lone_surrogates_in_agent_text_become_fffd(start_server, stand_in) -> None:  # type: ignore[no-untyped-def]
     local = stand_in(models=("stand-in",), reply="I see \udcff here. PYTHON(./temp/function.py 1)")
     profiles = {"local": {"kind": "openai", "base_url": local.url + "/v1"}}

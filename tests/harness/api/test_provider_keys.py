@@ -46,6 +46,7 @@ def _body(**options: object) -> dict:
     }
 
 
+@pytest.mark.slow
 def test_request_cannot_choose_the_url_or_key(setup) -> None:  # type: ignore[no-untyped-def]
     srv, operator, attacker = setup
     for options in (

@@ -57,6 +57,7 @@ def body(agent: str, options: dict[str, object]) -> dict[str, object]:
         ("anthropic", {"profile": "claude", "model": "claude-x", "tool_choice": "auto"}),
     ],
 )
+@pytest.mark.slow
 def test_post_runs_in_tools_mode(srv, model: ToolModel, agent: str, options: dict) -> None:  # type: ignore[no-untyped-def, type-arg]
     r = srv.post_run(body(agent, options))
     assert r.status_code == 201, r.text

@@ -231,6 +231,7 @@ def test_oracle_scores_one_and_equals_score_episode(run: dict[str, Any]) -> None
         assert all(m["status"] == "ok" for m in meta["scores"])
 
 
+@pytest.mark.slow
 def test_nonsense_scores_zero_not_an_error(run: dict[str, Any]) -> None:
     log = _log(run, "nonsense")
     (s,) = log.samples or []

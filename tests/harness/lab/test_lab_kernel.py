@@ -72,6 +72,7 @@ async def test_cells_share_state_and_reply_what_they_printed() -> None:
     assert "stdout (7 characters):\nto out\n" in reply and "value (2 characters):\n42\n" in reply
 
 
+@pytest.mark.slow
 async def test_a_child_the_cell_forked_does_not_answer_for_the_kernel() -> None:
     """The parent outlasts the child's way out of the cell (two 2 s waits for its captures, whose
     threads a fork does not copy): the child must not reach the channel."""

@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
 from support import HARNESS_CLI
@@ -41,6 +42,7 @@ def test_the_pages_excerpt_is_the_scripts_code_in_order() -> None:
         at = script.index(line, at) + 1
 
 
+@pytest.mark.slow
 def test_the_example_script_runs_an_episode_over_mcp(tmp_path: Path) -> None:
     db, endpoints = tmp_path / "mcp.db", tmp_path / "endpoints.json"
     env = {

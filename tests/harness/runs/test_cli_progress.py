@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from interp_harness.orchestrator.cli import app
 from typer.testing import CliRunner
 
@@ -38,6 +39,7 @@ def _run(tmp_path: Path, columns: int, *options: str) -> list[str]:
     return _frames(r.stderr)
 
 
+@pytest.mark.slow
 def test_progress_shows_starting_then_rounds_and_calls_of_running_episodes(
     tmp_path: Path,
 ) -> None:

@@ -45,6 +45,7 @@ def newest_migration() -> str:
     return max(p.name[:4] for p in Path(versions.__path__[0]).glob("[0-9][0-9][0-9][0-9]_*.py"))
 
 
+@pytest.mark.slow
 def test_run_through_the_api(db_url: str, start_server, request) -> None:  # type: ignore[no-untyped-def]
     if db_url.startswith("sqlite"):
         srv = request.getfixturevalue("shared")

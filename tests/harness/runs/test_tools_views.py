@@ -10,6 +10,7 @@ import pytest
 from tool_episode import REPLY, XSS, tools_episode
 
 
+@pytest.mark.slow
 async def test_episode_detail_serves_tool_calls(sqlite_url: str, start_server) -> None:  # type: ignore[no-untyped-def]
     _, ep = await tools_episode(sqlite_url)
     srv = start_server(sqlite_url)

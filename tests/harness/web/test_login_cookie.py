@@ -104,6 +104,7 @@ def _login_via_proxy(srv: HarnessServer) -> str:
         return csrf_cookie + "\n" + set_cookies(r)[SESSION]
 
 
+@pytest.mark.slow
 def test_cookies_are_secure_over_https_from_a_trusted_proxy_only(start) -> None:  # type: ignore[no-untyped-def]
     untrusted = _login_via_proxy(start())
     assert "secure" not in untrusted.lower()  # anyone can send X-Forwarded-Proto

@@ -76,6 +76,7 @@ def _registered_in_a_fresh_interpreter() -> dict[str, list[str]]:
     return json.loads(out.stdout)
 
 
+@pytest.mark.slow
 def test_form_offers_every_family_dataset_agent_option_and_mode(client: httpx.Client) -> None:
     page = client.get("/").text
     registered = _registered_in_a_fresh_interpreter()

@@ -117,6 +117,7 @@ def test_pages_of_a_40mb_message_episode_stay_small(big_server) -> None:  # type
     assert peak < 200 * MB, f"twelve views of the episode grew the server's peak RSS: {figures}"
 
 
+@pytest.mark.slow
 def test_full_text_streams_in_bounded_memory(big_server) -> None:  # type: ignore[no-untyped-def]
     srv, (_, _, big) = big_server
     pid = srv.proc.pid

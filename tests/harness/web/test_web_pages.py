@@ -34,6 +34,7 @@ def _numeric_points(calls: list[dict]) -> int:
     return n
 
 
+@pytest.mark.slow
 def test_runs_page_lists_runs_with_the_apis_scores(server, filled, page) -> None:  # type: ignore[no-untyped-def]
     page.goto(server.url + "/")
     assert page.get_by_role("heading", name="Runs", exact=True).is_visible()
@@ -194,6 +195,7 @@ def _slow_run(server, *, delay: float, limit: int, seed: int) -> dict:  # type: 
     )
 
 
+@pytest.mark.slow
 def test_live_progress_moves_while_a_run_runs(server, filled, page) -> None:  # type: ignore[no-untyped-def]
     run = _slow_run(server, delay=0.6, limit=3, seed=1)
     page.goto(server.url + "/")
@@ -254,6 +256,7 @@ def _follow(page, link: str) -> None:  # type: ignore[no-untyped-def]
         page.get_by_role("link", name=link).click()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n_episodes", [10_000])
 def test_pages_stay_paginated_with_10000_episodes(server, filled, page, n_episodes) -> None:  # type: ignore[no-untyped-def]
     from bulk import insert_bulk_runs

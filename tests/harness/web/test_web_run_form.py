@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from web_helpers import artifacts_dir, login
 
 
@@ -14,6 +15,7 @@ def _episodes(server, run_id: str) -> list[dict]:  # type: ignore[no-untyped-def
     return server.api.get(f"/runs/{run_id}/episodes").json()
 
 
+@pytest.mark.slow
 def test_form_starts_a_tools_run_with_epochs_and_an_option(server, page) -> None:  # type: ignore[no-untyped-def]
     page.goto(server.url + "/")
     login(page, server.url)

@@ -130,6 +130,7 @@ def _raw(client: InterventionClient, component: str, layer: int) -> list[torch.T
     ("name", "layer", "latents"),
     [("std", 0, [7, 0, 39, 12]), ("topk", 1, list(range(D_SAE)[::3]))],
 )
+@pytest.mark.slow
 def test_latents_equal_sae_lens_encode_of_the_raw_activations(
     client, sae_files, name, layer, latents
 ):

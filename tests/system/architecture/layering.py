@@ -21,6 +21,7 @@ and an import's layer both go through that table.
 from __future__ import annotations
 
 import ast
+import functools
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -246,6 +247,7 @@ def python_files(root: Path, packages: Iterable[str] = PACKAGES) -> list[Path]:
     return sorted(p for pkg in packages for p in (root / pkg).rglob("*.py"))
 
 
+@functools.cache  # each check of a test run reads the same files
 def _read(root: Path, path: Path) -> _Reader:
     reader = _Reader(module_name(path.relative_to(root)), path.name == "__init__.py")
     reader.visit(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)))

@@ -20,6 +20,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 def test_no_canary_in_any_tool_result(tmp_path: Path, leak_catalog) -> None:  # type: ignore[no-untyped-def]
     db = f"sqlite:///{tmp_path / 'h.db'}"

@@ -83,6 +83,7 @@ def test_toy_family_through_cli_report_and_export(tmp_path, toy_python, needs_bw
     assert by_id["toy/whisper/1"].output.completion == "[DESCRIPTION]: whisper"
 
 
+@pytest.mark.slow
 def test_toy_family_through_rest_and_web(tmp_path, toy_python, needs_bwrap) -> None:  # type: ignore[no-untyped-def]
     env = _env(f"sqlite:///{tmp_path / 'h.db'}") | {"HARNESS_API_TOKENS": "toy-token"}
     srv = Server(env, tmp_path / "server.log", python=toy_python).start()
