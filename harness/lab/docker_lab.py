@@ -42,6 +42,7 @@ from typing import Any
 from interp_harness.orchestrator.lab.limits import LabLimits
 from interp_harness.orchestrator.lab.sandbox import LAB_DIR, LAB_ENV
 from interp_harness.orchestrator.sandbox.base import SandboxError
+from interp_harness.orchestrator.sandbox.docker import confined
 from interp_harness.orchestrator.sandbox.env import launcher_env, sandbox_env
 
 LAB_REPO = "interp-harness/lab"
@@ -181,25 +182,16 @@ def container_options(image: str, volume: str, limits: LabLimits) -> dict[str, A
     """The docker SDK's `containers.create` arguments of one lab."""
     env = sandbox_env(LAB_ENV)
     env["PATH"] = _PATH
+    tmp = f"size={max(limits.tmp_mb, 1)}m,nosuid,nodev"
     return {
-        "image": image,
+        **confined(image, limits.memory_mb, limits.max_procs, tmp),
         "command": ["python3", "-I", f"{LAB_DIR}/kernel.py"],
         "stdin_open": True,  # the channel: attached by `docker start -ai`
         "init": True,
         "network_mode": "none",
-        "read_only": True,
-        "tmpfs": {"/tmp": f"size={max(limits.tmp_mb, 1)}m,mode=1777,nosuid,nodev"},
         "volumes": {volume: {"bind": LAB_DIR, "mode": "rw"}},
-        "user": "65534:65534",
-        "cap_drop": ["ALL"],
-        "security_opt": ["no-new-privileges"],
-        "mem_limit": f"{limits.memory_mb}m",
-        "memswap_limit": f"{limits.memory_mb}m",
-        "pids_limit": limits.max_procs,
-        "nano_cpus": 1_000_000_000,
         "ulimits": [{"Name": "nofile", "Soft": 1024, "Hard": 1024}],
         "environment": env,
-        "working_dir": "/tmp",
         "hostname": "lab",
         "labels": {LABEL: "lab", OWNER_LABEL: owner()},
         "name": f"lab-{uuid.uuid4().hex[:16]}",

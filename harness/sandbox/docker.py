@@ -74,6 +74,25 @@ def _tar(files: dict[str, bytes]) -> bytes:
     return buf.getvalue()
 
 
+def confined(image: str, memory_mb: int, max_procs: int, tmp: str) -> dict:
+    """`containers.create` arguments every container of ours shares (target services, labs):
+    read-only root with a private `/tmp` (`tmp`: its size and mount flags), uid 65534, no
+    capabilities or privilege gain, memory without swap, a process cap and one CPU."""
+    return {
+        "image": image,
+        "read_only": True,
+        "tmpfs": {"/tmp": f"{tmp},mode=1777"},
+        "user": "65534:65534",
+        "cap_drop": ["ALL"],
+        "security_opt": ["no-new-privileges"],
+        "mem_limit": f"{memory_mb}m",
+        "memswap_limit": f"{memory_mb}m",
+        "pids_limit": max_procs,
+        "nano_cpus": 1_000_000_000,
+        "working_dir": "/tmp",
+    }
+
+
 class DockerSandbox(Sandbox):
     name = "docker"
 
@@ -107,18 +126,8 @@ class DockerSandbox(Sandbox):
     # ---------------------------------------------------------------- helpers
     def _common(self, limits: Limits) -> dict:
         return {
-            "image": self.image,
-            "read_only": True,
-            "tmpfs": {"/tmp": f"size={self.tmp_size_mb}m,mode=1777"},
-            "user": "65534:65534",
-            "cap_drop": ["ALL"],
-            "security_opt": ["no-new-privileges"],
-            "mem_limit": f"{limits.memory_mb}m",
-            "memswap_limit": f"{limits.memory_mb}m",
-            "pids_limit": limits.max_procs,
-            "nano_cpus": 1_000_000_000,
+            **confined(self.image, limits.memory_mb, limits.max_procs, f"size={self.tmp_size_mb}m"),
             "labels": {LABEL: "1"},
-            "working_dir": "/tmp",
         }
 
     def _internal_network(self, name: str):
