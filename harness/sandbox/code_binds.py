@@ -7,6 +7,7 @@ named is absent from the package's `__path__`, so it cannot be imported from the
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 from collections.abc import Iterable
@@ -17,6 +18,7 @@ CODE_ROOT = "/opt/interp-harness"
 PACKAGE = "interp_harness"
 
 
+@functools.cache  # asked at every sandbox start; where a part is installed does not change
 def part_dir(part: str) -> str:
     """The folder this process imports `interp_harness.<part>` from (found, not imported)."""
     spec = importlib.util.find_spec(f"{PACKAGE}.{part}")
