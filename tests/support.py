@@ -61,6 +61,18 @@ def wait_for(predicate, timeout: float = 60, interval: float = 0.1):  # type: ig
     raise AssertionError("condition not met in time")
 
 
+def wait_mid_episode(url: str, run_id: str, first: int, last: int, timeout: float = 60) -> None:
+    """Wait until one of the run's episodes is running with `first`..`last` rounds done: a crash
+    test kills the server then, sure to interrupt an episode however busy the machine is (a
+    run-wide count could be reached by one episode finishing before the other started)."""
+
+    def mid_way() -> bool:
+        eps = httpx.get(f"{url}/runs/{run_id}/episodes", timeout=10).json()
+        return any(e["status"] == "running" and first <= e["rounds"] <= last for e in eps)
+
+    wait_for(mid_way, timeout, 0.02)
+
+
 def stop_process(proc: subprocess.Popen[bytes] | None, grace: float = 10) -> None:
     """SIGTERM, then SIGKILL after `grace` seconds."""
     if proc is None or proc.poll() is not None:

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
-from support import wait_for
+from support import wait_for, wait_mid_episode
 
 # kill -9 of a server mid-run and a resume: tens of seconds each (the quick loop leaves them out)
 pytestmark = pytest.mark.slow
@@ -34,7 +34,7 @@ def test_kill_9_and_resume(db_url: str, start_server, tmp_path) -> None:  # type
         "ids": ["orch-test/numeric/f00000", "orch-test/numeric/f00001"],
     }
     run_id = httpx.post(srv.url + "/runs", json=body, timeout=30).json()["id"]
-    wait_for(lambda: httpx.get(f"{srv.url}/runs/{run_id}").json()["usage"]["rounds"] >= 8, 60, 0.02)
+    wait_mid_episode(srv.url, run_id, 3, N - 4)
     srv.kill9()
 
     store = Store(make_engine(db_url, upgrade=False))
@@ -42,8 +42,8 @@ def test_kill_9_and_resume(db_url: str, start_server, tmp_path) -> None:  # type
     before = {
         e.id: [(m.step, m.content) for m in store.messages(e.id)] for e in store.episodes(run_id)
     }
-    assert sum(len(v) for v in before.values()) >= 8
-    assert all(len(v) < 2 * N + 3 for v in before.values())  # really interrupted mid-episode
+    # really interrupted mid-episode (the other episode may not have started, or have finished)
+    assert any(2 < len(v) < 2 * N + 3 for v in before.values()), before
 
     srv2 = start_server(db_url, **env)
     wait_for(lambda: httpx.get(f"{srv2.url}/runs/{run_id}").json()["status"] == "completed", 90)

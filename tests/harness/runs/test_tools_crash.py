@@ -11,7 +11,7 @@ import httpx
 import pytest
 from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
-from support import wait_for
+from support import wait_for, wait_mid_episode
 
 # kill -9 of a server mid-run and a resume: tens of seconds each (the quick loop leaves them out)
 pytestmark = pytest.mark.slow
@@ -35,12 +35,13 @@ def test_kill_9_and_resume_in_tools_mode(db_url: str, start_server, tmp_path) ->
     r = httpx.post(srv.url + "/runs", json=body, timeout=30)
     assert r.status_code == 201, r.text
     run_id = r.json()["id"]
-    wait_for(lambda: httpx.get(f"{srv.url}/runs/{run_id}").json()["usage"]["rounds"] >= 8, 60, 0.02)
+    wait_mid_episode(srv.url, run_id, 3, N - 4)
     srv.kill9()
 
     store = Store(make_engine(db_url, upgrade=False))
     before = {e.id: len(store.messages(e.id)) for e in store.episodes(run_id)}
-    assert all(n < 2 * N + 3 for n in before.values())  # really interrupted mid-episode
+    # really interrupted mid-episode (the other episode may not have started, or have finished)
+    assert any(2 < n < 2 * N + 3 for n in before.values()), before
 
     srv2 = start_server(db_url, **env)
     wait_for(lambda: httpx.get(f"{srv2.url}/runs/{run_id}").json()["status"] == "completed", 90)
