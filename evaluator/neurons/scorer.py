@@ -32,6 +32,7 @@ from interp_harness.evaluator.simulation import scoring as simulation
 from interp_harness.evaluator.token_activations import observational as O
 from interp_harness.evaluator.token_activations import testset
 from interp_harness.evaluator.token_activations.membership import LexicalMembership
+from interp_harness.evaluator.token_activations.simulation import score_simulation
 from interp_harness.targets.intervention_access import connect_url
 from interp_harness.targets.models import Target
 
@@ -101,27 +102,6 @@ def _errors(category: str, message: str) -> list[ScoreResult]:
     ]
 
 
-async def _simulation(
-    target: Target, description: str, scored: _Scored, ctx: ScoringContext | None
-) -> list[ScoreResult]:
-    ctx = ctx or ScoringContext()
-    try:
-        sim = ctx.simulator()
-    except Exception as e:  # unusable simulator settings: the simulator's metrics are errors
-        return simulation.error_results("judge", f"{type(e).__name__}: {e}")
-    try:
-        return await simulation.score_explanations(
-            description,
-            scored.reference or None,
-            scored.excerpts,
-            sim,
-            seed=target.id,
-            cache_key=(target.id,),
-        )
-    finally:
-        await sim.aclose()
-
-
 async def score_neuron_episode(
     target: Target,
     description: str,
@@ -146,7 +126,9 @@ async def score_neuron_episode(
     ]
     if ref is not None and ref.f1 is not None:  # the reference's F1 on the same items
         out.append(ScoreResult(metric="observational_f1_ceiling", value=ref.f1, details=details))
-    out += await _simulation(target, description, sc, ctx)
+    out += await score_simulation(
+        target.id, description, sc.reference, sc.excerpts, ctx or ScoringContext()
+    )
     try:
         matched = await asyncio.to_thread(
             iia_score, description, target.hidden.spec, intervention_url

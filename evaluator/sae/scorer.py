@@ -27,6 +27,7 @@ from interp_harness.evaluator.sae import classify, detection, fuzzing, observati
 from interp_harness.evaluator.scorer import Scorer, ScoringContext, score_parts
 from interp_harness.evaluator.simulation import scoring as simulation
 from interp_harness.evaluator.token_activations.observational import METRICS as PRF_METRICS
+from interp_harness.evaluator.token_activations.simulation import score_simulation
 from interp_harness.evaluator.token_activations.testset import TokenActs
 from interp_harness.targets.models import Target
 
@@ -34,7 +35,7 @@ OBSERVATIONAL = tuple(f"observational_{m}" for m in PRF_METRICS)
 TASKS = (detection.TASK, fuzzing.TASK)
 CLASSIFIED = tuple(f"{t.name}_{m}" for t in TASKS for m in classify.METRICS)
 METRICS = OBSERVATIONAL + CLASSIFIED
-SCORED = METRICS + simulation.METRICS  # with Bills et al.'s simulation scores (score_simulation)
+SCORED = METRICS + simulation.METRICS  # with Bills et al.'s simulation scores
 CEILING = "_ceiling"
 
 
@@ -161,27 +162,6 @@ def excerpts(latent: Latent) -> list[simulation.Excerpt]:
     ]
 
 
-async def score_simulation(
-    target: Target, description: str, latent: Latent, ctx: ScoringContext
-) -> list[ScoreResult]:
-    """Simulation scores of the description and of the reference (the ceilings)."""
-    try:
-        sim = ctx.simulator()
-    except Exception as e:  # unusable simulator settings: the simulator's metrics are errors
-        return simulation.error_results("judge", f"{type(e).__name__}: {e}")
-    try:
-        return await simulation.score_explanations(
-            description,
-            latent.reference,
-            excerpts(latent),
-            sim,
-            seed=target.id,
-            cache_key=(target.id,),
-        )
-    finally:
-        await sim.aclose()
-
-
 async def score_sae_episode(
     target: Target, description: str, ctx: ScoringContext
 ) -> list[ScoreResult]:
@@ -191,8 +171,9 @@ async def score_sae_episode(
         latent = await asyncio.to_thread(load_latent, target)
     except Exception as e:  # the catalog (not built, unreadable): not the agent's fault
         return _error(SCORED, "infrastructure", f"{type(e).__name__}: {e}")
-    return await _decided(target, description, latent, ctx) + await score_simulation(
-        target, description, latent, ctx
+    decided = await _decided(target, description, latent, ctx)
+    return decided + await score_simulation(
+        target.id, description, latent.reference, excerpts(latent), ctx
     )
 
 

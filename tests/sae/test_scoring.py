@@ -20,6 +20,7 @@ from interp_harness.evaluator.sae.scorer import (
     score_latent,
 )
 from interp_harness.evaluator.scorer import ScoringContext
+from interp_harness.evaluator.simulation.simulator import SimulatorSettings
 from interp_harness.evaluator.token_activations.testset import TokenActs
 from interp_harness.targets.models import Target, model_target
 from interp_harness.targets.sae import catalog
@@ -229,6 +230,21 @@ async def test_scorer_with_judge_down(built_catalog):
     assert by["observational_f1"].value == pytest.approx(2 * (2 / 2) * (2 / 4) / (1 + 2 / 4))
     assert by["detection_accuracy"].status == "error"
     assert by["detection_accuracy"].error_category == "judge"
+
+
+async def test_scorer_with_simulator_down(built_catalog):
+    """An unreachable simulator: every simulation metric and its ceiling is a judge error state,
+    the other metrics stand (lexical decider)."""
+    dead = SimulatorSettings(url=f"http://127.0.0.1:{free_port()}/v1", max_retries=0)
+    res = await SAEScorer().score(
+        _target(), "[DESCRIPTION]: Monday", EpisodeStats(), ScoringContext(simulator_settings=dead)
+    )
+    sims = [r for r in res if r.metric.startswith("simulation_")]
+    assert len(sims) == 4
+    assert all(
+        r.status == "error" and r.error_category == "judge" and r.value is None for r in sims
+    )
+    assert all(r.status == "ok" for r in res if not r.metric.startswith("simulation_"))
 
 
 async def test_scorer_without_catalog_is_an_infrastructure_error(tmp_path, monkeypatch):

@@ -1,0 +1,40 @@
+"""A token-activation target's simulation scores as its scorer records them (Bills et al. 2023;
+interp_harness.evaluator.simulation): the agent's description and, beside it, the reference
+explanation's ceiling on the target's held-out texts, with the simulator the scoring context
+configures; texts drawn and ceilings cached by the target's id. Unusable simulator settings and
+simulator failures are `judge` error states, never a score. Shared by the neuron and SAE scorers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from interp_harness.evaluator.api import ScoreResult
+from interp_harness.evaluator.scorer import ScoringContext
+from interp_harness.evaluator.simulation import scoring as simulation
+
+
+async def score_simulation(
+    target_id: str,
+    description: str,
+    reference: str | None,
+    excerpts: Sequence[simulation.Excerpt],
+    ctx: ScoringContext,
+) -> list[ScoreResult]:
+    """`simulation_top_random` and `simulation_all`, and their `_ceiling`s when there is a
+    reference explanation."""
+    try:
+        sim = ctx.simulator()
+    except Exception as e:  # unusable simulator settings: the simulator's metrics are errors
+        return simulation.error_results("judge", f"{type(e).__name__}: {e}")
+    try:
+        return await simulation.score_explanations(
+            description,
+            reference or None,
+            excerpts,
+            sim,
+            seed=target_id,
+            cache_key=(target_id,),
+        )
+    finally:
+        await sim.aclose()
