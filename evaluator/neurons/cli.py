@@ -485,6 +485,17 @@ def compare_metrics(
     t.add_row("paper: F1 vs GPT-4 score (300 expl.)", "≈ -0.1", "", "300")
     for name, a in (("top-and-random", comp.f1_vs_top_random), ("all texts", comp.f1_vs_all)):
         t.add_row(f"F1 vs simulation, {name}", _fmt(a.pearson), _fmt(a.spearman), str(a.neurons))
+    for name, b in (
+        ("top-and-random", comp.lexical_vs_top_random),
+        ("all texts", comp.lexical_vs_all),
+    ):
+        if b is not None:  # a model simulator: how far it agrees with the lexical one
+            t.add_row(
+                f"lexical vs this simulation, {name}",
+                _fmt(b.pearson),
+                _fmt(b.spearman),
+                str(b.neurons),
+            )
     console.print(t)
     console.print(
         f"means: simulation top-and-random {_fmt(comp.mean_top_random)}, all texts "

@@ -7,7 +7,9 @@ lexical one, so the figures are of that simulator, not GPT-4.
 
 A neuron's texts are its released items (interp_harness.evaluator.neurons.simulation); top-and-random draws
 with the neuron's name as seed. `texts="top-random"` simulates only those 10 texts (the all-texts
-score is then not computed), for slow simulators.
+score is then not computed), for slow simulators. A model simulator's scores are also set against
+the lexical simulator's on the same texts (exact and offline), so a reader can tell a simulator
+that reads the explanations from one that agrees with nothing.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from interp_harness.evaluator.simulation.scoring import (
     simulate,
     top_and_random,
 )
-from interp_harness.evaluator.simulation.simulator import Simulator
+from interp_harness.evaluator.simulation.simulator import LexicalSimulator, Simulator
 from interp_harness.evaluator.token_activations import observational as O
 from interp_harness.targets.token_activations.neuron_release import NeuronRecord
 from pydantic import BaseModel
@@ -43,6 +45,9 @@ class NeuronRow(BaseModel):
     top_random_tokens: int
     all_texts: int
     all_tokens: int
+    # the lexical simulator's scores on the same texts (None when it is the simulator compared)
+    lexical_top_random: float | None = None
+    lexical_all: float | None = None
 
 
 class Agreement(BaseModel):
@@ -62,6 +67,8 @@ class Comparison(BaseModel):
     rows: list[NeuronRow]
     f1_vs_top_random: Agreement
     f1_vs_all: Agreement
+    lexical_vs_top_random: Agreement | None  # None when the simulator is the lexical one
+    lexical_vs_all: Agreement | None
     mean_top_random: float | None
     mean_all: float | None
     mean_f1: float | None
@@ -115,6 +122,7 @@ async def compare(
     progress: Callable[[int], None] | None = None,
 ) -> Comparison:
     rows, unread = [], 0
+    lexical = None if isinstance(simulator, LexicalSimulator) else LexicalSimulator()
     for k, rec in enumerate(records):
         excerpts = released_excerpts(rec)
         if texts == "top-random":
@@ -122,6 +130,7 @@ async def compare(
             excerpts = [excerpts[i] for i in [*top, *rnd]]
         res = await simulate(rec.explanation, excerpts, simulator, rec.neuron)
         unread += res.unread
+        lex = await simulate(rec.explanation, excerpts, lexical, rec.neuron) if lexical else None
         v = O.prf(O.counts(released.observations([rec], "activations")))
         rows.append(
             NeuronRow(
@@ -134,6 +143,8 @@ async def compare(
                 top_random_tokens=res.top_random.tokens,
                 all_texts=res.all.texts if texts == "all" else 0,
                 all_tokens=correlation(res.texts).tokens if texts == "all" else 0,
+                lexical_top_random=lex.top_random.value if lex else None,
+                lexical_all=lex.all.value if lex and texts == "all" else None,
             )
         )
         if progress:
@@ -148,6 +159,14 @@ async def compare(
         rows=rows,
         f1_vs_top_random=agreement(f1s, [r.simulation_top_random for r in rows]),
         f1_vs_all=agreement(f1s, [r.simulation_all for r in rows]),
+        lexical_vs_top_random=None
+        if lexical is None
+        else agreement(
+            [r.lexical_top_random for r in rows], [r.simulation_top_random for r in rows]
+        ),
+        lexical_vs_all=None
+        if lexical is None
+        else agreement([r.lexical_all for r in rows], [r.simulation_all for r in rows]),
         mean_top_random=_mean([r.simulation_top_random for r in rows]),
         mean_all=_mean([r.simulation_all for r in rows]),
         mean_f1=_mean(f1s),

@@ -18,7 +18,7 @@ import math
 
 import pytest
 from interp_harness.evaluator.neurons import compare, planted
-from interp_harness.evaluator.simulation.simulator import LexicalSimulator
+from interp_harness.evaluator.simulation.simulator import LexicalSimulator, Simulator
 from interp_harness.targets.token_activations import neuron_release as data
 
 
@@ -59,6 +59,34 @@ def test_released_f1_and_simulation_barely_agree() -> None:
     assert abs(res.f1_vs_top_random.pearson - (-0.1)) <= 0.2
     assert res.mean_f1 == pytest.approx(0.523, abs=0.01)  # docs/neurons.md's macro F1
     assert res.unread == 0
+
+
+class _Inverted(Simulator):
+    """A simulator that predicts the opposite of the lexical one (10 - its level) on every
+    token: each neuron's correlation is then the lexical one's negated, so across neurons the two
+    scores agree with Pearson and Spearman exactly -1."""
+
+    name = "inverted"
+
+    async def simulate(self, explanation, texts):  # type: ignore[no-untyped-def]
+        lexical = await LexicalSimulator().simulate(explanation, texts)
+        return [[10.0 - v for v in t] for t in lexical]
+
+
+def test_a_model_simulator_is_set_against_the_lexical_one() -> None:
+    records = compare.sample(data.load(), 24, 3)
+    res = asyncio.run(compare.compare(records, _Inverted()))
+    assert res.simulator == "inverted"
+    for r in res.rows:
+        if r.simulation_top_random is not None:
+            assert r.lexical_top_random == pytest.approx(-r.simulation_top_random, abs=1e-12)
+        assert (r.lexical_all is None) == (r.simulation_all is None)
+    for a in (res.lexical_vs_top_random, res.lexical_vs_all):
+        assert a is not None and a.neurons >= 20
+        assert a.pearson == pytest.approx(-1.0) and a.spearman == pytest.approx(-1.0)
+    lexical = asyncio.run(compare.compare(records, LexicalSimulator()))
+    assert lexical.lexical_vs_top_random is None and lexical.lexical_vs_all is None
+    assert all(r.lexical_top_random is None for r in lexical.rows)
 
 
 def test_compare_metrics_cli_prints_both_parts() -> None:
