@@ -19,6 +19,11 @@ class TargetUnavailable(RuntimeError):
     """The target cannot be served here (e.g. its MLP weights are not present)."""
 
 
+class RunnerMissing(LookupError):
+    """No installed benchmark registers the target's runner where this code runs (a plugin
+    installed beside the orchestrator but not in the target service's environment)."""
+
+
 class NoBackboneConfigured(RuntimeError):
     """A neural-module target was called but no LM backbone endpoint is configured."""
 
@@ -99,7 +104,11 @@ def build_runner(target: Target, ctx: RuntimeContext | None = None) -> Runner:
     name = target.hidden.runner
     _ensure_registered(name)
     if name not in _RUNNERS:
-        raise KeyError(f"no runner registered for {name!r} (target {target.id})")
+        raise RunnerMissing(
+            f"no installed benchmark registers the runner {name!r} where the target service "
+            "runs (one cause for all its targets; with HARNESS_SANDBOX=docker, the plugin's wheel goes into "
+            "the target image through HARNESS_TARGET_IMAGE_WHEELS)"
+        )
     return _RUNNERS[name](target, ctx or RuntimeContext())
 
 

@@ -132,6 +132,12 @@ class Settings(BaseSettings):
     # Where labs run (operator only): "bwrap", or "docker" (a container per lab on the local
     # engine, harness/lab/docker_lab.py); unset: "docker" when HARNESS_SANDBOX=docker, else bwrap.
     lab_sandbox: Literal["bwrap", "docker"] | None = None
+    # HARNESS_SANDBOX=docker (operator only): the target image to run. Unset: the image built on
+    # the local engine from this installation (harness/sandbox/docker_engine.py), with the wheels
+    # of HARNESS_TARGET_IMAGE_WHEELS (comma-separated .whl paths: benchmark plugins and what they
+    # need beyond the service's own requirements) installed into it.
+    target_image: str | None = None
+    target_image_wheels: str = ""
 
     @field_validator("provider_limits")
     @classmethod
@@ -171,6 +177,10 @@ class Settings(BaseSettings):
         if self.lab_sandbox is not None:
             return self.lab_sandbox
         return "docker" if self.sandbox == "docker" else "bwrap"
+
+    @property
+    def target_image_wheel_paths(self) -> list[Path]:
+        return [Path(w) for w in _split(self.target_image_wheels)]
 
     @property
     def lab_package_list(self) -> list[str]:

@@ -131,8 +131,13 @@ def service_pool(settings: Settings) -> ServicePool:
     from interp_harness.orchestrator.sandbox.workdir import sweep_stale
 
     sweep_stale()
+    options: dict[str, object] = {}
+    if settings.sandbox == "docker":
+        from interp_harness.orchestrator.sandbox.docker_engine import target_sandbox_options
+
+        options = target_sandbox_options(settings.target_image, settings.target_image_wheel_paths)
     return ServicePool(
-        get_sandbox(settings.sandbox),
+        get_sandbox(settings.sandbox, **options),
         backbone_url=settings.backbone_url,
         intervention_url=settings.intervention_url,
         max_services=settings.pool_max_services,

@@ -35,6 +35,7 @@ from interp_harness.targets.models import CallOutput, Target
 from interp_harness.targets.runtime import (
     NoBackboneConfigured,
     Runner,
+    RunnerMissing,
     RuntimeContext,
     TargetUnavailable,
     build_runner,
@@ -115,6 +116,8 @@ class TargetService:
         except TargetUnavailable as e:
             self._unavailable[target_id] = str(e)
             raise CallFailed(503, str(e), "target") from None
+        except RunnerMissing as e:  # an operator's install, said as it is (no target data in it)
+            raise CallFailed(500, str(e), "target") from None
         except Exception as e:  # a broken spec is the target's fault, not the agent's
             log.exception("could not build runner for %s", target_id)
             raise CallFailed(

@@ -7,7 +7,8 @@
 * `ensure_base_image()`: a Debian bookworm + python3 image made with `debootstrap` from the Debian
   mirror and `docker import`ed; cached as a tag, so later runs reuse it.
 * `ensure_target_image()`: builds `sandbox_images/target/Dockerfile` from a local wheelhouse
-  (`pip download` of the service's runtime dependencies + `pip wheel --no-deps` of this project).
+  (`pip download` of the service's runtime dependencies + `pip wheel --no-deps` of this project,
+  and the operator's plugin wheels, HARNESS_TARGET_IMAGE_WHEELS).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import tarfile
 import tempfile
 import time
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -208,7 +210,7 @@ def build_project_wheel(dest: Path) -> None:
                        check=True, stdout=subprocess.DEVNULL)  # fmt: skip
 
 
-def _source_digest() -> str:
+def _source_digest(wheels: Sequence[Path] = ()) -> str:
     h = hashlib.sha256()
     root = project_root()
     # the service's code: the targets and the layers below them (model_services' clients; agents:
@@ -218,22 +220,40 @@ def _source_digest() -> str:
     for p in sorted(f for layer in layers for f in (root / layer).rglob("*.py")):
         h.update(str(p.relative_to(root)).encode() + p.read_bytes())
     h.update((root / "sandbox_images/target/Dockerfile").read_bytes())
+    for w in wheels:  # the plugins installed into the image: a new build of one is a new image
+        h.update(w.name.encode() + w.read_bytes())
     return h.hexdigest()[:12]
 
 
-def ensure_target_image(client, base_image: str | None = None) -> str:
-    """The target image for the current source (tagged by a digest of its code)."""
+def _check_wheels(wheels: Sequence[Path]) -> list[Path]:
+    bad = [str(w) for w in wheels if w.suffix != ".whl" or not w.is_file()]
+    if bad:
+        raise EngineUnavailable(
+            f"HARNESS_TARGET_IMAGE_WHEELS names what is not a wheel file: {', '.join(bad)}"
+        )
+    return [w.resolve() for w in wheels]
+
+
+def ensure_target_image(client, base_image: str | None = None, wheels: Sequence[Path] = ()) -> str:
+    """The target image for the current source and `wheels` (benchmark plugins, installed into it
+    without their dependencies), tagged by a digest of both."""
     import docker
 
+    wheels = _check_wheels(wheels)
     base_image = base_image or ensure_base_image(client)
-    tag = f"{TARGET_REPO}:{_source_digest()}"
+    tag = f"{TARGET_REPO}:{_source_digest(wheels)}"
     try:
         client.images.get(tag)
         return tag
     except docker.errors.ImageNotFound:
         pass
+    log.info("building the target image %s (once per source and plugin wheels)", tag)
     with tempfile.TemporaryDirectory(prefix="target-image-") as ctx:
         build_wheelhouse(Path(ctx) / "wheels")
+        plugins = Path(ctx) / "wheels" / "plugins"
+        plugins.mkdir()
+        for w in wheels:
+            shutil.copy(w, plugins / w.name)
         shutil.copy(project_root() / "sandbox_images/target/Dockerfile", Path(ctx) / "Dockerfile")
         client.images.build(
             path=ctx,
@@ -244,6 +264,20 @@ def ensure_target_image(client, base_image: str | None = None) -> str:
             forcerm=True,
         )
     return tag
+
+
+def target_sandbox_options(image: str | None, wheels: Sequence[Path]) -> dict[str, object]:
+    """HARNESS_SANDBOX=docker's DockerSandbox options: the local engine (started when none answers,
+    as root) and the operator's image, or the one built here from this installation and the
+    plugin wheels."""
+    if image and wheels:
+        raise EngineUnavailable(
+            "HARNESS_TARGET_IMAGE_WHEELS go into the image the harness builds; with "
+            "HARNESS_TARGET_IMAGE set, install them into that image instead"
+        )
+    wheels = _check_wheels(wheels)  # before the engine: a typo is said at once
+    client = ensure_engine()
+    return {"client": client, "image": image or ensure_target_image(client, wheels=wheels)}
 
 
 def docker_sandbox_or_skip():

@@ -5,6 +5,7 @@ would; the pytest process, and every other test, keep the built-in registry."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -23,11 +24,20 @@ def _pip(python: str, *args: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def toy_python(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A Python whose environment holds the suite's packages and the toy plugin's wheel."""
+def toy_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The toy plugin's wheel, built from a copy of its sources (a build writes `build/` and an
+    egg-info beside the sources it reads)."""
     tmp = tmp_path_factory.mktemp("toy-plugin")
-    _pip(sys.executable, "wheel", "--no-deps", "--no-build-isolation", "-w", str(tmp), str(PLUGIN))
+    src = shutil.copytree(PLUGIN, tmp / "src", ignore=shutil.ignore_patterns("build", "*.egg-info"))
+    _pip(sys.executable, "wheel", "--no-deps", "--no-build-isolation", "-w", str(tmp), str(src))
     [wheel] = tmp.glob("toy_benchmark-*.whl")
+    return wheel
+
+
+@pytest.fixture(scope="session")
+def toy_python(toy_wheel: Path) -> str:
+    """A Python whose environment holds the suite's packages and the toy plugin's wheel."""
+    tmp, wheel = toy_wheel.parent, toy_wheel
     venv = tmp / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = str(venv / "bin" / "python")

@@ -2,17 +2,20 @@
 wheel and installed, registered only by its entry point) runs through the CLI, the REST API, the
 report, the web episode page, the Inspect export and its own CLI subcommand, with no edit to
 generic code, under the real sandbox: its runner in a bubblewrap target service, its agent in a
-bubblewrap agent host, both importing the plugin from where it is installed."""
+bubblewrap agent host, both importing the plugin from where it is installed; and once with the
+Docker backend, its wheel installed into the target image the harness builds."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
+import time
 
 import httpx
 import pytest
 from inspect_ai import log as inspect_log
+from interp_harness.orchestrator.sandbox.docker import LABEL
 from orch_helpers import Server
 
 AGENT = "toy_benchmark.agent:ToyAgent"
@@ -30,7 +33,9 @@ def _env(db: str) -> dict[str, str]:
     return env
 
 
-def harness(python: str, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+def harness(
+    python: str, env: dict[str, str], *args: str, check: bool = True
+) -> subprocess.CompletedProcess[str]:
     r = subprocess.run(
         [python, "-m", "interp_harness.orchestrator.cli", *args],
         env=env,
@@ -39,7 +44,7 @@ def harness(python: str, env: dict[str, str], *args: str) -> subprocess.Complete
         text=True,
         timeout=300,
     )
-    assert r.returncode == 0, f"harness {' '.join(args)}:\n{r.stdout}\n{r.stderr}"
+    assert r.returncode == 0 or not check, f"harness {' '.join(args)}:\n{r.stdout}\n{r.stderr}"
     return r
 
 
@@ -106,3 +111,57 @@ def test_toy_family_through_rest_and_web(tmp_path, toy_python, needs_bwrap) -> N
         assert "mood: shout" not in page  # the ground truth is not shown to an anonymous viewer
     finally:
         srv.stop()
+
+
+@pytest.fixture(scope="module")
+def docker_engine():  # type: ignore[no-untyped-def]
+    """The local engine (started when none answers), or a skip saying why there is none."""
+    from interp_harness.orchestrator.sandbox.docker_engine import EngineUnavailable, ensure_engine
+
+    try:
+        return ensure_engine()
+    except EngineUnavailable as e:
+        pytest.skip(f"no Docker engine can be started here: {e}")
+
+
+def _target_containers(client, since: float) -> set[str]:  # type: ignore[no-untyped-def]
+    """Images of the target containers started on the engine since `since` (epoch seconds)."""
+    events = client.events(
+        since=int(since), until=int(time.time()) + 1, decode=True,
+        filters={"type": "container", "event": "start", "label": LABEL},
+    )  # fmt: skip
+    return {e["Actor"]["Attributes"]["image"] for e in events}
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_toy_family_in_the_docker_target_image(  # type: ignore[no-untyped-def]
+    tmp_path, toy_python, toy_wheel, docker_engine, needs_bwrap
+) -> None:
+    env = _env(f"sqlite:///{tmp_path / 'h.db'}") | {"HARNESS_SANDBOX": "docker"}
+    run = ("run", "--agent", AGENT, "-d", "toy", "--json", "--no-floor")
+
+    # the image built from the harness alone has no toy runner: each episode fails, saying why
+    t0 = time.time()
+    bare = json.loads(harness(toy_python, env, *run, check=False).stdout)
+    assert bare["progress"]["by_status"] == {"error": 4}, bare
+    shown = json.loads(harness(toy_python, env, "runs", "show", bare["id"], "--json").stdout)
+    [group] = shown["errors"]  # one cause, said as it is: the plugin is not in the image
+    assert (group["category"], group["where"]) == ("target", "episode"), group
+    assert "toy" in group["cause"] and "HARNESS_TARGET_IMAGE_WHEELS" in group["cause"], group
+    [image] = _target_containers(docker_engine, t0)
+
+    env["HARNESS_TARGET_IMAGE_WHEELS"] = str(toy_wheel)
+    t1 = time.time()
+    summary = json.loads(harness(toy_python, env, *run).stdout)
+    assert summary["status"] == "completed", summary
+    metrics = {m["metric"]: m for m in summary["metrics"]}
+    assert (metrics["toy_mood"]["n"], metrics["toy_mood"]["mean"]) == (4, 1.0)
+    # the runner answered from containers of another image: the harness's with the toy wheel
+    [with_plugin] = _target_containers(docker_engine, t1)
+    assert with_plugin != image and with_plugin.startswith("interp-harness/target:")
+    installed = docker_engine.containers.run(
+        with_plugin, ["python3", "-c", "import toy_benchmark; print(toy_benchmark.__file__)"],
+        remove=True, network_mode="none",
+    ).decode()  # fmt: skip
+    assert "site-packages/toy_benchmark" in installed or "dist-packages/toy_benchmark" in installed
