@@ -13,18 +13,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 import time
-from pathlib import Path
 
+from interp_harness.targets.benchmark import benchmark, load_ref
+from interp_harness.targets.catalog import CatalogOptions, GenConfig
 from rich.console import Console
 from rich.progress import Progress
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from interp_harness.targets.benchmark import benchmark, load_ref  # noqa: E402
-from interp_harness.targets.catalog import CatalogOptions, GenConfig  # noqa: E402
 
 console = Console()
 EXPECTED = {"numeric": 1000, "strings": 1000, "entities": 200, "relations": 75}

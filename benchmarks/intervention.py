@@ -17,12 +17,10 @@ import time
 from pathlib import Path
 
 import httpx
-from interp_harness.model_services.intervention.client import serve_argv
+from interp_harness.model_services.intervention.client import InterventionClient, serve_argv
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from interp_harness.model_services.intervention.client import InterventionClient  # noqa: E402
 
 WORDS = "the city river music old new red small bright quiet people market north garden".split()
 

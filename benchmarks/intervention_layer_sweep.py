@@ -9,17 +9,14 @@ from __future__ import annotations
 
 import argparse
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import httpx
-from interp_harness.model_services.intervention.client import serve_argv
+from interp_harness.model_services.intervention.client import InterventionClient, serve_argv
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from interp_harness.model_services.intervention.client import InterventionClient  # noqa: E402
 
 TEMPLATE = "{} is a city in the country of"
 CITIES = [

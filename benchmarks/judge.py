@@ -24,14 +24,12 @@ import time
 from pathlib import Path
 
 import httpx
+from interp_harness.evaluator.judge import OpenAICompatibleJudge
+from interp_harness.evaluator.strings.scorer import PROMPT as STRINGS
+from interp_harness.evaluator.unit_tests import OPTIONS, PREFILL, SYSTEM_PROMPT, fill, load_template
+from interp_harness.targets.catalog import Catalog
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from interp_harness.evaluator.judge import OpenAICompatibleJudge  # noqa: E402
-from interp_harness.evaluator.strings.scorer import PROMPT as STRINGS  # noqa: E402
-from interp_harness.evaluator.unit_tests import OPTIONS, PREFILL, SYSTEM_PROMPT, fill, load_template  # noqa: E402
-from interp_harness.targets.catalog import Catalog  # noqa: E402
 
 
 def _start_server() -> tuple[subprocess.Popen, str]:

@@ -20,16 +20,14 @@ from pathlib import Path
 
 import httpx
 import torch
-from interp_harness.model_services.intervention.client import serve_argv
+from interp_harness.model_services.intervention import model as model_mod
+from interp_harness.model_services.intervention import schemas as S
+from interp_harness.model_services.intervention.client import InterventionClient, serve_argv
+from interp_harness.model_services.intervention.engine import Engine
+from interp_harness.model_services.intervention.saelens import SAERegistry, hook_name_of, save_sae
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from interp_harness.model_services.intervention import model as model_mod  # noqa: E402
-from interp_harness.model_services.intervention import schemas as S  # noqa: E402
-from interp_harness.model_services.intervention.client import InterventionClient  # noqa: E402
-from interp_harness.model_services.intervention.engine import Engine  # noqa: E402
-from interp_harness.model_services.intervention.saelens import SAERegistry, hook_name_of, save_sae  # noqa: E402
 
 WORDS = "the city river music old new red small bright quiet people market north garden".split()
 

@@ -20,20 +20,19 @@ import tempfile
 import time
 from pathlib import Path
 
+from interp_harness.agents.protocol import format_reply, parse_message
+from interp_harness.orchestrator.sandbox import get_sandbox
+from interp_harness.orchestrator.sandbox.pool import ServicePool
+from interp_harness.orchestrator.target_client import ServiceTargetClient
+from interp_harness.targets.catalog import Catalog
+from interp_harness.targets.numeric.source_text import render_source
+from interp_harness.targets.numeric.variants import served_program
 from rich.console import Console
 from rich.progress import track
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HARNESS_DATA_DIR", str(ROOT.parent / "shared" / "data"))
 
-from interp_harness.agents.protocol import format_reply, parse_message  # noqa: E402
-from interp_harness.orchestrator.sandbox import get_sandbox  # noqa: E402
-from interp_harness.orchestrator.sandbox.pool import ServicePool  # noqa: E402
-from interp_harness.orchestrator.target_client import ServiceTargetClient  # noqa: E402
-from interp_harness.targets.catalog import Catalog  # noqa: E402
-from interp_harness.targets.numeric.source_text import render_source  # noqa: E402
-from interp_harness.targets.numeric.variants import served_program  # noqa: E402
 
 TARGET = "find-v1/numeric/f00473"
 INPUTS = ["-128", "-64.5", "-10", "-1", "0", "1", "2.5", "10", "64", "128"]

@@ -12,9 +12,10 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import httpx
 import pytest
@@ -59,6 +60,23 @@ def wait_for(predicate, timeout: float = 60, interval: float = 0.1):  # type: ig
             return value
         time.sleep(interval)
     raise AssertionError("condition not met in time")
+
+
+def start_model_server(
+    argv: Sequence[str], log: Path, threads: str = "1", timeout: float = 600
+) -> tuple[subprocess.Popen[bytes], str]:
+    """A model server subprocess (`argv --port P`, P a free loopback port), once its /health
+    answers: (process, URL). Its output goes to `log`; `timeout` allows a cold cache's GGUF
+    conversion on a busy CPU."""
+    port = free_port()
+    env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", threads)}
+    with open(log, "wb") as fh:
+        proc = subprocess.Popen(
+            [*argv, "--port", str(port)], env=env, stdout=fh, stderr=subprocess.STDOUT
+        )
+    url = f"http://127.0.0.1:{port}"
+    wait_until_up(proc, url + "/health", log.read_text, timeout, poll=0.5)
+    return proc, url
 
 
 def wait_mid_episode(url: str, run_id: str, first: int, last: int, timeout: float = 60) -> None:

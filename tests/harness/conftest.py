@@ -4,6 +4,7 @@ or in this process."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import subprocess
@@ -19,14 +20,12 @@ from trust_helpers import ROOT, HarnessServer
 DATA = os.environ.get("HARNESS_DATA_DIR") or str(ROOT.parent / "shared" / "data")
 
 
-@pytest.fixture
-def start_server(tmp_path: Path) -> Iterator[Callable[..., HarnessServer]]:
+def _servers(new_home: Callable[[], Path]) -> Iterator[Callable[..., HarnessServer]]:
+    """A starter of `harness serve` processes, each in a fresh home; all stopped at the end."""
     servers: list[HarnessServer] = []
 
     def start(env: dict[str, str] | None = None) -> HarnessServer:
-        s = HarnessServer(
-            tmp_path / f"home{len(servers)}", {"HARNESS_DATA_DIR": DATA, **(env or {})}
-        )
+        s = HarnessServer(new_home(), {"HARNESS_DATA_DIR": DATA, **(env or {})})
         servers.append(s)
         return s.start()
 
@@ -34,6 +33,12 @@ def start_server(tmp_path: Path) -> Iterator[Callable[..., HarnessServer]]:
     for s in servers:
         s.stop()
         shutil.rmtree(s.tmpdir, ignore_errors=True)
+
+
+@pytest.fixture
+def start_server(tmp_path: Path) -> Iterator[Callable[..., HarnessServer]]:
+    homes = itertools.count()
+    yield from _servers(lambda: tmp_path / f"home{next(homes)}")
 
 
 @pytest.fixture(scope="module")
@@ -42,18 +47,7 @@ def start_module_server(
 ) -> Iterator[Callable[..., HarnessServer]]:
     """`start_server` shared by a module's tests: for API contracts where the process is not the
     point (each server start is an interpreter start and the app's imports)."""
-    servers: list[HarnessServer] = []
-
-    def start(env: dict[str, str] | None = None) -> HarnessServer:
-        home = tmp_path_factory.mktemp("home")
-        s = HarnessServer(home, {"HARNESS_DATA_DIR": DATA, **(env or {})})
-        servers.append(s)
-        return s.start()
-
-    yield start
-    for s in servers:
-        s.stop()
-        shutil.rmtree(s.tmpdir, ignore_errors=True)
+    yield from _servers(lambda: tmp_path_factory.mktemp("home"))
 
 
 @pytest.fixture

@@ -5,21 +5,38 @@ call over MCP. Only the SDK's client talks to the server: the test reads nothing
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import httpx2
 from interp_harness.agents.base import Agent, Message
 from interp_harness.agents.toolspec import SUBMIT, ToolSpec
+from interp_harness.orchestrator.domain.rendezvous import Rendezvous
+from interp_harness.orchestrator.mcp.server import McpApp, McpServer
 from interp_harness.targets.benchmark import benchmark
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 
-def mcp_client(url: str, token: str) -> Client:
-    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=600)
+def mcp_client(url: str, token: str, timeout: float = 600) -> Client:
+    """The `mcp` SDK's client of one episode's endpoint (no token: no Authorization header)."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    http = httpx2.AsyncClient(headers=headers, timeout=timeout)
     return Client(streamable_http_client(url, http_client=http))
+
+
+@contextlib.asynccontextmanager
+async def served(rv: Rendezvous, **options: Any) -> AsyncIterator[McpServer]:
+    """An MCP server over `rv` (McpApp `options`) on a loopback port, stopped afterwards."""
+    server = McpServer(McpApp(rv, **options))
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()
 
 
 def read_endpoints(path: Path) -> list[dict[str, Any]]:

@@ -8,7 +8,6 @@ in test_rendezvous.py."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 from collections.abc import AsyncIterator
 
@@ -18,27 +17,10 @@ from interp_harness.agents.base import AgentError, Message
 from interp_harness.agents.host_protocol import reply_line_limit
 from interp_harness.orchestrator.domain.rendezvous import Rendezvous
 from interp_harness.orchestrator.mcp.agent import ExternalAgent
-from interp_harness.orchestrator.mcp.server import McpApp, McpServer
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
+from mcp_drive import mcp_client, served
 
 FAMILY = "numeric"
 CAP = 1024  # the smallest cap the operator may set (Settings.agent_max_message_chars)
-
-
-@contextlib.asynccontextmanager
-async def served(rv: Rendezvous) -> AsyncIterator[McpServer]:
-    server = McpServer(McpApp(rv, max_message_chars=CAP))
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
-
-
-def client(url: str, token: str) -> Client:
-    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30)
-    return Client(streamable_http_client(url, http_client=http))
 
 
 def arguments(chars: int) -> dict[str, list[str]]:
@@ -54,7 +36,10 @@ async def test_a_call_over_the_cap_is_refused_and_ends_the_episode_as_an_agent_e
     ch = rv.open("ep1", FAMILY)
     agent = ExternalAgent(episode_id="ep1", rendezvous=rv)
     conv = [Message(role="system", content="s"), Message(role="user", content="u")]
-    async with served(rv) as server, client(f"{server.base_url}/ep1", ch.token) as c:
+    async with (
+        served(rv, max_message_chars=CAP) as server,
+        mcp_client(f"{server.base_url}/ep1", ch.token, timeout=30) as c,
+    ):
         step = asyncio.create_task(agent.step(list(conv), tools=[]))
         # at the cap: the episode takes it whole
         r_ok = asyncio.create_task(c.call_tool("call_function", arguments(CAP)))
@@ -98,7 +83,7 @@ async def test_a_body_longer_than_a_call_within_the_cap_is_refused_before_parsin
             yield body[i : i + 64 * 1024].encode()
 
     headers = {**JSON_POST, "Authorization": f"Bearer {ch.token}"}
-    async with served(rv) as server, httpx2.AsyncClient(timeout=30) as http:
+    async with served(rv, max_message_chars=CAP) as server, httpx2.AsyncClient(timeout=30) as http:
         url = f"{server.base_url}/ep1"
         for content in (body.encode(), chunks()):
             r = await http.post(url, content=content, headers=headers)

@@ -5,9 +5,7 @@ loopback against `McpApp`, with a minimal stand-in for the episode loop driving 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import socket
-from collections.abc import AsyncIterator
 
 import httpx2
 import pytest
@@ -15,29 +13,11 @@ from interp_harness.agents.base import AgentError, Message
 from interp_harness.agents.toolspec import SUBMIT
 from interp_harness.orchestrator.domain.rendezvous import ANSWER_SUBMITTED, Channel, Rendezvous
 from interp_harness.orchestrator.mcp.agent import ExternalAgent
-from interp_harness.orchestrator.mcp.server import McpApp, McpServer
 from interp_harness.targets.benchmark import benchmark
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from mcp_drive import mcp_client, served
 
 FAMILY = "numeric"
-
-
-@contextlib.asynccontextmanager
-async def served(rv: Rendezvous) -> AsyncIterator[McpServer]:
-    server = McpServer(McpApp(rv))
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
-
-
-def client(url: str, token: str) -> Client:
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    http = httpx2.AsyncClient(headers=headers, timeout=30)
-    return Client(streamable_http_client(url, http_client=http))
 
 
 async def fake_loop(agent: ExternalAgent, answer: str = "f(x) = x") -> list[Message]:
@@ -66,7 +46,7 @@ async def test_sdk_client_lists_the_benchmark_tools_and_drives_the_episode() -> 
     rv, ch, agent = one_episode()
     async with served(rv) as server:
         loop = asyncio.create_task(fake_loop(agent))
-        async with client(f"{server.base_url}/ep1", ch.token) as c:
+        async with mcp_client(f"{server.base_url}/ep1", ch.token, timeout=30) as c:
             task = await c.get_prompt("task")
             assert [m.content.text for m in task.messages] == ["s", "u"]
             listed = (await c.list_tools()).tools
@@ -95,18 +75,18 @@ async def test_tokens_grant_one_episode_and_expire_with_it() -> None:
         url_a, url_b = f"{server.base_url}/epA", f"{server.base_url}/epB"
         for url, token in [(url_b, a.token), (url_a, "not-a-token"), (url_a, "")]:
             with pytest.raises(BaseException) as e:  # the SDK raises in its task group
-                async with asyncio.timeout(10), client(url, token) as c:
+                async with asyncio.timeout(10), mcp_client(url, token, timeout=30) as c:
                     await c.call_tool("call_function", {"inputs": [1]})
             assert e.group_contains(MCPError, match="error response")
         assert b._pending.empty() and a._pending.empty()  # nothing reached either episode
         # B's own token works on B
-        async with client(url_b, b.token) as c:
+        async with mcp_client(url_b, b.token, timeout=30) as c:
             assert (await c.list_tools()).tools
         loop = asyncio.create_task(fake_loop(agent))
-        async with client(url_a, a.token) as c:
+        async with mcp_client(url_a, a.token, timeout=30) as c:
             await c.call_tool(SUBMIT, {"description": "x"})
         await asyncio.wait_for(loop, 10)
-        async with client(url_a, a.token) as c:  # expired: no tool, no call
+        async with mcp_client(url_a, a.token, timeout=30) as c:  # expired: no tool, no call
             assert (await c.list_tools()).tools == []
             r = await c.call_tool("call_function", {"inputs": [1]})
             assert r.is_error and r.content[0].text.startswith("episode ended")
@@ -140,9 +120,9 @@ async def test_a_client_that_reconnects_carries_on() -> None:
     async with served(rv) as server:
         loop = asyncio.create_task(fake_loop(agent))
         url = f"{server.base_url}/ep1"
-        async with client(url, ch.token) as c:
+        async with mcp_client(url, ch.token, timeout=30) as c:
             await c.call_tool("call_function", {"inputs": [1]})
-        async with client(url, ch.token) as c:  # a new MCP session, same episode
+        async with mcp_client(url, ch.token, timeout=30) as c:  # a new MCP session, same episode
             r = await c.call_tool("call_function", {"inputs": [2]})
             assert r.content[0].text == "echo {'inputs': [2]}"
             await c.call_tool(SUBMIT, {"description": "x"})
@@ -180,7 +160,7 @@ async def test_replies_are_not_held_back_by_nagle() -> None:
     rv, ch, agent = one_episode()
     async with served(rv) as server:
         loop = asyncio.create_task(fake_loop(agent))
-        async with client(f"{server.base_url}/ep1", ch.token) as c:
+        async with mcp_client(f"{server.base_url}/ep1", ch.token, timeout=30) as c:
             await c.list_tools()
             for i in range(3):
                 await c.call_tool("call_function", {"inputs": [i]})

@@ -4,45 +4,19 @@ fixture of tests/shared_services.py."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from support import free_port, stop_process, wait_until_up
-
-ROOT = Path(__file__).resolve().parents[3]
-START_TIMEOUT_S = 600  # a cold cache converts the GGUF first (tens of seconds on a busy CPU)
+from support import start_model_server, stop_process
 
 
 def start_backbone(log: Path, *extra: str) -> tuple[subprocess.Popen, str]:
-    """A backbone server subprocess (`python -m interp_harness.model_services.backbone ... extra`) on a free
-    port, once its /health answers: (process, URL)."""
-    port = free_port()
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(ROOT),
-        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "2"),
-    }
-    with open(log, "wb") as fh:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "interp_harness.model_services.backbone",
-                "--port",
-                str(port),
-                *extra,
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=fh,
-            stderr=subprocess.STDOUT,
-        )
-    url = f"http://127.0.0.1:{port}"
-    wait_until_up(proc, url + "/health", log.read_text, START_TIMEOUT_S, poll=0.5)
-    return proc, url
+    """A backbone server subprocess (`python -m interp_harness.model_services.backbone ...
+    extra`) on a free port, once its /health answers: (process, URL)."""
+    argv = [sys.executable, "-m", "interp_harness.model_services.backbone", *extra]
+    return start_model_server(argv, log, threads="2")
 
 
 def serve_backbone(log: Path, *extra: str) -> Iterator[str]:
