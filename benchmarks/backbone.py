@@ -26,16 +26,10 @@ import httpx
 from rich.progress import Progress
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # tests/: support
 
 from interp_harness.targets.catalog import Catalog  # noqa: E402
 from interp_harness.targets.models import Target  # noqa: E402
-from support import free_port, wait_until_up  # noqa: E402
-
-
-def start(argv: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
-    with open(log, "wb") as fh:
-        return subprocess.Popen(argv, cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT)
+from serving import free_port, serve  # noqa: E402
 
 
 def words_for(t: Target, n: int) -> list[str]:
@@ -78,18 +72,13 @@ def main() -> None:
     targets = Catalog().list(dataset="find-v1", family="entities")[: a.calls]
 
     log = Path(tempfile.mkdtemp(prefix="bench-backbone-")) / "backbone.log"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = None
     pools: list[ServicePool] = []
     try:
         bport = free_port()
         backbone = f"http://127.0.0.1:{bport}"
-        proc = start(
-            [sys.executable, "-m", "interp_harness.model_services.backbone", "--port", str(bport)],
-            env,
-            log,
-        )
-        wait_until_up(proc, backbone + "/health", log.read_text, 900, poll=0.5)
+        argv = [sys.executable, "-m", "interp_harness.model_services.backbone"]
+        proc = serve(argv, bport, log)
         # warm-up: first forward passes allocate and are slower
         httpx.post(
             backbone + "/v1/chat/completions",

@@ -10,17 +10,13 @@ Starts the server (SmolLM2-135M, CPU), then for each round sends the same chat r
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from benchmarks.backbone import free_port, start, wait_http  # noqa: E402
+from serving import free_port, serve
 
 PROMPT = [{"role": "user", "content": "Write a short story about a lighthouse keeper."}]
 
@@ -34,14 +30,8 @@ def main() -> None:
     a = ap.parse_args()
     port = free_port()
     log = Path(tempfile.mkdtemp(prefix="bench-stream-")) / "backbone.log"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = start(
-        [sys.executable, "-m", "interp_harness.model_services.backbone", "--port", str(port)],
-        env,
-        log,
-    )
+    proc = serve([sys.executable, "-m", "interp_harness.model_services.backbone"], port, log)
     try:
-        wait_http(f"http://127.0.0.1:{port}/health", proc, "backbone server")
         client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="unused")
         args = {"model": "SmolLM2-135M-Instruct", "messages": PROMPT, "max_tokens": a.tokens}
         client.chat.completions.create(**{**args, "max_tokens": 1})  # warm-up

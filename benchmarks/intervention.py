@@ -11,16 +11,11 @@ from __future__ import annotations
 
 import argparse
 import random
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import httpx
 from interp_harness.model_services.intervention.client import InterventionClient, serve_argv
-
-ROOT = Path(__file__).resolve().parents[1]
-
+from serving import serve
 
 WORDS = "the city river music old new red small bright quiet people market north garden".split()
 
@@ -38,18 +33,9 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=256)
     ap.add_argument("--port", type=int, default=8792)
     args = ap.parse_args()
-    cmd = serve_argv(args.model)
-    proc = subprocess.Popen([*cmd, "--device", args.device, "--port", str(args.port)], cwd=ROOT)
+    proc = serve([*serve_argv(args.model), "--device", args.device], args.port)
     url = f"http://127.0.0.1:{args.port}"
     try:
-        while True:
-            if proc.poll() is not None:
-                sys.exit(f"server exited with {proc.returncode}")
-            try:
-                if httpx.get(url + "/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(1)
         c = InterventionClient(url)
         info = c.model()
         mid = info.n_layers // 2

@@ -12,22 +12,17 @@ from __future__ import annotations
 
 import argparse
 import random
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-import httpx
 import torch
 from interp_harness.model_services.intervention import model as model_mod
 from interp_harness.model_services.intervention import schemas as S
 from interp_harness.model_services.intervention.client import InterventionClient, serve_argv
 from interp_harness.model_services.intervention.engine import Engine
 from interp_harness.model_services.intervention.saelens import SAERegistry, hook_name_of, save_sae
-
-ROOT = Path(__file__).resolve().parents[1]
-
+from serving import serve
 
 WORDS = "the city river music old new red small bright quiet people market north garden".split()
 
@@ -85,19 +80,10 @@ def main() -> None:
         def in_process(b: list[str]) -> object:
             return engine.activations(S.ActivationsRequest(texts=b, **body))
 
-        cmd = serve_argv(args.model)
-        cmd += ["--device", "cpu", "--port", str(args.port), "--sae", f"bench={folder}"]
-        proc = subprocess.Popen(cmd, cwd=ROOT)
+        argv = [*serve_argv(args.model), "--device", "cpu", "--sae", f"bench={folder}"]
+        proc = serve(argv, args.port)
         url = f"http://127.0.0.1:{args.port}"
         try:
-            while True:
-                if proc.poll() is not None:
-                    sys.exit(f"server exited with {proc.returncode}")
-                try:
-                    if httpx.get(url + "/health", timeout=2).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    time.sleep(1)
             client = InterventionClient(url)
             # alternated, best of `--rounds` each: load from elsewhere on the machine hits both
             local = served = 0.0

@@ -4,12 +4,12 @@ misnamed role (issue 41 item 4)."""
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 from interp_harness.targets.benchmark import Benchmark, load_ref
 
 from tests.system.architecture.family_shape import ROLES, builtin_families, shape_problems
+from tests.system.architecture.planted import planted_tree
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -40,14 +40,7 @@ def test_a_family_with_commands_declares_them_in_its_commands_module() -> None:
 
 
 def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
-    for side in ("function_store", "evaluator"):
-        (tmp_path / side).mkdir(exist_ok=True)
-        (tmp_path / side / "__init__.py").touch()
-    for rel, text in files.items():
-        path = tmp_path / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
-    return tmp_path
+    return planted_tree(tmp_path, ("function_store", "evaluator"), files)
 
 
 def _record(family: str, **refs: object) -> Benchmark:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 from tests.system.architecture.layering import (
@@ -14,6 +13,7 @@ from tests.system.architecture.layering import (
     folder_name_imports,
     orchestrator_edges,
 )
+from tests.system.architecture.planted import planted_tree
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -62,14 +62,7 @@ def test_dynamic_import_allow_list_is_current() -> None:
 
 
 def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
-    for pkg in PACKAGES:
-        (tmp_path / pkg).mkdir(exist_ok=True)
-        (tmp_path / pkg / "__init__.py").touch()
-    for rel, text in files.items():
-        path = tmp_path / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
-    return tmp_path
+    return planted_tree(tmp_path, PACKAGES, files)
 
 
 def test_checker_reports_violations(tmp_path: Path) -> None:
