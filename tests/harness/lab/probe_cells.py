@@ -4,11 +4,24 @@ them (else `nothing found`), then one line per module: `<name> importable` or `<
 
 from __future__ import annotations
 
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 # Our own package under every name it has had, and what the orchestrator imports: none of them
 # may be importable in a lab.
 OURS = ("interp_harness", "interp_harness.orchestrator", "interp_harness.agents", "harness",
         "agents", "function_store", "evaluator", "httpx", "pydantic")  # fmt: skip
 LAB_PACKAGES = ("numpy", "scipy.optimize", "matplotlib.pyplot")
+
+
+@contextmanager
+def loopback_listener() -> Iterator[int]:
+    """Something listening on the host's loopback while a cell tries to reach it: its port."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        yield listener.getsockname()[1]
 
 
 def secret_and_imports_cell(secret: str, modules: tuple[str, ...]) -> str:

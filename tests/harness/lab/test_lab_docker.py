@@ -10,7 +10,6 @@ later runs find it by its tag."""
 from __future__ import annotations
 
 import asyncio
-import socket
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -28,7 +27,7 @@ from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
 from interp_harness.targets.benchmark import benchmark
 from interp_harness.targets.models import CallOutput
-from probe_cells import LAB_PACKAGES, OURS, secret_and_imports_cell
+from probe_cells import LAB_PACKAGES, OURS, loopback_listener, secret_and_imports_cell
 
 CANARY = "lab-docker-canary-8d2e61b5"  # in this process's environment while the labs start
 
@@ -81,10 +80,7 @@ async def test_a_hostile_cell_reaches_no_network_and_nothing_of_ours(
     engine: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("LAB_DOCKER_CANARY", CANARY)
-    with socket.socket() as listener:  # something listening on the host's loopback
-        listener.bind(("127.0.0.1", 0))
-        listener.listen()
-        port = listener.getsockname()[1]
+    with loopback_listener() as port:
         cell = (
             secret_and_imports_cell(CANARY, (*OURS, "docker", *LAB_PACKAGES))
             + f"""

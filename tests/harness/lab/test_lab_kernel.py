@@ -7,7 +7,6 @@ come back as values, refused past the per-cell cap."""
 from __future__ import annotations
 
 import os
-import socket
 from collections.abc import Sequence
 
 import pytest
@@ -15,7 +14,7 @@ from interp_harness.orchestrator.lab.frames import Call, CallResult
 from interp_harness.orchestrator.lab.limits import LabLimits
 from interp_harness.orchestrator.lab.session import LOST, Cell, Lab
 from interp_harness.targets.benchmark import benchmark
-from probe_cells import LAB_PACKAGES, OURS, secret_and_imports_cell
+from probe_cells import LAB_PACKAGES, OURS, loopback_listener, secret_and_imports_cell
 
 pytestmark = pytest.mark.usefixtures("needs_bwrap")
 SECRET = "lab-test-secret-4f1c9a0e7b"  # in this process's environment while the labs start
@@ -93,10 +92,7 @@ async def test_the_lab_sees_nothing_of_the_orchestrator(
     store = tmp_path / "harness.db"
     store.write_text(SECRET)
     data = os.environ["HARNESS_DATA_DIR"]
-    with socket.socket() as listener:  # something listening on the host's loopback
-        listener.bind(("127.0.0.1", 0))
-        listener.listen()
-        port = listener.getsockname()[1]
+    with loopback_listener() as port:
         cell = (
             secret_and_imports_cell(SECRET, (*OURS, "torch", *LAB_PACKAGES))
             + f"""
