@@ -1,10 +1,12 @@
-"""Test targets: a runner registered through the public registry that prints FIND's str() values."""
+"""Test targets (a runner registered through the public registry that prints FIND's str()
+values) and episode summaries for report tests."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
 
+from interp_harness.evaluator.api import EpisodeStats, EpisodeSummary, ScoreResult
 from interp_harness.targets.models import CallOutput, HiddenTruth, PublicMeta, Target, UnitTest
 from interp_harness.targets.runtime import register_runner
 
@@ -95,4 +97,32 @@ def local_ctx(*targets: Target, **options: object):  # type: ignore[no-untyped-d
 
     return ScoringContext(
         call_target=in_process_calls(*targets), code_runner=run_in_sandbox, **options
+    )
+
+
+def summary(
+    i: int,
+    agent: str,
+    scores: Sequence[ScoreResult] = (),
+    *,
+    family: str = "numeric",
+    calls: int = 2,
+    inputs: int = 10,
+    **fields: object,
+) -> EpisodeSummary:
+    """Episode `i` of `agent` as a report reads it: completed, on target `t{i}` of find-gen's
+    clean `family`, with these scores and call counts; `fields` set any other field."""
+    return EpisodeSummary.model_validate(
+        {
+            "episode_id": f"{agent}{i}",
+            "target_id": f"t{i}",
+            "dataset": "find-gen",
+            "family": family,
+            "variant": "clean",
+            "agent": agent,
+            "status": "completed",
+            "stats": EpisodeStats(target_calls=calls, inputs=inputs),
+            "scores": list(scores),
+            **fields,
+        }
     )

@@ -11,9 +11,9 @@ import json
 
 import httpx
 import openai
+from evaluator_helpers import summary
 from inspect_ai._util.error import exception_message
 from inspect_ai.model._model import ModelGenerateError
-from interp_harness.evaluator.api import EpisodeSummary
 from interp_harness.evaluator.error_text import (
     MAX_CAUSE_CHARS,
     as_raised,
@@ -124,13 +124,9 @@ def test_errors_with_one_cause_are_one_group() -> None:
     summary counts them as one error, by its cause, and keeps one full text."""
     err = _bad_request({"error": {"message": REFUSAL}})
     summaries = [
-        EpisodeSummary(
-            episode_id=f"ep{i}",
-            target_id=f"t{i}",
-            dataset="find-gen",
-            family="numeric",
-            variant="v",
-            agent="inspect:openai-api/backbone/SmolLM2-135M-Instruct",
+        summary(
+            i,
+            "inspect:openai-api/backbone/SmolLM2-135M-Instruct",
             status="error",
             error_category="agent",
             error=as_raised(_inspect_message(err, {**_big_request(), "x-irid": f"id{i}"})),

@@ -1,6 +1,7 @@
 """Description rows against the judge ceiling and chance, from hand-built report inputs."""
 
-from interp_harness.evaluator.api import EpisodeStats, EpisodeSummary, ScoreResult
+from evaluator_helpers import summary
+from interp_harness.evaluator.api import EpisodeStats, ScoreResult
 from interp_harness.evaluator.judge import HOW_TO, JudgeSettings
 from interp_harness.evaluator.report import CHANCE, build_report, render_report, wilson
 from interp_harness.evaluator.scoring import score_episode
@@ -19,17 +20,7 @@ def _ep(i: int, value: float | None, ceiling: float | None, *, err: ScoreResult 
         scores.append(
             ScoreResult(metric="unit_test_ceiling", value=ceiling, details={"verdicts": VERDICTS})
         )
-    return EpisodeSummary(
-        episode_id=str(i),
-        target_id=f"t{i}",
-        dataset="find-gen",
-        family="entities",
-        variant="clean",
-        agent="scripted-entities",
-        status="completed",
-        stats=EpisodeStats(target_calls=3, inputs=48),
-        scores=scores,
-    )
+    return summary(i, "scripted-entities", scores, family="entities", calls=3, inputs=48)
 
 
 def _row(report):
@@ -114,19 +105,15 @@ def test_a_family_ceiling_by_convention_is_shown_beside_its_row():
     """`<metric>_ceiling` (a family's reference answer through the same scorer) becomes the row's
     ceiling, without FIND's chance level or judge verdict."""
     eps = [
-        EpisodeSummary(
-            episode_id=str(i),
-            target_id=f"t{i}",
-            dataset="find-gen",
-            family="numeric",
-            variant="clean",
-            agent="a",
-            status="completed",
-            stats=EpisodeStats(target_calls=1, inputs=1),
-            scores=[
+        summary(
+            i,
+            "a",
+            [
                 ScoreResult(metric="code_success", value=float(i % 2)),
                 ScoreResult(metric="code_success_ceiling", value=ceiling),
             ],
+            calls=1,
+            inputs=1,
         )
         for i, ceiling in enumerate([0.8, 1.0, 0.9])
     ]

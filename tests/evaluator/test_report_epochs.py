@@ -5,7 +5,8 @@ carries the mean over targets of the across-epoch sample variance. Figures worke
 from __future__ import annotations
 
 import pytest
-from interp_harness.evaluator.api import EpisodeStats, EpisodeSummary, ScoreResult
+from evaluator_helpers import summary
+from interp_harness.evaluator.api import ScoreResult
 from interp_harness.evaluator.report import build_report, render_report
 from rich.console import Console
 
@@ -16,18 +17,7 @@ def _ep(target: str, epoch: int, metric: str, value: float | None, error: bool =
         if error
         else ScoreResult(metric=metric, value=value)
     )
-    return EpisodeSummary(
-        episode_id=f"{target}-{epoch}",
-        target_id=target,
-        dataset="find-gen",
-        family="numeric",
-        variant="clean",
-        agent="llm",
-        status="completed",
-        stats=EpisodeStats(target_calls=2, inputs=10),
-        scores=[sc],
-        epoch=epoch,
-    )
+    return summary(0, "llm", [sc], episode_id=f"{target}-{epoch}", target_id=target, epoch=epoch)
 
 
 # target a: 1, 0, (error); b: all three errored; c: 0, 0, 0; d: 1, 1, 1

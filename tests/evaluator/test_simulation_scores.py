@@ -8,7 +8,8 @@ import asyncio
 import statistics
 
 import pytest
-from interp_harness.evaluator.api import EpisodeStats, EpisodeSummary, ScoreResult
+from evaluator_helpers import summary
+from interp_harness.evaluator.api import EpisodeSummary, ScoreResult
 from interp_harness.evaluator.report import build_report, render_report
 from interp_harness.evaluator.simulation.scale import normalise
 from interp_harness.evaluator.simulation.scoring import (
@@ -115,15 +116,14 @@ def test_results_carry_sizes_simulator_and_the_panel_texts() -> None:
 
 def _episode(i: int, agent: str, value: float, ceiling: float) -> EpisodeSummary:
     details = {"simulator": "lexical", "texts": 10, "tokens": 80}
-    return EpisodeSummary(
-        episode_id=f"{agent}{i}",
-        target_id=f"sae/m/s/{i}",
-        dataset="sae",
+    return summary(
+        i,
+        agent,
         family="sae",
+        dataset="sae",
         variant="m",
-        agent=agent,
-        status="completed",
-        stats=EpisodeStats(target_calls=2, inputs=16),
+        target_id=f"sae/m/s/{i}",
+        inputs=16,
         scores=[
             ScoreResult(metric=m, value=value, details=details)
             for m in ("simulation_top_random", "simulation_all")

@@ -9,10 +9,11 @@ import asyncio
 import statistics
 
 import pytest
+from evaluator_helpers import summary
 from interp_harness.agents import get_agent, list_agents, resolve_agent
 from interp_harness.agents.base import Message
 from interp_harness.agents.scripted_neuron import ScriptedNeuronAgent
-from interp_harness.evaluator.api import EpisodeStats, EpisodeSummary, ScoreResult
+from interp_harness.evaluator.api import EpisodeSummary, ScoreResult
 from interp_harness.evaluator.neurons import planted
 from interp_harness.evaluator.neurons.simulation import split_words
 from interp_harness.evaluator.parsing import parse_answer
@@ -97,15 +98,15 @@ def test_the_floor_scores_below_the_references_on_the_planted_case() -> None:
 
 def _summary(i: int, agent: str, value: float) -> EpisodeSummary:
     metrics = ("observational_f1", "simulation_top_random", "simulation_all")
-    return EpisodeSummary(
-        episode_id=f"{agent}{i}",
-        target_id=f"neuron/smollm2/1:{i}",
-        dataset="neuron",
+    return summary(
+        i,
+        agent,
         family="neurons",
+        dataset="neuron",
         variant="smollm2",
-        agent=agent,
-        status="completed",
-        stats=EpisodeStats(target_calls=0 if agent == FLOOR else 3, inputs=0),
+        target_id=f"neuron/smollm2/1:{i}",
+        calls=0 if agent == FLOOR else 3,
+        inputs=0,
         scores=[
             ScoreResult(metric=m, value=value, details={"simulator": "lexical"}) for m in metrics
         ],

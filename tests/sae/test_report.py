@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from interp_harness.evaluator.api import EpisodeStats, EpisodeSummary, ScoreResult
+from evaluator_helpers import summary
+from interp_harness.evaluator.api import EpisodeSummary, ScoreResult
 from interp_harness.evaluator.report import build_report
 from interp_harness.targets.sae.benchmark import BENCHMARK
 
@@ -17,17 +18,10 @@ def _ep(i: int, agent: str, value: float, ceiling: float) -> EpisodeSummary:
             ScoreResult(metric=f"{r.metric}_ceiling", value=ceiling),
         )
     ]
-    return EpisodeSummary(
-        episode_id=f"{agent}{i}",
-        target_id=f"sae/m/s/{i}",
-        dataset="sae",
-        family="sae",
-        variant="m",
-        agent=agent,
-        status="completed",
-        stats=EpisodeStats(target_calls=4, inputs=64),
-        scores=scores,
-    )
+    return summary(
+        i, agent, scores, family="sae", dataset="sae", variant="m", target_id=f"sae/m/s/{i}",
+        calls=4, inputs=64,
+    )  # fmt: skip
 
 
 def test_rows_carry_their_ceiling_and_no_success_table() -> None:
