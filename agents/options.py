@@ -1,6 +1,6 @@
 """What an API caller may set for the provider agents (openai, anthropic).
 
-Endpoints and keys are the operator's: a caller names a provider profile (interp_harness.orchestrator.providers) and
+Endpoints and keys are the operator's: a caller names a provider profile (interp_harness.orchestrator.providers.profiles) and
 never sends a URL or a key. `base_url` and `api_key` stay constructor options for the operator
 (CLI `-o base_url=...`) and for the orchestrator, which fills them from the chosen profile.
 """

@@ -63,7 +63,7 @@ class Benchmark:
     # model-backed family's call of many texts); None: the base alone (interp_harness.targets.call_clock)
     call_budget: CallBudget | None = None
     # `module:attr`, a mapping prompt family -> the family's own task-prompt template
-    # (interp_harness.orchestrator.prompts adds FIND's shared parts: its prompt files, {DIR2FUNC}, exemplars)
+    # (interp_harness.orchestrator.episode.prompts adds FIND's shared parts: its prompt files, {DIR2FUNC}, exemplars)
     prompt: str = ""
     # the family's commands, declared once (agents/toolspec.py): protocol mode `tools` offers them
     # as tools, MCP serves them; the text protocol is their rendering. A family without them

@@ -15,7 +15,11 @@ from typing import Any
 
 from interp_harness.agents.base import AgentOptions
 from interp_harness.agents.options import PROFILE_GOVERNED_KEYS
-from interp_harness.orchestrator.providers import ProfileError, ProviderProfile, get_profile
+from interp_harness.orchestrator.providers.profiles import (
+    ProfileError,
+    ProviderProfile,
+    get_profile,
+)
 from interp_harness.orchestrator.settings import Settings
 from pydantic import ValidationError
 

@@ -11,7 +11,7 @@ import importlib
 from dataclasses import dataclass
 
 from interp_harness.orchestrator.domain.catalogs import CatalogCache
-from interp_harness.orchestrator.episode import ScoreHook, default_score_hook
+from interp_harness.orchestrator.episode.runner import ScoreHook, default_score_hook
 from interp_harness.orchestrator.executors import NoLocalTargets, make_executor
 from interp_harness.orchestrator.executors.base import Executor
 from interp_harness.orchestrator.runs.scheduler import Scheduler

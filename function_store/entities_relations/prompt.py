@@ -1,5 +1,5 @@
 """The task prompts of FIND's entity and relation modules, in the project's own words (FIND's
-original prompt files replace them when the data directory holds them: interp_harness.orchestrator.prompts)."""
+original prompt files replace them when the data directory holds them: interp_harness.orchestrator.episode.prompts)."""
 
 # {DIR2FUNC}: FIND's placeholder, filled in by the harness (as in numeric/prompt.py)
 _ENTITIES = (

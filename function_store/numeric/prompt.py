@@ -1,5 +1,5 @@
 """The task prompts of FIND's numeric functions, in the project's own words (FIND's original
-prompt files replace them when the data directory holds them: interp_harness.orchestrator.prompts)."""
+prompt files replace them when the data directory holds them: interp_harness.orchestrator.episode.prompts)."""
 
 # FIND's prompt files each open with this sentence; {DIR2FUNC} is filled in by the harness
 # (FIND's own placeholder, kept so that its prompt files and ours are read the same way).

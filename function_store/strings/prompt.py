@@ -1,5 +1,5 @@
 """The task prompt of FIND's string functions, in the project's own words (FIND's original
-prompt file replaces it when the data directory holds it: interp_harness.orchestrator.prompts)."""
+prompt file replaces it when the data directory holds it: interp_harness.orchestrator.episode.prompts)."""
 
 # {DIR2FUNC}: FIND's placeholder, filled in by the harness (as in numeric/prompt.py)
 _STRINGS = (

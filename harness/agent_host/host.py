@@ -76,7 +76,7 @@ from interp_harness.agents.toolspec import ToolSpec
 from interp_harness.orchestrator.agent_host.errors import CREATE_PREFIX, HostedAgentError
 from interp_harness.orchestrator.agent_host.net import KeyScrubber, Seen, UsageMeter, key_forms
 from interp_harness.orchestrator.policy import profile_for
-from interp_harness.orchestrator.providers import ProfileError, ProviderProfile
+from interp_harness.orchestrator.providers.profiles import ProfileError, ProviderProfile
 from interp_harness.orchestrator.sandbox.base import Limits
 from interp_harness.orchestrator.sandbox.bwrap import (
     BwrapSandbox,

@@ -6,7 +6,7 @@ the profile's http(s) endpoint (the orchestrator speaks TLS; inside, the SDK spe
 its private loopback listener, `interp_harness.agents.host._route`). Because the forwarder reads every request
 and reply, it
 
-- sends on only what the profile offers (`interp_harness.orchestrator.provider_requests`): one of its routes
+- sends on only what the profile offers (`interp_harness.orchestrator.providers.requests`): one of its routes
   (`ProviderProfile.routes`; default chat completions / messages), else a 403 naming the routes
   it offers; on an inference route a JSON object body (else a 400), re-serialised from what was
   checked (a key given twice, at any depth, is refused), within the profile's models and limits
@@ -40,8 +40,8 @@ from urllib.parse import quote
 import httpx
 from interp_harness.agents.base import MAX_MESSAGE_TOKENS
 from interp_harness.agents.host_protocol import MAX_LINE, Network
-from interp_harness.orchestrator.provider_requests import Outgoing, Refused, outgoing
-from interp_harness.orchestrator.providers import PROVIDER_ENV, ProviderProfile
+from interp_harness.orchestrator.providers.profiles import PROVIDER_ENV, ProviderProfile
+from interp_harness.orchestrator.providers.requests import Outgoing, Refused, outgoing
 
 log = logging.getLogger(__name__)
 

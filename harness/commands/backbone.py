@@ -42,7 +42,7 @@ def serve(
     ),
 ) -> None:
     """Serve /v1/chat/completions (+ /v1/models, /v1/batch/chat/completions, /tokenize) on CPU."""
-    from interp_harness.orchestrator.ports import exit_if_port_taken, run_model_server
+    from interp_harness.orchestrator.commands._ports import exit_if_port_taken, run_model_server
 
     exit_if_port_taken(host, port, err)
     from interp_harness.model_services.backbone.omp_spin import limit_omp_spin

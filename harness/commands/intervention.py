@@ -55,7 +55,7 @@ def serve(
 ) -> None:
     """Serve /v1/activations, /v1/interchange, /v1/generate, /v1/featurizers, /v1/saes,
     /v1/tokenize."""
-    from interp_harness.orchestrator.ports import exit_if_port_taken, run_model_server
+    from interp_harness.orchestrator.commands._ports import exit_if_port_taken, run_model_server
 
     exit_if_port_taken(host, port, err)
     from interp_harness.model_services.backbone.model import ModelNotFound

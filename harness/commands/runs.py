@@ -260,7 +260,7 @@ def export(
     if store.imported_runs([run.id]):  # the export carries the mark too (Inspect: its metadata)
         err.print(f"note: {IMPORTED}", markup=False, soft_wrap=True)
     if fmt == "inspect":
-        from interp_harness.orchestrator.inspect_export import (
+        from interp_harness.orchestrator.inspect_tasks.export import (
             InspectUnavailable,
             write_inspect_json,
             write_inspect_log,

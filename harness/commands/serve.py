@@ -18,7 +18,7 @@ def serve(
     ),
 ) -> None:
     """Run the API and the scheduler (embedded default: SQLite + bwrap + local target services)."""
-    from interp_harness.orchestrator.ports import exit_if_port_taken
+    from interp_harness.orchestrator.commands._ports import exit_if_port_taken
 
     exit_if_port_taken(host, port, console)
     import uvicorn

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from interp_harness.orchestrator.domain.spec import RunSpec
-from interp_harness.orchestrator.episode import ScoreHook
+from interp_harness.orchestrator.episode.runner import ScoreHook
 from interp_harness.orchestrator.settings import Settings
 from interp_harness.targets.models import CallOutput, Target
 from pydantic import BaseModel

@@ -12,12 +12,12 @@ from interp_harness.agents.base import Agent
 from interp_harness.orchestrator.agent_host.errors import agent_traceback, creation_error
 from interp_harness.orchestrator.domain.agent_class import planned_agent_class
 from interp_harness.orchestrator.domain.spec import RunSpec
-from interp_harness.orchestrator.episode import LOST, EpisodeRunner, ScoreHook
+from interp_harness.orchestrator.episode.runner import LOST, EpisodeRunner, ScoreHook
 from interp_harness.orchestrator.executors.base import EpisodeJob, RunControl
 from interp_harness.orchestrator.lab.limits import LabLimits
 from interp_harness.orchestrator.lab.session import Lab
 from interp_harness.orchestrator.policy import agent_kwargs, profile_for
-from interp_harness.orchestrator.providers import ProviderProfile
+from interp_harness.orchestrator.providers.profiles import ProviderProfile
 from interp_harness.orchestrator.settings import Settings
 from interp_harness.orchestrator.store.models import EPISODE_TERMINAL, Episode
 from interp_harness.orchestrator.store.repo import Store

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import ray
-from interp_harness.orchestrator.episode import ScoreHook
+from interp_harness.orchestrator.episode.runner import ScoreHook
 from interp_harness.orchestrator.executors.base import EpisodeJob, ExecutorConfigError, RunControl
 from interp_harness.orchestrator.settings import Settings
 from interp_harness.targets.models import CallOutput

@@ -47,7 +47,7 @@ CATEGORIES = ("agent", "target", "judge", "infrastructure", "budget", "sandbox")
 _CATEGORY = re.compile(r"\[(" + "|".join(CATEGORIES) + r")\]\s*")
 RUN_STATUS = {"success": "completed", "error": "failed", "cancelled": "cancelled"}
 EPISODE_STATUS = ("completed", "budget_exhausted", "error", "cancelled")
-# Inspect's epoch reducers by our names (interp_harness.orchestrator.inspect_export.INSPECT_REDUCERS, reversed)
+# Inspect's epoch reducers by our names (interp_harness.orchestrator.inspect_tasks.export.INSPECT_REDUCERS, reversed)
 REDUCERS = {"mean": "mean", "max": "max", "at_least_1": "at_least_one"}
 MAX_ARGUMENTS_CHARS = 64_000  # a tool call's arguments as JSON (as agent_options are bounded)
 

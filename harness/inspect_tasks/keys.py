@@ -7,7 +7,7 @@ TARGET_CALLS = f"{PREFIX}target_calls"
 INPUTS = f"{PREFIX}inputs"
 ROUNDS = f"{PREFIX}rounds"
 ANSWER = f"{PREFIX}answer"  # the final tagged answer the scorers parse
-# why the sample's episode ended, as the harness's end_reason (harness/episode.py)
+# why the sample's episode ended, as the harness's end_reason (harness/episode/runner.py)
 END_REASON = f"{PREFIX}end_reason"
 # the end reasons that are budgets: such an episode is "budget_exhausted"
 BUDGET_REASONS = frozenset({"rounds", "target_calls", "tokens", "wall_time"})

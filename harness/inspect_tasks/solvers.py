@@ -10,7 +10,7 @@ from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import ToolDef
 from inspect_ai.util import store
-from interp_harness.orchestrator import prompts
+from interp_harness.orchestrator.episode import prompts
 from interp_harness.orchestrator.inspect_tasks.keys import ANSWER, END_REASON, ROUNDS
 from interp_harness.orchestrator.inspect_tasks.lab_tool import code_tools
 from interp_harness.orchestrator.inspect_tasks.tools import final_output, sample_tools

@@ -13,10 +13,9 @@ from typing import Literal
 
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
-from interp_harness.orchestrator import prompts
 from interp_harness.orchestrator.domain.catalogs import CatalogCache
 from interp_harness.orchestrator.domain.spec import Budgets, ProtocolOptions, RunSpec
-from interp_harness.orchestrator.episode import offered_tools
+from interp_harness.orchestrator.episode.runner import offered_tools, prompts
 from interp_harness.orchestrator.inspect_tasks.lab_tool import close_sample_lab
 from interp_harness.orchestrator.inspect_tasks.resources import resources
 from interp_harness.orchestrator.inspect_tasks.scoring import interp_harness_scorer

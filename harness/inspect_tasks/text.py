@@ -27,7 +27,7 @@ from inspect_ai.util import store
 from interp_harness.agents.base import Agent, AgentReply, Usage
 from interp_harness.agents.base import Message as AgentMessage
 from interp_harness.orchestrator.domain.spec import Budgets, ProtocolMode, ProtocolOptions, RunSpec
-from interp_harness.orchestrator.episode import EpisodeRunner
+from interp_harness.orchestrator.episode.runner import EpisodeRunner
 from interp_harness.orchestrator.inspect_tasks.keys import (
     ANSWER,
     END_REASON,

@@ -2,7 +2,7 @@
 
 A call tool runs the text command it stands for (`to_words`) on the sandboxed target service and
 returns the harness's tool result text byte for byte (`format_reply(outputs, "default", ...)`),
-as `harness run --protocol-mode tools` does (harness/episode.py `_tool_turn`). The answer tool
+as `harness run --protocol-mode tools` does (harness/episode/runner.py `_tool_turn`). The answer tool
 (`submit_answer`) returns the tagged final answer text (`to_answer`), which react() makes the
 completion; it is also kept in the sample's store. Counters live in the sample's store (the
 keys below), so they hold whichever Inspect agent calls the tools."""
@@ -18,7 +18,8 @@ from inspect_ai.util import store
 from interp_harness.agents import protocol as proto
 from interp_harness.agents.protocol import tools as tool_text
 from interp_harness.agents.toolspec import ToolSpec
-from interp_harness.orchestrator.episode import target_category
+from interp_harness.orchestrator.domain.tool_checks import argument_errors
+from interp_harness.orchestrator.episode.runner import target_category
 from interp_harness.orchestrator.inspect_tasks.keys import (
     ANSWER,
     END_REASON,
@@ -27,7 +28,6 @@ from interp_harness.orchestrator.inspect_tasks.keys import (
     tagged,
 )
 from interp_harness.orchestrator.inspect_tasks.resources import resources
-from interp_harness.orchestrator.tool_checks import argument_errors
 from interp_harness.targets.benchmark import benchmark
 from interp_harness.targets.models import CallOutput
 

@@ -1,5 +1,5 @@
 """The lab's part of the episode loop (protocol modes `code` and `code-tools`), mixed into
-`interp_harness.orchestrator.episode.EpisodeRunner`.
+`interp_harness.orchestrator.episode.runner.EpisodeRunner`.
 
 A cell's target calls take the path a command takes: the command is looked up in the
 benchmark's declaration, its arguments are checked against the schema (as a tool call's are),
@@ -27,13 +27,13 @@ from interp_harness.agents.images import MAX_MESSAGE_IMAGES, ImagePart
 from interp_harness.agents.protocol.cells import LAB_REF
 from interp_harness.agents.protocol.tools import answer_spec, by_name, to_words
 from interp_harness.agents.toolspec import ToolSpec
-from interp_harness.orchestrator.episode_end import EpisodeEnd
+from interp_harness.orchestrator.domain.episode_end import EpisodeEnd
+from interp_harness.orchestrator.domain.tool_checks import argument_errors
 from interp_harness.orchestrator.lab.api import call_commands, call_value
 from interp_harness.orchestrator.lab.frames import Call, CallResult
 from interp_harness.orchestrator.lab.process import LabStartError
 from interp_harness.orchestrator.lab.replay import rebuild
 from interp_harness.orchestrator.lab.session import Lab
-from interp_harness.orchestrator.tool_checks import argument_errors
 from interp_harness.targets.benchmark import benchmark
 
 LabFactory = Callable[[Sequence[ToolSpec], int], Lab]  # (commands, first cell number) -> Lab

@@ -5,7 +5,7 @@ A request is answered only when its token is the episode's in the path; once tha
 ended, its token lists no tool and every call answers "episode ended". The tool handlers look the episode up by the request's token again, so neither an MCP
 session id nor the path alone grants anything. Tools are the episode's benchmark's commands
 (`interp_harness.targets.benchmark.benchmark(family).commands`), listed with their JSON schemas; in
-protocol mode `code-tools` also the lab's `run_python` (`interp_harness.orchestrator.episode.offered_tools`: what the
+protocol mode `code-tools` also the lab's `run_python` (`interp_harness.orchestrator.episode.runner.offered_tools`: what the
 episode offers), whose cells run in the episode's lab (docs/code-mode.md).
 
 Bounds, as for a native agent's message at the agent host: a call whose arguments are longer
@@ -39,7 +39,7 @@ from interp_harness.orchestrator.domain.rendezvous import (
     Rendezvous,
 )
 from interp_harness.orchestrator.domain.spec import RunSpec
-from interp_harness.orchestrator.episode import offered_tools
+from interp_harness.orchestrator.episode.runner import offered_tools
 from interp_harness.orchestrator.rate_limit import FailureBudget, TooManyFailures, client_address
 from interp_harness.orchestrator.runs.plan import RunPlan
 from interp_harness.orchestrator.runs.prepare import RunState, store_episodes

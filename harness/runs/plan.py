@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from interp_harness.orchestrator.domain.catalogs import CatalogCache
 from interp_harness.orchestrator.domain.spec import RunSpec
 from interp_harness.orchestrator.policy import ApiPolicy, check_no_secrets, profile_for
-from interp_harness.orchestrator.providers import ProviderProfile
+from interp_harness.orchestrator.providers.profiles import ProviderProfile
 from interp_harness.orchestrator.runs.selection import (
     SelectionError,
     resolve_agent_class,

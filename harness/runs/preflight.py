@@ -33,7 +33,7 @@ from interp_harness.orchestrator.policy import (
     check_no_secrets,
     profile_for,
 )
-from interp_harness.orchestrator.providers import ProviderProfile
+from interp_harness.orchestrator.providers.profiles import ProviderProfile
 from interp_harness.orchestrator.settings import Settings
 from interp_harness.targets.benchmark import benchmark
 from interp_harness.targets.models import Target

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from interp_harness.orchestrator.domain.catalogs import CatalogCache
-from interp_harness.orchestrator.episode import LOST, ScoreHook
+from interp_harness.orchestrator.episode.runner import LOST, ScoreHook
 from interp_harness.orchestrator.executors.base import EpisodeJob, Executor
 from interp_harness.orchestrator.executors.local import LocalExecutor
 from interp_harness.orchestrator.runs.finish import final_status

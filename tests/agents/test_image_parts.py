@@ -16,8 +16,8 @@ from interp_harness.agents.host_protocol import REQUEST, Step, encode
 from interp_harness.agents.images import MAX_CONVERSATION_IMAGE_BYTES, ImagePart, recent_images
 from interp_harness.agents.openai_agent import to_chat_messages
 from interp_harness.agents.toolspec import ToolCall
-from interp_harness.orchestrator.provider_requests import outgoing
-from interp_harness.orchestrator.providers import ProviderProfile
+from interp_harness.orchestrator.providers.profiles import ProviderProfile
+from interp_harness.orchestrator.providers.requests import outgoing
 from pydantic import ValidationError
 
 PNG_A = b"\x89PNG\r\n\x1a\n\x00\xffA"  # bytes that are no UTF-8: they must travel as base64

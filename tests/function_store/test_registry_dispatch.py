@@ -63,7 +63,7 @@ def _target(family: str, model: str | None = None) -> Target:
 
 
 def test_task_prompt_comes_from_the_record(toy: types.ModuleType, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from interp_harness.orchestrator import prompts
+    from interp_harness.orchestrator.episode import prompts
 
     monkeypatch.setenv("HARNESS_DATA_DIR", str(tmp_path))
     assert prompts.prompt_template("toy_prompt") == ("Probe {DIR2FUNC} with words.", "own")

@@ -27,7 +27,7 @@ from interp_harness.orchestrator.agent_host.net import (
     key_forms,
     open_route,
 )
-from interp_harness.orchestrator.providers import ProviderProfile
+from interp_harness.orchestrator.providers.profiles import ProviderProfile
 from support import LoopbackHTTP, QuietHandler, chat_completion
 
 KEY = "sk-unit/profile-key-0123456789abcdef"  # "/" : some JSON encoders write it as "\/"

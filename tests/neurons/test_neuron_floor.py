@@ -24,7 +24,7 @@ from interp_harness.evaluator.token_activations import observational as O
 from interp_harness.evaluator.token_activations.membership import LexicalMembership
 from interp_harness.evaluator.token_activations.testset import carriers
 from interp_harness.orchestrator.domain.spec import RunSpec
-from interp_harness.orchestrator.prompts import task_prompt
+from interp_harness.orchestrator.episode.prompts import task_prompt
 from interp_harness.orchestrator.runs.plan import plan_floors
 from interp_harness.targets.catalog import Catalog
 

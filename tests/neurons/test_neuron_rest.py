@@ -199,7 +199,7 @@ def test_episode_page_titles_calls_by_the_neurons_script(api: Server) -> None:
 
 
 def test_gpt2xl_targets_carry_references_the_agent_never_sees() -> None:
-    from interp_harness.orchestrator.prompts import task_prompt
+    from interp_harness.orchestrator.episode.prompts import task_prompt
 
     targets = Catalog().list(dataset="neuron", variant="gpt2-xl")
     assert len(targets) == 255

@@ -28,7 +28,7 @@ from interp_harness.evaluator.ravel.scorer import (
     score_ravel_episode,
 )
 from interp_harness.model_services.intervention.featurizers import decode_arrays
-from interp_harness.orchestrator.prompts import task_prompt
+from interp_harness.orchestrator.episode.prompts import task_prompt
 from interp_harness.targets.catalog import Catalog
 from interp_harness.targets.models import make_canary
 from interp_harness.targets.ravel.data import load

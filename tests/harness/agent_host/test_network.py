@@ -13,7 +13,7 @@ import pytest
 from interp_harness.agents import AgentError, Message
 from interp_harness.agents.registry import resolve_agent
 from interp_harness.orchestrator.agent_host.host import AgentHosts
-from interp_harness.orchestrator.providers import HELD_KEY
+from interp_harness.orchestrator.providers.profiles import HELD_KEY
 
 from tests.agents.conftest import provider_server, server  # noqa: F401 - fixtures
 

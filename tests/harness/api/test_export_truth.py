@@ -149,7 +149,7 @@ def _context(target: Target) -> ScoringContext:
     ids=["numeric", "strings"],
 )
 def test_inspect_export_has_no_ground_truth(tmp_path: Path, target: Target, answer: str) -> None:
-    from interp_harness.orchestrator.inspect_export import write_inspect_log
+    from interp_harness.orchestrator.inspect_tasks.export import write_inspect_log
 
     # in a thread with its own event loop: a test run that also drove playwright's sync API
     # leaves a loop running in this one

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 from interp_harness.orchestrator.agent_host.net import SOCKET_NAME, UsageMeter, open_route
-from interp_harness.orchestrator.providers import ProviderProfile
+from interp_harness.orchestrator.providers.profiles import ProviderProfile
 from interp_harness.orchestrator.store.models import Episode
 from interp_harness.orchestrator.store.repo import Store
 from openai_stub import OpenAIStub

@@ -16,7 +16,7 @@ from datetime import UTC
 from interp_harness.agents.base import Agent, AgentReply, Message
 from interp_harness.orchestrator.domain.catalogs import CatalogCache
 from interp_harness.orchestrator.domain.spec import RunSpec
-from interp_harness.orchestrator.episode import LOST
+from interp_harness.orchestrator.episode.runner import LOST
 from interp_harness.orchestrator.executors.local import execute_episode
 from interp_harness.orchestrator.executors.ray_executor import RunWatch
 from interp_harness.orchestrator.store import make_engine

@@ -14,9 +14,8 @@ from pathlib import Path
 import pytest
 from inspect_code_scripts import ANSWER, FIRST
 from interp_harness.agents.protocol.cells import parse_cells
-from interp_harness.orchestrator import prompts
 from interp_harness.orchestrator.domain.catalogs import CatalogCache
-from interp_harness.orchestrator.episode import offered_tools
+from interp_harness.orchestrator.episode.runner import offered_tools, prompts
 from interp_harness.orchestrator.inspect_tasks.importer import import_eval_log
 from interp_harness.orchestrator.lab.api import call_commands, call_value
 from interp_harness.orchestrator.lab.limits import LabLimits

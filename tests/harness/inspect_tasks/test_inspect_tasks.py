@@ -24,8 +24,8 @@ from inspect_ai.log import EvalLog, read_eval_log
 from interp_harness.agents.protocol import format_reply
 from interp_harness.evaluator.api import EpisodeStats, ScoreResult
 from interp_harness.evaluator.scoring import ScoringContext, score_episode
-from interp_harness.orchestrator import prompts
 from interp_harness.orchestrator.domain.catalogs import CatalogCache
+from interp_harness.orchestrator.episode import prompts
 from interp_harness.orchestrator.inspect_tasks.importer import import_eval_log
 from interp_harness.orchestrator.runs.report import build_report
 from interp_harness.orchestrator.sandbox.code_runner import run_in_sandbox

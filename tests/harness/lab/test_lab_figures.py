@@ -206,7 +206,7 @@ def test_a_resumed_episode_gives_the_agent_the_stored_figures_again(
     the reply that carried it (mode code: the user message after the cell's message; code-tools:
     the result of the cell's tool call)."""
     from interp_harness.orchestrator.domain.spec import RunSpec
-    from interp_harness.orchestrator.episode import EpisodeRunner
+    from interp_harness.orchestrator.episode.runner import EpisodeRunner
     from interp_harness.orchestrator.store import make_engine
     from interp_harness.orchestrator.store.repo import Store
 

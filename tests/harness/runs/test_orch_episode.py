@@ -6,10 +6,9 @@ and `prompts/` or read from the data files.
 from __future__ import annotations
 
 import pytest
-from interp_harness.orchestrator import prompts
 from interp_harness.orchestrator.domain.catalogs import CatalogCache
 from interp_harness.orchestrator.domain.spec import RunSpec
-from interp_harness.orchestrator.episode import NO_COMMAND_HINT, EpisodeRunner
+from interp_harness.orchestrator.episode.runner import NO_COMMAND_HINT, EpisodeRunner, prompts
 from interp_harness.orchestrator.runs.plan import create_run
 from interp_harness.orchestrator.runs.selection import SelectionError
 from interp_harness.orchestrator.store import make_engine

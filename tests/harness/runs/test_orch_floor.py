@@ -33,7 +33,7 @@ def _floor_of(store: Store, run_id: str):  # type: ignore[no-untyped-def]
 async def _run_with_floor(url: str, spec: dict):  # type: ignore[no-untyped-def]
     """Store the run, then run it and its floor with one in-process scheduler (as `harness run`
     does) under the evaluator's real scoring; returns (store, run, floor)."""
-    from interp_harness.orchestrator.episode import default_score_hook
+    from interp_harness.orchestrator.episode.runner import default_score_hook
     from interp_harness.orchestrator.runs.scheduler import Scheduler
     from interp_harness.orchestrator.settings import Settings
     from interp_harness.orchestrator.target_client import make_target_client

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import orch_plugin  # noqa: F401  (registers the orch-test targets)
 import pytest
-from interp_harness.orchestrator import prompts
 from interp_harness.orchestrator.domain.catalogs import CatalogCache
 from interp_harness.orchestrator.domain.spec import RunSpec
+from interp_harness.orchestrator.episode import prompts
 from interp_harness.orchestrator.runs.plan import create_run
 from interp_harness.orchestrator.runs.selection import SelectionError
 from interp_harness.orchestrator.store import make_engine

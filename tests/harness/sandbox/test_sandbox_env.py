@@ -25,7 +25,7 @@ from interp_harness.evaluator.parsing import parse_answer
 from interp_harness.evaluator.sandbox_exec import CodeJob, CodeLimits, ExecSettings, run_code_jobs
 from interp_harness.evaluator.scorer import EvalSettings, Item
 from interp_harness.orchestrator.agent_host.host import AgentHosts
-from interp_harness.orchestrator.providers import HELD_KEY
+from interp_harness.orchestrator.providers.profiles import HELD_KEY
 from interp_harness.orchestrator.sandbox.code_runner import run_in_sandbox
 from interp_harness.orchestrator.sandbox.pool import ServicePool
 from interp_harness.targets.service.client import TargetServiceClient

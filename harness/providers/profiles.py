@@ -20,7 +20,7 @@ every other path and method is refused. Only the operator sets them. On those ro
 (the model ids; the request must name one when the profile lists them), `max_tokens` (the limit
 of each route's own length fields, filled in when a request sets none), `max_n` (n / best_of;
 default 1). Pre-flight holds a run's options to it (interp_harness.orchestrator.policy), and the orchestrator's
-forwarder holds every request an agent sends (interp_harness.orchestrator.agent_host.net, interp_harness.orchestrator.provider_requests).
+forwarder holds every request an agent sends (interp_harness.orchestrator.agent_host.net, interp_harness.orchestrator.providers.requests).
 """
 
 from __future__ import annotations

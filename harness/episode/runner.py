@@ -48,10 +48,11 @@ from interp_harness.agents.protocol.cells import RUN_PYTHON, RUN_PYTHON_SPEC, sp
 from interp_harness.agents.toolspec import ToolCall, ToolSpec
 from interp_harness.evaluator.api import EpisodeStats, ScoreResult
 from interp_harness.evaluator.scorer import ScoringContext
-from interp_harness.orchestrator import prompts
 from interp_harness.orchestrator.agent_host.errors import agent_traceback
+from interp_harness.orchestrator.domain.episode_end import EpisodeEnd
 from interp_harness.orchestrator.domain.spec import CODE_MODES, TOOL_MODES, RunSpec
-from interp_harness.orchestrator.episode_end import EpisodeEnd
+from interp_harness.orchestrator.domain.tool_checks import MAX_TOOL_CALLS, argument_errors
+from interp_harness.orchestrator.episode import prompts
 from interp_harness.orchestrator.lab.limits import LabLimits
 from interp_harness.orchestrator.lab.prompt import lab_note
 from interp_harness.orchestrator.lab.turns import LabFactory, LabTurns
@@ -60,7 +61,6 @@ from interp_harness.orchestrator.store.models import Episode
 from interp_harness.orchestrator.store.models import Message as MessageRow
 from interp_harness.orchestrator.store.repo import Store
 from interp_harness.orchestrator.target_client import TargetClient
-from interp_harness.orchestrator.tool_checks import MAX_TOOL_CALLS, argument_errors
 from interp_harness.targets.benchmark import benchmark
 from interp_harness.targets.models import Target
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from interp_harness.orchestrator.providers import ProfileError, ProviderProfile, Route
+from interp_harness.orchestrator.providers.profiles import ProfileError, ProviderProfile, Route
 
 # Request headers passed on (the SDKs' own; x-stainless-* is their client telemetry). The forwarder
 # sets the credential, content-type and accept-encoding itself.

@@ -1,4 +1,4 @@
-"""How the episode loop ends an episode from anywhere inside it (harness/episode.py, and the
+"""How the episode loop ends an episode from anywhere inside it (harness/episode/runner.py, and the
 lab's turns, harness/lab/turns.py)."""
 
 from __future__ import annotations
