@@ -110,7 +110,8 @@ def test_run_report_tools_mode_and_leak_audit(
 
 def _episode_page_shades_tokens(env: dict[str, str], store: Store, run_id: str, tmp: Path) -> None:
     """The web episode page (the real API server on the run's store) shows each reply's tokens
-    shaded by activation: the family's panel, declared in its record."""
+    shaded by activation and the simulation panel: the family's panels, declared in its
+    record."""
     ep = next(e for e in store.episodes(run_id) if e.status == "completed")
     srv = Server(env, tmp / "api.log").start(timeout=120)
     try:
@@ -119,6 +120,11 @@ def _episode_page_shades_tokens(env: dict[str, str], store: Store, run_id: str, 
         srv.stop()
     shades = re.findall(r'class="act" style="background: rgba\(230, 120, 0, ([0-9.]+)\)"', html)
     assert shades and max(map(float, shades)) == 1.0  # each text's max is fully shaded
+    # the simulation panel: the top-and-random examples, true against simulated, per token
+    assert "Simulated vs true activations" in html and "<strong>lexical</strong>" in html
+    [sim] = [s for s in store.scores([ep.id]) if s.metric == "simulation_top_random"]
+    texts = sim.details["per_text"]
+    assert texts and html.count('<table class="simulation"') == len(texts) == sim.details["texts"]
     assert not [c for c in CANARIES.values() if c in html]
 
 
