@@ -25,15 +25,18 @@ def _frames(stderr: str) -> list[str]:
     return [x for part in text.split("\r") for x in part.split("\n") if x.strip()]
 
 
-def _run(tmp_path: Path, columns: int, *options: str) -> list[str]:
+def _run(
+    tmp_path: Path, columns: int, *options: str, floor: bool = False, **extra: str
+) -> list[str]:
     env = cli_env(tmp_path) | {
         # a live display although stderr is not a terminal here (rich's own switches)
         "TTY_COMPATIBLE": "1",
         "TTY_INTERACTIVE": "1",
         "COLUMNS": str(columns),
     }
+    env |= extra
     args = ["run", "--agent", "progress_agents:SlowStartAgent", "-d", "find-gen", "-f", "numeric"]
-    args += ["--limit", "1", "--seed", "0", "--no-floor", *options]
+    args += ["--limit", "1", "--seed", "0", *([] if floor else ["--no-floor"]), *options]
     r = CliRunner().invoke(app, args, env=env)
     assert r.exit_code == 0, (r.stderr[-3000:], r.exception)
     return _frames(r.stderr)
@@ -72,3 +75,17 @@ def test_progress_bar_keeps_its_width_and_fits_the_terminal(tmp_path: Path) -> N
     assert all(len(x.rstrip()) <= 80 for x in bars), [x for x in bars if len(x.rstrip()) > 80]
     texts = {BAR.split(x, maxsplit=1)[1].strip() for x in bars}
     assert any("running (rounds" in t for t in texts), texts  # the text beside it did change
+
+
+def test_a_bar_waiting_for_a_slot_says_so_and_the_floor_bar_ends_full(tmp_path: Path) -> None:
+    # one slot for the run and its floor run: one of them waits while the other's episode runs
+    # (the floor's bar sat at 0/N with nothing said until the main run ended)
+    lines = _run(
+        tmp_path, 100, "-o", "n_calls=4", "-o", "delay=0.3", floor=True,
+        HARNESS_MAX_CONCURRENCY="1",
+    )  # fmt: skip
+    bars = [x for x in lines if x.startswith(("episodes ", "floor episodes ")) and BAR.search(x)]
+    waiting = [x for x in bars if "0/1" in x and "1 queued (slots full)" in x]
+    assert waiting, bars
+    floor = [x for x in bars if x.startswith("floor episodes ")]
+    assert floor and "1/1" in floor[-1], floor
