@@ -4,7 +4,7 @@
 #   bash scripts/test.sh --quick         the development loop: no slow, Docker or model-server tests
 #   bash scripts/test.sh tests/some/file.py -k name     any pytest arguments
 # HARNESS_TEST_WORKERS: pytest-xdist workers (default: one per core; 0 runs in this one process).
-# Workers share the session's model servers (tests/shared_services.py); tests that share an
+# Workers share the session's model servers (tests/support/shared_services.py); tests that share an
 # expensive build or one server's sinks stay on one worker (--dist loadgroup).
 set -uo pipefail
 cd "$(dirname "$0")/.."

@@ -11,7 +11,6 @@ import json
 
 import httpx
 import openai
-from evaluator_helpers import summary
 from inspect_ai._util.error import exception_message
 from inspect_ai.model._model import ModelGenerateError
 from interp_harness.evaluator.error_text import (
@@ -23,6 +22,7 @@ from interp_harness.evaluator.error_text import (
     without_cause_first,
 )
 from interp_harness.evaluator.errors import group_errors
+from support.evaluator_helpers import summary
 
 REFUSAL = "`tools` is not served by this server: it generates plain text only"
 

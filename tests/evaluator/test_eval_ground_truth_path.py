@@ -7,12 +7,12 @@ from __future__ import annotations
 import interp_harness.evaluator.numeric.scorer as numeric_scorer
 import interp_harness.evaluator.scoring as scoring
 import pytest
-from evaluator_helpers import numeric_target
 from interp_harness.evaluator.api import EpisodeStats
 from interp_harness.evaluator.numeric import grid_inputs
 from interp_harness.evaluator.scorer import ScoringContext
 from interp_harness.orchestrator.sandbox.code_runner import run_in_sandbox
 from interp_harness.targets.runtime import build_runner
+from support.evaluator_helpers import numeric_target
 
 ANSWER = "[DESCRIPTION]: a line\n[CODE]: ```python\ndef f(x):\n    return 0.5 * x + 3\n```"
 

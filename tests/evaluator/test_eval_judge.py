@@ -2,7 +2,6 @@ import asyncio
 import re
 
 import pytest
-from evaluator_helpers import local_ctx, string_target
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 from interp_harness.evaluator.api import EpisodeStats
@@ -23,6 +22,7 @@ from interp_harness.evaluator.unit_tests import (
 )
 from interp_harness.targets.datasets import data_path
 from interp_harness.targets.models import UnitTest
+from support.evaluator_helpers import local_ctx, string_target
 
 PAIRS = [(f"ab{k}", f"AB{k}") for k in range(10)]
 

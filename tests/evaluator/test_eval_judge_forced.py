@@ -2,12 +2,12 @@
 server never sends these; its correct replies are tested in tests/entities_relations/test_neural_judge.py)."""
 
 import pytest
-from evaluator_helpers import string_target
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from interp_harness.evaluator.judge import JudgeSettings, OpenAICompatibleJudge, make_judge
 from interp_harness.evaluator.strings.scorer import PROMPT as STRINGS
 from interp_harness.evaluator.unit_tests import judge_description
+from support.evaluator_helpers import string_target
 
 PAIRS = [(f"ab{k}", f"AB{k}") for k in range(10)]
 

@@ -1,7 +1,6 @@
 import math
 
 import pytest
-from evaluator_helpers import GRID, nmse_by_hand, numeric_target
 from interp_harness.evaluator import numeric as num
 from interp_harness.evaluator.numeric.scorer import score_numeric_batch
 from interp_harness.evaluator.parsing import parse_answer
@@ -9,6 +8,7 @@ from interp_harness.evaluator.sandbox_exec import CodeResult
 from interp_harness.evaluator.scorer import EvalSettings, Item
 from interp_harness.orchestrator.sandbox.code_runner import run_in_sandbox
 from interp_harness.targets.models import CallOutput
+from support.evaluator_helpers import GRID, nmse_by_hand, numeric_target
 
 
 def test_grid_is_256_half_integers():

@@ -1,11 +1,11 @@
 """Description rows against the judge ceiling and chance, from hand-built report inputs."""
 
-from evaluator_helpers import summary
 from interp_harness.evaluator.api import EpisodeStats, ScoreResult
 from interp_harness.evaluator.judge import HOW_TO, JudgeSettings
 from interp_harness.evaluator.report import CHANCE, build_report, render_report, wilson
 from interp_harness.evaluator.scoring import score_episode
 from rich.console import Console
+from support.evaluator_helpers import summary
 
 VERDICTS = [{"triplet": k} for k in range(10)]  # a ceiling's 10 triplets (only counted)
 
@@ -77,7 +77,7 @@ def test_scores_without_ceiling_say_so():
 
 
 async def test_no_judge_rows_say_why_and_how_to_configure():
-    from evaluator_helpers import local_ctx, string_target
+    from support.evaluator_helpers import local_ctx, string_target
 
     target = string_target([(f"ab{k}", f"AB{k}") for k in range(10)])
     scores = await score_episode(

@@ -8,7 +8,6 @@ import asyncio
 import statistics
 
 import pytest
-from evaluator_helpers import summary
 from interp_harness.evaluator.api import EpisodeSummary, ScoreResult
 from interp_harness.evaluator.report import build_report, render_report
 from interp_harness.evaluator.simulation.scale import normalise
@@ -21,6 +20,7 @@ from interp_harness.evaluator.simulation.scoring import (
     top_and_random,
 )
 from interp_harness.evaluator.simulation.simulator import LexicalSimulator, explanation_words
+from support.evaluator_helpers import summary
 
 
 def _lexical(explanation: str, texts: list[list[str]]) -> list[list[float]]:

@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from hardening_helpers import OpenAIStandIn
 from support import run_cli
-from trust_helpers import ROOT, HarnessServer
+from support.hardening_helpers import OpenAIStandIn
+from support.trust_helpers import ROOT, HarnessServer
 
 DATA = os.environ.get("HARNESS_DATA_DIR") or str(ROOT.parent / "shared" / "data")
 

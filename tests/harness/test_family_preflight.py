@@ -15,9 +15,8 @@ import pytest
 from interp_harness.orchestrator.cli import app
 from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
+from support.run_support import cli_env, serve_app
 from typer.testing import CliRunner
-
-from tests.harness.run_support import cli_env, serve_app
 
 TOKEN = "family-preflight-token"
 ONE = ["--limit", "1", "--seed", "0", "--no-floor", "--max-rounds", "3"]

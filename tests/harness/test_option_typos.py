@@ -12,9 +12,8 @@ import pytest
 from interp_harness.orchestrator.cli import app
 from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
+from support.run_support import cli_env, serve_app
 from typer.testing import CliRunner
-
-from tests.harness.run_support import cli_env, serve_app
 
 TOKEN = "option-typos-token"
 SELECT = ["-d", "find-v1", "-f", "numeric", "--limit", "1", "--no-floor", "--max-rounds", "2"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from hardening_helpers import OpenAIStandIn, dead_port
+from support.hardening_helpers import OpenAIStandIn, dead_port
 
 NUMERIC = ["--dataset", "find-gen", "--family", "numeric", "--limit", "1", "--no-floor"]
 ONE_ROUND = ["--max-rounds", "1"]

@@ -1,5 +1,5 @@
 """Fixtures: a client of the session's SmolLM2 intervention service (`smol_url`,
-tests/shared_services.py), and helpers for neuron runs served over the API."""
+tests/support/shared_services.py), and helpers for neuron runs served over the API."""
 
 from __future__ import annotations
 

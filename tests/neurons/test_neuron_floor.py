@@ -9,7 +9,6 @@ import asyncio
 import statistics
 
 import pytest
-from evaluator_helpers import summary
 from interp_harness.agents import get_agent, list_agents, resolve_agent
 from interp_harness.agents.base import Message
 from interp_harness.agents.scripted_neuron import ScriptedNeuronAgent
@@ -27,6 +26,7 @@ from interp_harness.orchestrator.domain.spec import RunSpec
 from interp_harness.orchestrator.episode.prompts import task_prompt
 from interp_harness.orchestrator.runs.plan import plan_floors
 from interp_harness.targets.catalog import Catalog
+from support.evaluator_helpers import summary
 
 FLOOR = "neuron-fixed-explanation"
 # written out here, not imported: what the floor must answer

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import inspect_scripts
 from interp_harness.agents.protocol import format_reply
 from interp_harness.agents.protocol.tools import by_name, to_words
 from interp_harness.orchestrator.domain.catalogs import CatalogCache
@@ -16,7 +17,6 @@ from interp_harness.orchestrator.target_client import make_target_client
 from interp_harness.targets.benchmark import benchmark
 from interp_harness.targets.models import make_canary
 
-from tests.harness.inspect_tasks import inspect_scripts
 from tests.harness.inspect_tasks.test_inspect_tasks import SCRIPTS, inspect_cli, logs
 from tests.neurons.conftest import neuron_api_env
 

@@ -14,8 +14,8 @@ import httpx
 import pytest
 from interp_harness.targets.catalog import Catalog
 from interp_harness.targets.models import make_canary
-from orch_helpers import Server
 from support import run_cli
+from support.orch_helpers import Server
 
 from tests.neurons.conftest import neuron_api_env, wait_done
 

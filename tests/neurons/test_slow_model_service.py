@@ -28,9 +28,8 @@ from interp_harness.orchestrator.store.repo import Store
 from interp_harness.targets.benchmark import benchmark
 from interp_harness.targets.call_clock import call_limit
 from support import serve_in_process
+from support.run_support import serve_app
 from typer.testing import CliRunner
-
-from tests.harness.run_support import serve_app
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 

@@ -8,8 +8,7 @@ import numpy as np
 from interp_harness.targets.models import make_canary
 from interp_harness.targets.numeric.assemble import source_for
 from interp_harness.targets.runtime import RuntimeContext, call_target
-
-from tests.numeric import reference as ref
+from support import numeric_reference as ref
 
 INPUTS = ["-128", "-97.5", "-4", "-0.5", "0", "1", "3.25", "50", "99.9", "127.5"]
 

@@ -10,8 +10,7 @@ import pytest
 from interp_harness.targets.catalog import Catalog, CatalogOptions, GenConfig
 from interp_harness.targets.numeric.find_gen import generate, train_mlp_for
 from interp_harness.targets.runtime import RuntimeContext, call_target
-
-from tests.numeric import reference as ref
+from support import numeric_reference as ref
 
 
 def _gen(seed: int, n: int = 200, **cfg) -> list:

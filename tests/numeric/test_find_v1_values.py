@@ -9,8 +9,7 @@ from collections import defaultdict
 import numpy as np
 import pytest
 from interp_harness.targets.runtime import RuntimeContext, call_target
-
-from tests.numeric import reference as ref
+from support import numeric_reference as ref
 
 FAMILIES = [
     "linear",

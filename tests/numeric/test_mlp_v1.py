@@ -12,8 +12,7 @@ from interp_harness.targets.catalog import Catalog, CatalogOptions
 from interp_harness.targets.datasets import data_path
 from interp_harness.targets.numeric.mlp import load_torch_weights
 from interp_harness.targets.runtime import TargetUnavailable, build_runner, call_target
-
-from tests.numeric import reference as ref
+from support import numeric_reference as ref
 
 
 def _true_f(rec, xs):

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from interp_harness.targets.formatting import find_line
 from interp_harness.targets.runtime import RuntimeContext, call_target
-
-from tests.numeric import reference as ref
+from support import numeric_reference as ref
 
 
 def _out(target, *inputs):

@@ -25,7 +25,7 @@ COUNTRY = "ravel/smollm2/city/Country"
 
 @pytest.fixture(scope="module")
 def env(smol_url: str, ravel_city) -> Iterator[dict[str, str]]:
-    # the session's shared server and instance cache (tests/shared_services.py, tests/ravel/
+    # the session's shared server and instance cache (tests/support/shared_services.py, tests/ravel/
     # conftest.py); no other test scores RAVEL on it, so "it keeps no featurizer" below holds
     cache = str(ravel_city.cache)
     with pytest.MonkeyPatch.context() as mp:
@@ -175,7 +175,7 @@ def test_rest_run_in_bwrap_is_scored_and_leaks_nothing(env, tmp_path):
     import httpx
     from interp_harness.targets.ravel.data import load
     from interp_harness.targets.ravel.targets import INSTANCES
-    from orch_helpers import Server
+    from support.orch_helpers import Server
 
     srv_env = {
         **os.environ,

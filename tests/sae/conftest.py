@@ -12,8 +12,8 @@ from interp_harness.targets import benchmark as registry
 from interp_harness.targets.sae.benchmark import BENCHMARK
 from interp_harness.targets.sae.build import BuildOptions, build_sae
 from interp_harness.targets.sae.catalog import SAECatalog
-from intervention_server import start_server
 from support import stop_process
+from support.intervention_server import start_server
 
 
 @pytest.fixture(autouse=True)

@@ -18,8 +18,8 @@ from interp_harness.orchestrator.store.repo import Store
 from interp_harness.targets.models import make_canary
 from interp_harness.targets.sae.benchmark import BENCHMARK
 from interp_harness.targets.sae.catalog import SAECatalog
-from orch_helpers import Server
 from support import HARNESS_CLI
+from support.orch_helpers import Server
 
 from tests.harness.inspect_tasks.test_inspect_tasks import SCRIPTS, inspect_cli, logs
 

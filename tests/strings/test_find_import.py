@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from find_scripts import FIND_STRINGS_MAIN, numeric_script
 from interp_harness.targets.catalog import Catalog, CatalogOptions
 from interp_harness.targets.find_import import parse_pairs, script_argv
 from interp_harness.targets.runtime import (
@@ -17,6 +16,7 @@ from interp_harness.targets.runtime import (
     build_runner,
     call_target,
 )
+from support.find_scripts import FIND_STRINGS_MAIN, numeric_script
 
 # atomic: output contains ", ", parentheses and ") (" followed by the input itself
 TRICKY = (

@@ -11,7 +11,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from find_scripts import FIND_STRINGS_MAIN
 from interp_harness.targets.catalog import Catalog, CatalogOptions
 from interp_harness.targets.datasets import DataUnavailable, data_path
 from interp_harness.targets.entities_relations.backbone_prompts import relation_template
@@ -19,6 +18,7 @@ from interp_harness.targets.entities_relations.find_folder import stale_relation
 from interp_harness.targets.find_import import set_script_sandbox
 from interp_harness.targets.runtime import call_target
 from interp_harness.targets.strings.find_folder import stale_strings_reason
+from support.find_scripts import FIND_STRINGS_MAIN
 
 # stands in for a function of the other release: never equal to a current expected output
 OTHER = "import sys\n\n\ndef function(string):\n    return string[::-1] + '#'\n" + FIND_STRINGS_MAIN

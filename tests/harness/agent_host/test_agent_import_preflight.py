@@ -14,9 +14,8 @@ import pytest
 from interp_harness.orchestrator.cli import app
 from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
+from support.run_support import cli_env
 from typer.testing import CliRunner
-
-from tests.harness.run_support import cli_env
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 

@@ -16,9 +16,8 @@ import pytest
 from interp_harness.orchestrator.cli import app
 from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
+from support.run_support import cli_env, serve_app
 from typer.testing import CliRunner
-
-from tests.harness.run_support import cli_env, serve_app
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 

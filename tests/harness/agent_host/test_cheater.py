@@ -14,6 +14,7 @@ from pathlib import Path
 from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
 from interp_harness.targets.catalog import Catalog, CatalogOptions
+from support import HOSTED
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
@@ -41,7 +42,7 @@ def _run(tmp_path: Path, isolation: str) -> tuple[dict, Store]:
         "HARNESS_SCORE_HOOK": "none",
         "OPENAI_API_KEY": SECRET,
         "ANTHROPIC_API_KEY": SECRET,
-        "PYTHONPATH": os.pathsep.join([str(HERE), str(ROOT)]),
+        "PYTHONPATH": os.pathsep.join([str(HOSTED), str(ROOT)]),
     }
     argv = [
         sys.executable, "-m", "interp_harness.orchestrator.cli", "run",

@@ -11,7 +11,7 @@ import pytest
 from interp_harness.agents import AgentError, Message
 from interp_harness.agents.registry import resolve_agent
 from interp_harness.orchestrator.agent_host.host import AgentHosts
-from orch_helpers import run_in_process
+from support.orch_helpers import run_in_process
 
 CONV = [Message(role="system", content="S"), Message(role="user", content="U")]
 MB40 = 40 * 2**20

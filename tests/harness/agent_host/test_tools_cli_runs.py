@@ -1,6 +1,6 @@
 """Real `harness run --mode tools` runs of the openai and anthropic agents (each episode's agent in
 its bubblewrap agent host, its requests through the orchestrator's forwarder) against a loopback
-stand-in model speaking each API's tool-calling wire format (tests/agents/tool_model.py): parallel
+stand-in model speaking each API's tool-calling wire format (tests/support/tool_model.py): parallel
 tool calls, a tool error (an unknown tool, bad arguments) and the model's correction in the next
 turn, submit_answer ending the episode, the target-call budget ending it mid-message, and a leak
 audit: no ground truth of the target in any stored message, tool call or result, nor in anything
@@ -18,9 +18,8 @@ import pytest
 from interp_harness.orchestrator.cli import app
 from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
+from support.tool_model import TARGET, ToolModel, audit, check_session
 from typer.testing import CliRunner
-
-from tests.agents.tool_model import TARGET, ToolModel, audit, check_session
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 

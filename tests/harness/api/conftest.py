@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from trust_helpers import HarnessServer, Listener
+from support.trust_helpers import HarnessServer, Listener
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from support import HARNESS_CLI
-from trust_helpers import ROOT
+from support.trust_helpers import ROOT
 
 MODULE = '''
 import os, pathlib

@@ -11,7 +11,7 @@ import httpx
 import pytest
 import schemathesis
 from support import fuzz_settings
-from trust_helpers import HarnessServer
+from support.trust_helpers import HarnessServer
 
 EXAMPLES = 20  # per operation; bounded so that CI stays quick
 

@@ -16,8 +16,8 @@ import pytest
 from interp_harness.agents import Message
 from interp_harness.agents.registry import resolve_agent
 from interp_harness.orchestrator.agent_host.host import AgentHosts
-from openai_stub import OpenAIStub
 from support import wait_for
+from support.openai_stub import OpenAIStub
 
 pytestmark = pytest.mark.skipif(
     shutil.which("bwrap") is None, reason="agent hosts need bubblewrap (Debian `bubblewrap`)"

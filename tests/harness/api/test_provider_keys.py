@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 from support import HARNESS_CLI, wait_for
-from trust_helpers import ROOT
+from support.trust_helpers import ROOT
 
 SERVER_KEY = "sk-server-env-key-5f1d2c"  # OPENAI_API_KEY of the server's environment
 PROFILE_KEY = "sk-operator-profile-key-93ab"  # the key of the operator's profile "op"

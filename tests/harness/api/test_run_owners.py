@@ -12,7 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from trust_helpers import HarnessServer
+from support.trust_helpers import HarnessServer
 
 A, B, ADMIN = "owner-a-token-0123456789", "owner-b-token-0123456789", "admin-token-0123456789"
 MAX_FAILURES = 3

@@ -1,6 +1,6 @@
 """`POST /runs` in protocol mode `tools` on the real server (`harness serve`): the openai and
 anthropic agents, through an operator's provider profile, against a loopback stand-in model that
-calls tools (tests/agents/tool_model.py): parallel calls, a tool error and its correction,
+calls tools (tests/support/tool_model.py): parallel calls, a tool error and its correction,
 submit_answer, and a leak audit of what was stored and sent. An agent that takes no tools is
 refused when the run is created."""
 
@@ -15,8 +15,7 @@ import pytest
 from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
 from support import wait_for
-
-from tests.agents.tool_model import TARGET, ToolModel, audit, check_session
+from support.tool_model import TARGET, ToolModel, audit, check_session
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 

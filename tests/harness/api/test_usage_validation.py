@@ -20,9 +20,9 @@ from interp_harness.orchestrator.agent_host.net import SOCKET_NAME, UsageMeter, 
 from interp_harness.orchestrator.providers.profiles import ProviderProfile
 from interp_harness.orchestrator.store.models import Episode
 from interp_harness.orchestrator.store.repo import Store
-from openai_stub import OpenAIStub
-from orch_helpers import run_in_process
 from support import LoopbackHTTP, QuietHandler
+from support.openai_stub import OpenAIStub
+from support.orch_helpers import run_in_process
 
 pytestmark = pytest.mark.skipif(
     shutil.which("bwrap") is None, reason="agent hosts need bubblewrap (Debian `bubblewrap`)"

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from cluster import RayCluster, ray_cluster
-from pg_server import create_database, pg_missing, postgres
 from support import require
+from support.cluster import RayCluster, ray_cluster
+from support.pg_server import create_database, pg_missing, postgres
 
 
 @pytest.fixture(scope="session")

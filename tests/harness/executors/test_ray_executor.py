@@ -12,13 +12,13 @@ import time
 from typing import Any
 
 import pytest
-from cluster import ROOT, RayCluster, worker_env
 from interp_harness.orchestrator.executors import ExecutorConfigError, make_executor
 from interp_harness.orchestrator.settings import Settings
 from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
-from pg_server import create_database
 from support import HARNESS_CLI
+from support.cluster import ROOT, RayCluster, worker_env
+from support.pg_server import create_database
 
 # a Ray cluster per session and runs across its workers (the quick loop leaves them out)
 pytestmark = pytest.mark.slow

@@ -25,10 +25,9 @@ import pytest
 from interp_harness.orchestrator.cli import app
 from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
+from support import require
+from support.run_support import serve_app
 from typer.testing import CliRunner
-
-from tests.harness.run_support import serve_app
-from tests.support import require
 
 ROOT = Path(__file__).resolve().parents[3]
 # the backbone server's refusal (model_services/backbone/server.py), as the openai SDK names it

@@ -20,8 +20,6 @@ from interp_harness.orchestrator.store.repo import DuplicateImport, open_store
 from typer.testing import CliRunner, Result
 
 inspect_log = pytest.importorskip("inspect_ai.log", reason="inspect-ai is in the dev extra")
-from hostile_logs import TARGET, edit_samples, eval_bomb, eval_log, result, write  # noqa: E402
-from hostile_logs import sample as hostile  # noqa: E402
 from inspect_ai.event import SpanBeginEvent  # noqa: E402
 from inspect_ai.model import (  # noqa: E402
     ChatMessageAssistant,
@@ -39,6 +37,8 @@ from interp_harness.orchestrator.inspect_tasks.importer import (  # noqa: E402
     import_eval_log,
     read_log,
 )
+from support.hostile_logs import TARGET, edit_samples, eval_bomb, eval_log, result, write  # noqa: E402
+from support.hostile_logs import sample as hostile  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[3]
 DATA = os.environ.get("HARNESS_DATA_DIR") or str(ROOT.parent / "shared" / "data")

@@ -24,6 +24,7 @@ from interp_harness.orchestrator.settings import Settings
 from interp_harness.orchestrator.store.repo import open_store
 from interp_harness.orchestrator.target_client import make_target_client
 from interp_harness.targets.benchmark import benchmark
+from support import HOSTED
 from test_inspect_tasks import (  # noqa: F401 - sandbox_tmp is a fixture
     assert_no_ground_truth,
     assert_nothing_left,
@@ -33,7 +34,7 @@ from test_inspect_tasks import (  # noqa: F401 - sandbox_tmp is a fixture
 )
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_bwrap")]
-SCRIPTS = Path(__file__).resolve().parent / "inspect_code_scripts.py"
+SCRIPTS = HOSTED / "inspect_code_scripts.py"
 
 
 def values(target_id: str, inputs: list[str]) -> list[object]:

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import inspect_scripts  # the scripted solvers' inputs and answers
 import pytest
 from inspect_ai.log import EvalLog, read_eval_log
 from interp_harness.agents.protocol import format_reply
@@ -34,12 +35,10 @@ from interp_harness.orchestrator.store.repo import open_store
 from interp_harness.orchestrator.target_client import make_target_client
 from interp_harness.targets.benchmark import benchmark
 from interp_harness.targets.models import Target
+from support import HOSTED
 
 ROOT = Path(__file__).resolve().parents[3]
-HERE = Path(__file__).resolve().parent
-SCRIPTS = HERE / "inspect_scripts.py"
-sys.path.insert(0, str(HERE))
-import inspect_scripts  # noqa: E402 - the scripted solvers' inputs and answers
+SCRIPTS = HOSTED / "inspect_scripts.py"
 
 pytestmark = pytest.mark.usefixtures("needs_bwrap")
 

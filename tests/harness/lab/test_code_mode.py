@@ -17,7 +17,7 @@ from interp_harness.orchestrator.runs.selection import SelectionError
 from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
 from lab_test_agents import CellScriptAgent
-from orch_helpers import run_in_process
+from support.orch_helpers import run_in_process
 
 pytestmark = pytest.mark.usefixtures("needs_bwrap")
 F0 = "orch-test/numeric/f00000"  # f(x) = 2x + 1

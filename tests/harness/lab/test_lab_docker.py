@@ -27,7 +27,7 @@ from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
 from interp_harness.targets.benchmark import benchmark
 from interp_harness.targets.models import CallOutput
-from probe_cells import LAB_PACKAGES, OURS, loopback_listener, secret_and_imports_cell
+from support.probe_cells import LAB_PACKAGES, OURS, loopback_listener, secret_and_imports_cell
 
 CANARY = "lab-docker-canary-8d2e61b5"  # in this process's environment while the labs start
 

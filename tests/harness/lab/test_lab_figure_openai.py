@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
-from openai_stub import OpenAIStub
+from support.openai_stub import OpenAIStub
 
 pytestmark = pytest.mark.usefixtures("needs_bwrap")
 

@@ -18,7 +18,7 @@ from interp_harness.orchestrator.lab.limits import LabLimits
 from interp_harness.orchestrator.lab.session import Lab
 from interp_harness.targets.benchmark import benchmark
 from lab_test_agents import CellScriptAgent
-from orch_helpers import run_in_process
+from support.orch_helpers import run_in_process
 
 F0 = "orch-test/numeric/f00000"  # f(x) = 2x + 1
 SIGNATURE = b"\x89PNG\r\n\x1a\n"

@@ -14,7 +14,7 @@ from interp_harness.orchestrator.lab.frames import Call, CallResult
 from interp_harness.orchestrator.lab.limits import LabLimits
 from interp_harness.orchestrator.lab.session import LOST, Cell, Lab
 from interp_harness.targets.benchmark import benchmark
-from probe_cells import LAB_PACKAGES, OURS, loopback_listener, secret_and_imports_cell
+from support.probe_cells import LAB_PACKAGES, OURS, loopback_listener, secret_and_imports_cell
 
 pytestmark = pytest.mark.usefixtures("needs_bwrap")
 SECRET = "lab-test-secret-4f1c9a0e7b"  # in this process's environment while the labs start

@@ -22,13 +22,12 @@ import pytest
 from interp_harness.agents.protocol.cells import parse_cells
 from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
-from orch_helpers import ROOT, resume_in_process, server_env
-from support import HARNESS_CLI, wait_for
+from support import HARNESS_CLI, HOSTED, wait_for
+from support.orch_helpers import ROOT, resume_in_process, server_env
 
 # a process killed and a run resumed (the quick loop leaves it out)
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_bwrap")]
 
-HERE = Path(__file__).resolve().parent
 TARGET = "orch-test/numeric/f00000"  # f(x) = 2x + 1
 
 
@@ -41,7 +40,7 @@ def test_kill_9_mid_episode_and_resume_rebuilds_the_lab(
 ) -> None:
     db = f"sqlite:///{tmp_path / 'harness.db'}"
     record, gate, call_log = tmp_path / "steps.jsonl", tmp_path / "gate", tmp_path / "calls.jsonl"
-    paths = os.pathsep.join(str(p) for p in (HERE, ROOT / "tests" / "harness" / "runs", ROOT))
+    paths = os.pathsep.join(str(p) for p in (HOSTED, ROOT))
     env = server_env(
         db,
         HARNESS_AGENT_ISOLATION="none",  # the agent appends to `record` (a host's sandbox can't)

@@ -17,7 +17,7 @@ from interp_harness.agents.base import AgentError, Message
 from interp_harness.agents.host_protocol import reply_line_limit
 from interp_harness.orchestrator.domain.rendezvous import Rendezvous
 from interp_harness.orchestrator.mcp.agent import ExternalAgent
-from mcp_drive import mcp_client, served
+from support.mcp_drive import mcp_client, served
 
 FAMILY = "numeric"
 CAP = 1024  # the smallest cap the operator may set (Settings.agent_max_message_chars)

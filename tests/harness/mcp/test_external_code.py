@@ -25,7 +25,7 @@ from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
 from interp_harness.targets.benchmark import benchmark
 from interp_harness.targets.models import CallOutput
-from mcp_drive import mcp_client, read_endpoints
+from support.mcp_drive import mcp_client, read_endpoints
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_bwrap")]
 

@@ -14,8 +14,8 @@ from typing import Any
 import httpx
 import pytest
 from interp_harness.agents.registry import get_agent
-from mcp_drive import drive
-from orch_helpers import Server
+from support.mcp_drive import drive
+from support.orch_helpers import Server
 
 from tests.neurons.conftest import neuron_api_env, wait_done
 

@@ -1,6 +1,6 @@
 """External agents over MCP end to end: `harness mcp serve` (a subprocess, SQLite, target services
 in-process) serves FIND episodes; the official `mcp` SDK client runs a scripted baseline's
-strategy through it (tests/harness/mcp/mcp_drive.py). What the run stores equals what a native
+strategy through it (tests/support/mcp_drive.py). What the run stores equals what a native
 `tools` run of the same scripted agent stores for the same targets (the tool calls, their
 results, the answer and its scores); a token opens only its own episode; a client that drops its
 session and reconnects with the same token carries on."""
@@ -22,7 +22,7 @@ from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
 from interp_harness.targets.models import make_canary
 from mcp.shared.exceptions import MCPError
-from mcp_drive import drive, mcp_client, read_endpoints, what_it_reads
+from support.mcp_drive import drive, mcp_client, read_endpoints, what_it_reads
 
 ROOT = Path(__file__).resolve().parents[3]
 NUMERIC = ["find-v1/numeric/f00150", "find-v1/numeric/f00001"]

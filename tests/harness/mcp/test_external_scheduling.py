@@ -20,7 +20,7 @@ from interp_harness.orchestrator.settings import Settings
 from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
 from interp_harness.orchestrator.target_client import make_target_client
-from mcp_drive import drive
+from support.mcp_drive import drive
 
 NUMERIC = [f"orch-test/numeric/f{i:05d}" for i in range(4)]
 TIMEOUT_S = 300  # generous: only a hung run reaches it

@@ -15,7 +15,7 @@ from interp_harness.orchestrator.domain.rendezvous import ANSWER_SUBMITTED, Chan
 from interp_harness.orchestrator.mcp.agent import ExternalAgent
 from interp_harness.targets.benchmark import benchmark
 from mcp.shared.exceptions import MCPError
-from mcp_drive import mcp_client, served
+from support.mcp_drive import mcp_client, served
 
 FAMILY = "numeric"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from orch_helpers import Server, server_env
+from support.orch_helpers import Server, server_env
 
 
 @pytest.fixture

@@ -7,8 +7,8 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
-from cli_store import add_run, harness, main_job_store
 from interp_harness.orchestrator.store.repo import open_store
+from support.cli_store import add_run, harness, main_job_store
 
 
 def _url(tmp_path: Path) -> str:

@@ -8,9 +8,9 @@ import json
 import logging
 from pathlib import Path
 
-from orch_helpers import server_env
 from rich.logging import RichHandler
 from support import run_cli
+from support.orch_helpers import server_env
 
 RUN = ["run", "--agent", "orch_agents:ProbeAgent", "-d", "orch-test", "-f", "numeric"]
 

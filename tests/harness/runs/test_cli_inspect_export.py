@@ -10,8 +10,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from cli_store import ROOT, harness_env
-from support import run_cli
+from support import HOSTED, run_cli
+from support.cli_store import ROOT, harness_env
 
 inspect_log = pytest.importorskip("inspect_ai.log", reason="inspect-ai is in the dev extra")
 AGENT = "orch_agents:ProbeAgent"  # tests/harness/runs: 10 prompt + 5 completion tokens a step
@@ -21,7 +21,7 @@ def test_inspect_export_names_the_agent_fills_usage_and_writes_stdout(tmp_path: 
     env = harness_env(
         f"sqlite:///{tmp_path / 'harness.db'}",
         HARNESS_SANDBOX="inprocess",
-        PYTHONPATH=os.pathsep.join([str(ROOT / "tests" / "harness" / "runs"), str(ROOT)]),
+        PYTHONPATH=os.pathsep.join([str(HOSTED), str(ROOT)]),
     )
 
     def harness(*args: str) -> subprocess.CompletedProcess[str]:

@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 from interp_harness.orchestrator.cli import app
+from support.run_support import cli_env
 from typer.testing import CliRunner
-
-from tests.harness.run_support import cli_env
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 BAR = re.compile(r"[━╸╺╾╼─]+")

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cli_store import harness, main_job_store
 from interp_harness.orchestrator.cli import app
+from support.cli_store import harness, main_job_store
 from typer.testing import CliRunner
 
 

@@ -14,8 +14,8 @@ from statistics import mean, variance
 
 import httpx
 import pytest
-from orch_helpers import ROOT, Server, server_env
 from support import wait_for
+from support.orch_helpers import ROOT, Server, server_env
 
 IDS = ["find-gen/numeric/s0/f00002", "find-gen/numeric/s0/f00005"]  # clean linear: fast targets
 

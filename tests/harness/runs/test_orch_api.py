@@ -8,8 +8,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from orch_helpers import Server, server_env
 from support import wait_for
+from support.orch_helpers import Server, server_env
 
 TOKEN = "s3cret-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

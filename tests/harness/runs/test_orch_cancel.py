@@ -20,8 +20,8 @@ import sys
 import time
 
 import pytest
-from orch_helpers import ROOT, run_in_process, server_env
 from support import wait_for
+from support.orch_helpers import ROOT, run_in_process, server_env
 from test_orch_ownership import TWO, records, run_cmd, store_of
 
 CLI = [sys.executable, "-m", "interp_harness.orchestrator.cli"]

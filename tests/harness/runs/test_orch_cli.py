@@ -8,8 +8,8 @@ import shutil
 import subprocess
 
 import pytest
-from orch_helpers import ROOT, server_env
 from support import run_cli
+from support.orch_helpers import ROOT, server_env
 
 
 def harness(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:

@@ -14,7 +14,7 @@ from interp_harness.orchestrator.runs.selection import SelectionError
 from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
 from interp_harness.targets.datasets import data_path
-from orch_helpers import run_in_process
+from support.orch_helpers import run_in_process
 
 F0 = "orch-test/numeric/f00000"  # f(x) = 2x + 1
 F1 = "orch-test/numeric/f00001"  # f(x) = -3x + 0.5
@@ -253,7 +253,7 @@ def test_exemplar_methods_need_exemplars(sqlite_url: str) -> None:
 async def test_resume_executes_a_stored_command_once_and_continues(sqlite_url: str) -> None:
     """A stored agent message whose command never ran (the process died) runs on resume; the
     agent is not asked for that message again."""
-    from orch_helpers import resume_in_process
+    from support.orch_helpers import resume_in_process
 
     store = Store(make_engine(sqlite_url))
     run = create_run(store, RunSpec.model_validate(spec()), CatalogCache())

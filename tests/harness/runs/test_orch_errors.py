@@ -9,8 +9,8 @@ import subprocess
 
 import httpx
 import pytest
-from orch_helpers import ROOT, Server, server_env
 from support import run_cli, wait_for
+from support.orch_helpers import ROOT, Server, server_env
 
 CREDITS = "provider said: insufficient credits"
 JUDGE = "RuntimeError: judge endpoint unreachable"

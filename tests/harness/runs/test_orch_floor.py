@@ -11,7 +11,7 @@ from interp_harness.orchestrator.domain.spec import RunSpec
 from interp_harness.orchestrator.runs.plan import create_run
 from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
-from orch_helpers import run_in_process
+from support.orch_helpers import run_in_process
 
 # find-v1 numeric clean targets (released data; find-v1 strings need HARNESS_FIND_ROOT, so the
 # numeric/strings mix below uses find-gen, whose strings functions are generated here)

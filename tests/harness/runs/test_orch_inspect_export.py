@@ -7,8 +7,8 @@ import json
 import subprocess
 
 import pytest
-from orch_helpers import ROOT, server_env
 from support import run_cli
+from support.orch_helpers import ROOT, server_env
 
 inspect_log = pytest.importorskip("inspect_ai.log", reason="inspect-ai is in the dev extra")
 

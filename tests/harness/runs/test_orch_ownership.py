@@ -28,8 +28,8 @@ import httpx
 import pytest
 from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
-from orch_helpers import ROOT, server_env
 from support import wait_for
+from support.orch_helpers import ROOT, server_env
 
 # several processes on one store, leases running out (the quick loop leaves them out)
 pytestmark = pytest.mark.slow

@@ -20,7 +20,7 @@ from interp_harness.orchestrator.runs.plan import (
 from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
 from interp_harness.targets.benchmark import benchmark
-from orch_helpers import run_in_process
+from support.orch_helpers import run_in_process
 
 V1_NUMERIC = ["find-v1/numeric/f00150", "find-v1/numeric/f00153"]
 SCRIPTED = "orch_agents:ProbeAgent"
@@ -83,7 +83,7 @@ def test_floors_come_from_the_records(sqlite_url: str) -> None:
 
 def test_a_run_stored_without_a_plan_resolves_its_agent(sqlite_url: str) -> None:
     """Runs stored before plans were (no plan event) still start: the agent's name is resolved."""
-    from orch_helpers import resume_in_process
+    from support.orch_helpers import resume_in_process
 
     store = Store(make_engine(sqlite_url))
     spec = RunSpec.model_validate(

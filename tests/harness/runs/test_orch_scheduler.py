@@ -14,7 +14,7 @@ from interp_harness.orchestrator.settings import Settings
 from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
 from interp_harness.orchestrator.target_client import make_target_client
-from orch_helpers import run_in_process
+from support.orch_helpers import run_in_process
 
 NUMERIC = [f"orch-test/numeric/f{i:05d}" for i in range(6)]
 

@@ -15,7 +15,7 @@ import sys
 import httpx
 import orch_plugin
 import pytest
-from orch_helpers import ROOT, run_in_process, server_env
+from support.orch_helpers import ROOT, run_in_process, server_env
 
 CLI = [sys.executable, "-m", "interp_harness.orchestrator.cli"]
 IDS = ["orch-test/numeric/f00000", "orch-test/numeric/f00001"]

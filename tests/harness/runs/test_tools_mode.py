@@ -14,7 +14,7 @@ from interp_harness.orchestrator.runs.plan import create_run
 from interp_harness.orchestrator.runs.selection import SelectionError
 from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
-from orch_helpers import resume_in_process, run_in_process
+from support.orch_helpers import resume_in_process, run_in_process
 from tool_agents import ScriptedToolsAgent
 
 F0 = "orch-test/numeric/f00000"  # f(x) = 2x + 1

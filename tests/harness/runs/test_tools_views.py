@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from tool_episode import REPLY, XSS, tools_episode
+from support.tool_episode import REPLY, XSS, tools_episode
 
 
 @pytest.mark.slow

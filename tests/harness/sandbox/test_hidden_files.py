@@ -19,7 +19,7 @@ import pytest
 from interp_harness.orchestrator.sandbox import workdir
 from interp_harness.targets.catalog import Catalog
 from interp_harness.targets.models import make_canary
-from trust_helpers import ROOT
+from support.trust_helpers import ROOT
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
 TARGET = "find-v1/numeric/f00473"

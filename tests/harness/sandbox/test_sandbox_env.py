@@ -18,7 +18,6 @@ import textwrap
 
 import pytest
 import sbx_env_agent
-from find_scripts import numeric_script, script_target
 from interp_harness.agents.base import Message
 from interp_harness.evaluator.numeric.scorer import score_numeric_batch
 from interp_harness.evaluator.parsing import parse_answer
@@ -29,6 +28,7 @@ from interp_harness.orchestrator.providers.profiles import HELD_KEY
 from interp_harness.orchestrator.sandbox.code_runner import run_in_sandbox
 from interp_harness.orchestrator.sandbox.pool import ServicePool
 from interp_harness.targets.service.client import TargetServiceClient
+from support.find_scripts import numeric_script, script_target
 
 pytestmark = pytest.mark.usefixtures("needs_bwrap")
 

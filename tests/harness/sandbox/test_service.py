@@ -5,14 +5,14 @@ import os
 import signal
 import time
 
-import find_scripts
 import pytest
-from find_scripts import numeric_script
 from interp_harness.orchestrator.sandbox import Limits, get_sandbox
 from interp_harness.orchestrator.sandbox.pool import ServicePool, service_argv, target_files
 from interp_harness.orchestrator.target_client import ServiceTargetClient
 from interp_harness.targets.catalog import Catalog
 from interp_harness.targets.service.client import TargetServiceClient, TargetServiceError
+from support import find_scripts
+from support.find_scripts import numeric_script
 
 F473 = "find-v1/numeric/f00473"  # corrupted linear: -1.5*x - 5.0, corrupted inside (92.3, 103.42)
 

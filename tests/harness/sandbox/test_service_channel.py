@@ -15,12 +15,12 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from find_scripts import numeric_script, script_target
 from interp_harness.orchestrator.sandbox import Limits
 from interp_harness.orchestrator.sandbox.pool import service_argv, target_files
 from interp_harness.targets.models import Target
 from interp_harness.targets.service.client import TargetServiceClient
 from sbx_hostile_script import HOSTILE_SCRIPT
+from support.find_scripts import numeric_script, script_target
 
 HOSTILE = "find-import/numeric/f00001"
 NUMERIC = "find-import/numeric/f00002"

@@ -11,12 +11,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from trust_helpers import ROOT, HarnessServer
-from web_helpers import AUTH, CHROMIUM, TOKEN
-
-from tests.support import require
-
-HERE = Path(__file__).resolve().parent
+from support import HOSTED, require
+from support.trust_helpers import ROOT, HarnessServer
+from support.web_helpers import AUTH, CHROMIUM, TOKEN
 
 
 class WebServer(HarnessServer):
@@ -32,7 +29,7 @@ class WebServer(HarnessServer):
                 "HARNESS_SCORE_HOOK": "default",
                 "HARNESS_API_ALLOW_DOTTED_AGENTS": "1",  # web_agents:SlowNumericAgent
                 "PYTHONPATH": os.pathsep.join(
-                    [str(HERE), str(ROOT), os.environ.get("PYTHONPATH", "")]
+                    [str(HOSTED), str(ROOT), os.environ.get("PYTHONPATH", "")]
                 ),
             },
         )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from interp_harness.orchestrator.api.schemas import SAFE_DETAILS
-from web_helpers import AUTH
+from support.web_helpers import AUTH
 
 
 def test_episode_score_details_need_a_token(server, filled) -> None:  # type: ignore[no-untyped-def]

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from trust_helpers import HarnessServer
-from web_helpers import TOKEN
+from support.trust_helpers import HarnessServer
+from support.web_helpers import TOKEN
 
 SESSION, CSRF = "harness_session", "harness_csrf"
 

@@ -19,7 +19,7 @@ import httpx
 import pytest
 from interp_harness.agents.registry import resolve_agent
 from interp_harness.orchestrator.domain.spec import MAX_EPOCHS, ProtocolMode
-from trust_helpers import ROOT, HarnessServer
+from support.trust_helpers import ROOT, HarnessServer
 
 SPEC = {"agent": "scripted-numeric", "dataset": "find-gen", "family": "numeric", "limit": 1}
 

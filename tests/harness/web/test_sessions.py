@@ -11,7 +11,7 @@ import re
 
 import httpx
 from interp_harness.orchestrator.web.sessions import SessionTable
-from web_helpers import TOKEN
+from support.web_helpers import TOKEN
 
 SESSION = "harness_session"
 DEFAULT_MAX_FAILURES = 20  # HARNESS_AUTH_MAX_FAILURES's default (the web server sets none)

@@ -15,7 +15,7 @@ import pytest
 from interp_harness.orchestrator.domain.spec import RunSpec
 from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
-from trust_helpers import HarnessServer
+from support.trust_helpers import HarnessServer
 
 MB = 1 << 20
 SIZE = 40 * MB  # characters per message, as in the attack

@@ -12,13 +12,11 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "runs"))
-from cli_store import ROOT, main_job_store  # noqa: E402
+from support import HOSTED
+from support.cli_store import ROOT, main_job_store  # noqa: E402
 
 
 def _free_port() -> int:
@@ -42,7 +40,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, list
         "HARNESS_POLL_INTERVAL_S": "0.1",
         # orch_agents:ProbeAgent (tests/harness/runs) for the running-episode test
         "HARNESS_API_ALLOW_DOTTED_AGENTS": "1",
-        "PYTHONPATH": os.pathsep.join([str(ROOT / "tests" / "harness" / "runs"), str(ROOT)]),
+        "PYTHONPATH": os.pathsep.join([str(HOSTED), str(ROOT)]),
     }
     env.pop("HARNESS_API_TOKENS", None)
     with open(home / "server.log", "ab") as log:

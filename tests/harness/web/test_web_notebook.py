@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -22,10 +21,10 @@ from interp_harness.orchestrator.domain.spec import RunSpec
 from interp_harness.orchestrator.runs.views import PREVIEW_CHARS, episode_detail
 from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
-from trust_helpers import ROOT
-from web_helpers import artifacts_dir
+from support import HOSTED
+from support.trust_helpers import ROOT
+from support.web_helpers import artifacts_dir
 
-HERE = Path(__file__).resolve().parent
 COUNTERS = {"rounds": 1, "target_calls": 3, "inputs": 4, "prompt_tokens": 0,
             "completion_tokens": 0, "cost_usd": 0.0, "active_s": 0.0}  # fmt: skip
 
@@ -85,7 +84,7 @@ def _wait(url: str, run_id: str, timeout: float = 600) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def served(start_module_server: Callable[..., Any]) -> dict[str, Any]:
     """One server; an episode of scripted-numeric-code and one of the hostile cells, ended."""
-    path = os.pathsep.join([str(HERE), str(ROOT), os.environ.get("PYTHONPATH", "")])
+    path = os.pathsep.join([str(HOSTED), str(ROOT), os.environ.get("PYTHONPATH", "")])
     env = {"HARNESS_API_ALLOW_DOTTED_AGENTS": "1", "PYTHONPATH": path}  # notebook_agents
     srv = start_module_server(env)
     base = {"dataset": "find-gen", "family": "numeric", "limit": 1, "floor": False,

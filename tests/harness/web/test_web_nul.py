@@ -1,6 +1,6 @@
 """NUL characters (issue 27, item 7): agent text with U+0000 is stored (shown as U+2400, a visible
 mark) on PostgreSQL and SQLite alike, the episode is scored, and a NUL in a URL's path or query is
-a 400, never a 500. Real PostgreSQL (tests/pg_server.py), real SQLite, the real server."""
+a 400, never a 500. Real PostgreSQL (tests/support/pg_server.py), real SQLite, the real server."""
 
 from __future__ import annotations
 
@@ -13,10 +13,9 @@ import pytest
 from interp_harness.orchestrator.domain.spec import RunSpec
 from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
-from trust_helpers import ROOT, HarnessServer
-from web_helpers import AUTH, TOKEN
-
-HERE = Path(__file__).resolve().parent
+from support import HOSTED
+from support.trust_helpers import ROOT, HarnessServer
+from support.web_helpers import AUTH, TOKEN
 
 SHOWN = "\u2400"
 
@@ -112,7 +111,9 @@ def test_server_scores_nul_answers_and_refuses_nul_urls(db_url: str, tmp_path: P
             "HARNESS_API_TOKENS": TOKEN,
             "HARNESS_SCORE_HOOK": "default",
             "HARNESS_API_ALLOW_DOTTED_AGENTS": "1",
-            "PYTHONPATH": os.pathsep.join([str(HERE), str(ROOT), os.environ.get("PYTHONPATH", "")]),
+            "PYTHONPATH": os.pathsep.join(
+                [str(HOSTED), str(ROOT), os.environ.get("PYTHONPATH", "")]
+            ),
         },
     )
     srv.env["DATABASE_URL"] = db_url

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from web_helpers import AUTH, artifacts_dir, login
+from support.web_helpers import AUTH, artifacts_dir, login
 
 PRIMARY = {"numeric": "code_success", "strings": "string_exact"}
 
@@ -259,7 +259,7 @@ def _follow(page, link: str) -> None:  # type: ignore[no-untyped-def]
 @pytest.mark.slow
 @pytest.mark.parametrize("n_episodes", [10_000])
 def test_pages_stay_paginated_with_10000_episodes(server, filled, page, n_episodes) -> None:  # type: ignore[no-untyped-def]
-    from bulk import insert_bulk_runs
+    from support.bulk import insert_bulk_runs
 
     big = insert_bulk_runs(server.db, n_runs=30, n_episodes=n_episodes)
     page.goto(f"{server.url}/?agent=bulk-agent")
@@ -281,7 +281,7 @@ def test_pages_stay_paginated_with_10000_episodes(server, filled, page, n_episod
 
 
 def test_neuron_episode_shades_tokens_by_activation(server, filled, page) -> None:  # type: ignore[no-untyped-def]
-    from bulk import insert_neuron_episode
+    from support.bulk import insert_neuron_episode
 
     ep = insert_neuron_episode(
         server.db, {"The cat sat": "The(0.00) cat(2.31) sat(0.10) [max 2.31]"}

@@ -10,15 +10,13 @@ import re
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import httpx
 import pytest
 from markupsafe import escape
-from trust_helpers import ROOT, HarnessServer
-from web_helpers import AUTH, TOKEN
-
-HERE = Path(__file__).resolve().parent
+from support import HOSTED
+from support.trust_helpers import ROOT, HarnessServer
+from support.web_helpers import AUTH, TOKEN
 
 GRID = [i + 0.5 for i in range(-128, 128)]  # FIND's scoring grid (`mse_indicator.py`)
 
@@ -46,7 +44,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HarnessServer]:
             "HARNESS_SCORE_HOOK": "default",
             "HARNESS_API_ALLOW_DOTTED_AGENTS": "1",
             "HARNESS_EVAL_WALL_S": "60",  # the scorer waits out the answer's sleep
-            "PYTHONPATH": os.pathsep.join([str(HERE), str(ROOT), os.environ.get("PYTHONPATH", "")]),
+            "PYTHONPATH": os.pathsep.join(
+                [str(HOSTED), str(ROOT), os.environ.get("PYTHONPATH", "")]
+            ),
         },
     )
     srv.start(timeout=90)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from web_helpers import artifacts_dir, login
+from support.web_helpers import artifacts_dir, login
 
 
 def _episodes(server, run_id: str) -> list[dict]:  # type: ignore[no-untyped-def]

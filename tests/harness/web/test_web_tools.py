@@ -12,9 +12,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from orch_helpers import Server, server_env
-from tool_episode import REPLY, XSS, tools_episode
-from web_helpers import artifacts_dir
+from support.orch_helpers import Server, server_env
+from support.tool_episode import REPLY, XSS, tools_episode
+from support.web_helpers import artifacts_dir
 
 LONG = "x" * 30_000
 

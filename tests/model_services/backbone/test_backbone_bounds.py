@@ -21,13 +21,12 @@ from typing import Any
 
 import httpx
 import pytest
-from backbone_server import serve_backbone
 from fastapi.testclient import TestClient
 from interp_harness.targets.catalog import Catalog
 from interp_harness.targets.service.app import create_app as service_app
 from interp_harness.targets.service.settings import ServiceSettings
-
-from tests.route_walk import walk
+from support.backbone_server import serve_backbone
+from support.route_walk import walk
 
 CHAT = "/v1/chat/completions"
 BATCH = "/v1/batch/chat/completions"

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 from interp_harness.model_services.intervention import model as model_mod
 from interp_harness.model_services.intervention.client import InterventionClient
-from intervention_server import serve_intervention
+from support.intervention_server import serve_intervention
 
 
 @pytest.fixture(scope="session")

@@ -6,8 +6,7 @@ import httpx
 import pytest
 import torch
 from interp_harness.model_services.intervention.model import COMPONENTS
-
-from tests.model_services.intervention import reference
+from support import intervention_reference as reference
 
 # different lengths: rows are left-padded, and the token budget splits the batch
 TEXTS = [

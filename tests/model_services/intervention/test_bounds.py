@@ -14,9 +14,8 @@ from typing import Any
 
 import httpx
 import pytest
-from intervention_server import serve_intervention
-
-from tests.route_walk import walk
+from support.intervention_server import serve_intervention
+from support.route_walk import walk
 
 BLOCK = {"component": "block_output", "layers": [0]}
 

@@ -6,8 +6,7 @@ import httpx
 import pytest
 import torch
 from interp_harness.model_services.intervention.featurizers import encode_array
-
-from tests.model_services.intervention import reference
+from support import intervention_reference as reference
 
 BASE = "Paris is a city in the country of"
 SOURCE = "Tokyo is a town in the nations of"  # same length in bytes: every position aligns

@@ -18,7 +18,7 @@ from interp_harness.model_services.intervention import saelens
 from interp_harness.model_services.intervention import schemas as S
 from interp_harness.model_services.intervention.client import InterventionClient
 from interp_harness.model_services.intervention.server import _merge
-from intervention_server import serve_intervention
+from support.intervention_server import serve_intervention
 from typer.testing import CliRunner
 
 MODEL = "llama-tiny-random"  # hidden size 48, byte-level tokens

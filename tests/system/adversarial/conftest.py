@@ -9,7 +9,8 @@ from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 import pytest
-from battery import (
+from support import require
+from support.battery import (
     HOSTILE_AGENTS,
     PROVIDER_MODEL,
     RUN_TIMEOUT_S,
@@ -18,10 +19,9 @@ from battery import (
     Battery,
     battery_specs,
 )
-from canary import Canaries, new_canary
-from openai_stub import OpenAIStub
-from pg_server import pg_missing, postgres
-from support import require
+from support.canary import Canaries, new_canary
+from support.openai_stub import OpenAIStub
+from support.pg_server import pg_missing, postgres
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from battery import EP_TERMINAL, HANG_END_S, HOSTILE_AGENTS, Battery
-from canary import Canaries, assert_clean
-from openai_stub import OpenAIStub
+from support.battery import EP_TERMINAL, HANG_END_S, HOSTILE_AGENTS, Battery
+from support.canary import Canaries, assert_clean
+from support.openai_stub import OpenAIStub
 
 
 @pytest.mark.parametrize("name", list(HOSTILE_AGENTS))

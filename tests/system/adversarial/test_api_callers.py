@@ -17,9 +17,9 @@ from typing import Any
 import httpx
 import pytest
 import schemathesis
-from battery import TERMINAL, AdvServer, Battery
-from canary import Canaries, assert_clean
 from support import fuzz_settings
+from support.battery import TERMINAL, AdvServer, Battery
+from support.canary import Canaries, assert_clean
 
 EXAMPLES = 10  # per operation and caller: bounded so that CI stays quick
 UNKNOWN = "no-such-id"

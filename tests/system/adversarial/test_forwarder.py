@@ -10,9 +10,9 @@ import json
 from typing import Any
 
 from adv_agents import PROBE, QUOTE
-from battery import FORWARDER_MAX_TOKENS, PROVIDER_MODEL, Battery
-from canary import Canaries, assert_clean
-from openai_stub import OpenAIStub
+from support.battery import FORWARDER_MAX_TOKENS, PROVIDER_MODEL, Battery
+from support.canary import Canaries, assert_clean
+from support.openai_stub import OpenAIStub
 
 KEY_MARK = "[the provider profile's key]"
 NOT_OFFERED = ("files", "file-content", "delete-model", "models", "fine-tune", "batches", "images")

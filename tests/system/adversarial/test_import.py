@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from battery import AdvServer, cli_env
-from canary import Canaries, assert_clean
-from hostile_logs import MODEL, edit_samples, eval_bomb, eval_log, result, sample, write
 from inspect_ai.log import read_eval_log
 from inspect_ai.model import ModelUsage
 from interp_harness.orchestrator.cli import app
 from interp_harness.orchestrator.store.repo import open_store
+from support.battery import AdvServer, cli_env
+from support.canary import Canaries, assert_clean
+from support.hostile_logs import MODEL, edit_samples, eval_bomb, eval_log, result, sample, write
 from typer.testing import CliRunner, Result
 
 

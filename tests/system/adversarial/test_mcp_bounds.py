@@ -18,11 +18,11 @@ from typing import Any
 
 import httpx
 import httpx2
-from battery import EP_TERMINAL, RUN_TIMEOUT_S, TARGET, AdvServer, cli_env
-from canary import Canaries, assert_clean
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from support import HARNESS_CLI
+from support.battery import EP_TERMINAL, RUN_TIMEOUT_S, TARGET, AdvServer, cli_env
+from support.canary import Canaries, assert_clean
 
 ARGS_CHARS = 900 * 1024  # under the API's 1 MB body limit, far over the message cap
 HUGE_BYTES = 3 * 1024 * 1024  # over every body limit

@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from battery import Battery, cli_env, dump_store
-from canary import Canaries, assert_clean
+from support.battery import Battery, cli_env, dump_store
+from support.canary import Canaries, assert_clean
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "inspect"])

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from battery import AdvServer
-from canary import Canaries, assert_clean
+from support.battery import AdvServer
+from support.canary import Canaries, assert_clean
 
 SESSION = "harness_session"
 MAX_FAILURES = 20  # HARNESS_AUTH_MAX_FAILURES's default: the suite's server sets none

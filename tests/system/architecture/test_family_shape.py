@@ -7,9 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from interp_harness.targets.benchmark import Benchmark, load_ref
-
-from tests.system.architecture.family_shape import ROLES, builtin_families, shape_problems
-from tests.system.architecture.planted import planted_tree
+from support.family_shape import ROLES, builtin_families, shape_problems
+from support.planted import planted_tree
 
 ROOT = Path(__file__).resolve().parents[3]
 

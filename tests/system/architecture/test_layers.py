@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.system.architecture.layering import (
+from support.layering import (
     DYNAMIC_IMPORTS,
     PACKAGES,
     check_tree,
@@ -13,7 +13,7 @@ from tests.system.architecture.layering import (
     folder_name_imports,
     orchestrator_edges,
 )
-from tests.system.architecture.planted import planted_tree
+from support.planted import planted_tree
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -6,8 +6,7 @@ import textwrap
 from pathlib import Path
 
 from interp_harness.targets.benchmark import Benchmark
-
-from tests.system.architecture.family_names import builtin_records, family_literals, keys_of
+from support.family_names import builtin_records, family_literals, keys_of
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from interp_harness.targets.benchmark import benchmarks
-
-from tests.system.architecture.record_refs import problems, references
+from support.record_refs import problems, references
 
 
 def test_every_registered_record_resolves() -> None:

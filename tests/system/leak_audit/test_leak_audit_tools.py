@@ -14,10 +14,8 @@ from pathlib import Path
 import pytest
 from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
+from support import HOSTED, ROOT
 from test_leak_audit import LEAK_TARGETS, MARK, adversarial_messages, forbidden_texts
-
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[2]
 
 
 @pytest.mark.slow
@@ -34,7 +32,7 @@ def test_no_canary_in_any_tool_result(tmp_path: Path, leak_catalog) -> None:  # 
         **os.environ,
         **env_canaries,
         "DATABASE_URL": db,
-        "PYTHONPATH": os.pathsep.join([str(HERE), str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        "PYTHONPATH": os.pathsep.join([str(HOSTED), str(ROOT), os.environ.get("PYTHONPATH", "")]),
     }
     args = ["harness", "run", "-a", "tool_leak_agents:AdversarialToolsAgent", "-d", "find-v1"]
     args += ["--mode", "tools", "--no-floor", "--agent-isolation", "none", "--json"]

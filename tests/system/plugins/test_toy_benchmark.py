@@ -16,7 +16,7 @@ import httpx
 import pytest
 from inspect_ai import log as inspect_log
 from interp_harness.orchestrator.sandbox.docker import LABEL
-from orch_helpers import Server
+from support.orch_helpers import Server
 
 AGENT = "toy_benchmark.agent:ToyAgent"
 

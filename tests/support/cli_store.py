@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-from pathlib import Path
 from typing import Any
 
 from interp_harness.orchestrator.domain.spec import RunSpec
 from interp_harness.orchestrator.store.repo import Store, open_store
-from support import run_cli
 
-ROOT = Path(__file__).resolve().parents[3]
+from support import ROOT, run_cli
 
 # per family: (agent, [(metric, value per episode)...]); ceilings near chance for strings, as
 # the project's small judge gives in the main job

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from interp_harness.targets.benchmark import GROUP, Benchmark
 
-from tests.system.architecture.layering import FOLDER_PART, PARTS, ROOT_PACKAGE
-from tests.system.architecture.record_refs import references
+from support.layering import FOLDER_PART, PARTS, ROOT_PACKAGE
+from support.record_refs import references
 
 
 @dataclass(frozen=True)

@@ -26,9 +26,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from backbone_server import start_backbone
-from intervention_server import start_server as start_intervention
+
 from support import stop_process
+from support.backbone_server import start_backbone
+from support.intervention_server import start_server as start_intervention
 
 # the controller's folder for the run's shared servers, inherited by its workers
 SHARED_DIR_VAR = "HARNESS_TEST_SHARED_SERVERS"

@@ -1,6 +1,9 @@
-"""Small helpers shared across test folders (imported as `support`: tests/conftest.py puts tests/
-on sys.path): a free loopback port, a loopback HTTP server, waiting for a server subprocess and
-stopping it, and the rule for a tool scripts/install.sh installs but a test cannot find."""
+"""The test suite's helpers, one package (`support`, importable because pytest's `pythonpath`
+holds tests/): here a free loopback port, a loopback HTTP server, waiting for a server subprocess
+and stopping it, and the rule for a tool scripts/install.sh installs but a test cannot find; in
+its modules the servers tests start, stand-ins, store and CLI helpers, the adversarial battery and
+the architecture checks. Code the harness itself loads by name in other processes (agents,
+plugins, Inspect scripts) is in tests/hosted/ (`HOSTED`), also on `pythonpath`."""
 
 from __future__ import annotations
 
@@ -20,6 +23,10 @@ from pathlib import Path
 import httpx
 import pytest
 import uvicorn
+
+TESTS = Path(__file__).resolve().parents[1]
+ROOT = TESTS.parent  # the checkout
+HOSTED = TESTS / "hosted"  # give it to a subprocess's PYTHONPATH that loads a test agent or plugin
 
 # `harness` as a fresh interpreter of this environment runs it (the console script's module)
 HARNESS_CLI = (sys.executable, "-m", "interp_harness.orchestrator.cli")

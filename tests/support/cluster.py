@@ -1,5 +1,5 @@
 """A real multi-node Ray cluster on this machine, for the scale-out tests and
-benchmarks/scale_out.py (PostgreSQL: tests/pg_server.py). Started here and stopped here: every
+benchmarks/scale_out.py (PostgreSQL: tests/support/pg_server.py). Started here and stopped here: every
 process it starts is in a process group of its own, killed at the end even when the caller
 failed."""
 
@@ -18,10 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from support import free_port
-
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[2]
+from support import HOSTED, ROOT, free_port
 
 
 # ---- Ray ----------------------------------------------------------------------------------------
@@ -31,7 +28,7 @@ def worker_env(token: str, **extra: str) -> dict[str, str]:
     env = dict(os.environ)
     env.update(
         {
-            "PYTHONPATH": os.pathsep.join([str(ROOT), str(HERE), env.get("PYTHONPATH", "")]),
+            "PYTHONPATH": os.pathsep.join([str(ROOT), str(HOSTED), env.get("PYTHONPATH", "")]),
             "HARNESS_DATA_DIR": env.get("HARNESS_DATA_DIR", str(ROOT.parents[1] / "shared/data")),
             "RAY_USAGE_STATS_ENABLED": "0",
             # results are compared target by target: a loaded machine must not turn a call

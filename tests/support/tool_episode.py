@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from orch_helpers import run_in_process
+from support.orch_helpers import run_in_process
 
 AGENT = "tool_agents:ScriptedToolsAgent"
 F0 = "orch-test/numeric/f00000"  # f(x) = 2x + 1

@@ -8,10 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from support import free_port, stop_process, wait_until_up
-
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[2]
+from support import HOSTED, ROOT, free_port, stop_process, wait_until_up
 
 
 def server_env(db: str, **extra: str) -> dict[str, str]:
@@ -25,7 +22,7 @@ def server_env(db: str, **extra: str) -> dict[str, str]:
             "HARNESS_POLL_INTERVAL_S": "0.1",
             # the test agents are named by dotted path (orch_plugin:ProbeAgent)
             "HARNESS_API_ALLOW_DOTTED_AGENTS": "1",
-            "PYTHONPATH": os.pathsep.join([str(HERE), str(ROOT), env.get("PYTHONPATH", "")]),
+            "PYTHONPATH": os.pathsep.join([str(HOSTED), str(ROOT), env.get("PYTHONPATH", "")]),
         }
     )
     env.update(extra)

@@ -30,7 +30,7 @@ from typing import Any
 
 PACKAGES = ("agents", "model_services", "function_store", "evaluator", "harness", "interp_harness")
 ROOT_PACKAGE = "interp_harness"
-_PYPROJECT = tomllib.loads((Path(__file__).resolve().parents[3] / "pyproject.toml").read_text())
+_PYPROJECT = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())
 # import name under interp_harness -> folder (the layer)
 PARTS: Mapping[str, str] = _PYPROJECT["tool"]["interp_harness"]["parts"]
 FOLDER_PART = {folder: part for part, folder in PARTS.items()}

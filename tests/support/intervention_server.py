@@ -1,6 +1,6 @@
 """Starting the project's intervention service for tests: a real uvicorn subprocess
 (`harness intervention serve`) on a free loopback port. The session's shared servers are fixtures
-of tests/shared_services.py; a test that must own a server (it fills its queue, starts it with
+of tests/support/shared_services.py; a test that must own a server (it fills its queue, starts it with
 other options or another cache) calls `serve_intervention` itself and says why."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from interp_harness.model_services.intervention.client import serve_argv
+
 from support import start_model_server, stop_process
 
 

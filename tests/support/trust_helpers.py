@@ -11,8 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+
 from support import (
     HARNESS_CLI,
+    ROOT,
     LoopbackHTTP,
     QuietHandler,
     chat_completion,
@@ -20,8 +22,6 @@ from support import (
     stop_process,
     wait_until_up,
 )
-
-ROOT = Path(__file__).resolve().parents[3]
 
 
 class HarnessServer:

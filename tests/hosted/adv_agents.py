@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from interp_harness.agents.base import Agent, AgentOptions, AgentReply, Message, Usage
 from interp_harness.agents.options import ProviderOptions
 
-# Every canary the suite plants is CANARY_PREFIX + 20 hex digits (tests/system/adversarial/canary.py).
+# Every canary the suite plants is CANARY_PREFIX + 20 hex digits (tests/support/canary.py).
 CANARY_PREFIX = "cnry"
 CANARY_RE = re.compile(CANARY_PREFIX + "[0-9a-f]{20}")
 MAX_DUMP = 60_000  # raw text kept after the canary-shaped matches

@@ -14,7 +14,7 @@ from interp_harness.evaluator.panel import Panel
 from interp_harness.evaluator.scorer import Scorer
 from interp_harness.targets.benchmark import Benchmark, load_ref
 
-from tests.system.architecture.layering import ALLOWED, layer_of
+from support.layering import ALLOWED, layer_of
 
 
 def _is_scorer(obj: Any) -> bool:

@@ -16,10 +16,11 @@ from typing import Any
 
 import httpx
 from answers import ANSWERS
-from canary import SECRET_VARS, Canaries
-from trust_helpers import HarnessServer
 
-HERE = Path(__file__).resolve().parent
+from support import HOSTED, ROOT
+from support.canary import SECRET_VARS, Canaries
+from support.trust_helpers import HarnessServer
+
 TARGET = "find-v1/numeric/f00150"  # every episode's target (a numeric one: scoring runs code)
 TERMINAL = ("completed", "failed", "cancelled")
 EP_TERMINAL = ("completed", "budget_exhausted", "error", "cancelled")
@@ -146,7 +147,7 @@ class AdvServer(HarnessServer):
     target services, agent hosts and scoring, and this folder importable (dotted agents)."""
 
     def __init__(self, home: Path, canaries: Canaries, db_url: str, provider_url: str) -> None:
-        root = HERE.parents[2]
+        root = ROOT
         super().__init__(
             home,
             env={
@@ -179,7 +180,7 @@ class AdvServer(HarnessServer):
                     }
                 ),
                 "PYTHONPATH": os.pathsep.join(
-                    [str(HERE), str(root), os.environ.get("PYTHONPATH", "")]
+                    [str(HOSTED), str(root), os.environ.get("PYTHONPATH", "")]
                 ),
             },
         )

@@ -19,6 +19,7 @@ from typing import Any
 
 from interp_harness.orchestrator.store.repo import Store
 from interp_harness.targets.catalog import Catalog
+
 from support import LoopbackHTTP, QuietHandler
 
 GOOD = [("call_function", {"inputs": ["1", "2"]}), ("call_function", {"inputs": ["3"]})]

