@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Self
 
 from support import HOSTED, ROOT, free_port, stop_process, wait_until_up
 
@@ -30,44 +31,56 @@ def server_env(db: str, **extra: str) -> dict[str, str]:
 
 
 class Server:
-    """`python -m uvicorn --factory interp_harness.orchestrator.api:create_app` on a loopback port; with `cli`,
-    `harness serve` (which runs uvicorn the same way) instead."""
+    """The API server as a subprocess on a loopback port: `python -m uvicorn --factory
+    interp_harness.orchestrator.api:create_app`, or with `cli` `harness serve` (which runs uvicorn
+    the same way). The one wrapper of a server process in the suite (trust_helpers.HarnessServer
+    adds a private home)."""
 
     def __init__(
-        self, env: dict[str, str], log: Path, *, cli: bool = False, python: str = sys.executable
+        self,
+        env: dict[str, str],
+        log: Path,
+        *,
+        cli: bool = False,
+        python: str = sys.executable,
+        cwd: Path = ROOT,
     ) -> None:
-        self.env, self.log_path, self.cli, self.python = env, log, cli, python
+        self.env, self.log_path, self.cli, self.python, self.cwd = env, log, cli, python, cwd
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc: subprocess.Popen[bytes] | None = None
 
-    def start(self, timeout: float = 60) -> Server:
-        self.log = open(self.log_path, "ab")  # noqa: SIM115
+    def start(self, timeout: float = 60) -> Self:
+        if self.proc is not None:  # a restart after kill9: a fresh port, the old one may linger
+            self.port = free_port()
+            self.url = f"http://127.0.0.1:{self.port}"
         where = ["--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning"]
         app = (
             ["interp_harness.orchestrator.cli", "serve"]
             if self.cli
             else ["uvicorn", "--factory", "interp_harness.orchestrator.api:create_app"]
         )
-        self.proc = subprocess.Popen(
-            [self.python, "-m", *app, *where],
-            env=self.env,
-            cwd=str(ROOT),
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-        )
-        wait_until_up(self.proc, self.url + "/healthz", self.log_path.read_text, timeout, poll=0.1)
+        with open(self.log_path, "ab") as log:  # the child keeps its own descriptor
+            self.proc = subprocess.Popen(
+                [self.python, "-m", *app, *where],
+                env=self.env,
+                cwd=str(self.cwd),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        wait_until_up(self.proc, self.url + "/healthz", self.log, timeout, poll=0.1)
         return self
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
     def kill9(self) -> None:
         assert self.proc is not None
         os.kill(self.proc.pid, signal.SIGKILL)
         self.proc.wait()
 
-    def stop(self) -> None:
-        stop_process(self.proc)
-        if getattr(self, "log", None):
-            self.log.close()
+    def stop(self, grace: float = 15) -> None:
+        stop_process(self.proc, grace=grace)
 
 
 async def run_in_process(  # type: ignore[no-untyped-def]

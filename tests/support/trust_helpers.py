@@ -4,8 +4,6 @@ every request it gets (an OpenAI-compatible stand-in, or an attacker's endpoint)
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -13,19 +11,18 @@ from typing import Any
 import httpx
 
 from support import (
-    HARNESS_CLI,
     ROOT,
     LoopbackHTTP,
     QuietHandler,
     chat_completion,
-    free_port,
-    stop_process,
-    wait_until_up,
 )
+from support.orch_helpers import Server
 
 
-class HarnessServer:
-    """`python -m interp_harness.orchestrator.cli serve` on a loopback port, with a private home and TMPDIR."""
+class HarnessServer(Server):
+    """`harness serve` with a private home (its SQLite store, cwd and server.log) and TMPDIR, in
+    the sandbox `inprocess` without score hook unless `env` says otherwise; never another
+    process's store."""
 
     def __init__(
         self, home: Path, env: dict[str, str] | None = None, tmpdir: Path | None = None
@@ -34,10 +31,7 @@ class HarnessServer:
         home.mkdir(parents=True, exist_ok=True)
         # short: sandboxed services listen on Unix sockets under it (107-byte paths)
         self.tmpdir = tmpdir or Path(tempfile.mkdtemp(prefix="trust-", dir="/tmp"))
-        self.log_path = home / "server.log"
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.env = {
+        full = {
             **os.environ,
             "HARNESS_HOME": str(home),
             "HARNESS_SANDBOX": "inprocess",
@@ -47,38 +41,12 @@ class HarnessServer:
             "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
             **(env or {}),
         }
-        self.env.pop("DATABASE_URL", None)
-        self.env.pop("HARNESS_DATABASE_URL", None)
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def start(self, timeout: float = 60) -> HarnessServer:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        log = open(self.log_path, "ab")  # noqa: SIM115 - closed with the process
-        self.proc = subprocess.Popen(
-            [*HARNESS_CLI, "serve", "--port", str(self.port)] + ["--log-level", "warning"],
-            env=self.env,
-            cwd=str(self.home),
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        log.close()
-        wait_until_up(self.proc, self.url + "/healthz", self.log, timeout, poll=0.1)
-        return self
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+        full.pop("DATABASE_URL", None)
+        full.pop("HARNESS_DATABASE_URL", None)
+        super().__init__(full, home / "server.log", cli=True, cwd=home)
 
     def post_run(self, body: dict[str, Any]) -> httpx.Response:
         return httpx.post(self.url + "/runs", json=body, timeout=60)
-
-    def kill9(self) -> None:
-        assert self.proc is not None
-        os.kill(self.proc.pid, signal.SIGKILL)
-        self.proc.wait()
-
-    def stop(self) -> None:
-        stop_process(self.proc, grace=15)
 
 
 class Listener(LoopbackHTTP):
