@@ -43,7 +43,7 @@ from interp_harness.evaluator.errors import ErrorGroup, group_errors
 from interp_harness.targets.benchmark import Benchmark, benchmarks
 from pydantic import BaseModel, Field
 from rich import box
-from rich.console import ConsoleOptions, RenderResult
+from rich.console import ConsoleOptions, Group, RenderResult
 from rich.markup import escape
 from rich.measure import Measurement
 from rich.table import Column, Table
@@ -543,7 +543,7 @@ def _compact(title: str, *columns: Column) -> Table:
     )
 
 
-def render_report(report: Report) -> Table:
+def render_report(report: Report) -> Group:
     right = {"justify": "right", "no_wrap": True}
     main = _compact(
         "Scores (FIND Table 2 layout)",
@@ -621,10 +621,9 @@ def render_report(report: Report) -> Table:
         parts.append(_queries_table(report))
     if report.errors:
         parts.append(errors_table(report.errors))
-    outer = Table.grid()
-    for p in parts:
-        outer.add_row(p)
-    return outer
+    # one part under another, each given the console's whole width (a grid would size every
+    # part to one column's measure and squeeze a table narrower than the widest part)
+    return Group(*parts)
 
 
 def _ceiling_cell(r: ReportRow) -> str:
@@ -652,33 +651,40 @@ def errors_table(errors: list[ErrorGroup], width: int = 300) -> Table:
 
 
 def _queries_table(report: Report) -> Table:
+    """Success per inputs bin, one agent's bins under its name (a heading row, as in the scores
+    table: a long `module:Class` wraps there instead of being cut)."""
     what = ", ".join(dict.fromkeys(f"{r.family} {r.metric}" for r in report.queries))
-    q = Table(title=f"Score versus queries (inputs used): {what}")
     # repeated samples: the rows count targets, and a mean of epochs has a Student-t interval
     repeated = any(r.epochs > 1 for r in report.queries)
     methods = {r.ci_method for r in report.queries}
     ci_title = "95% CI (Wilson)" if methods == {"wilson"} else "95% CI"
-    for col in (
-        "agent",
-        "inputs",
-        "targets" if repeated else "episodes",
-        "success",
-        ci_title,
-        "mean inputs",
-        "mean calls",
-    ):
-        q.add_column(col)
+    right = {"justify": "right", "no_wrap": True}
+    q = _compact(
+        f"Score versus queries (inputs used): {what}",
+        Column("agent / inputs", no_wrap=True),
+        Column("targets" if repeated else "episodes", **right),  # type: ignore[arg-type]
+        Column("success", **right),  # type: ignore[arg-type]
+        Column(ci_title, no_wrap=True),
+        Column("mean inputs", **right),  # type: ignore[arg-type]
+        Column("mean calls", **right),  # type: ignore[arg-type]
+    )
+    headings: list[_Heading] = []
     for r in report.queries:
+        if not headings or headings[-1].text.plain != r.agent:
+            headings.append(_Heading(r.agent))
+            q.add_row(headings[-1], end_section=False)
         ci = f"[{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]" if r.ci_low is not None else "-"
         if ci_title == "95% CI" and r.ci_low is not None:
             ci += f" {r.ci_method}"
         q.add_row(
-            r.agent,
-            r.bin,
+            f"  {r.bin}",
             str(r.episodes),
             _fmt(r.success),
             ci,
             _fmt(r.mean_inputs, 1),
             _fmt(r.mean_target_calls, 1),
         )
+    beside = _width_beside(q)
+    for h in headings:
+        h.beside = beside
     return q
