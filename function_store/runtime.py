@@ -104,10 +104,11 @@ def build_runner(target: Target, ctx: RuntimeContext | None = None) -> Runner:
     name = target.hidden.runner
     _ensure_registered(name)
     if name not in _RUNNERS:
+        # no target id in the text: every target of the family fails with this one cause
         raise RunnerMissing(
             f"no installed benchmark registers the runner {name!r} where the target service "
-            "runs (one cause for all its targets; with HARNESS_SANDBOX=docker, the plugin's wheel goes into "
-            "the target image through HARNESS_TARGET_IMAGE_WHEELS)"
+            "runs (with HARNESS_SANDBOX=docker, the plugin's wheel goes into the target image "
+            "through HARNESS_TARGET_IMAGE_WHEELS)"
         )
     return _RUNNERS[name](target, ctx or RuntimeContext())
 
