@@ -236,10 +236,9 @@ def _check_wheels(wheels: Sequence[Path]) -> list[Path]:
 
 def ensure_target_image(client, base_image: str | None = None, wheels: Sequence[Path] = ()) -> str:
     """The target image for the current source and `wheels` (benchmark plugins, installed into it
-    without their dependencies), tagged by a digest of both."""
+    without their dependencies; checked by `target_sandbox_options`), tagged by a digest of both."""
     import docker
 
-    wheels = _check_wheels(wheels)
     base_image = base_image or ensure_base_image(client)
     tag = f"{TARGET_REPO}:{_source_digest(wheels)}"
     try:

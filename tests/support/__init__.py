@@ -86,6 +86,18 @@ def start_model_server(
     return proc, url
 
 
+def docker_engine_or_skip():  # type: ignore[no-untyped-def]
+    """A connected Docker client (`ensure_engine` starts our own dockerd when none answers), or a
+    skip saying why none can be started: dockerd needs privileges scripts/install.sh cannot grant
+    (the docker CLI and Compose themselves are required, not skipped)."""
+    from interp_harness.orchestrator.sandbox.docker_engine import EngineUnavailable, ensure_engine
+
+    try:
+        return ensure_engine()
+    except EngineUnavailable as e:
+        pytest.skip(f"no Docker engine can be started here: {e}")
+
+
 def wait_mid_episode(url: str, run_id: str, first: int, last: int, timeout: float = 60) -> None:
     """Wait until one of the run's episodes is running with `first`..`last` rounds done: a crash
     test kills the server then, sure to interrupt an episode however busy the machine is (a

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from support import free_port
+from support import docker_engine_or_skip, free_port
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[3]
@@ -26,16 +26,9 @@ AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 @pytest.fixture(scope="module")
 def engine(compose_cli):  # type: ignore[no-untyped-def]
-    """A Docker engine (ensure_engine starts one), or a skip like tests/harness/sandbox's Docker tests:
-    dockerd needs privileges that scripts/install.sh cannot grant. The tools come first, so a
+    """A Docker engine, or a skip (support.docker_engine_or_skip). The tools come first, so a
     missing docker CLI or Compose fails (conftest.py) before this can skip."""
-    from interp_harness.orchestrator.sandbox.docker_engine import EngineUnavailable, ensure_engine
-
-    try:
-        client = ensure_engine()
-    except EngineUnavailable as e:
-        pytest.skip(f"no Docker engine can be started here: {e}")
-    return client
+    return docker_engine_or_skip()
 
 
 @pytest.fixture(scope="module")

@@ -27,6 +27,7 @@ from interp_harness.orchestrator.store import make_engine
 from interp_harness.orchestrator.store.repo import Store
 from interp_harness.targets.benchmark import benchmark
 from interp_harness.targets.models import CallOutput
+from support import docker_engine_or_skip
 from support.probe_cells import LAB_PACKAGES, OURS, loopback_listener, secret_and_imports_cell
 
 CANARY = "lab-docker-canary-8d2e61b5"  # in this process's environment while the labs start
@@ -36,12 +37,8 @@ CANARY = "lab-docker-canary-8d2e61b5"  # in this process's environment while the
 def engine() -> Any:
     """The engine with the lab image built, or a skip saying why no engine can be started."""
     from interp_harness.orchestrator.lab.docker_lab import ensure_lab_image
-    from interp_harness.orchestrator.sandbox.docker_engine import EngineUnavailable, ensure_engine
 
-    try:
-        client = ensure_engine()
-    except EngineUnavailable as e:
-        pytest.skip(f"no Docker engine can be started here: {e}")
+    client = docker_engine_or_skip()
     ensure_lab_image(client, LabLimits().packages)
     return client
 

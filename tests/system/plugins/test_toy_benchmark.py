@@ -16,6 +16,7 @@ import httpx
 import pytest
 from inspect_ai import log as inspect_log
 from interp_harness.orchestrator.sandbox.docker import LABEL
+from support import docker_engine_or_skip
 from support.orch_helpers import Server
 
 AGENT = "toy_benchmark.agent:ToyAgent"
@@ -115,13 +116,7 @@ def test_toy_family_through_rest_and_web(tmp_path, toy_python, needs_bwrap) -> N
 
 @pytest.fixture(scope="module")
 def docker_engine():  # type: ignore[no-untyped-def]
-    """The local engine (started when none answers), or a skip saying why there is none."""
-    from interp_harness.orchestrator.sandbox.docker_engine import EngineUnavailable, ensure_engine
-
-    try:
-        return ensure_engine()
-    except EngineUnavailable as e:
-        pytest.skip(f"no Docker engine can be started here: {e}")
+    return docker_engine_or_skip()
 
 
 def _target_containers(client, since: float) -> set[str]:  # type: ignore[no-untyped-def]
