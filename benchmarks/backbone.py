@@ -27,9 +27,10 @@ from rich.progress import Progress
 
 ROOT = Path(__file__).resolve().parents[1]
 
-from interp_harness.targets.catalog import Catalog  # noqa: E402
-from interp_harness.targets.models import Target  # noqa: E402
 from serving import free_port, serve  # noqa: E402
+
+from interp_harness.function_store.catalog import Catalog  # noqa: E402
+from interp_harness.function_store.models import Target  # noqa: E402
 
 
 def words_for(t: Target, n: int) -> list[str]:
@@ -39,7 +40,7 @@ def words_for(t: Target, n: int) -> list[str]:
 
 
 async def side_by_side(urls: dict[str, str], targets: list[Target], n_words: int) -> dict:
-    from interp_harness.targets.service.client import TargetServiceClient
+    from interp_harness.function_store.service.client import TargetServiceClient
 
     clients = {m: TargetServiceClient(u, timeout_s=3600) for m, u in urls.items()}
     times = dict.fromkeys(urls, 0.0)
@@ -60,8 +61,8 @@ async def side_by_side(urls: dict[str, str], targets: list[Target], n_words: int
 
 
 def main() -> None:
-    from interp_harness.orchestrator.sandbox import Limits, get_sandbox
-    from interp_harness.orchestrator.sandbox.pool import ServicePool
+    from interp_harness.harness.sandbox import Limits, get_sandbox
+    from interp_harness.harness.sandbox.pool import ServicePool
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--calls", type=int, default=200, help="entity calls (targets f00000...)")

@@ -26,14 +26,15 @@ import statistics
 import time
 from collections.abc import Sequence
 
+from orchestrator import timed_run
+
 from interp_harness.agents.base import Agent, AgentReply, Message, Usage
 from interp_harness.agents.protocol.cells import cell_block
 from interp_harness.agents.toolspec import ToolCall, ToolSpec
-from interp_harness.orchestrator.lab.frames import Call, CallResult
-from interp_harness.orchestrator.lab.limits import LabLimits
-from interp_harness.orchestrator.lab.session import Lab
-from interp_harness.targets.benchmark import benchmark
-from orchestrator import timed_run
+from interp_harness.function_store.benchmark import benchmark
+from interp_harness.harness.lab.frames import Call, CallResult
+from interp_harness.harness.lab.limits import LabLimits
+from interp_harness.harness.lab.session import Lab
 
 USAGE = Usage(prompt_tokens=100, completion_tokens=20)
 CALLS = int(os.environ.get("CODE_MODE_CALLS", "10"))  # per step; set by --calls

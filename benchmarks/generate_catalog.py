@@ -16,10 +16,11 @@ import os
 import tempfile
 import time
 
-from interp_harness.targets.benchmark import benchmark, load_ref
-from interp_harness.targets.catalog import CatalogOptions, GenConfig
 from rich.console import Console
 from rich.progress import Progress
+
+from interp_harness.function_store.benchmark import benchmark, load_ref
+from interp_harness.function_store.catalog import CatalogOptions, GenConfig
 
 console = Console()
 EXPECTED = {"numeric": 1000, "strings": 1000, "entities": 200, "relations": 75}
@@ -53,7 +54,7 @@ def time_families(options: CatalogOptions) -> list:
 
 
 def time_mlp(targets: list, limit: int, device: str | None) -> None:
-    from interp_harness.targets.numeric.find_gen import train_mlp_for
+    from interp_harness.function_store.numeric.find_gen import train_mlp_for
 
     mlps = [t for t in targets if t.variant == "mlp"]
     todo = mlps[:limit]

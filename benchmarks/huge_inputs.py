@@ -145,7 +145,7 @@ def main() -> None:
         finally:
             stop_process(proc)
     if not a.backbone_only:
-        argv = [sys.executable, "-m", "interp_harness.orchestrator.cli", "intervention", "serve"]
+        argv = [sys.executable, "-m", "interp_harness.harness.cli", "intervention", "serve"]
         proc, url = start([*argv, "--model", "smollm2", "--device", "cpu"], logs / "iv.log")
         try:
             run_cases(proc, url, http, INTERVENTION, a.scale)

@@ -16,10 +16,11 @@ import math
 import time
 
 import numpy as np
-from interp_harness.evaluator import numeric as num
-from interp_harness.targets.catalog import Catalog
-from interp_harness.targets.runtime import build_runner
 from rich.progress import track
+
+from interp_harness.evaluator import numeric as num
+from interp_harness.function_store.catalog import Catalog
+from interp_harness.function_store.runtime import build_runner
 
 
 def interpolate(xs: list[float], ys: list[complex | None], at: np.ndarray) -> np.ndarray:

@@ -14,8 +14,9 @@ import random
 import time
 
 import httpx
-from interp_harness.model_services.intervention.client import InterventionClient, serve_argv
 from serving import serve
+
+from interp_harness.model_services.intervention.client import InterventionClient, serve_argv
 
 WORDS = "the city river music old new red small bright quiet people market north garden".split()
 

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import httpx
+
 from interp_harness.model_services.intervention.client import InterventionClient, serve_argv
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -24,10 +24,11 @@ import time
 from pathlib import Path
 
 import httpx
+
 from interp_harness.evaluator.judge import OpenAICompatibleJudge
 from interp_harness.evaluator.strings.scorer import PROMPT as STRINGS
 from interp_harness.evaluator.unit_tests import OPTIONS, PREFILL, SYSTEM_PROMPT, fill, load_template
-from interp_harness.targets.catalog import Catalog
+from interp_harness.function_store.catalog import Catalog
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -10,8 +10,9 @@ in float32 ulp, and the NMSE between the two backends. Run:
 from __future__ import annotations
 
 import numpy as np
-from interp_harness.targets.datasets import data_path
-from interp_harness.targets.numeric.mlp import load_torch_weights
+
+from interp_harness.function_store.datasets import data_path
+from interp_harness.function_store.numeric.mlp import load_torch_weights
 
 
 def main() -> None:

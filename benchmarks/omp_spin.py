@@ -29,10 +29,11 @@ BUSY = "import time\nt = time.time()\nwhile time.time() - t < 100000: pass\n"
 def workload() -> dict[str, float]:
     """Runs in the child: load the model, time both workloads."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
+    from judge import ceiling_prompts
+
     from interp_harness.evaluator.unit_tests import OPTIONS, PREFILL, SYSTEM_PROMPT
     from interp_harness.model_services.backbone.engine import Engine, GenRequest
     from interp_harness.model_services.backbone.model import load
-    from judge import ceiling_prompts
 
     eng = Engine(*load())
     judge = [

@@ -21,14 +21,15 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from interp_harness.orchestrator.domain.spec import RunSpec
-from interp_harness.orchestrator.scheduler import CatalogCache, Scheduler, create_run
-from interp_harness.orchestrator.settings import Settings
-from interp_harness.orchestrator.store import make_engine
-from interp_harness.orchestrator.store.repo import Store
-from interp_harness.targets.catalog import CatalogOptions, register_source
-from interp_harness.targets.models import CallOutput, HiddenTruth, PublicMeta, Target
+from interp_harness.harness.scheduler import CatalogCache, Scheduler, create_run
 from zero_agent import ZeroLatencyAgent
+
+from interp_harness.function_store.catalog import CatalogOptions, register_source
+from interp_harness.function_store.models import CallOutput, HiddenTruth, PublicMeta, Target
+from interp_harness.harness.domain.spec import RunSpec
+from interp_harness.harness.settings import Settings
+from interp_harness.harness.store import make_engine
+from interp_harness.harness.store.repo import Store
 
 
 class MemoryTargets:

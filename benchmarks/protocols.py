@@ -11,7 +11,7 @@ tool call against a plain loopback HTTP call.
    between consecutive agent messages of an episode. `--hosted` times the same in agent hosts
    (bwrap); a mode the host does not support is reported as such.
 2. One MCP `tools/call` of `call_function` on a FIND numeric target (an episode of the agent
-   `external`, served by interp_harness.orchestrator.mcp's server, called with the official `mcp` SDK client over
+   `external`, served by interp_harness.harness.mcp's server, called with the official `mcp` SDK client over
    Streamable HTTP) against a plain POST to a trivial loopback HTTP server started here (same
    uvicorn stack), alternating; p50/p95 and their ratios. An MCP `tools/list` (the protocol
    without the episode) is timed beside them.
@@ -35,13 +35,14 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from interp_harness.orchestrator.domain.spec import RunSpec
-from interp_harness.orchestrator.scheduler import CatalogCache, Scheduler, create_run
-from interp_harness.orchestrator.settings import Settings
-from interp_harness.orchestrator.store import make_engine
-from interp_harness.orchestrator.store.repo import Store
+from interp_harness.harness.scheduler import CatalogCache, Scheduler, create_run
 from orchestrator import EpisodesFailed, MemoryTargets, Timing, timed_run
 from zero_agent import ZeroLatencyTextTools, ZeroLatencyToolsAgent
+
+from interp_harness.harness.domain.spec import RunSpec
+from interp_harness.harness.settings import Settings
+from interp_harness.harness.store import make_engine
+from interp_harness.harness.store.repo import Store
 
 MOD = ZeroLatencyTextTools.__module__
 # (label, protocol mode, agent): the first is the baseline
@@ -167,9 +168,9 @@ async def plain_server() -> AsyncIterator[str]:
 async def mcp_latency(calls: int, warmup: int) -> None:
     print(f"\n== MCP round trip; calls={calls} (after {warmup} warm-up); {load()}", flush=True)
     try:
-        from interp_harness.orchestrator.mcp.server import McpApp, McpServer, issue_endpoints
+        from interp_harness.harness.mcp.server import McpApp, McpServer, issue_endpoints
     except ImportError:
-        print("MCP: not available (interp_harness.orchestrator.mcp missing)")
+        print("MCP: not available (interp_harness.harness.mcp missing)")
         return
     try:
         import httpx2

@@ -17,12 +17,13 @@ import time
 from pathlib import Path
 
 import torch
+from serving import serve
+
 from interp_harness.model_services.intervention import model as model_mod
 from interp_harness.model_services.intervention import schemas as S
 from interp_harness.model_services.intervention.client import InterventionClient, serve_argv
 from interp_harness.model_services.intervention.engine import Engine
 from interp_harness.model_services.intervention.saelens import SAERegistry, hook_name_of, save_sae
-from serving import serve
 
 WORDS = "the city river music old new red small bright quiet people market north garden".split()
 

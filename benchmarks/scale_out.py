@@ -27,18 +27,19 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests" / "harness" / "executors"), str(ROOT / "tests")]
 
 from cluster import ray_cluster  # noqa: E402
-from interp_harness.orchestrator.domain.spec import RunSpec  # noqa: E402
-from interp_harness.orchestrator.executors import NoLocalTargets, make_executor  # noqa: E402
-from interp_harness.orchestrator.scheduler import (  # noqa: E402
+from interp_harness.harness.scheduler import (  # noqa: E402
     CatalogCache,
     Scheduler,
     create_run,
     make_target_client,
 )
-from interp_harness.orchestrator.settings import Settings  # noqa: E402
-from interp_harness.orchestrator.store import make_engine  # noqa: E402
-from interp_harness.orchestrator.store.repo import Store  # noqa: E402
 from pg_server import create_database, postgres  # noqa: E402
+
+from interp_harness.harness.domain.spec import RunSpec  # noqa: E402
+from interp_harness.harness.executors import NoLocalTargets, make_executor  # noqa: E402
+from interp_harness.harness.settings import Settings  # noqa: E402
+from interp_harness.harness.store import make_engine  # noqa: E402
+from interp_harness.harness.store.repo import Store  # noqa: E402
 
 
 async def _timed_run(settings: Settings, ids: list[str], n_warm: int) -> float:

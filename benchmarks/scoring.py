@@ -18,8 +18,8 @@ from interp_harness.evaluator.numeric.scorer import score_numeric_batch
 from interp_harness.evaluator.parsing import ParsedAnswer, func_name_tolerant
 from interp_harness.evaluator.sandbox_exec import ExecSettings
 from interp_harness.evaluator.scorer import EvalSettings, Item
-from interp_harness.orchestrator.sandbox.code_runner import run_in_sandbox
-from interp_harness.targets.catalog import Catalog
+from interp_harness.function_store.catalog import Catalog
+from interp_harness.harness.sandbox.code_runner import run_in_sandbox
 
 FALLBACK = "def f(x):\n    return 2.0 * x + 1.0\n"
 

@@ -20,15 +20,16 @@ import tempfile
 import time
 from pathlib import Path
 
-from interp_harness.agents.protocol import format_reply, parse_message
-from interp_harness.orchestrator.sandbox import get_sandbox
-from interp_harness.orchestrator.sandbox.pool import ServicePool
-from interp_harness.orchestrator.target_client import ServiceTargetClient
-from interp_harness.targets.catalog import Catalog
-from interp_harness.targets.numeric.source_text import render_source
-from interp_harness.targets.numeric.variants import served_program
 from rich.console import Console
 from rich.progress import track
+
+from interp_harness.agents.protocol import format_reply, parse_message
+from interp_harness.function_store.catalog import Catalog
+from interp_harness.function_store.numeric.source_text import render_source
+from interp_harness.function_store.numeric.variants import served_program
+from interp_harness.harness.sandbox import get_sandbox
+from interp_harness.harness.sandbox.pool import ServicePool
+from interp_harness.harness.target_client import ServiceTargetClient
 
 ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("HARNESS_DATA_DIR", str(ROOT.parent / "shared" / "data"))
@@ -104,8 +105,8 @@ async def main() -> None:
     console = Console()
 
     if args.backend == "docker":
-        from interp_harness.orchestrator.sandbox.docker import DockerSandbox
-        from interp_harness.orchestrator.sandbox.docker_engine import (
+        from interp_harness.harness.sandbox.docker import DockerSandbox
+        from interp_harness.harness.sandbox.docker_engine import (
             ensure_engine,
             ensure_target_image,
         )

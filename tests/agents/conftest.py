@@ -17,8 +17,9 @@ import pytest
 import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
+
 from interp_harness.agents.base import Agent, Message
-from interp_harness.targets.formatting import find_line
+from interp_harness.function_store.formatting import find_line
 
 
 @dataclass
@@ -171,7 +172,7 @@ async def run_episode(
 
 
 def find_prompt(family: str) -> str:
-    from interp_harness.targets.datasets import data_path
+    from interp_harness.function_store.datasets import data_path
 
     template = data_path(f"find/prompts/interpreter/{family}.txt").read_text()
     return template.replace("{DIR2FUNC}", "./temp/function.py")

@@ -7,9 +7,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from interp_harness.agents.registry import UnknownAgent, import_path
-from interp_harness.orchestrator.cli import app
 from typer.testing import CliRunner
+
+from interp_harness.agents.registry import UnknownAgent, import_path
+from interp_harness.harness.cli import app
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """The examples of docs/agents.md work as written: the provider-profile JSON goes through the real
-parser (`interp_harness.orchestrator.providers.profiles.load_profiles`, both the inline and the `@file` form) and the policy
+parser (`interp_harness.harness.providers.profiles.load_profiles`, both the inline and the `@file` form) and the policy
 that picks a run's profile; the sweep agent's `Options` is what `POST /runs` checks; the agent runs
 through `harness run` in its sandboxed host; the reply examples are what real targets print."""
 
@@ -13,10 +13,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from interp_harness.agents.openai_agent import OpenAIAgent
-from interp_harness.orchestrator.policy import ApiPolicy, RequestInvalid, profile_for
-from interp_harness.orchestrator.providers.profiles import ProfileError, get_profile, load_profiles
 from support import HARNESS_CLI
+
+from interp_harness.agents.openai_agent import OpenAIAgent
+from interp_harness.harness.policy import ApiPolicy, RequestInvalid, profile_for
+from interp_harness.harness.providers.profiles import ProfileError, get_profile, load_profiles
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "agents.md"

@@ -11,11 +11,12 @@ import json
 from typing import Any
 
 import pytest
-from interp_harness.agents import AgentError, Message, get_agent
-from interp_harness.orchestrator.cli import app
-from interp_harness.orchestrator.store import make_engine
-from interp_harness.orchestrator.store.repo import Store
 from typer.testing import CliRunner
+
+from interp_harness.agents import AgentError, Message, get_agent
+from interp_harness.harness.cli import app
+from interp_harness.harness.store import make_engine
+from interp_harness.harness.store.repo import Store
 
 FAST = {"backoff_base": 0.01, "backoff_max": 0.02}
 CONV = [Message(role="system", content="S"), Message(role="user", content="go")]

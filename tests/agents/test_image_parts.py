@@ -10,15 +10,16 @@ import base64
 import json
 
 import pytest
+from pydantic import ValidationError
+
 from interp_harness.agents.anthropic_agent import to_messages_api
 from interp_harness.agents.base import Message
 from interp_harness.agents.host_protocol import REQUEST, Step, encode
 from interp_harness.agents.images import MAX_CONVERSATION_IMAGE_BYTES, ImagePart, recent_images
 from interp_harness.agents.openai_agent import to_chat_messages
 from interp_harness.agents.toolspec import ToolCall
-from interp_harness.orchestrator.providers.profiles import ProviderProfile
-from interp_harness.orchestrator.providers.requests import outgoing
-from pydantic import ValidationError
+from interp_harness.harness.providers.profiles import ProviderProfile
+from interp_harness.harness.providers.requests import outgoing
 
 PNG_A = b"\x89PNG\r\n\x1a\n\x00\xffA"  # bytes that are no UTF-8: they must travel as base64
 PNG_B = b"\x89PNG\r\n\x1a\n\x00\xfeB"

@@ -9,9 +9,10 @@ import json
 from typing import Any
 
 import pytest
+from support import chat_completion
+
 from interp_harness.agents import Message, get_agent
 from interp_harness.agents.toolspec import RAW_ARGUMENTS, ToolCall, ToolSpec
-from support import chat_completion
 
 FAST = {"backoff_base": 0.01, "backoff_max": 0.05, "max_retries": 1}
 CALL = ToolSpec(

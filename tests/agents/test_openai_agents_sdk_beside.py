@@ -12,8 +12,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from interp_harness.orchestrator.store import make_engine
-from interp_harness.orchestrator.store.repo import Store
+
+from interp_harness.harness.store import make_engine
+from interp_harness.harness.store.repo import Store
 
 pytestmark = [pytest.mark.slow, pytest.mark.model_server]
 
@@ -73,7 +74,7 @@ def test_an_agents_sdk_interpreter_runs_in_its_agent_host(
     args += ["-o", "profile=loopback", "-o", "model=SmolLM2-135M-Instruct"]
     args += ["-d", "find-gen", "-f", "numeric", "-n", "1", "--seed", "0", "--no-floor", "--json"]
     r = subprocess.run(
-        [sys.executable, "-m", "interp_harness.orchestrator.cli", *args],
+        [sys.executable, "-m", "interp_harness.harness.cli", *args],
         cwd="/",  # not the checkout, whose `agents/` folder would shadow the SDK
         env=env,
         capture_output=True,

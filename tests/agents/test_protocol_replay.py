@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from interp_harness.agents import AgentError, Message, get_agent
 from interp_harness.agents.protocol import command_inputs, function_path, parse_pairs, parse_value
 

@@ -4,6 +4,7 @@ APIs): request shape, usage and cost, retries on 429/5xx/timeouts, and errors wi
 from __future__ import annotations
 
 import pytest
+
 from interp_harness.agents import AgentError, Message, get_agent
 
 CONV = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+
 from interp_harness.agents import (
     Agent,
     AgentReply,

@@ -8,10 +8,10 @@ import re
 
 import numpy as np
 import pytest
-from interp_harness.agents import get_agent
-from interp_harness.orchestrator.target_client import InProcessTargetClient
-from interp_harness.targets.catalog import Catalog
 
+from interp_harness.agents import get_agent
+from interp_harness.function_store.catalog import Catalog
+from interp_harness.harness.target_client import InProcessTargetClient
 from tests.agents.conftest import final_parts, find_prompt, run_code, run_episode
 
 

@@ -5,8 +5,8 @@ prints `f'({arg}, {score:.4f}) '`): the entity record declares it, the protocol'
 from __future__ import annotations
 
 from interp_harness.agents.protocol import format_reply
-from interp_harness.targets.benchmark import benchmark, benchmarks
-from interp_harness.targets.models import CallOutput
+from interp_harness.function_store.benchmark import benchmark, benchmarks
+from interp_harness.function_store.models import CallOutput
 
 
 def test_only_the_entity_record_fixes_reply_decimals() -> None:

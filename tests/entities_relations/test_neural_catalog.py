@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from interp_harness.targets.catalog import Catalog
-from interp_harness.targets.datasets import data_path
-from interp_harness.targets.runtime import NoBackboneConfigured, RuntimeContext, call_target
+
+from interp_harness.function_store.catalog import Catalog
+from interp_harness.function_store.datasets import data_path
+from interp_harness.function_store.runtime import NoBackboneConfigured, RuntimeContext, call_target
 
 
 @pytest.fixture(scope="module")

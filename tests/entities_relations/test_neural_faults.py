@@ -10,13 +10,14 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from interp_harness.targets.catalog import Catalog
-from interp_harness.targets.entities_relations.client import (
+
+from interp_harness.function_store.catalog import Catalog
+from interp_harness.function_store.entities_relations.client import (
     BackboneClient,
     BackboneError,
     BackboneSettings,
 )
-from interp_harness.targets.runtime import RuntimeContext, call_target
+from interp_harness.function_store.runtime import RuntimeContext, call_target
 
 MODELS = {"object": "list", "data": [{"id": "m"}]}
 

@@ -6,10 +6,14 @@ import json
 import logging
 
 import pytest
-from interp_harness.targets.catalog import CatalogOptions
-from interp_harness.targets.datasets import data_path
-from interp_harness.targets.entities_relations.concepts import ENTITY_CONCEPTS, RELATIONS
-from interp_harness.targets.entities_relations.targets import entities_find_gen, relations_find_gen
+
+from interp_harness.function_store.catalog import CatalogOptions
+from interp_harness.function_store.datasets import data_path
+from interp_harness.function_store.entities_relations.concepts import ENTITY_CONCEPTS, RELATIONS
+from interp_harness.function_store.entities_relations.targets import (
+    entities_find_gen,
+    relations_find_gen,
+)
 
 
 def _load(family: str, seed: int):

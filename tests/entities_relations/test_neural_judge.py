@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import httpx
 import pytest
+
 from interp_harness.evaluator.api import EpisodeStats
 from interp_harness.evaluator.judge import JudgeSettings, OpenAICompatibleJudge
 from interp_harness.evaluator.scorer import ScoringContext
@@ -18,7 +19,7 @@ from interp_harness.evaluator.unit_tests import (
     judge_jobs,
     load_template,
 )
-from interp_harness.targets.catalog import Catalog
+from interp_harness.function_store.catalog import Catalog
 
 pytestmark = pytest.mark.slow
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import math
 
-from interp_harness.targets.entities_relations import backbone_prompts as P
-from interp_harness.targets.entities_relations.scoring import (
+from interp_harness.function_store.entities_relations import backbone_prompts as P
+from interp_harness.function_store.entities_relations.scoring import (
     digit_score,
     find_digit_site,
     format_score,

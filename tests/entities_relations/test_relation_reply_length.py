@@ -3,9 +3,9 @@ backbone settings, and through the service pool into sandboxed target services."
 
 from __future__ import annotations
 
-from interp_harness.orchestrator.sandbox.base import get_sandbox
-from interp_harness.orchestrator.sandbox.pool import ServicePool
-from interp_harness.targets.entities_relations.client import BackboneSettings
+from interp_harness.function_store.entities_relations.client import BackboneSettings
+from interp_harness.harness.sandbox.base import get_sandbox
+from interp_harness.harness.sandbox.pool import ServicePool
 
 
 def test_relation_max_tokens_from_the_environment(monkeypatch):

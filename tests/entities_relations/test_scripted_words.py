@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from interp_harness.agents.scripted_words import VOCABULARY
 
 ROOT = Path(__file__).resolve().parents[2]

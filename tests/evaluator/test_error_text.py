@@ -13,6 +13,8 @@ import httpx
 import openai
 from inspect_ai._util.error import exception_message
 from inspect_ai.model._model import ModelGenerateError
+from support.evaluator_helpers import summary
+
 from interp_harness.evaluator.error_text import (
     MAX_CAUSE_CHARS,
     as_raised,
@@ -22,7 +24,6 @@ from interp_harness.evaluator.error_text import (
     without_cause_first,
 )
 from interp_harness.evaluator.errors import group_errors
-from support.evaluator_helpers import summary
 
 REFUSAL = "`tools` is not served by this server: it generates plain text only"
 

@@ -6,12 +6,13 @@ import socket
 import threading
 
 import pytest
+from support.evaluator_helpers import numeric_target
+
 from interp_harness.evaluator.numeric.scorer import score_numeric_batch
 from interp_harness.evaluator.parsing import parse_answer
 from interp_harness.evaluator.sandbox_exec import CodeJob, CodeLimits, ExecSettings, run_code_jobs
 from interp_harness.evaluator.scorer import EvalSettings, Item
-from interp_harness.orchestrator.sandbox.code_runner import run_in_sandbox
-from support.evaluator_helpers import numeric_target
+from interp_harness.harness.sandbox.code_runner import run_in_sandbox
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 

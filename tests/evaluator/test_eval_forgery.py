@@ -14,12 +14,13 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from support.evaluator_helpers import numeric_target
+
 from interp_harness.evaluator.numeric.scorer import score_numeric_batch
 from interp_harness.evaluator.parsing import parse_answer
 from interp_harness.evaluator.sandbox_exec import CodeJob, CodeLimits, ExecSettings, run_code_jobs
 from interp_harness.evaluator.scorer import EvalSettings, Item
-from interp_harness.orchestrator.sandbox.code_runner import run_in_sandbox
-from support.evaluator_helpers import numeric_target
+from interp_harness.harness.sandbox.code_runner import run_in_sandbox
 
 pytestmark = pytest.mark.usefixtures("needs_bwrap")
 
@@ -247,8 +248,8 @@ def test_the_docker_backend_carries_results_the_forger_cannot_reach() -> None:
     import json
 
     from interp_harness.evaluator.sandbox_exec import WORKER_NAME, worker_source
-    from interp_harness.orchestrator.sandbox.base import Limits
-    from interp_harness.orchestrator.sandbox.docker_engine import docker_sandbox_or_skip
+    from interp_harness.harness.sandbox.base import Limits
+    from interp_harness.harness.sandbox.docker_engine import docker_sandbox_or_skip
 
     sb = docker_sandbox_or_skip()
     counting = _forger(2).replace("return WRONG\n", "return float(_done[0])\n")

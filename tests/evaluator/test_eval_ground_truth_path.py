@@ -4,15 +4,16 @@ episode loop passes that client in the context it gives its score hook."""
 
 from __future__ import annotations
 
+import pytest
+from support.evaluator_helpers import numeric_target
+
 import interp_harness.evaluator.numeric.scorer as numeric_scorer
 import interp_harness.evaluator.scoring as scoring
-import pytest
 from interp_harness.evaluator.api import EpisodeStats
 from interp_harness.evaluator.numeric import grid_inputs
 from interp_harness.evaluator.scorer import ScoringContext
-from interp_harness.orchestrator.sandbox.code_runner import run_in_sandbox
-from interp_harness.targets.runtime import build_runner
-from support.evaluator_helpers import numeric_target
+from interp_harness.function_store.runtime import build_runner
+from interp_harness.harness.sandbox.code_runner import run_in_sandbox
 
 ANSWER = "[DESCRIPTION]: a line\n[CODE]: ```python\ndef f(x):\n    return 0.5 * x + 3\n```"
 

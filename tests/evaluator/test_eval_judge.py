@@ -4,6 +4,8 @@ import re
 import pytest
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
+from support.evaluator_helpers import local_ctx, string_target
+
 from interp_harness.evaluator.api import EpisodeStats
 from interp_harness.evaluator.entities_relations.scorer import ENTITIES_PROMPT, RELATIONS_PROMPT
 from interp_harness.evaluator.judge import (
@@ -20,9 +22,8 @@ from interp_harness.evaluator.unit_tests import (
     judge_description,
     load_template,
 )
-from interp_harness.targets.datasets import data_path
-from interp_harness.targets.models import UnitTest
-from support.evaluator_helpers import local_ctx, string_target
+from interp_harness.function_store.datasets import data_path
+from interp_harness.function_store.models import UnitTest
 
 PAIRS = [(f"ab{k}", f"AB{k}") for k in range(10)]
 
@@ -293,10 +294,11 @@ def test_harness_run_with_a_misbehaving_judge_counts_no_score(serve, tmp_path, k
     endpoint: the run's unit_test metrics have n=0 and count the error; nothing scores 0."""
     import json
 
-    from interp_harness.orchestrator.cli import app
-    from interp_harness.orchestrator.store import make_engine
-    from interp_harness.orchestrator.store.repo import Store
     from typer.testing import CliRunner
+
+    from interp_harness.harness.cli import app
+    from interp_harness.harness.store import make_engine
+    from interp_harness.harness.store.repo import Store
 
     srv = serve(_fixed_reply_app(body, []))
     url = f"sqlite:///{tmp_path / 'harness.db'}"

@@ -4,10 +4,11 @@ server never sends these; its correct replies are tested in tests/entities_relat
 import pytest
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
+from support.evaluator_helpers import string_target
+
 from interp_harness.evaluator.judge import JudgeSettings, OpenAICompatibleJudge, make_judge
 from interp_harness.evaluator.strings.scorer import PROMPT as STRINGS
 from interp_harness.evaluator.unit_tests import judge_description
-from support.evaluator_helpers import string_target
 
 PAIRS = [(f"ab{k}", f"AB{k}") for k in range(10)]
 

@@ -1,14 +1,15 @@
 import math
 
 import pytest
+from support.evaluator_helpers import GRID, nmse_by_hand, numeric_target
+
 from interp_harness.evaluator import numeric as num
 from interp_harness.evaluator.numeric.scorer import score_numeric_batch
 from interp_harness.evaluator.parsing import parse_answer
 from interp_harness.evaluator.sandbox_exec import CodeResult
 from interp_harness.evaluator.scorer import EvalSettings, Item
-from interp_harness.orchestrator.sandbox.code_runner import run_in_sandbox
-from interp_harness.targets.models import CallOutput
-from support.evaluator_helpers import GRID, nmse_by_hand, numeric_target
+from interp_harness.function_store.models import CallOutput
+from interp_harness.harness.sandbox.code_runner import run_in_sandbox
 
 
 def test_grid_is_256_half_integers():

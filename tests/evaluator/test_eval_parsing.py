@@ -1,4 +1,5 @@
 import pytest
+
 from interp_harness.evaluator.parsing import parse_answer, parse_find_compat, parse_tolerant
 
 MSG = (

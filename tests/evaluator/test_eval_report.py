@@ -1,11 +1,12 @@
 import math
 
 import pytest
+from rich.console import Console
+from support.evaluator_helpers import local_ctx, numeric_target
+
 from interp_harness.evaluator.api import EpisodeStats, EpisodeSummary, ScoreResult
 from interp_harness.evaluator.report import build_report, render_report, t_interval, wilson
 from interp_harness.evaluator.scoring import score_episode
-from rich.console import Console
-from support.evaluator_helpers import local_ctx, numeric_target
 
 
 def test_wilson_by_hand():

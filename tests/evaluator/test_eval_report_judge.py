@@ -1,11 +1,12 @@
 """Description rows against the judge ceiling and chance, from hand-built report inputs."""
 
+from rich.console import Console
+from support.evaluator_helpers import summary
+
 from interp_harness.evaluator.api import EpisodeStats, ScoreResult
 from interp_harness.evaluator.judge import HOW_TO, JudgeSettings
 from interp_harness.evaluator.report import CHANCE, build_report, render_report, wilson
 from interp_harness.evaluator.scoring import score_episode
-from rich.console import Console
-from support.evaluator_helpers import summary
 
 VERDICTS = [{"triplet": k} for k in range(10)]  # a ceiling's 10 triplets (only counted)
 

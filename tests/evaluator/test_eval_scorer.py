@@ -4,15 +4,16 @@ A new family (here a toy one registered in code) is scored and reported with no 
 
 from __future__ import annotations
 
-import interp_harness.evaluator.scorer as scorer_mod
-import interp_harness.targets.benchmark as registry
 import pytest
+
+import interp_harness.evaluator.scorer as scorer_mod
+import interp_harness.function_store.benchmark as registry
 from interp_harness.evaluator.api import EpisodeStats, EpisodeSummary, ScoreResult
 from interp_harness.evaluator.report import build_report
 from interp_harness.evaluator.scorer import Scorer, ScoringContext, scorer_for
 from interp_harness.evaluator.scoring import score_episode
-from interp_harness.targets.benchmark import Benchmark, ReportRow, families
-from interp_harness.targets.models import HiddenTruth, PublicMeta, Target
+from interp_harness.function_store.benchmark import Benchmark, ReportRow, families
+from interp_harness.function_store.models import HiddenTruth, PublicMeta, Target
 
 FAMILY = "toy-eval"
 

@@ -1,10 +1,11 @@
 import pytest
+from support.evaluator_helpers import string_target
+
 from interp_harness.evaluator.domain import iou, parse_intervals, score_domain, true_interval
 from interp_harness.evaluator.parsing import parse_answer
 from interp_harness.evaluator.scorer import Item
 from interp_harness.evaluator.strings.scorer import score_strings_batch
-from interp_harness.orchestrator.sandbox.code_runner import run_in_sandbox
-from support.evaluator_helpers import string_target
+from interp_harness.harness.sandbox.code_runner import run_in_sandbox
 
 PAIRS = [("abc", "ABC"), ("it's", "IT'S"), ("x", "X"), ("Hello", "HELLO")]
 

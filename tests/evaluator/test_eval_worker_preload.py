@@ -5,8 +5,9 @@ import. Through the real bwrap sandbox."""
 import shutil
 
 import pytest
+
 from interp_harness.evaluator.sandbox_exec import CodeJob, CodeLimits, ExecSettings, run_code_jobs
-from interp_harness.orchestrator.sandbox.code_runner import run_in_sandbox
+from interp_harness.harness.sandbox.code_runner import run_in_sandbox
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 

@@ -7,6 +7,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+
 from interp_harness.evaluator.numeric.panel import plot_data
 from interp_harness.evaluator.numeric.plot import numeric_svg
 

@@ -5,10 +5,11 @@ carries the mean over targets of the across-epoch sample variance. Figures worke
 from __future__ import annotations
 
 import pytest
-from interp_harness.evaluator.api import ScoreResult
-from interp_harness.evaluator.report import build_report, render_report
 from rich.console import Console
 from support.evaluator_helpers import summary
+
+from interp_harness.evaluator.api import ScoreResult
+from interp_harness.evaluator.report import build_report, render_report
 
 
 def _ep(target: str, epoch: int, metric: str, value: float | None, error: bool = False):  # type: ignore[no-untyped-def]

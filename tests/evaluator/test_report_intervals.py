@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
-from interp_harness.evaluator.report import wilson
 from support import fuzz_settings
+
+from interp_harness.evaluator.report import wilson
 
 
 @st.composite

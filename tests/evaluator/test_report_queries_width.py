@@ -5,10 +5,11 @@ each bin's numbers stay on one line, at 100 and at 80 columns."""
 from __future__ import annotations
 
 import pytest
-from interp_harness.evaluator.api import ScoreResult
-from interp_harness.evaluator.report import build_report, render_report
 from rich.console import Console
 from support.evaluator_helpers import summary
+
+from interp_harness.evaluator.api import ScoreResult
+from interp_harness.evaluator.report import build_report, render_report
 
 LONG = "my_agents.sweeps.strategies:SweepAgentWithAVeryLongClassName"
 

@@ -11,6 +11,7 @@ import math
 
 import httpx
 import pytest
+
 from interp_harness.evaluator.scorer import ScoringContext
 from interp_harness.evaluator.simulation import prompt
 from interp_harness.evaluator.simulation.scoring import Excerpt, score_explanations

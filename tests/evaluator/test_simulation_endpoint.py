@@ -12,6 +12,8 @@ import re
 from collections.abc import Iterator
 
 import pytest
+from support import LoopbackHTTP, QuietHandler
+
 from interp_harness.evaluator.scorer import ScoringContext
 from interp_harness.evaluator.simulation.scoring import Excerpt, score_explanations
 from interp_harness.evaluator.simulation.simulator import (
@@ -19,7 +21,6 @@ from interp_harness.evaluator.simulation.simulator import (
     SimulatorError,
     SimulatorSettings,
 )
-from support import LoopbackHTTP, QuietHandler
 
 TOKENS = ["The", " year", " 2000", "\tend\n"]
 EXPLANATION = 'the year "2000"'

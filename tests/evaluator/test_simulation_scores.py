@@ -8,6 +8,8 @@ import asyncio
 import statistics
 
 import pytest
+from support.evaluator_helpers import summary
+
 from interp_harness.evaluator.api import EpisodeSummary, ScoreResult
 from interp_harness.evaluator.report import build_report, render_report
 from interp_harness.evaluator.simulation.scale import normalise
@@ -20,7 +22,6 @@ from interp_harness.evaluator.simulation.scoring import (
     top_and_random,
 )
 from interp_harness.evaluator.simulation.simulator import LexicalSimulator, explanation_words
-from support.evaluator_helpers import summary
 
 
 def _lexical(explanation: str, texts: list[list[str]]) -> list[list[float]]:

@@ -10,16 +10,17 @@ import time
 from collections.abc import Sequence
 
 import pytest
-from interp_harness.targets.benchmark import benchmark
-from interp_harness.targets.call_clock import (
+
+from interp_harness.function_store.benchmark import benchmark
+from interp_harness.function_store.call_clock import (
     CURRENT,
     CallClock,
     CallOverTime,
     call_limit,
     model_request,
 )
-from interp_harness.targets.models import CallOutput
-from interp_harness.targets.service.app import run_limited
+from interp_harness.function_store.models import CallOutput
+from interp_harness.function_store.service.app import run_limited
 
 TEXTS = ["The cat sat on the mat."] * 16  # 16 texts, 23 characters each
 

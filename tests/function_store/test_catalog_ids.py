@@ -5,8 +5,9 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-from interp_harness.targets.catalog import Catalog, UnknownDataset, UnknownTarget, parse_id
 from support import HARNESS_CLI
+
+from interp_harness.function_store.catalog import Catalog, UnknownDataset, UnknownTarget, parse_id
 
 
 def test_parse_ids():

@@ -7,9 +7,10 @@ import sys
 from collections.abc import Iterator
 
 import pytest
-from interp_harness.targets import benchmark as registry
-from interp_harness.targets.benchmark import Benchmark, register_benchmark
-from interp_harness.targets.catalog import (
+
+from interp_harness.function_store import benchmark as registry
+from interp_harness.function_store.benchmark import Benchmark, register_benchmark
+from interp_harness.function_store.catalog import (
     Catalog,
     CatalogOptions,
     GenConfig,
@@ -17,7 +18,7 @@ from interp_harness.targets.catalog import (
     dataset_names,
     parse_id,
 )
-from interp_harness.targets.runtime import call_target
+from interp_harness.function_store.runtime import call_target
 
 TOY = Benchmark(
     family="toy",

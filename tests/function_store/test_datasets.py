@@ -12,7 +12,8 @@ import threading
 from pathlib import Path
 
 import pytest
-from interp_harness.targets import datasets
+
+from interp_harness.function_store import datasets
 
 
 def test_shared_copy_verifies():

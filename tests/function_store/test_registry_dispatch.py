@@ -8,13 +8,14 @@ import dataclasses
 import sys
 import types
 
-import interp_harness.targets.benchmark as registry
 import pytest
 import typer
-from interp_harness.evaluator.panel import Panel, PanelView, Rendered
-from interp_harness.targets.benchmark import Benchmark, benchmark, benchmarks
-from interp_harness.targets.models import HiddenTruth, PublicMeta, Target
 from typer.testing import CliRunner
+
+import interp_harness.function_store.benchmark as registry
+from interp_harness.evaluator.panel import Panel, PanelView, Rendered
+from interp_harness.function_store.benchmark import Benchmark, benchmark, benchmarks
+from interp_harness.function_store.models import HiddenTruth, PublicMeta, Target
 
 TOY = "toy-dispatch"
 
@@ -63,7 +64,7 @@ def _target(family: str, model: str | None = None) -> Target:
 
 
 def test_task_prompt_comes_from_the_record(toy: types.ModuleType, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from interp_harness.orchestrator.episode import prompts
+    from interp_harness.harness.episode import prompts
 
     monkeypatch.setenv("HARNESS_DATA_DIR", str(tmp_path))
     assert prompts.prompt_template("toy_prompt") == ("Probe {DIR2FUNC} with words.", "own")
@@ -75,7 +76,7 @@ def test_task_prompt_comes_from_the_record(toy: types.ModuleType, tmp_path, monk
 
 
 def test_pool_forwards_the_service_the_records_declare(monkeypatch: pytest.MonkeyPatch) -> None:
-    from interp_harness.orchestrator.sandbox.pool import ServicePool
+    from interp_harness.harness.sandbox.pool import ServicePool
 
     pool = ServicePool(object(), backbone_url="bb", intervention_url="iv")  # type: ignore[arg-type]
     for family in ("numeric", "entities", "neurons"):
@@ -91,8 +92,8 @@ def test_pool_forwards_the_service_the_records_declare(monkeypatch: pytest.Monke
 
 
 def test_preflight_checks_each_service_the_selection_needs(monkeypatch: pytest.MonkeyPatch) -> None:
-    from interp_harness.orchestrator.runs import preflight
-    from interp_harness.orchestrator.settings import Settings
+    from interp_harness.harness.runs import preflight
+    from interp_harness.harness.settings import Settings
 
     calls: list[tuple[str, list[str]]] = []
     for service in preflight.SERVICE_CHECKS:
@@ -119,7 +120,7 @@ def test_intervention_check_reads_the_services_own_facts() -> None:
 
 
 def test_web_panels_and_headline_come_from_the_record(toy: types.ModuleType) -> None:
-    from interp_harness.orchestrator.web import panels, views
+    from interp_harness.harness.web import panels, views
 
     assert views.headline_metric(TOY) == "toy_metric"
     chart = panels.panel_named(TOY, "chart")
@@ -141,7 +142,7 @@ def test_web_panels_and_headline_come_from_the_record(toy: types.ModuleType) -> 
 
 
 def test_cli_subcommands_come_from_the_records(toy: types.ModuleType) -> None:
-    from interp_harness.orchestrator import cli
+    from interp_harness.harness import cli
 
     names = [name for name, _ in cli.command_groups()]
     assert names == sorted(names) and {"toy", "neurons", "ravel"} <= set(names)

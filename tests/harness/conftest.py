@@ -90,7 +90,7 @@ def cli_env(home: Path, **extra: str) -> dict[str, str]:
 def cli(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
     def run(*argv: str, env: dict[str, str] | None = None, timeout: float = 300):  # type: ignore[no-untyped-def]
         return subprocess.run(
-            [sys.executable, "-m", "interp_harness.orchestrator.cli", *argv],
+            [sys.executable, "-m", "interp_harness.harness.cli", *argv],
             env=cli_env(tmp_path / "home", **(env or {})),
             cwd=str(tmp_path),
             capture_output=True,

@@ -18,7 +18,9 @@ from typing import Any
 
 import httpx
 import pytest
-from interp_harness.orchestrator.agent_host.net import (
+from support import LoopbackHTTP, QuietHandler, chat_completion
+
+from interp_harness.harness.agent_host.net import (
     KEY_MARK,
     SOCKET_NAME,
     KeyScrubber,
@@ -27,8 +29,7 @@ from interp_harness.orchestrator.agent_host.net import (
     key_forms,
     open_route,
 )
-from interp_harness.orchestrator.providers.profiles import ProviderProfile
-from support import LoopbackHTTP, QuietHandler, chat_completion
+from interp_harness.harness.providers.profiles import ProviderProfile
 
 KEY = "sk-unit/profile-key-0123456789abcdef"  # "/" : some JSON encoders write it as "\/"
 KEY_ENV = "UNIT_FORWARDER_KEY"

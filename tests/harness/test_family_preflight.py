@@ -12,11 +12,12 @@ from pathlib import Path
 
 import httpx
 import pytest
-from interp_harness.orchestrator.cli import app
-from interp_harness.orchestrator.store import make_engine
-from interp_harness.orchestrator.store.repo import Store
 from support.run_support import cli_env, serve_app
 from typer.testing import CliRunner
+
+from interp_harness.harness.cli import app
+from interp_harness.harness.store import make_engine
+from interp_harness.harness.store.repo import Store
 
 TOKEN = "family-preflight-token"
 ONE = ["--limit", "1", "--seed", "0", "--no-floor", "--max-rounds", "3"]

@@ -15,8 +15,8 @@ ONE_ROUND = ["--max-rounds", "1"]
 
 
 def stored_runs(home: Path) -> list[str]:
-    from interp_harness.orchestrator.store import make_engine
-    from interp_harness.orchestrator.store.repo import Store
+    from interp_harness.harness.store import make_engine
+    from interp_harness.harness.store.repo import Store
 
     db = home / "harness.db"
     if not db.exists():

@@ -7,10 +7,11 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from interp_harness.agents.anthropic_agent import AnthropicAgent
 from interp_harness.agents.openai_agent import OpenAIAgent
-from interp_harness.orchestrator.policy import profile_for
-from interp_harness.orchestrator.providers.profiles import ProfileError, load_profiles
+from interp_harness.harness.policy import profile_for
+from interp_harness.harness.providers.profiles import ProfileError, load_profiles
 
 
 def test_a_profiles_routes_default_to_what_its_kind_of_agent_calls() -> None:

@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 import httpx
+
 from interp_harness.agents.base import Agent, AgentReply, Message, Usage
 from interp_harness.agents.openai_agent import OpenAIAgent
 

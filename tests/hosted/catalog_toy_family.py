@@ -4,9 +4,15 @@ runtime, never by name)."""
 
 from __future__ import annotations
 
-from interp_harness.targets.catalog import CatalogOptions
-from interp_harness.targets.models import CallOutput, HiddenTruth, PublicMeta, Target, make_canary
-from interp_harness.targets.runtime import RuntimeContext, register_runner
+from interp_harness.function_store.catalog import CatalogOptions
+from interp_harness.function_store.models import (
+    CallOutput,
+    HiddenTruth,
+    PublicMeta,
+    Target,
+    make_canary,
+)
+from interp_harness.function_store.runtime import RuntimeContext, register_runner
 
 
 def _target(dataset: str, tid: str, i: int) -> Target:

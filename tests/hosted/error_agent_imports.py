@@ -5,6 +5,7 @@ the agent's own top-level module."""
 from __future__ import annotations
 
 import error_agent_helper
+
 from interp_harness.agents.base import Agent, AgentReply, Message
 
 

@@ -15,8 +15,8 @@ from interp_harness.agents.base import Agent, AgentReply, Message
 from interp_harness.agents.toolspec import ToolCall, ToolSpec
 
 _HIDDEN_MODULES = (
-    "interp_harness.targets",
-    "interp_harness.orchestrator",
+    "interp_harness.function_store",
+    "interp_harness.harness",
     "interp_harness.evaluator",
 )
 _BENIGN_ENV = {
@@ -48,9 +48,9 @@ def _imports() -> list[str]:
     got = []
     for name in (
         *_HIDDEN_MODULES,
-        "interp_harness.targets.catalog",
-        "interp_harness.targets.numeric",
-        "interp_harness.orchestrator.store.repo",
+        "interp_harness.function_store.catalog",
+        "interp_harness.function_store.numeric",
+        "interp_harness.harness.store.repo",
         "interp_harness.evaluator.scoring",
     ):
         try:
@@ -64,7 +64,7 @@ def _imports() -> list[str]:
 def _regenerate_catalog() -> str | None:
     """The find-gen catalog is generated from a seed: try to rebuild it."""
     try:
-        from interp_harness.targets.catalog import Catalog, CatalogOptions
+        from interp_harness.function_store.catalog import Catalog, CatalogOptions
 
         targets = Catalog(CatalogOptions(gen_seed=0)).list(dataset="find-gen", family="numeric")
         return str(targets[0].hidden)[:500]

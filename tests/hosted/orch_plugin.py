@@ -12,9 +12,15 @@ import json
 import os
 
 from interp_harness.evaluator.api import EpisodeStats, ScoreResult
-from interp_harness.targets.catalog import CatalogOptions, register_source
-from interp_harness.targets.models import CallOutput, HiddenTruth, PublicMeta, Target, make_canary
-from interp_harness.targets.runtime import register_runner
+from interp_harness.function_store.catalog import CatalogOptions, register_source
+from interp_harness.function_store.models import (
+    CallOutput,
+    HiddenTruth,
+    PublicMeta,
+    Target,
+    make_canary,
+)
+from interp_harness.function_store.runtime import register_runner
 
 AFFINE = [(2.0, 1.0), (-3.0, 0.5), (0.5, -4.0), (1.0, 10.0), (4.0, 0.0), (-1.0, -1.0)]
 DIR = "./temp/function.py"

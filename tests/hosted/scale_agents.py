@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from pydantic import Field
+
 from interp_harness.agents.base import AgentError, AgentReply, Message
 from interp_harness.agents.scripted_numeric import ScriptedNumericAgent, ScriptedNumericOptions
-from pydantic import Field
 
 
 class SlowOptions(ScriptedNumericOptions):
@@ -27,7 +28,7 @@ class SlowScriptedNumeric(ScriptedNumericAgent):
 
     async def step(self, conversation: list[Message]) -> AgentReply:
         try:  # inside an agent host the orchestrator's packages are not importable
-            import interp_harness.orchestrator  # noqa: F401
+            import interp_harness.harness  # noqa: F401
         except ImportError:
             pass
         else:

@@ -4,7 +4,7 @@ PYTHONPATH)."""
 from __future__ import annotations
 
 from interp_harness.evaluator.api import EpisodeStats, ScoreResult
-from interp_harness.targets.models import Target
+from interp_harness.function_store.models import Target
 
 
 async def answer_stats(

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import asyncio
 
+from pydantic import Field
+
 from interp_harness.agents.base import AgentReply, Message
 from interp_harness.agents.scripted_numeric import ScriptedNumericAgent, ScriptedNumericOptions
-from pydantic import Field
 
 
 class SlowOptions(ScriptedNumericOptions):

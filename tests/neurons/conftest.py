@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
+
 from interp_harness.model_services.intervention.client import InterventionClient
 
 ROOT = Path(__file__).resolve().parents[2]

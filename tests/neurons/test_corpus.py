@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 _PRINT = (
-    "import json; from interp_harness.targets.token_activations.corpus import python_docs; "
+    "import json; from interp_harness.function_store.token_activations.corpus import python_docs; "
     "print(json.dumps(python_docs(2000, 0)))"
 )
 _EXTRA = (

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 
 from interp_harness.evaluator.neurons import iia as I
 from interp_harness.evaluator.neurons.plot import iia_svg
-from interp_harness.targets.neurons.tasks import SLOT, TASKS, matches
+from interp_harness.function_store.neurons.tasks import SLOT, TASKS, matches
 
 
 def test_twelve_tasks_with_at_least_30_fillers_and_two_outputs():

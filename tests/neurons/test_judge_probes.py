@@ -8,9 +8,10 @@ import asyncio
 import json
 
 import pytest
+from support import LoopbackHTTP, QuietHandler
+
 from interp_harness.evaluator.judge import OpenAICompatibleJudge
 from interp_harness.evaluator.neurons import judge_probes as J
-from support import LoopbackHTTP, QuietHandler
 
 CORPUS = [
     "The red car stopped at the corner.",

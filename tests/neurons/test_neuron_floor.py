@@ -9,6 +9,8 @@ import asyncio
 import statistics
 
 import pytest
+from support.evaluator_helpers import summary
+
 from interp_harness.agents import get_agent, list_agents, resolve_agent
 from interp_harness.agents.base import Message
 from interp_harness.agents.scripted_neuron import ScriptedNeuronAgent
@@ -22,11 +24,10 @@ from interp_harness.evaluator.simulation.simulator import LexicalSimulator
 from interp_harness.evaluator.token_activations import observational as O
 from interp_harness.evaluator.token_activations.membership import LexicalMembership
 from interp_harness.evaluator.token_activations.testset import carriers
-from interp_harness.orchestrator.domain.spec import RunSpec
-from interp_harness.orchestrator.episode.prompts import task_prompt
-from interp_harness.orchestrator.runs.plan import plan_floors
-from interp_harness.targets.catalog import Catalog
-from support.evaluator_helpers import summary
+from interp_harness.function_store.catalog import Catalog
+from interp_harness.harness.domain.spec import RunSpec
+from interp_harness.harness.episode.prompts import task_prompt
+from interp_harness.harness.runs.plan import plan_floors
 
 FLOOR = "neuron-fixed-explanation"
 # written out here, not imported: what the floor must answer

@@ -9,14 +9,14 @@ import asyncio
 from pathlib import Path
 
 import inspect_scripts
+
 from interp_harness.agents.protocol import format_reply
 from interp_harness.agents.protocol.tools import by_name, to_words
-from interp_harness.orchestrator.domain.catalogs import CatalogCache
-from interp_harness.orchestrator.settings import Settings
-from interp_harness.orchestrator.target_client import make_target_client
-from interp_harness.targets.benchmark import benchmark
-from interp_harness.targets.models import make_canary
-
+from interp_harness.function_store.benchmark import benchmark
+from interp_harness.function_store.models import make_canary
+from interp_harness.harness.domain.catalogs import CatalogCache
+from interp_harness.harness.settings import Settings
+from interp_harness.harness.target_client import make_target_client
 from tests.harness.inspect_tasks.test_inspect_tasks import SCRIPTS, inspect_cli, logs
 from tests.neurons.conftest import neuron_api_env
 

@@ -12,11 +12,11 @@ from typing import Any
 
 import httpx
 import pytest
-from interp_harness.targets.catalog import Catalog
-from interp_harness.targets.models import make_canary
 from support import run_cli
 from support.orch_helpers import Server
 
+from interp_harness.function_store.catalog import Catalog
+from interp_harness.function_store.models import make_canary
 from tests.neurons.conftest import neuron_api_env, wait_done
 
 FLOOR = "neuron-fixed-explanation"  # the family's floor agent, run beside every neuron run
@@ -199,7 +199,7 @@ def test_episode_page_titles_calls_by_the_neurons_script(api: Server) -> None:
 
 
 def test_gpt2xl_targets_carry_references_the_agent_never_sees() -> None:
-    from interp_harness.orchestrator.episode.prompts import task_prompt
+    from interp_harness.harness.episode.prompts import task_prompt
 
     targets = Catalog().list(dataset="neuron", variant="gpt2-xl")
     assert len(targets) == 255

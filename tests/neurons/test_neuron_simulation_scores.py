@@ -9,13 +9,14 @@ from __future__ import annotations
 import statistics
 
 import pytest
+from support import free_port
+
 from interp_harness.evaluator.api import EpisodeStats
 from interp_harness.evaluator.neurons.scorer import NeuronScorer
 from interp_harness.evaluator.scorer import ScoringContext
 from interp_harness.evaluator.simulation.simulator import SimulatorSettings
-from interp_harness.targets.models import Target, model_target
-from interp_harness.targets.token_activations import neuron_release as data
-from support import free_port
+from interp_harness.function_store.models import Target, model_target
+from interp_harness.function_store.token_activations import neuron_release as data
 
 SIMULATION = {
     "simulation_top_random",

@@ -6,10 +6,11 @@ import json
 import shutil
 
 import pytest
+
 from interp_harness.evaluator.neurons import released
 from interp_harness.evaluator.token_activations import observational as O
-from interp_harness.targets import datasets
-from interp_harness.targets.token_activations import neuron_release as data
+from interp_harness.function_store import datasets
+from interp_harness.function_store.token_activations import neuron_release as data
 
 
 def _obs(unit: str, rows: list[tuple[bool, bool]], group: str = "0") -> list[O.Observation]:
@@ -104,8 +105,9 @@ def test_tampered_file_fails_the_checksum(tmp_path, monkeypatch):
 
 
 def test_cli_prints_paper_and_measured_numbers():
-    from interp_harness.orchestrator.cli import app
     from typer.testing import CliRunner
+
+    from interp_harness.harness.cli import app
 
     res = CliRunner().invoke(app, ["neurons", "observational", "--boot", "20"], terminal_width=200)
     assert res.exit_code == 0, res.output

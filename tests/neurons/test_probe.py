@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from interp_harness.evaluator.neurons import probe as P
 from interp_harness.evaluator.token_activations import observational as O
 

@@ -13,9 +13,10 @@ Tolerance: each figure within 0.02 of the paper's, and inside our 95% bootstrap 
 from __future__ import annotations
 
 import pytest
+
 from interp_harness.evaluator.neurons import released
 from interp_harness.evaluator.token_activations import observational as O
-from interp_harness.targets.token_activations import neuron_release as data
+from interp_harness.function_store.token_activations import neuron_release as data
 
 PAPER = {"precision": 0.64, "recall": 0.50, "f1": 0.56}
 TOLERANCE = 0.02

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from interp_harness.agents.scripted_neuron import parse_activations
-from interp_harness.targets.catalog import Catalog
-from interp_harness.targets.neurons.runner import UNAVAILABLE
-from interp_harness.targets.runtime import RuntimeContext, build_runner
-from interp_harness.targets.token_activations.runner import format_activations
+from interp_harness.function_store.catalog import Catalog
+from interp_harness.function_store.neurons.runner import UNAVAILABLE
+from interp_harness.function_store.runtime import RuntimeContext, build_runner
+from interp_harness.function_store.token_activations.runner import format_activations
 
 
 def test_format_and_parse_round_trip():

@@ -17,9 +17,10 @@ import asyncio
 import math
 
 import pytest
+
 from interp_harness.evaluator.neurons import compare, planted
 from interp_harness.evaluator.simulation.simulator import LexicalSimulator, Simulator
-from interp_harness.targets.token_activations import neuron_release as data
+from interp_harness.function_store.token_activations import neuron_release as data
 
 
 def test_planted_case_keeps_a_near_perfect_score_at_precision_one_half() -> None:
@@ -90,8 +91,9 @@ def test_a_model_simulator_is_set_against_the_lexical_one() -> None:
 
 
 def test_compare_metrics_cli_prints_both_parts() -> None:
-    from interp_harness.orchestrator.cli import app
     from typer.testing import CliRunner
+
+    from interp_harness.harness.cli import app
 
     args = ["neurons", "compare-metrics", "--lexical", "--neurons", "20"]
     args += ["--planted-other", "200", "--planted-draws", "10"]

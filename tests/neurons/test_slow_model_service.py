@@ -21,15 +21,16 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI, Request, Response
-from interp_harness.agents.scripted_neuron import CHUNK, SENTENCES
-from interp_harness.orchestrator.cli import app
-from interp_harness.orchestrator.store import make_engine
-from interp_harness.orchestrator.store.repo import Store
-from interp_harness.targets.benchmark import benchmark
-from interp_harness.targets.call_clock import call_limit
 from support import serve_in_process
 from support.run_support import serve_app
 from typer.testing import CliRunner
+
+from interp_harness.agents.scripted_neuron import CHUNK, SENTENCES
+from interp_harness.function_store.benchmark import benchmark
+from interp_harness.function_store.call_clock import call_limit
+from interp_harness.harness.cli import app
+from interp_harness.harness.store import make_engine
+from interp_harness.harness.store.repo import Store
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 

@@ -4,6 +4,7 @@ IIA on that task (interp_harness.evaluator.neurons.task_iia), on SmolLM2's real 
 from __future__ import annotations
 
 import pytest
+
 from interp_harness.evaluator.neurons.task_iia import PAIRS, iia_score, matching_task
 
 

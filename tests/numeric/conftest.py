@@ -1,8 +1,9 @@
 from __future__ import annotations
 
 import pytest
-from interp_harness.targets.catalog import Catalog, CatalogOptions
-from interp_harness.targets.models import Target
+
+from interp_harness.function_store.catalog import Catalog, CatalogOptions
+from interp_harness.function_store.models import Target
 
 
 @pytest.fixture(scope="session")

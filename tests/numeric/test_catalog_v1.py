@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections import Counter
 
 import numpy as np
-from interp_harness.targets.models import make_canary
-from interp_harness.targets.numeric.assemble import source_for
-from interp_harness.targets.runtime import RuntimeContext, call_target
 from support import numeric_reference as ref
+
+from interp_harness.function_store.models import make_canary
+from interp_harness.function_store.numeric.assemble import source_for
+from interp_harness.function_store.runtime import RuntimeContext, call_target
 
 INPUTS = ["-128", "-97.5", "-4", "-0.5", "0", "1", "3.25", "50", "99.9", "127.5"]
 

@@ -7,10 +7,11 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from interp_harness.targets.catalog import Catalog, CatalogOptions, GenConfig
-from interp_harness.targets.numeric.find_gen import generate, train_mlp_for
-from interp_harness.targets.runtime import RuntimeContext, call_target
 from support import numeric_reference as ref
+
+from interp_harness.function_store.catalog import Catalog, CatalogOptions, GenConfig
+from interp_harness.function_store.numeric.find_gen import generate, train_mlp_for
+from interp_harness.function_store.runtime import RuntimeContext, call_target
 
 
 def _gen(seed: int, n: int = 200, **cfg) -> list:

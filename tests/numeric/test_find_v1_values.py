@@ -8,8 +8,9 @@ from collections import defaultdict
 
 import numpy as np
 import pytest
-from interp_harness.targets.runtime import RuntimeContext, call_target
 from support import numeric_reference as ref
+
+from interp_harness.function_store.runtime import RuntimeContext, call_target
 
 FAMILIES = [
     "linear",

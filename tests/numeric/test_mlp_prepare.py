@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
-from interp_harness.targets.catalog import Catalog, CatalogOptions, GenConfig
-from interp_harness.targets.datasets import data_path
-from interp_harness.targets.models import Target
-from interp_harness.targets.numeric.mlp import load_torch_weights
-from interp_harness.targets.runtime import build_runner, prepare_target
+
+from interp_harness.function_store.catalog import Catalog, CatalogOptions, GenConfig
+from interp_harness.function_store.datasets import data_path
+from interp_harness.function_store.models import Target
+from interp_harness.function_store.numeric.mlp import load_torch_weights
+from interp_harness.function_store.runtime import build_runner, prepare_target
 
 
 def test_v1_mlp_weights_embedded_and_used(tmp_path, monkeypatch):

@@ -8,11 +8,12 @@ import shutil
 import numpy as np
 import pytest
 import torch
-from interp_harness.targets.catalog import Catalog, CatalogOptions
-from interp_harness.targets.datasets import data_path
-from interp_harness.targets.numeric.mlp import load_torch_weights
-from interp_harness.targets.runtime import TargetUnavailable, build_runner, call_target
 from support import numeric_reference as ref
+
+from interp_harness.function_store.catalog import Catalog, CatalogOptions
+from interp_harness.function_store.datasets import data_path
+from interp_harness.function_store.numeric.mlp import load_torch_weights
+from interp_harness.function_store.runtime import TargetUnavailable, build_runner, call_target
 
 
 def _true_f(rec, xs):

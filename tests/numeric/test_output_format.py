@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from interp_harness.targets.formatting import find_line
-from interp_harness.targets.runtime import RuntimeContext, call_target
 from support import numeric_reference as ref
+
+from interp_harness.function_store.formatting import find_line
+from interp_harness.function_store.runtime import RuntimeContext, call_target
 
 
 def _out(target, *inputs):

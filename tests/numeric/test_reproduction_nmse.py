@@ -21,12 +21,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+
 from interp_harness.evaluator.numeric.scorer import score_numeric_batch
 from interp_harness.evaluator.parsing import parse_answer
 from interp_harness.evaluator.scorer import EvalSettings, Item
-from interp_harness.orchestrator.sandbox.code_runner import run_in_sandbox
-from interp_harness.targets.catalog import Catalog
-from interp_harness.targets.models import Target
+from interp_harness.function_store.catalog import Catalog
+from interp_harness.function_store.models import Target
+from interp_harness.harness.sandbox.code_runner import run_in_sandbox
 
 THRESHOLD = 0.1  # FIND's --nmse_threshold default
 N_FUNCTIONS = 120  # a seeded sample of the 483 clean functions (all 483 agree too; slower)

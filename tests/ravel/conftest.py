@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from interp_harness.function_store.ravel.instances import Instance, build
+from interp_harness.function_store.ravel.targets import INSTANCES
 from interp_harness.model_services.intervention.client import InterventionClient
-from interp_harness.targets.ravel.instances import Instance, build
-from interp_harness.targets.ravel.targets import INSTANCES
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from interp_harness.evaluator.ravel.scorer import score_ravel_episode
-from interp_harness.targets.catalog import Catalog
-from interp_harness.targets.ravel.runner import RavelRunner, parse
-from interp_harness.targets.runtime import RuntimeContext
 from support import HARNESS_CLI
+
+from interp_harness.evaluator.ravel.scorer import score_ravel_episode
+from interp_harness.function_store.catalog import Catalog
+from interp_harness.function_store.ravel.runner import RavelRunner, parse
+from interp_harness.function_store.runtime import RuntimeContext
 
 ROOT = Path(__file__).resolve().parents[2]
 COUNTRY = "ravel/smollm2/city/Country"
@@ -80,6 +81,7 @@ def test_uploaded_featurizers_are_scored_and_removed(env):
     """A full-rank uploaded rotation moves what the whole vector moves; one random direction is
     near nothing; a bad upload is the agent's error; the service keeps none of them."""
     import numpy as np
+
     from interp_harness.agents.scripted_ravel import rotation_answer
     from interp_harness.model_services.intervention.client import InterventionClient
 
@@ -132,8 +134,8 @@ def test_cli_run_of_the_scripted_baseline_is_scored(env, tmp_path):
 def test_tools_mode_scores_as_the_text_protocol(env, tmp_path):
     """The scripted baseline in protocol mode `tools` (task / activations tools, submit_answer
     with layer and neurons): the same calls, replies and Cause/Isolate/Disentangle as in text."""
-    from interp_harness.orchestrator.store import make_engine
-    from interp_harness.orchestrator.store.repo import Store
+    from interp_harness.harness.store import make_engine
+    from interp_harness.harness.store.repo import Store
 
     db = f"sqlite:///{tmp_path / 'h.db'}"
     run_env = {**os.environ, **env, "PYTHONPATH": str(ROOT), "DATABASE_URL": db}
@@ -173,9 +175,10 @@ def test_rest_run_in_bwrap_is_scored_and_leaks_nothing(env, tmp_path):
     import time
 
     import httpx
-    from interp_harness.targets.ravel.data import load
-    from interp_harness.targets.ravel.targets import INSTANCES
     from support.orch_helpers import Server
+
+    from interp_harness.function_store.ravel.data import load
+    from interp_harness.function_store.ravel.targets import INSTANCES
 
     srv_env = {
         **os.environ,

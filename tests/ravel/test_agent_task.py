@@ -8,6 +8,7 @@ import asyncio
 
 import numpy as np
 import pytest
+
 from interp_harness.agents.base import Message
 from interp_harness.agents.protocol import parse_message
 from interp_harness.agents.protocol.reply import format_reply
@@ -27,13 +28,13 @@ from interp_harness.evaluator.ravel.scorer import (
     parse_localisation,
     score_ravel_episode,
 )
+from interp_harness.function_store.catalog import Catalog
+from interp_harness.function_store.models import make_canary
+from interp_harness.function_store.ravel.data import load
+from interp_harness.function_store.ravel.runner import CommandError, RavelRunner, parse
+from interp_harness.function_store.ravel.targets import INSTANCES
+from interp_harness.harness.episode.prompts import task_prompt
 from interp_harness.model_services.intervention.featurizers import decode_arrays
-from interp_harness.orchestrator.episode.prompts import task_prompt
-from interp_harness.targets.catalog import Catalog
-from interp_harness.targets.models import make_canary
-from interp_harness.targets.ravel.data import load
-from interp_harness.targets.ravel.runner import CommandError, RavelRunner, parse
-from interp_harness.targets.ravel.targets import INSTANCES
 
 
 def _targets():
@@ -203,7 +204,7 @@ def test_scripted_agent_steps():
 
 
 def format_reply_lines(pairs: list[tuple[str, str]]) -> str:
-    from interp_harness.targets.models import CallOutput
+    from interp_harness.function_store.models import CallOutput
 
     return format_reply([CallOutput(input=a, output=o) for a, o in pairs])
 
@@ -211,9 +212,9 @@ def format_reply_lines(pairs: list[tuple[str, str]]) -> str:
 def test_preflight_refuses_a_ravel_run_without_an_intervention_service():
     import socket
 
-    from interp_harness.orchestrator.domain.spec import RunSpec
-    from interp_harness.orchestrator.runs.preflight import PreflightError, preflight
-    from interp_harness.orchestrator.settings import Settings
+    from interp_harness.harness.domain.spec import RunSpec
+    from interp_harness.harness.runs.preflight import PreflightError, preflight
+    from interp_harness.harness.settings import Settings
 
     class Catalogs:
         def get(self, seed: int) -> Catalog:

@@ -12,8 +12,9 @@ import threading
 from pathlib import Path
 
 import pytest
-from interp_harness.targets import datasets
-from interp_harness.targets.ravel import data
+
+from interp_harness.function_store import datasets
+from interp_harness.function_store.ravel import data
 
 
 def test_shared_copy_has_25_verified_files():

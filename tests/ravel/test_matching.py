@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from interp_harness.targets.ravel.matching import extract_label, is_correct
+
+from interp_harness.function_store.ravel.matching import extract_label, is_correct
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+
 from interp_harness.evaluator.ravel.methods import METHODS, Hyper, TrainContext
 from interp_harness.evaluator.ravel.methods.featurize import (
     decode,
@@ -14,11 +15,11 @@ from interp_harness.evaluator.ravel.methods.featurize import (
     interchange,
 )
 from interp_harness.evaluator.ravel.methods.local import LocalModel
+from interp_harness.function_store.ravel.data import load
+from interp_harness.function_store.ravel.instances import BuildConfig, Instance, RavelExample, fill
 from interp_harness.model_services.intervention import model as model_mod
 from interp_harness.model_services.intervention.featurizers import FeaturizerRegistry
 from interp_harness.model_services.intervention.model import COMPONENTS
-from interp_harness.targets.ravel.data import load
-from interp_harness.targets.ravel.instances import BuildConfig, Instance, RavelExample, fill
 
 ATTRS = ("Country", "Continent")
 CITIES = ["Paris", "Tokyo", "Berlin", "Rome", "Cairo", "Lima", "Madrid", "Toronto"]

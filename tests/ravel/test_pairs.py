@@ -5,9 +5,16 @@ from __future__ import annotations
 import random
 
 import pytest
-from interp_harness.targets.ravel import instances
-from interp_harness.targets.ravel.data import load
-from interp_harness.targets.ravel.instances import BuildConfig, _pairs, _pools, entity_span, fill
+
+from interp_harness.function_store.ravel import instances
+from interp_harness.function_store.ravel.data import load
+from interp_harness.function_store.ravel.instances import (
+    BuildConfig,
+    _pairs,
+    _pools,
+    entity_span,
+    fill,
+)
 
 T = "%s is in the country of"
 GOLD = {"A": "France", "B": "Japan", "C": "France", "D": "Peru"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from interp_harness.evaluator.ravel.scores import ExampleOutcome, disentangle, sequence_match
 
 

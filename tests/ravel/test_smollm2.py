@@ -13,13 +13,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support import HARNESS_CLI
+
 from interp_harness.evaluator.ravel import interchange
 from interp_harness.evaluator.ravel.methods.featurize import rotation_spec
 from interp_harness.evaluator.ravel.scores import disentangle
+from interp_harness.function_store.ravel.instances import build, cache_path
+from interp_harness.function_store.ravel.targets import INSTANCES
 from interp_harness.model_services.intervention.client import InterventionClient
-from interp_harness.targets.ravel.instances import build, cache_path
-from interp_harness.targets.ravel.targets import INSTANCES
-from support import HARNESS_CLI
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYER = 8

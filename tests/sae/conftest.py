@@ -8,12 +8,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from interp_harness.targets import benchmark as registry
-from interp_harness.targets.sae.benchmark import BENCHMARK
-from interp_harness.targets.sae.build import BuildOptions, build_sae
-from interp_harness.targets.sae.catalog import SAECatalog
 from support import stop_process
 from support.intervention_server import start_server
+
+from interp_harness.function_store import benchmark as registry
+from interp_harness.function_store.sae.benchmark import BENCHMARK
+from interp_harness.function_store.sae.build import BuildOptions, build_sae
+from interp_harness.function_store.sae.catalog import SAECatalog
 
 
 @pytest.fixture(autouse=True)

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 import torch
-from interp_harness.model_services.intervention.client import InterventionClient
-from interp_harness.targets.sae.build import BuildOptions, build_sae
-from interp_harness.targets.sae.catalog import SAECatalog, load, sae_dir
-from interp_harness.targets.sae.catalog import built as built_names
 
+from interp_harness.function_store.sae.build import BuildOptions, build_sae
+from interp_harness.function_store.sae.catalog import SAECatalog, load, sae_dir
+from interp_harness.function_store.sae.catalog import built as built_names
+from interp_harness.model_services.intervention.client import InterventionClient
 from tests.sae.conftest import TINY
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from interp_harness.evaluator.sae.cli import sae_app
-from interp_harness.targets.sae.catalog import load
 from typer.testing import CliRunner
+
+from interp_harness.evaluator.sae.cli import sae_app
+from interp_harness.function_store.sae.catalog import load
 
 FLAGS = ["--model", "llama-tiny-random", "--layer", "0", "--d-sae", "32", "--k", "2"]
 FLAGS += ["--tokens", "400", "--steps", "5", "--n-latents", "2", "--device", "cpu"]

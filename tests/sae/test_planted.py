@@ -11,16 +11,17 @@ from pathlib import Path
 
 import pytest
 import torch
+from typer.testing import CliRunner
+
 from interp_harness.evaluator.api import EpisodeStats
 from interp_harness.evaluator.judge import JudgeSettings
 from interp_harness.evaluator.sae.cli import sae_app
 from interp_harness.evaluator.sae.scorer import SAEScorer
 from interp_harness.evaluator.scorer import ScoringContext
+from interp_harness.function_store.sae.catalog import load
+from interp_harness.function_store.sae.targets import targets_of
 from interp_harness.model_services.intervention import model as model_mod
 from interp_harness.model_services.intervention.saelens import save_sae
-from interp_harness.targets.sae.catalog import load
-from interp_harness.targets.sae.targets import targets_of
-from typer.testing import CliRunner
 
 MODEL = "llama-tiny-random"  # byte-level tokens: one character, one token
 CHOSEN = ["x", "z"]

@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
+from support.evaluator_helpers import summary
+
 from interp_harness.evaluator.api import EpisodeSummary, ScoreResult
 from interp_harness.evaluator.report import build_report
-from interp_harness.targets.sae.benchmark import BENCHMARK
-from support.evaluator_helpers import summary
+from interp_harness.function_store.sae.benchmark import BENCHMARK
 
 
 def _ep(i: int, agent: str, value: float, ceiling: float) -> EpisodeSummary:

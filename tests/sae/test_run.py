@@ -13,14 +13,14 @@ import sys
 from pathlib import Path
 
 import httpx
-from interp_harness.orchestrator.store import make_engine
-from interp_harness.orchestrator.store.repo import Store
-from interp_harness.targets.models import make_canary
-from interp_harness.targets.sae.benchmark import BENCHMARK
-from interp_harness.targets.sae.catalog import SAECatalog
 from support import HARNESS_CLI
 from support.orch_helpers import Server
 
+from interp_harness.function_store.models import make_canary
+from interp_harness.function_store.sae.benchmark import BENCHMARK
+from interp_harness.function_store.sae.catalog import SAECatalog
+from interp_harness.harness.store import make_engine
+from interp_harness.harness.store.repo import Store
 from tests.harness.inspect_tasks.test_inspect_tasks import SCRIPTS, inspect_cli, logs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,7 +47,7 @@ def _env(tmp: Path, cache: Path, url: str) -> dict[str, str]:
 
 def _harness(env: dict[str, str], *args: str) -> str:
     proc = subprocess.run(
-        [sys.executable, "-m", "interp_harness.orchestrator.cli", *args],
+        [sys.executable, "-m", "interp_harness.harness.cli", *args],
         cwd=ROOT,
         env=env,
         capture_output=True,

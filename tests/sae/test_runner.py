@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from interp_harness.targets.catalog import Catalog
-from interp_harness.targets.runtime import RuntimeContext
-from interp_harness.targets.sae.catalog import SAECatalog
-from interp_harness.targets.sae.runner import UNAVAILABLE, SAERunner
+from interp_harness.function_store.catalog import Catalog
+from interp_harness.function_store.runtime import RuntimeContext
+from interp_harness.function_store.sae.catalog import SAECatalog
+from interp_harness.function_store.sae.runner import UNAVAILABLE, SAERunner
 
 
 def _runner(target_id: str, url: str, **spec: object) -> SAERunner:

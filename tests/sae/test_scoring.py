@@ -7,6 +7,8 @@ from __future__ import annotations
 import statistics
 
 import pytest
+from support import free_port
+
 from interp_harness.evaluator.api import EpisodeStats
 from interp_harness.evaluator.judge import JudgeSettings, OpenAICompatibleJudge
 from interp_harness.evaluator.sae import classify, detection, fuzzing
@@ -22,9 +24,8 @@ from interp_harness.evaluator.sae.scorer import (
 from interp_harness.evaluator.scorer import ScoringContext
 from interp_harness.evaluator.simulation.simulator import SimulatorSettings
 from interp_harness.evaluator.token_activations.testset import TokenActs
-from interp_harness.targets.models import Target, model_target
-from interp_harness.targets.sae import catalog
-from support import free_port
+from interp_harness.function_store.models import Target, model_target
+from interp_harness.function_store.sae import catalog
 
 
 def _ex(*pairs: tuple[str, float]) -> TokenActs:

@@ -7,10 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from interp_harness.targets.catalog import Catalog, CatalogOptions
-from interp_harness.targets.datasets import DataUnavailable
-from interp_harness.targets.sae import targets
-from interp_harness.targets.sae.catalog import SAECatalog
+
+from interp_harness.function_store.catalog import Catalog, CatalogOptions
+from interp_harness.function_store.datasets import DataUnavailable
+from interp_harness.function_store.sae import targets
+from interp_harness.function_store.sae.catalog import SAECatalog
 
 
 def test_one_target_per_latent(built: SAECatalog, in_cache: Path) -> None:

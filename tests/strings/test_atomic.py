@@ -6,9 +6,10 @@ from __future__ import annotations
 import random
 
 import pytest
-from interp_harness.targets.strings import ATOMIC, ATOMIC_NAMES
-from interp_harness.targets.strings.numwords import NUMBER_WORDS, number_word
-from interp_harness.targets.strings.program import Step
+
+from interp_harness.function_store.strings import ATOMIC, ATOMIC_NAMES
+from interp_harness.function_store.strings.numwords import NUMBER_WORDS, number_word
+from interp_harness.function_store.strings.program import Step
 
 
 def f(name: str, s: str, *args):

@@ -8,9 +8,10 @@ import random
 from pathlib import Path
 
 import pytest
-from interp_harness.targets.models import HiddenTruth, PublicMeta, Target
-from interp_harness.targets.runtime import RuntimeContext, build_runner
-from interp_harness.targets.strings import (
+
+from interp_harness.function_store.models import HiddenTruth, PublicMeta, Target
+from interp_harness.function_store.runtime import RuntimeContext, build_runner
+from interp_harness.function_store.strings import (
     ATOMIC_NAMES,
     AVOID_FIND,
     AVOID_FIXED,
@@ -20,8 +21,8 @@ from interp_harness.targets.strings import (
     render_code,
     render_description,
 )
-from interp_harness.targets.strings.pool import INPUT_POOL
-from interp_harness.targets.strings.sampling import sample_composed
+from interp_harness.function_store.strings.pool import INPUT_POOL
+from interp_harness.function_store.strings.sampling import sample_composed
 
 SPEC_AVOID = Path(__file__).resolve().parents[3] / "shared" / "specs" / "func2_avoid_dict.json"
 

@@ -12,11 +12,12 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from interp_harness.targets.catalog import Catalog, CatalogOptions, GenConfig
-from interp_harness.targets.runtime import call_target
-from interp_harness.targets.strings import AVOID_FIXED, StringProgram
-from interp_harness.targets.strings.find_gen import generate
-from interp_harness.targets.strings.pool import INPUT_POOL
+
+from interp_harness.function_store.catalog import Catalog, CatalogOptions, GenConfig
+from interp_harness.function_store.runtime import call_target
+from interp_harness.function_store.strings import AVOID_FIXED, StringProgram
+from interp_harness.function_store.strings.find_gen import generate
+from interp_harness.function_store.strings.pool import INPUT_POOL
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -39,7 +40,7 @@ def test_identical_across_processes_with_other_hash_seeds():
     """Set or dict iteration must not leak into the output: a fresh interpreter with another
     PYTHONHASHSEED produces the same bytes."""
     code = (
-        "import hashlib, json; from interp_harness.targets.strings.find_gen import generate; "
+        "import hashlib, json; from interp_harness.function_store.strings.find_gen import generate; "
         "ts = generate(seed=9, n=60, p_atomic=0.3); "
         "print(hashlib.sha256(json.dumps([t.model_dump(mode='json') for t in ts], sort_keys=True).encode()).hexdigest())"
     )

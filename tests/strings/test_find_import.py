@@ -8,15 +8,16 @@ import sys
 from pathlib import Path
 
 import pytest
-from interp_harness.targets.catalog import Catalog, CatalogOptions
-from interp_harness.targets.find_import import parse_pairs, script_argv
-from interp_harness.targets.runtime import (
+from support.find_scripts import FIND_STRINGS_MAIN, numeric_script
+
+from interp_harness.function_store.catalog import Catalog, CatalogOptions
+from interp_harness.function_store.find_import import parse_pairs, script_argv
+from interp_harness.function_store.runtime import (
     NoBackboneConfigured,
     RuntimeContext,
     build_runner,
     call_target,
 )
-from support.find_scripts import FIND_STRINGS_MAIN, numeric_script
 
 # atomic: output contains ", ", parentheses and ") (" followed by the input itself
 TRICKY = (

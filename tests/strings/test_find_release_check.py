@@ -11,14 +11,15 @@ import shutil
 from pathlib import Path
 
 import pytest
-from interp_harness.targets.catalog import Catalog, CatalogOptions
-from interp_harness.targets.datasets import DataUnavailable, data_path
-from interp_harness.targets.entities_relations.backbone_prompts import relation_template
-from interp_harness.targets.entities_relations.find_folder import stale_relations_reason
-from interp_harness.targets.find_import import set_script_sandbox
-from interp_harness.targets.runtime import call_target
-from interp_harness.targets.strings.find_folder import stale_strings_reason
 from support.find_scripts import FIND_STRINGS_MAIN
+
+from interp_harness.function_store.catalog import Catalog, CatalogOptions
+from interp_harness.function_store.datasets import DataUnavailable, data_path
+from interp_harness.function_store.entities_relations.backbone_prompts import relation_template
+from interp_harness.function_store.entities_relations.find_folder import stale_relations_reason
+from interp_harness.function_store.find_import import set_script_sandbox
+from interp_harness.function_store.runtime import call_target
+from interp_harness.function_store.strings.find_folder import stale_strings_reason
 
 # stands in for a function of the other release: never equal to a current expected output
 OTHER = "import sys\n\n\ndef function(string):\n    return string[::-1] + '#'\n" + FIND_STRINGS_MAIN

@@ -6,11 +6,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from interp_harness.targets.catalog import Catalog, CatalogOptions
-from interp_harness.targets.datasets import data_path
-from interp_harness.targets.runtime import TargetUnavailable, build_runner, call_target
-from interp_harness.targets.strings import ATOMIC, Step, StringProgram
 from support.find_scripts import FIND_STRINGS_MAIN
+
+from interp_harness.function_store.catalog import Catalog, CatalogOptions
+from interp_harness.function_store.datasets import data_path
+from interp_harness.function_store.runtime import TargetUnavailable, build_runner, call_target
+from interp_harness.function_store.strings import ATOMIC, Step, StringProgram
 
 # f00003 is map_string; its substitution letters, read off its 10 correct unit-test pairs
 # (e.g. hello -> jwrrb). Letters absent from those inputs are left out (they pass through).

@@ -29,7 +29,7 @@ ROOT = TESTS.parent  # the checkout
 HOSTED = TESTS / "hosted"  # give it to a subprocess's PYTHONPATH that loads a test agent or plugin
 
 # `harness` as a fresh interpreter of this environment runs it (the console script's module)
-HARNESS_CLI = (sys.executable, "-m", "interp_harness.orchestrator.cli")
+HARNESS_CLI = (sys.executable, "-m", "interp_harness.harness.cli")
 
 
 def free_port() -> int:
@@ -90,7 +90,7 @@ def docker_engine_or_skip():  # type: ignore[no-untyped-def]
     """A connected Docker client (`ensure_engine` starts our own dockerd when none answers), or a
     skip saying why none can be started: dockerd needs privileges scripts/install.sh cannot grant
     (the docker CLI and Compose themselves are required, not skipped)."""
-    from interp_harness.orchestrator.sandbox.docker_engine import EngineUnavailable, ensure_engine
+    from interp_harness.harness.sandbox.docker_engine import EngineUnavailable, ensure_engine
 
     try:
         return ensure_engine()
@@ -220,9 +220,10 @@ def run_cli(
     """`harness ARGV` run by this process as `env` (the whole environment it sees) in `cwd`: for
     tests that check only what a command prints and stores (no interpreter start per command).
     A store that cannot be opened exits 2 with its message, as the console script does."""
-    from interp_harness.orchestrator.cli import app
-    from interp_harness.orchestrator.store.engine import StoreUnavailable
     from typer.testing import CliRunner
+
+    from interp_harness.harness.cli import app
+    from interp_harness.harness.store.engine import StoreUnavailable
 
     changes: dict[str, str | None] = {k: None for k in os.environ if k not in env}
     changes.update(env)

@@ -223,8 +223,9 @@ class AdvServer(HarnessServer):
 
     def cancel_with_cli(self, run_id: str) -> None:
         """`harness runs cancel RUN`, as the operator runs it next to the server."""
-        from interp_harness.orchestrator.cli import app
         from typer.testing import CliRunner
+
+        from interp_harness.harness.cli import app
 
         got = CliRunner().invoke(app, ["runs", "cancel", run_id], env=cli_env(self))
         assert got.exit_code == 0, got.output

@@ -6,8 +6,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from interp_harness.orchestrator.store.models import Episode, Run, Score
 from sqlalchemy import create_engine, insert
+
+from interp_harness.harness.store.models import Episode, Run, Score
 
 
 def insert_bulk_runs(db: Path, *, n_runs: int, n_episodes: int) -> str:
@@ -58,7 +59,7 @@ def insert_bulk_runs(db: Path, *, n_runs: int, n_episodes: int) -> str:
 def insert_neuron_episode(db: Path, outputs: dict[str, str]) -> str:
     """A finished episode on a neuron target whose one call read `outputs` (text -> the runner's
     `tok(act) ... [max m]` line). Returns the episode id."""
-    from interp_harness.orchestrator.store.models import Message, TargetCall
+    from interp_harness.harness.store.models import Message, TargetCall
 
     engine = create_engine(f"sqlite:///{db}")
     when = datetime(2001, 1, 1, tzinfo=UTC)

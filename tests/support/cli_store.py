@@ -8,9 +8,8 @@ import os
 import subprocess
 from typing import Any
 
-from interp_harness.orchestrator.domain.spec import RunSpec
-from interp_harness.orchestrator.store.repo import Store, open_store
-
+from interp_harness.harness.domain.spec import RunSpec
+from interp_harness.harness.store.repo import Store, open_store
 from support import ROOT, run_cli
 
 # per family: (agent, [(metric, value per episode)...]); ceilings near chance for strings, as

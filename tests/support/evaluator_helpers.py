@@ -7,8 +7,14 @@ import math
 from collections.abc import Callable, Sequence
 
 from interp_harness.evaluator.api import EpisodeStats, EpisodeSummary, ScoreResult
-from interp_harness.targets.models import CallOutput, HiddenTruth, PublicMeta, Target, UnitTest
-from interp_harness.targets.runtime import register_runner
+from interp_harness.function_store.models import (
+    CallOutput,
+    HiddenTruth,
+    PublicMeta,
+    Target,
+    UnitTest,
+)
+from interp_harness.function_store.runtime import register_runner
 
 _FUNCS: dict[str, Callable[[float], object]] = {}
 
@@ -80,7 +86,7 @@ def nmse_by_hand(g: Callable[[float], float], t: Callable[[float], float]) -> fl
 
 def in_process_calls(*targets: Target):  # type: ignore[no-untyped-def]
     """A target client that runs the given targets in this process (tests only)."""
-    from interp_harness.targets.runtime import build_runner
+    from interp_harness.function_store.runtime import build_runner
 
     by_id = {t.id: t for t in targets}
 
@@ -93,7 +99,7 @@ def in_process_calls(*targets: Target):  # type: ignore[no-untyped-def]
 def local_ctx(*targets: Target, **options: object):  # type: ignore[no-untyped-def]
     """A scoring context as the orchestrator builds it, with the targets run in this process."""
     from interp_harness.evaluator.scorer import ScoringContext
-    from interp_harness.orchestrator.sandbox.code_runner import run_in_sandbox
+    from interp_harness.harness.sandbox.code_runner import run_in_sandbox
 
     return ScoringContext(
         call_target=in_process_calls(*targets), code_runner=run_in_sandbox, **options

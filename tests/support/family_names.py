@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
 
-from interp_harness.targets.benchmark import GROUP, Benchmark
+from interp_harness.function_store.benchmark import GROUP, Benchmark
 
 ALLOWED = frozenset({"function_store/benchmark.py"})
 
@@ -45,12 +45,12 @@ def keys_of(records: Iterable[Benchmark]) -> Keys:
 
 
 def builtin_records() -> list[Benchmark]:
-    """The records this repository ships (entry points into `interp_harness.targets`), not plugins' or
+    """The records this repository ships (entry points into `interp_harness.function_store`), not plugins' or
     the ones a test registered in this process."""
     return [
         ep.load()
         for ep in entry_points(group=GROUP)
-        if ep.value.startswith("interp_harness.targets.")
+        if ep.value.startswith("interp_harness.function_store.")
     ]
 
 

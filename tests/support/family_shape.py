@@ -1,7 +1,7 @@
 """One shape per benchmark family: the same file names for the same roles, checked on the tree.
 
 A built-in family is a folder `function_store/<folder>/` holding a record (an entry point of
-`interp_harness.benchmarks` into `interp_harness.targets.<folder>.benchmark`) and its evaluator side
+`interp_harness.benchmarks` into `interp_harness.function_store.<folder>.benchmark`) and its evaluator side
 `evaluator/<folder>/`. Each role has one file name in every family (`ROLES`); a record's
 references point into its own family's role module for that kind, or into shared code (a module
 of `function_store/` or `evaluator/` outside every family folder). `shape_problems` reads files
@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
 
-from interp_harness.targets.benchmark import GROUP, Benchmark
-
+from interp_harness.function_store.benchmark import GROUP, Benchmark
 from support.layering import FOLDER_PART, PARTS, ROOT_PACKAGE
 from support.record_refs import references
 
@@ -71,7 +70,7 @@ ALIASES: Mapping[tuple[str, str], str] = {
 
 def builtin_families() -> dict[str, list[Benchmark]]:
     """folder -> the records this repository ships from it (entry points into
-    `interp_harness.targets.<folder>.benchmark`)."""
+    `interp_harness.function_store.<folder>.benchmark`)."""
     prefix = f"{ROOT_PACKAGE}.{FOLDER_PART['function_store']}."
     out: dict[str, list[Benchmark]] = {}
     for ep in entry_points(group=GROUP):
@@ -81,7 +80,7 @@ def builtin_families() -> dict[str, list[Benchmark]]:
 
 
 def module_file(root: Path, module: str) -> Path | None:
-    """The file of one of our modules (`interp_harness.targets.numeric.runner` ->
+    """The file of one of our modules (`interp_harness.function_store.numeric.runner` ->
     `function_store/numeric/runner.py`), whether or not it exists; None when not ours."""
     names = module.split(".")
     if names[0] != ROOT_PACKAGE or len(names) < 2 or names[1] not in PARTS:

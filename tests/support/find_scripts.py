@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from interp_harness.targets.models import HiddenTruth, PublicMeta, Target, make_canary
+from interp_harness.function_store.models import HiddenTruth, PublicMeta, Target, make_canary
 
 FIND_NUMERIC_SCRIPT = """import numpy as np
 import scipy.signal

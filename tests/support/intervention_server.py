@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from interp_harness.model_services.intervention.client import serve_argv
 
+from interp_harness.model_services.intervention.client import serve_argv
 from support import start_model_server, stop_process
 
 

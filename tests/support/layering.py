@@ -40,7 +40,7 @@ FAMILY_LAYERS = ("function_store", "evaluator")
 
 def family_folders(pyproject: Mapping[str, Any]) -> frozenset[str]:
     """The folders of the built-in families: `<f>` of each entry point of the benchmark group
-    into `interp_harness.targets.<f>.benchmark` (`function_store/<f>/`, `evaluator/<f>/`)."""
+    into `interp_harness.function_store.<f>.benchmark` (`function_store/<f>/`, `evaluator/<f>/`)."""
     prefix = f"{ROOT_PACKAGE}.{FOLDER_PART['function_store']}."
     values = pyproject["project"]["entry-points"]["interp_harness.benchmarks"].values()
     return frozenset(v[len(prefix) :].split(".")[0] for v in values if v.startswith(prefix))
@@ -81,7 +81,7 @@ DYNAMIC_IMPORTS: Mapping[tuple[str, str], str] = {
     ("agents/registry.py", "import_path"): "an agent given as `package.module:Class`",
     ("harness/settings.py", "load_plugins"): "plugin modules named in HARNESS_PLUGINS",
     ("harness/cli.py", "command_groups"): (
-        "each interp_harness.orchestrator.commands module adds its subcommands (COMMAND_MODULES)"
+        "each interp_harness.harness.commands module adds its subcommands (COMMAND_MODULES)"
     ),
     ("harness/sandbox/base.py", "get_sandbox"): (
         "the sandbox backend chosen by name; optional backends (docker) import their own deps"
@@ -108,7 +108,7 @@ class Violation:
 
 def module_name(rel: Path) -> str:
     """The import name of a file given by its path from the root (`harness/cli.py` ->
-    `interp_harness.orchestrator.cli`)."""
+    `interp_harness.harness.cli`)."""
     parts = list(rel.with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
@@ -342,7 +342,7 @@ def orchestrator_edges(root: Path) -> dict[str, set[str]]:
         for _, target, names in _read(root, path).imports:
             if target.startswith(prefix):
                 to = target[len(prefix) :].split(".")[0]
-            elif target == prefix[:-1] and names:  # `from interp_harness.orchestrator import x`
+            elif target == prefix[:-1] and names:  # `from interp_harness.harness import x`
                 to = names[0]
             else:
                 continue

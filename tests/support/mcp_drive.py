@@ -12,13 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
-from interp_harness.agents.base import Agent, Message
-from interp_harness.agents.toolspec import SUBMIT, ToolSpec
-from interp_harness.orchestrator.domain.rendezvous import Rendezvous
-from interp_harness.orchestrator.mcp.server import McpApp, McpServer
-from interp_harness.targets.benchmark import benchmark
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+
+from interp_harness.agents.base import Agent, Message
+from interp_harness.agents.toolspec import SUBMIT, ToolSpec
+from interp_harness.function_store.benchmark import benchmark
+from interp_harness.harness.domain.rendezvous import Rendezvous
+from interp_harness.harness.mcp.server import McpApp, McpServer
 
 
 def mcp_client(url: str, token: str, timeout: float = 600) -> Client:

@@ -1,7 +1,7 @@
 """Hand-written reference formulas (FIND's `math_functions.py`, with the release quirks of its
 `write_source_code.py` where asked).
 
-Written directly from FIND's formulas with `math`, independently of interp_harness.targets.numeric,
+Written directly from FIND's formulas with `math`, independently of interp_harness.function_store.numeric,
 so the tests compare our expression trees against the formulas, not against themselves.
 """
 
@@ -12,7 +12,7 @@ import math
 from functools import cache
 from typing import Any
 
-from interp_harness.targets.datasets import data_path
+from interp_harness.function_store.datasets import data_path
 
 TWO_PI = 2 * math.pi
 

@@ -32,7 +32,7 @@ def server_env(db: str, **extra: str) -> dict[str, str]:
 
 class Server:
     """The API server as a subprocess on a loopback port: `python -m uvicorn --factory
-    interp_harness.orchestrator.api:create_app`, or with `cli` `harness serve` (which runs uvicorn
+    interp_harness.harness.api:create_app`, or with `cli` `harness serve` (which runs uvicorn
     the same way). The one wrapper of a server process in the suite (trust_helpers.HarnessServer
     adds a private home)."""
 
@@ -56,9 +56,9 @@ class Server:
             self.url = f"http://127.0.0.1:{self.port}"
         where = ["--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning"]
         app = (
-            ["interp_harness.orchestrator.cli", "serve"]
+            ["interp_harness.harness.cli", "serve"]
             if self.cli
-            else ["uvicorn", "--factory", "interp_harness.orchestrator.api:create_app"]
+            else ["uvicorn", "--factory", "interp_harness.harness.api:create_app"]
         )
         with open(self.log_path, "ab") as log:  # the child keeps its own descriptor
             self.proc = subprocess.Popen(
@@ -92,14 +92,15 @@ async def run_in_process(  # type: ignore[no-untyped-def]
     import asyncio
 
     import orch_plugin  # registers the orch-test targets, whatever the hook
-    from interp_harness.orchestrator.domain.catalogs import CatalogCache
-    from interp_harness.orchestrator.domain.spec import RunSpec
-    from interp_harness.orchestrator.runs.plan import create_run
-    from interp_harness.orchestrator.runs.scheduler import Scheduler
-    from interp_harness.orchestrator.settings import Settings
-    from interp_harness.orchestrator.store import make_engine
-    from interp_harness.orchestrator.store.repo import Store
-    from interp_harness.orchestrator.target_client import make_target_client
+
+    from interp_harness.harness.domain.catalogs import CatalogCache
+    from interp_harness.harness.domain.spec import RunSpec
+    from interp_harness.harness.runs.plan import create_run
+    from interp_harness.harness.runs.scheduler import Scheduler
+    from interp_harness.harness.settings import Settings
+    from interp_harness.harness.store import make_engine
+    from interp_harness.harness.store.repo import Store
+    from interp_harness.harness.target_client import make_target_client
 
     store = Store(make_engine(url))
     cfg = Settings(sandbox="inprocess", poll_interval_s=0.05, **settings)
@@ -123,10 +124,11 @@ async def run_in_process(  # type: ignore[no-untyped-def]
 async def resume_in_process(store, run_id: str, **settings):  # type: ignore[no-untyped-def]
     """Start a scheduler on an existing store (as a restarted server would) and wait for run_id."""
     import orch_plugin
-    from interp_harness.orchestrator.domain.catalogs import CatalogCache
-    from interp_harness.orchestrator.runs.scheduler import Scheduler
-    from interp_harness.orchestrator.settings import Settings
-    from interp_harness.orchestrator.target_client import make_target_client
+
+    from interp_harness.harness.domain.catalogs import CatalogCache
+    from interp_harness.harness.runs.scheduler import Scheduler
+    from interp_harness.harness.settings import Settings
+    from interp_harness.harness.target_client import make_target_client
 
     cfg = Settings(sandbox="inprocess", poll_interval_s=0.05, **settings)
     cats = CatalogCache()

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 
 # Our own package under every name it has had, and what the orchestrator imports: none of them
 # may be importable in a lab.
-OURS = ("interp_harness", "interp_harness.orchestrator", "interp_harness.agents", "harness",
+OURS = ("interp_harness", "interp_harness.harness", "interp_harness.agents", "harness",
         "agents", "function_store", "evaluator", "httpx", "pydantic")  # fmt: skip
 LAB_PACKAGES = ("numpy", "scipy.optimize", "matplotlib.pyplot")
 

@@ -12,8 +12,7 @@ from typing import Any
 
 from interp_harness.evaluator.panel import Panel
 from interp_harness.evaluator.scorer import Scorer
-from interp_harness.targets.benchmark import Benchmark, load_ref
-
+from interp_harness.function_store.benchmark import Benchmark, load_ref
 from support.layering import ALLOWED, layer_of
 
 

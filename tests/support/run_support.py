@@ -1,5 +1,5 @@
 """For tests that drive `harness run` in their process (CliRunner) and then read what it stored:
-the environment of such a run, and the harness's real app (`interp_harness.orchestrator.api.app.create_app`,
+the environment of such a run, and the harness's real app (`interp_harness.harness.api.app.create_app`,
 scheduler off) served by uvicorn on a loopback port in a thread."""
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ def cli_env(tmp_path: Path) -> dict[str, str]:
 @contextmanager
 def serve_app() -> Iterator[str]:
     """The app on 127.0.0.1 (settings from the environment); yields its base URL."""
-    from interp_harness.orchestrator.api.app import create_app
-    from interp_harness.orchestrator.settings import Settings
+    from interp_harness.harness.api.app import create_app
+    from interp_harness.harness.settings import Settings
 
     app = create_app(Settings(), run_scheduler=False)
     with serve_in_process(app) as url:

@@ -17,9 +17,8 @@ import json
 import threading
 from typing import Any
 
-from interp_harness.orchestrator.store.repo import Store
-from interp_harness.targets.catalog import Catalog
-
+from interp_harness.function_store.catalog import Catalog
+from interp_harness.harness.store.repo import Store
 from support import LoopbackHTTP, QuietHandler
 
 GOOD = [("call_function", {"inputs": ["1", "2"]}), ("call_function", {"inputs": ["3"]})]

@@ -16,7 +16,7 @@ from interp_harness.agents.protocol.cells import (
 )
 from interp_harness.agents.tools_adapter import as_text, as_tool_calls
 from interp_harness.agents.toolspec import ToolCall
-from interp_harness.targets.benchmark import benchmark
+from interp_harness.function_store.benchmark import benchmark
 
 
 def test_a_message_s_cells_in_order() -> None:

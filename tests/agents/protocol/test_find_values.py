@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from interp_harness.agents.protocol import format_value, numeric_points, parse_number, parse_value
 from interp_harness.agents.protocol.conversation import Observation
 from interp_harness.evaluator.numeric import (
@@ -21,7 +22,7 @@ from interp_harness.evaluator.numeric import (
     ground_truth_from_outputs,
     parse_find_value,
 )
-from interp_harness.targets.models import CallOutput
+from interp_harness.function_store.models import CallOutput
 
 
 def find_scoring_value(g: object) -> complex:

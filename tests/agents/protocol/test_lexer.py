@@ -8,6 +8,7 @@ import time
 
 import pytest
 import regex
+
 from interp_harness.agents.protocol.lexer import first_command, split_words
 
 FIND_PATTERN = regex.compile(r"([A-Z]+\(((?:[^()\"']|(?:\"[^\"]*\")|(?:'[^']*')|\((?1)*\))*)\))")

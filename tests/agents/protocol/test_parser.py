@@ -6,8 +6,9 @@ import subprocess
 import sys
 
 import pytest
+
 from interp_harness.agents.protocol import Command, format_error, format_reply, parse_message
-from interp_harness.targets.models import CallOutput
+from interp_harness.function_store.models import CallOutput
 
 
 # ---------------------------------------------------------------- default mode

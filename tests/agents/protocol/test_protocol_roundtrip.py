@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
+
 from interp_harness.agents.protocol import (
     DEFAULT_PATH,
     MODES,
@@ -38,8 +39,8 @@ from interp_harness.agents.protocol import (
     quote_input,
     would_crash_in_find,
 )
-from interp_harness.targets.benchmark import benchmarks
-from interp_harness.targets.models import CallOutput
+from interp_harness.function_store.benchmark import benchmarks
+from interp_harness.function_store.models import CallOutput
 
 SETTINGS = settings(max_examples=150, deadline=None)
 

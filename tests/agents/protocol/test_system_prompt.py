@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import logging
 
-from interp_harness.orchestrator.episode import prompts
-from interp_harness.targets.datasets import data_path
+from interp_harness.function_store.datasets import data_path
+from interp_harness.harness.episode import prompts
 
 
 def test_find_compat_uses_finds_text_from_the_data_directory(monkeypatch):
@@ -28,7 +28,7 @@ def test_default_mode_keeps_the_projects_wording(monkeypatch):
 def test_missing_file_falls_back_with_a_warning(tmp_path, monkeypatch, caplog):
     monkeypatch.delenv("HARNESS_SYSTEM_PROMPT_FILE", raising=False)
     monkeypatch.setenv("HARNESS_DATA_DIR", str(tmp_path))
-    with caplog.at_level(logging.WARNING, logger="interp_harness.orchestrator.episode.prompts"):
+    with caplog.at_level(logging.WARNING, logger="interp_harness.harness.episode.prompts"):
         assert prompts.system_prompt_source("find-compat") == (prompts.SYSTEM_PROMPT, "own")
     assert "harness data fetch find" in caplog.text
 

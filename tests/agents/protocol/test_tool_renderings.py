@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
+
 from interp_harness.agents.protocol import answer, command, parse_answer, parse_message, quote_input
 from interp_harness.agents.protocol.tools import from_answer, match_words, to_answer, to_words
 from interp_harness.agents.toolspec import ToolSpec
-from interp_harness.targets.benchmark import benchmarks
-from jsonschema import Draft202012Validator
+from interp_harness.function_store.benchmark import benchmarks
 
 SETTINGS = settings(max_examples=60, deadline=None)
 WORD = st.text(

@@ -11,10 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from interp_harness.orchestrator.store import make_engine
-from interp_harness.orchestrator.store.repo import Store
-from interp_harness.targets.catalog import Catalog, CatalogOptions
 from support import HOSTED
+
+from interp_harness.function_store.catalog import Catalog, CatalogOptions
+from interp_harness.harness.store import make_engine
+from interp_harness.harness.store.repo import Store
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
@@ -45,7 +46,7 @@ def _run(tmp_path: Path, isolation: str) -> tuple[dict, Store]:
         "PYTHONPATH": os.pathsep.join([str(HOSTED), str(ROOT)]),
     }
     argv = [
-        sys.executable, "-m", "interp_harness.orchestrator.cli", "run",
+        sys.executable, "-m", "interp_harness.harness.cli", "run",
         "--agent", "host_test_agents:CheaterAgent",
         "--dataset", "find-gen", "--family", "numeric", "--limit", "1", "--seed", "0",
         "--no-floor", "--json", "--agent-isolation", isolation,
@@ -100,7 +101,7 @@ def test_control_without_isolation_the_cheater_reads_the_answer(tmp_path: Path) 
     detail, store = _run(tmp_path, "none")
     found, target_id, transcript = _answer(store, detail["id"])
     assert any(o.startswith("Target:") for o in found["objects"])
-    assert "interp_harness.targets" in found["imports"] and found["catalog"]
+    assert "interp_harness.function_store" in found["imports"] and found["catalog"]
     assert found["env"]["OPENAI_API_KEY"] == SECRET
     canary, _ = _secrets(target_id)
     assert canary in transcript  # the leak the agent host prevents

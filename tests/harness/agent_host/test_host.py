@@ -9,12 +9,12 @@ import signal
 from pathlib import Path
 
 import pytest
+
 from interp_harness.agents import AgentError, Message
 from interp_harness.agents.registry import resolve_agent
-from interp_harness.orchestrator.agent_host.host import AgentHostClient, AgentHosts
-from interp_harness.orchestrator.target_client import InProcessTargetClient
-from interp_harness.targets.catalog import Catalog
-
+from interp_harness.function_store.catalog import Catalog
+from interp_harness.harness.agent_host.host import AgentHostClient, AgentHosts
+from interp_harness.harness.target_client import InProcessTargetClient
 from tests.agents.conftest import final_parts, find_prompt, run_episode
 
 CONV = [Message(role="system", content="S"), Message(role="user", content="U")]

@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from interp_harness.agents import AgentError, Message
 from interp_harness.agents.host_protocol import MAX_TOOL_CALLS
 from interp_harness.agents.toolspec import ToolCall, ToolSpec
-from interp_harness.orchestrator.agent_host.host import AgentHosts
-
+from interp_harness.harness.agent_host.host import AgentHosts
 from tests.agents.conftest import provider_server, server  # noqa: F401 - fixtures
 from tests.agents.test_native_tools import TOOLS, completion, fn, messages_reply
 from tests.harness.agent_host.test_host import client

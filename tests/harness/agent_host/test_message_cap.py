@@ -8,10 +8,11 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
+from support.orch_helpers import run_in_process
+
 from interp_harness.agents import AgentError, Message
 from interp_harness.agents.registry import resolve_agent
-from interp_harness.orchestrator.agent_host.host import AgentHosts
-from support.orch_helpers import run_in_process
+from interp_harness.harness.agent_host.host import AgentHosts
 
 CONV = [Message(role="system", content="S"), Message(role="user", content="U")]
 MB40 = 40 * 2**20

@@ -12,11 +12,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from interp_harness.orchestrator.cli import app
-from interp_harness.orchestrator.store import make_engine
-from interp_harness.orchestrator.store.repo import Store
 from typer.testing import CliRunner
 
+from interp_harness.harness.cli import app
+from interp_harness.harness.store import make_engine
+from interp_harness.harness.store.repo import Store
 from tests.agents.conftest import provider_server, server  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")

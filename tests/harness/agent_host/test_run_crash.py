@@ -7,15 +7,16 @@ import asyncio
 import os
 import signal
 
-from interp_harness.orchestrator.domain.catalogs import CatalogCache
-from interp_harness.orchestrator.domain.spec import RunSpec
-from interp_harness.orchestrator.runs.plan import create_run
-from interp_harness.orchestrator.runs.scheduler import Scheduler
-from interp_harness.orchestrator.settings import Settings
-from interp_harness.orchestrator.store import make_engine
-from interp_harness.orchestrator.store.repo import Store
-from interp_harness.orchestrator.target_client import make_target_client
 from test_host import host_python_pids
+
+from interp_harness.harness.domain.catalogs import CatalogCache
+from interp_harness.harness.domain.spec import RunSpec
+from interp_harness.harness.runs.plan import create_run
+from interp_harness.harness.runs.scheduler import Scheduler
+from interp_harness.harness.settings import Settings
+from interp_harness.harness.store import make_engine
+from interp_harness.harness.store.repo import Store
+from interp_harness.harness.target_client import make_target_client
 
 N = 6
 

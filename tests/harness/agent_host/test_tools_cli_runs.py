@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from interp_harness.orchestrator.cli import app
-from interp_harness.orchestrator.store import make_engine
-from interp_harness.orchestrator.store.repo import Store
 from support.tool_model import TARGET, ToolModel, audit, check_session
 from typer.testing import CliRunner
+
+from interp_harness.harness.cli import app
+from interp_harness.harness.store import make_engine
+from interp_harness.harness.store.repo import Store
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 

@@ -7,9 +7,10 @@ import shutil
 from collections.abc import Iterator
 
 import pytest
+from support.trust_helpers import HarnessServer
+
 from interp_harness.agents.base import Agent, AgentOptions
 from interp_harness.agents.registry import resolve_agent
-from support.trust_helpers import HarnessServer
 
 BASE = {"dataset": "find-v1", "ids": ["find-v1/numeric/f00150"], "floor": False}
 

@@ -13,15 +13,22 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+
 from interp_harness.evaluator.api import EpisodeStats
 from interp_harness.evaluator.scorer import ScoringContext
 from interp_harness.evaluator.scoring import score_episode
-from interp_harness.orchestrator.domain.spec import RunSpec
-from interp_harness.orchestrator.sandbox.code_runner import run_in_sandbox
-from interp_harness.orchestrator.store import make_engine
-from interp_harness.orchestrator.store.repo import Store
-from interp_harness.targets.models import CallOutput, HiddenTruth, PublicMeta, Target, UnitTest
-from interp_harness.targets.runtime import build_runner, register_runner
+from interp_harness.function_store.models import (
+    CallOutput,
+    HiddenTruth,
+    PublicMeta,
+    Target,
+    UnitTest,
+)
+from interp_harness.function_store.runtime import build_runner, register_runner
+from interp_harness.harness.domain.spec import RunSpec
+from interp_harness.harness.sandbox.code_runner import run_in_sandbox
+from interp_harness.harness.store import make_engine
+from interp_harness.harness.store.repo import Store
 
 pytest.importorskip("inspect_ai.log", reason="inspect-ai is in the dev extra")
 
@@ -149,7 +156,7 @@ def _context(target: Target) -> ScoringContext:
     ids=["numeric", "strings"],
 )
 def test_inspect_export_has_no_ground_truth(tmp_path: Path, target: Target, answer: str) -> None:
-    from interp_harness.orchestrator.inspect_tasks.export import write_inspect_log
+    from interp_harness.harness.inspect_tasks.export import write_inspect_log
 
     # in a thread with its own event loop: a test run that also drove playwright's sync API
     # leaves a loop running in this one

@@ -13,11 +13,12 @@ import shutil
 
 import httpx
 import pytest
-from interp_harness.agents import Message
-from interp_harness.agents.registry import resolve_agent
-from interp_harness.orchestrator.agent_host.host import AgentHosts
 from support import wait_for
 from support.openai_stub import OpenAIStub
+
+from interp_harness.agents import Message
+from interp_harness.agents.registry import resolve_agent
+from interp_harness.harness.agent_host.host import AgentHosts
 
 pytestmark = pytest.mark.skipif(
     shutil.which("bwrap") is None, reason="agent hosts need bubblewrap (Debian `bubblewrap`)"

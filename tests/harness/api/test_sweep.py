@@ -15,8 +15,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from interp_harness.orchestrator.sandbox import workdir
 from support import wait_for
+
+from interp_harness.harness.sandbox import workdir
 
 pytestmark = pytest.mark.skipif(
     not os.path.exists("/usr/bin/bwrap"), reason="bubblewrap is not installed"

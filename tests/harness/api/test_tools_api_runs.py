@@ -12,10 +12,11 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from interp_harness.orchestrator.store import make_engine
-from interp_harness.orchestrator.store.repo import Store
 from support import wait_for
 from support.tool_model import TARGET, ToolModel, audit, check_session
+
+from interp_harness.harness.store import make_engine
+from interp_harness.harness.store.repo import Store
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 

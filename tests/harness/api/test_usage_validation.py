@@ -16,13 +16,14 @@ from typing import Any
 
 import httpx
 import pytest
-from interp_harness.orchestrator.agent_host.net import SOCKET_NAME, UsageMeter, open_route
-from interp_harness.orchestrator.providers.profiles import ProviderProfile
-from interp_harness.orchestrator.store.models import Episode
-from interp_harness.orchestrator.store.repo import Store
 from support import LoopbackHTTP, QuietHandler
 from support.openai_stub import OpenAIStub
 from support.orch_helpers import run_in_process
+
+from interp_harness.harness.agent_host.net import SOCKET_NAME, UsageMeter, open_route
+from interp_harness.harness.providers.profiles import ProviderProfile
+from interp_harness.harness.store.models import Episode
+from interp_harness.harness.store.repo import Store
 
 pytestmark = pytest.mark.skipif(
     shutil.which("bwrap") is None, reason="agent hosts need bubblewrap (Debian `bubblewrap`)"

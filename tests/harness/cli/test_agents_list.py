@@ -56,9 +56,10 @@ def test_agents_list_table() -> None:
 def test_anthropic_max_tokens_default_is_the_one_the_docs_name() -> None:
     """`agents list` showed anthropic's max_tokens default as None while docs/agents.md said 4096
     and the agent sent 4096: the default now lives in the agent's options schema."""
-    from interp_harness.agents.anthropic_agent import AnthropicAgent
-    from interp_harness.orchestrator.cli import app
     from typer.testing import CliRunner
+
+    from interp_harness.agents.anthropic_agent import AnthropicAgent
+    from interp_harness.harness.cli import app
 
     r = CliRunner().invoke(app, ["agents", "list", "--json"])
     anthropic = next(a for a in map(json.loads, r.stdout.splitlines()) if a["name"] == "anthropic")

@@ -8,11 +8,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from interp_harness.orchestrator.cli import app
-from interp_harness.orchestrator.store.repo import open_store
-from interp_harness.targets.catalog import Catalog, CatalogOptions
 from support.cli_store import MAIN_JOB, add_run, main_job_store
 from typer.testing import CliRunner
+
+from interp_harness.function_store.catalog import Catalog, CatalogOptions
+from interp_harness.harness.cli import app
+from interp_harness.harness.store.repo import open_store
 
 LONG_AGENT = "my_lab_agents.interpreters:ChainOfThoughtInterpreterAgent"
 

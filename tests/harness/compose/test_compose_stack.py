@@ -35,7 +35,8 @@ def engine(compose_cli):  # type: ignore[no-untyped-def]
 def compose_env(engine, compose_cli) -> dict[str, str]:  # type: ignore[no-untyped-def]
     """DOCKER_HOST for the engine `ensure_engine` found: the environment's, else ours."""
     import docker
-    from interp_harness.orchestrator.sandbox.docker_engine import SOCKET
+
+    from interp_harness.harness.sandbox.docker_engine import SOCKET
 
     try:
         docker.from_env().ping()
@@ -67,7 +68,7 @@ def _remove_stale_test_stacks(env: dict[str, str]) -> None:
 
 @pytest.fixture(scope="module")
 def stack(engine, compose_env, tmp_path_factory):  # type: ignore[no-untyped-def]
-    from interp_harness.orchestrator.sandbox.compose_images import build_cpu_images
+    from interp_harness.harness.sandbox.compose_images import build_cpu_images
 
     t0 = time.monotonic()
     build_cpu_images(engine, lambda what, tag, s: print(f"image {what:>13} {tag} {s:.1f} s"))

@@ -12,13 +12,14 @@ import time
 
 import httpx
 import pytest
+
 from interp_harness.evaluator.sandbox_exec import CodeJob, ExecSettings, run_code_jobs
-from interp_harness.orchestrator.sandbox.base import Limits, SandboxError, get_sandbox
-from interp_harness.orchestrator.sandbox.code_runner import run_in_sandbox
-from interp_harness.orchestrator.sandbox.daemon import serve
-from interp_harness.orchestrator.sandbox.pool import ServicePool
-from interp_harness.targets.catalog import Catalog
-from interp_harness.targets.service.client import TargetServiceClient
+from interp_harness.function_store.catalog import Catalog
+from interp_harness.function_store.service.client import TargetServiceClient
+from interp_harness.harness.sandbox.base import Limits, SandboxError, get_sandbox
+from interp_harness.harness.sandbox.code_runner import run_in_sandbox
+from interp_harness.harness.sandbox.daemon import serve
+from interp_harness.harness.sandbox.pool import ServicePool
 
 F0 = "find-gen/numeric/s0/f00000"
 

@@ -12,13 +12,14 @@ import time
 from typing import Any
 
 import pytest
-from interp_harness.orchestrator.executors import ExecutorConfigError, make_executor
-from interp_harness.orchestrator.settings import Settings
-from interp_harness.orchestrator.store import make_engine
-from interp_harness.orchestrator.store.repo import Store
 from support import HARNESS_CLI
 from support.cluster import ROOT, RayCluster, worker_env
 from support.pg_server import create_database
+
+from interp_harness.harness.executors import ExecutorConfigError, make_executor
+from interp_harness.harness.settings import Settings
+from interp_harness.harness.store import make_engine
+from interp_harness.harness.store.repo import Store
 
 # a Ray cluster per session and runs across its workers (the quick loop leaves them out)
 pytestmark = pytest.mark.slow

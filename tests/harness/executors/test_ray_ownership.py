@@ -14,14 +14,14 @@ import asyncio
 from datetime import UTC
 
 from interp_harness.agents.base import Agent, AgentReply, Message
-from interp_harness.orchestrator.domain.catalogs import CatalogCache
-from interp_harness.orchestrator.domain.spec import RunSpec
-from interp_harness.orchestrator.episode.runner import LOST
-from interp_harness.orchestrator.executors.local import execute_episode
-from interp_harness.orchestrator.executors.ray_executor import RunWatch
-from interp_harness.orchestrator.store import make_engine
-from interp_harness.orchestrator.store.repo import Store
-from interp_harness.orchestrator.target_client import InProcessTargetClient
+from interp_harness.harness.domain.catalogs import CatalogCache
+from interp_harness.harness.domain.spec import RunSpec
+from interp_harness.harness.episode.runner import LOST
+from interp_harness.harness.executors.local import execute_episode
+from interp_harness.harness.executors.ray_executor import RunWatch
+from interp_harness.harness.store import make_engine
+from interp_harness.harness.store.repo import Store
+from interp_harness.harness.target_client import InProcessTargetClient
 
 TID = "find-v1/numeric/f00000"
 

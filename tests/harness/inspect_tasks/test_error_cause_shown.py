@@ -22,12 +22,13 @@ from typing import Any
 
 import httpx
 import pytest
-from interp_harness.orchestrator.cli import app
-from interp_harness.orchestrator.store import make_engine
-from interp_harness.orchestrator.store.repo import Store
 from support import require
 from support.run_support import serve_app
 from typer.testing import CliRunner
+
+from interp_harness.harness.cli import app
+from interp_harness.harness.store import make_engine
+from interp_harness.harness.store.repo import Store
 
 ROOT = Path(__file__).resolve().parents[3]
 # the backbone server's refusal (model_services/backbone/server.py), as the openai SDK names it

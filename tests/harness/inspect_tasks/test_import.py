@@ -13,11 +13,12 @@ from statistics import mean
 from typing import Any
 
 import pytest
-from interp_harness.evaluator.report import t_interval, wilson
-from interp_harness.orchestrator.cli import app
-from interp_harness.orchestrator.runs.report import build_report
-from interp_harness.orchestrator.store.repo import DuplicateImport, open_store
 from typer.testing import CliRunner, Result
+
+from interp_harness.evaluator.report import t_interval, wilson
+from interp_harness.harness.cli import app
+from interp_harness.harness.runs.report import build_report
+from interp_harness.harness.store.repo import DuplicateImport, open_store
 
 inspect_log = pytest.importorskip("inspect_ai.log", reason="inspect-ai is in the dev extra")
 from inspect_ai.event import SpanBeginEvent  # noqa: E402
@@ -31,14 +32,15 @@ from inspect_ai.model import (  # noqa: E402
 )
 from inspect_ai.scorer import Score  # noqa: E402
 from inspect_ai.tool import ToolCall, ToolCallError  # noqa: E402
-from interp_harness.orchestrator.inspect_tasks.bounded_log import LogBounds  # noqa: E402
-from interp_harness.orchestrator.inspect_tasks.importer import (  # noqa: E402
+from support.hostile_logs import TARGET, edit_samples, eval_bomb, eval_log, result, write  # noqa: E402
+from support.hostile_logs import sample as hostile  # noqa: E402
+
+from interp_harness.harness.inspect_tasks.bounded_log import LogBounds  # noqa: E402
+from interp_harness.harness.inspect_tasks.importer import (  # noqa: E402
     ImportRefused,
     import_eval_log,
     read_log,
 )
-from support.hostile_logs import TARGET, edit_samples, eval_bomb, eval_log, result, write  # noqa: E402
-from support.hostile_logs import sample as hostile  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[3]
 DATA = os.environ.get("HARNESS_DATA_DIR") or str(ROOT.parent / "shared" / "data")

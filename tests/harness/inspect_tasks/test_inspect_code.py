@@ -13,17 +13,6 @@ from pathlib import Path
 
 import pytest
 from inspect_code_scripts import ANSWER, FIRST
-from interp_harness.agents.protocol.cells import parse_cells
-from interp_harness.orchestrator.domain.catalogs import CatalogCache
-from interp_harness.orchestrator.episode.runner import offered_tools, prompts
-from interp_harness.orchestrator.inspect_tasks.importer import import_eval_log
-from interp_harness.orchestrator.lab.api import call_commands, call_value
-from interp_harness.orchestrator.lab.limits import LabLimits
-from interp_harness.orchestrator.lab.prompt import lab_note
-from interp_harness.orchestrator.settings import Settings
-from interp_harness.orchestrator.store.repo import open_store
-from interp_harness.orchestrator.target_client import make_target_client
-from interp_harness.targets.benchmark import benchmark
 from support import HOSTED
 from test_inspect_tasks import (  # noqa: F401 - sandbox_tmp is a fixture
     assert_no_ground_truth,
@@ -32,6 +21,18 @@ from test_inspect_tasks import (  # noqa: F401 - sandbox_tmp is a fixture
     logs,
     sandbox_tmp,
 )
+
+from interp_harness.agents.protocol.cells import parse_cells
+from interp_harness.function_store.benchmark import benchmark
+from interp_harness.harness.domain.catalogs import CatalogCache
+from interp_harness.harness.episode.runner import offered_tools, prompts
+from interp_harness.harness.inspect_tasks.importer import import_eval_log
+from interp_harness.harness.lab.api import call_commands, call_value
+from interp_harness.harness.lab.limits import LabLimits
+from interp_harness.harness.lab.prompt import lab_note
+from interp_harness.harness.settings import Settings
+from interp_harness.harness.store.repo import open_store
+from interp_harness.harness.target_client import make_target_client
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_bwrap")]
 SCRIPTS = HOSTED / "inspect_code_scripts.py"

@@ -11,9 +11,10 @@ import json
 from pathlib import Path
 
 import pytest
-from interp_harness.orchestrator.cli import app
-from interp_harness.orchestrator.store.repo import open_store
 from typer.testing import CliRunner, Result
+
+from interp_harness.harness.cli import app
+from interp_harness.harness.store.repo import open_store
 
 inspect_log = pytest.importorskip("inspect_ai.log", reason="inspect-ai is in the dev extra")
 from inspect_ai.model import (  # noqa: E402

@@ -22,20 +22,21 @@ import httpx
 import inspect_scripts  # the scripted solvers' inputs and answers
 import pytest
 from inspect_ai.log import EvalLog, read_eval_log
+from support import HOSTED
+
 from interp_harness.agents.protocol import format_reply
 from interp_harness.evaluator.api import EpisodeStats, ScoreResult
 from interp_harness.evaluator.scoring import ScoringContext, score_episode
-from interp_harness.orchestrator.domain.catalogs import CatalogCache
-from interp_harness.orchestrator.episode import prompts
-from interp_harness.orchestrator.inspect_tasks.importer import import_eval_log
-from interp_harness.orchestrator.runs.report import build_report
-from interp_harness.orchestrator.sandbox.code_runner import run_in_sandbox
-from interp_harness.orchestrator.settings import Settings
-from interp_harness.orchestrator.store.repo import open_store
-from interp_harness.orchestrator.target_client import make_target_client
-from interp_harness.targets.benchmark import benchmark
-from interp_harness.targets.models import Target
-from support import HOSTED
+from interp_harness.function_store.benchmark import benchmark
+from interp_harness.function_store.models import Target
+from interp_harness.harness.domain.catalogs import CatalogCache
+from interp_harness.harness.episode import prompts
+from interp_harness.harness.inspect_tasks.importer import import_eval_log
+from interp_harness.harness.runs.report import build_report
+from interp_harness.harness.sandbox.code_runner import run_in_sandbox
+from interp_harness.harness.settings import Settings
+from interp_harness.harness.store.repo import open_store
+from interp_harness.harness.target_client import make_target_client
 
 ROOT = Path(__file__).resolve().parents[3]
 SCRIPTS = HOSTED / "inspect_scripts.py"
@@ -288,7 +289,7 @@ def test_a_killed_eval_leaves_nothing_after_the_sweep(tmp_path: Path, sandbox_tm
         time.sleep(0.2)
     root = next(sandbox_tmp.glob("interp-harness-*"))
     assert list(root.iterdir()), "the killed eval left nothing to sweep: the test proves nothing"
-    sweep = "from interp_harness.orchestrator.sandbox.workdir import sweep_stale; sweep_stale()"
+    sweep = "from interp_harness.harness.sandbox.workdir import sweep_stale; sweep_stale()"
     subprocess.run([sys.executable, "-c", sweep], env=env, cwd=ROOT, check=True, timeout=60)
     assert_nothing_left(sandbox_tmp)
 
@@ -506,7 +507,7 @@ def test_services_and_episode_store_stop_when_the_run_ends(
     left = [
         c
         for c in _descendants(os.getpid())
-        if "bwrap" in c or "interp_harness.targets.service" in c
+        if "bwrap" in c or "interp_harness.function_store.service" in c
     ]
     assert not left, left
     assert not list(sandbox_tmp.glob("interp-harness-inspect-*"))
@@ -524,9 +525,8 @@ def test_services_and_episode_store_stop_when_the_run_ends(
     ],
 )
 def test_bad_task_parameters_are_refused_with_what_is_allowed(params, says) -> None:
-    from interp_harness.orchestrator.inspect_tasks.task import TaskParameterError
-
     from interp_harness._registry import find
+    from interp_harness.harness.inspect_tasks.task import TaskParameterError
 
     with pytest.raises(TaskParameterError, match=re.escape(says)):
         find(**params)

@@ -22,19 +22,20 @@ from inspect_ai.log import EvalLog, read_eval_log
 from inspect_ai.model import GenerateConfig, Model, ModelOutput, ModelUsage, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import store
+
 from interp_harness.evaluator.api import EpisodeStats, ScoreResult
 from interp_harness.evaluator.report import t_interval, wilson
 from interp_harness.evaluator.scoring import ScoringContext, score_episode
-from interp_harness.orchestrator.domain.spec import RunSpec
-from interp_harness.orchestrator.inspect_tasks.resources import resources
-from interp_harness.orchestrator.inspect_tasks.scoring import (
+from interp_harness.function_store.catalog import Catalog
+from interp_harness.function_store.models import Target
+from interp_harness.harness.domain.spec import RunSpec
+from interp_harness.harness.inspect_tasks.resources import resources
+from interp_harness.harness.inspect_tasks.scoring import (
     InspectGraderJudge,
     interp_harness_scorer,
 )
-from interp_harness.orchestrator.runs.selection import select_targets
-from interp_harness.orchestrator.sandbox.code_runner import run_in_sandbox
-from interp_harness.targets.catalog import Catalog
-from interp_harness.targets.models import Target
+from interp_harness.harness.runs.selection import select_targets
+from interp_harness.harness.sandbox.code_runner import run_in_sandbox
 
 pytestmark = pytest.mark.skipif(
     shutil.which("bwrap") is None, reason="bubblewrap is not installed (the target sandbox)"

@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import orch_plugin  # noqa: F401  (registers the orch-test targets)
 import pytest
-from interp_harness.agents.protocol import parse_answer, parse_pairs
-from interp_harness.agents.protocol.cells import parse_cells
-from interp_harness.orchestrator.domain.catalogs import CatalogCache
-from interp_harness.orchestrator.domain.spec import RunSpec
-from interp_harness.orchestrator.runs.plan import create_run
-from interp_harness.orchestrator.runs.selection import SelectionError
-from interp_harness.orchestrator.store import make_engine
-from interp_harness.orchestrator.store.repo import Store
 from lab_test_agents import CellScriptAgent
 from support.orch_helpers import run_in_process
+
+from interp_harness.agents.protocol import parse_answer, parse_pairs
+from interp_harness.agents.protocol.cells import parse_cells
+from interp_harness.harness.domain.catalogs import CatalogCache
+from interp_harness.harness.domain.spec import RunSpec
+from interp_harness.harness.runs.plan import create_run
+from interp_harness.harness.runs.selection import SelectionError
+from interp_harness.harness.store import make_engine
+from interp_harness.harness.store.repo import Store
 
 pytestmark = pytest.mark.usefixtures("needs_bwrap")
 F0 = "orch-test/numeric/f00000"  # f(x) = 2x + 1
@@ -79,7 +80,7 @@ async def test_cell_calls_are_recorded_and_counted_like_commands(sqlite_url: str
 
 def _format(outputs: list[dict]) -> str:  # type: ignore[type-arg]
     from interp_harness.agents.protocol import format_reply
-    from interp_harness.targets.models import CallOutput
+    from interp_harness.function_store.models import CallOutput
 
     text = format_reply([CallOutput.model_validate(o) for o in outputs])
     assert [y for _, y in parse_pairs(text, [o["input"] for o in outputs])][:2] == ["1.0", "4.0"]

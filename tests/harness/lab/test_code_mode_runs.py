@@ -11,11 +11,12 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+
 from interp_harness.agents.protocol import Observation, format_reply, parse_pairs
 from interp_harness.agents.registry import get_agent
-from interp_harness.orchestrator.store import make_engine
-from interp_harness.orchestrator.store.repo import Store
-from interp_harness.targets.models import CallOutput
+from interp_harness.function_store.models import CallOutput
+from interp_harness.harness.store import make_engine
+from interp_harness.harness.store.repo import Store
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_bwrap")]
 BWRAP = {"HARNESS_SANDBOX": "bwrap", "HARNESS_SCORE_HOOK": "default"}

@@ -15,20 +15,21 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
-from interp_harness.agents.protocol import Observation, format_reply, parse_pairs
-from interp_harness.agents.registry import get_agent
-from interp_harness.orchestrator.lab.docker_lab import OWNER_LABEL, owner
-from interp_harness.orchestrator.lab.frames import Call, CallResult
-from interp_harness.orchestrator.lab.limits import LabLimits
-from interp_harness.orchestrator.lab.process import LabProcess
-from interp_harness.orchestrator.lab.session import LOST, Cell, Lab
-from interp_harness.orchestrator.settings import Settings
-from interp_harness.orchestrator.store import make_engine
-from interp_harness.orchestrator.store.repo import Store
-from interp_harness.targets.benchmark import benchmark
-from interp_harness.targets.models import CallOutput
 from support import docker_engine_or_skip
 from support.probe_cells import LAB_PACKAGES, OURS, loopback_listener, secret_and_imports_cell
+
+from interp_harness.agents.protocol import Observation, format_reply, parse_pairs
+from interp_harness.agents.registry import get_agent
+from interp_harness.function_store.benchmark import benchmark
+from interp_harness.function_store.models import CallOutput
+from interp_harness.harness.lab.docker_lab import OWNER_LABEL, owner
+from interp_harness.harness.lab.frames import Call, CallResult
+from interp_harness.harness.lab.limits import LabLimits
+from interp_harness.harness.lab.process import LabProcess
+from interp_harness.harness.lab.session import LOST, Cell, Lab
+from interp_harness.harness.settings import Settings
+from interp_harness.harness.store import make_engine
+from interp_harness.harness.store.repo import Store
 
 CANARY = "lab-docker-canary-8d2e61b5"  # in this process's environment while the labs start
 
@@ -36,7 +37,7 @@ CANARY = "lab-docker-canary-8d2e61b5"  # in this process's environment while the
 @pytest.fixture(scope="module")
 def engine() -> Any:
     """The engine with the lab image built, or a skip saying why no engine can be started."""
-    from interp_harness.orchestrator.lab.docker_lab import ensure_lab_image
+    from interp_harness.harness.lab.docker_lab import ensure_lab_image
 
     client = docker_engine_or_skip()
     ensure_lab_image(client, LabLimits().packages)

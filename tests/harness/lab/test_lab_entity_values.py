@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import re
 
-from interp_harness.orchestrator.lab.api import call_commands, call_value
-from interp_harness.targets.benchmark import benchmark
-from interp_harness.targets.catalog import Catalog
-from interp_harness.targets.runtime import RuntimeContext, call_target
+from interp_harness.function_store.benchmark import benchmark
+from interp_harness.function_store.catalog import Catalog
+from interp_harness.function_store.runtime import RuntimeContext, call_target
+from interp_harness.harness.lab.api import call_commands, call_value
 
 WORDS = ["NFL", "banana", "olympics"]
 

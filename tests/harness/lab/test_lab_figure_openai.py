@@ -12,9 +12,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from interp_harness.orchestrator.store import make_engine
-from interp_harness.orchestrator.store.repo import Store
 from support.openai_stub import OpenAIStub
+
+from interp_harness.harness.store import make_engine
+from interp_harness.harness.store.repo import Store
 
 pytestmark = pytest.mark.usefixtures("needs_bwrap")
 

@@ -12,13 +12,14 @@ import zlib
 
 import orch_plugin  # noqa: F401  (registers the orch-test targets)
 import pytest
-from interp_harness.agents.protocol.cells import parse_cells
-from interp_harness.orchestrator.lab.figures import NotAFigure, accept_figures, png_size
-from interp_harness.orchestrator.lab.limits import LabLimits
-from interp_harness.orchestrator.lab.session import Lab
-from interp_harness.targets.benchmark import benchmark
 from lab_test_agents import CellScriptAgent
 from support.orch_helpers import run_in_process
+
+from interp_harness.agents.protocol.cells import parse_cells
+from interp_harness.function_store.benchmark import benchmark
+from interp_harness.harness.lab.figures import NotAFigure, accept_figures, png_size
+from interp_harness.harness.lab.limits import LabLimits
+from interp_harness.harness.lab.session import Lab
 
 F0 = "orch-test/numeric/f00000"  # f(x) = 2x + 1
 SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -205,10 +206,10 @@ def test_a_resumed_episode_gives_the_agent_the_stored_figures_again(
     """What a resumed episode rebuilds its conversation from: each stored figure goes back on
     the reply that carried it (mode code: the user message after the cell's message; code-tools:
     the result of the cell's tool call)."""
-    from interp_harness.orchestrator.domain.spec import RunSpec
-    from interp_harness.orchestrator.episode.runner import EpisodeRunner
-    from interp_harness.orchestrator.store import make_engine
-    from interp_harness.orchestrator.store.repo import Store
+    from interp_harness.harness.domain.spec import RunSpec
+    from interp_harness.harness.episode.runner import EpisodeRunner
+    from interp_harness.harness.store import make_engine
+    from interp_harness.harness.store.repo import Store
 
     store = Store(make_engine(sqlite_url))
     run = store.create_run(RunSpec(agent="x", dataset="orch-test"), [F0])

@@ -10,11 +10,12 @@ import os
 from collections.abc import Sequence
 
 import pytest
-from interp_harness.orchestrator.lab.frames import Call, CallResult
-from interp_harness.orchestrator.lab.limits import LabLimits
-from interp_harness.orchestrator.lab.session import LOST, Cell, Lab
-from interp_harness.targets.benchmark import benchmark
 from support.probe_cells import LAB_PACKAGES, OURS, loopback_listener, secret_and_imports_cell
+
+from interp_harness.function_store.benchmark import benchmark
+from interp_harness.harness.lab.frames import Call, CallResult
+from interp_harness.harness.lab.limits import LabLimits
+from interp_harness.harness.lab.session import LOST, Cell, Lab
 
 pytestmark = pytest.mark.usefixtures("needs_bwrap")
 SECRET = "lab-test-secret-4f1c9a0e7b"  # in this process's environment while the labs start

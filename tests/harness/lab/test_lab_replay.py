@@ -11,15 +11,16 @@ from functools import partial
 from typing import Any
 
 import pytest
+
 from interp_harness.agents.protocol.tools import by_name
-from interp_harness.orchestrator.lab.api import call_commands
-from interp_harness.orchestrator.lab.frames import Call, CallResult
-from interp_harness.orchestrator.lab.limits import LabLimits
-from interp_harness.orchestrator.lab.replay import rebuild
-from interp_harness.orchestrator.lab.session import RESUMED, Lab
-from interp_harness.orchestrator.lab.turns import checked_call
-from interp_harness.orchestrator.store.models import LabCell, TargetCall
-from interp_harness.targets.benchmark import benchmark
+from interp_harness.function_store.benchmark import benchmark
+from interp_harness.harness.lab.api import call_commands
+from interp_harness.harness.lab.frames import Call, CallResult
+from interp_harness.harness.lab.limits import LabLimits
+from interp_harness.harness.lab.replay import rebuild
+from interp_harness.harness.lab.session import RESUMED, Lab
+from interp_harness.harness.lab.turns import checked_call
+from interp_harness.harness.store.models import LabCell, TargetCall
 
 pytestmark = pytest.mark.usefixtures("needs_bwrap")
 

@@ -19,11 +19,12 @@ from pathlib import Path
 
 import orch_plugin  # noqa: F401  (registers the orch-test targets in this process too)
 import pytest
-from interp_harness.agents.protocol.cells import parse_cells
-from interp_harness.orchestrator.store import make_engine
-from interp_harness.orchestrator.store.repo import Store
 from support import HARNESS_CLI, HOSTED, wait_for
 from support.orch_helpers import ROOT, resume_in_process, server_env
+
+from interp_harness.agents.protocol.cells import parse_cells
+from interp_harness.harness.store import make_engine
+from interp_harness.harness.store.repo import Store
 
 # a process killed and a run resumed (the quick loop leaves it out)
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_bwrap")]

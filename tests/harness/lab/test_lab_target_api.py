@@ -7,16 +7,17 @@ import ast
 import math
 
 import pytest
+
 from interp_harness.agents.toolspec import ToolSpec
-from interp_harness.orchestrator.lab.api import (
+from interp_harness.function_store.benchmark import benchmarks
+from interp_harness.function_store.models import CallOutput
+from interp_harness.harness.lab.api import (
     call_commands,
     call_value,
     list_arg,
     module_source,
     signature,
 )
-from interp_harness.targets.benchmark import benchmarks
-from interp_harness.targets.models import CallOutput
 
 
 @pytest.mark.parametrize("record", benchmarks(), ids=lambda b: b.family)

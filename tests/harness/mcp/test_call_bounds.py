@@ -13,11 +13,12 @@ from collections.abc import AsyncIterator
 
 import httpx2
 import pytest
+from support.mcp_drive import mcp_client, served
+
 from interp_harness.agents.base import AgentError, Message
 from interp_harness.agents.host_protocol import reply_line_limit
-from interp_harness.orchestrator.domain.rendezvous import Rendezvous
-from interp_harness.orchestrator.mcp.agent import ExternalAgent
-from support.mcp_drive import mcp_client, served
+from interp_harness.harness.domain.rendezvous import Rendezvous
+from interp_harness.harness.mcp.agent import ExternalAgent
 
 FAMILY = "numeric"
 CAP = 1024  # the smallest cap the operator may set (Settings.agent_max_message_chars)

@@ -19,13 +19,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from interp_harness.agents.protocol.cells import RUN_PYTHON_SPEC, parse_cells
-from interp_harness.orchestrator.lab.api import call_commands, call_value
-from interp_harness.orchestrator.store import make_engine
-from interp_harness.orchestrator.store.repo import Store
-from interp_harness.targets.benchmark import benchmark
-from interp_harness.targets.models import CallOutput
 from support.mcp_drive import mcp_client, read_endpoints
+
+from interp_harness.agents.protocol.cells import RUN_PYTHON_SPEC, parse_cells
+from interp_harness.function_store.benchmark import benchmark
+from interp_harness.function_store.models import CallOutput
+from interp_harness.harness.lab.api import call_commands, call_value
+from interp_harness.harness.store import make_engine
+from interp_harness.harness.store.repo import Store
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_bwrap")]
 
@@ -57,7 +58,7 @@ def serve(tmp: Path) -> tuple[subprocess.Popen[bytes], Path, Path]:
     argv += ["--no-floor", "--max-target-calls", str(BUDGET), "--mcp-endpoints", str(endpoints)]
     with open(tmp / "serve.log", "wb") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "interp_harness.orchestrator.cli", *argv],
+            [sys.executable, "-m", "interp_harness.harness.cli", *argv],
             env=env,
             cwd=tmp,
             stdout=log,

@@ -17,12 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from interp_harness.agents.registry import get_agent
-from interp_harness.orchestrator.store import make_engine
-from interp_harness.orchestrator.store.repo import Store
-from interp_harness.targets.models import make_canary
 from mcp.shared.exceptions import MCPError
 from support.mcp_drive import drive, mcp_client, read_endpoints, what_it_reads
+
+from interp_harness.agents.registry import get_agent
+from interp_harness.function_store.models import make_canary
+from interp_harness.harness.store import make_engine
+from interp_harness.harness.store.repo import Store
 
 ROOT = Path(__file__).resolve().parents[3]
 NUMERIC = ["find-v1/numeric/f00150", "find-v1/numeric/f00001"]
@@ -55,7 +56,7 @@ def native_run(tmp: Path, agent: str, family: str, ids: list[str]) -> Store:
     db = tmp / "native.db"
     argv = ["run", "--agent", agent, "--mode", "tools", *harness_args(family, ids), "--json"]
     r = subprocess.run(
-        [sys.executable, "-m", "interp_harness.orchestrator.cli", *argv],
+        [sys.executable, "-m", "interp_harness.harness.cli", *argv],
         env=env_for(db),
         cwd=tmp,
         capture_output=True,
@@ -85,7 +86,7 @@ class Served:
         argv = ["mcp", "resume", resume] if resume else ["mcp", "serve", *harness_args(family, ids)]
         argv += ["--mcp-endpoints", str(self.endpoints_file)]
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "interp_harness.orchestrator.cli", *argv],
+            [sys.executable, "-m", "interp_harness.harness.cli", *argv],
             env=env_for(self.db),
             cwd=tmp,
             stdout=self.log,
@@ -196,7 +197,7 @@ def test_strings_over_mcp_equals_a_native_tools_run(tmp_path: Path) -> None:
 def test_an_external_run_needs_tools_mode(tmp_path: Path) -> None:
     argv = ["run", "--agent", "external", *harness_args("numeric", NUMERIC[:1])]
     r = subprocess.run(
-        [sys.executable, "-m", "interp_harness.orchestrator.cli", *argv],
+        [sys.executable, "-m", "interp_harness.harness.cli", *argv],
         env=env_for(tmp_path / "h.db"),
         cwd=tmp_path,
         capture_output=True,

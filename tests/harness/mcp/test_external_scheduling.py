@@ -9,18 +9,19 @@ from __future__ import annotations
 import asyncio
 
 import orch_plugin  # noqa: F401  (registers the orch-test dataset)
-from interp_harness.agents.registry import get_agent
-from interp_harness.orchestrator.domain.catalogs import CatalogCache
-from interp_harness.orchestrator.domain.spec import RunSpec
-from interp_harness.orchestrator.mcp.server import McpApp, McpServer, issue_endpoints
-from interp_harness.orchestrator.runs.plan import create_run
-from interp_harness.orchestrator.runs.scheduler import Scheduler
-from interp_harness.orchestrator.runs.views import run_detail
-from interp_harness.orchestrator.settings import Settings
-from interp_harness.orchestrator.store import make_engine
-from interp_harness.orchestrator.store.repo import Store
-from interp_harness.orchestrator.target_client import make_target_client
 from support.mcp_drive import drive
+
+from interp_harness.agents.registry import get_agent
+from interp_harness.harness.domain.catalogs import CatalogCache
+from interp_harness.harness.domain.spec import RunSpec
+from interp_harness.harness.mcp.server import McpApp, McpServer, issue_endpoints
+from interp_harness.harness.runs.plan import create_run
+from interp_harness.harness.runs.scheduler import Scheduler
+from interp_harness.harness.runs.views import run_detail
+from interp_harness.harness.settings import Settings
+from interp_harness.harness.store import make_engine
+from interp_harness.harness.store.repo import Store
+from interp_harness.harness.target_client import make_target_client
 
 NUMERIC = [f"orch-test/numeric/f{i:05d}" for i in range(4)]
 TIMEOUT_S = 300  # generous: only a hung run reaches it

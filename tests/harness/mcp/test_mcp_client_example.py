@@ -15,9 +15,10 @@ import time
 from pathlib import Path
 
 import pytest
-from interp_harness.orchestrator.store import make_engine
-from interp_harness.orchestrator.store.repo import Store
 from support import HARNESS_CLI
+
+from interp_harness.harness.store import make_engine
+from interp_harness.harness.store.repo import Store
 
 ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = ROOT / "docs" / "examples" / "mcp_client.py"

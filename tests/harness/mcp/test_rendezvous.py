@@ -9,13 +9,14 @@ import socket
 
 import httpx2
 import pytest
-from interp_harness.agents.base import AgentError, Message
-from interp_harness.agents.toolspec import SUBMIT
-from interp_harness.orchestrator.domain.rendezvous import ANSWER_SUBMITTED, Channel, Rendezvous
-from interp_harness.orchestrator.mcp.agent import ExternalAgent
-from interp_harness.targets.benchmark import benchmark
 from mcp.shared.exceptions import MCPError
 from support.mcp_drive import mcp_client, served
+
+from interp_harness.agents.base import AgentError, Message
+from interp_harness.agents.toolspec import SUBMIT
+from interp_harness.function_store.benchmark import benchmark
+from interp_harness.harness.domain.rendezvous import ANSWER_SUBMITTED, Channel, Rendezvous
+from interp_harness.harness.mcp.agent import ExternalAgent
 
 FAMILY = "numeric"
 

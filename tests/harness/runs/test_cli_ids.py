@@ -7,8 +7,9 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
-from interp_harness.orchestrator.store.repo import open_store
 from support.cli_store import add_run, harness, main_job_store
+
+from interp_harness.harness.store.repo import open_store
 
 
 def _url(tmp_path: Path) -> str:

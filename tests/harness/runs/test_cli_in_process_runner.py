@@ -20,7 +20,7 @@ def test_stdout_has_no_foreign_log_lines(tmp_path: Path, sqlite_url: str) -> Non
     foreign = RichHandler()
     root.addHandler(foreign)
     try:
-        logging.getLogger("interp_harness.orchestrator.target_client").warning(
+        logging.getLogger("interp_harness.harness.target_client").warning(
             "a line for the foreign handler"
         )
         r = run_cli(

@@ -10,9 +10,10 @@ import re
 from pathlib import Path
 
 import pytest
-from interp_harness.orchestrator.cli import app
 from support.run_support import cli_env
 from typer.testing import CliRunner
+
+from interp_harness.harness.cli import app
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 BAR = re.compile(r"[━╸╺╾╼─]+")

@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from interp_harness.orchestrator.cli import app
 from support.cli_store import harness, main_job_store
 from typer.testing import CliRunner
+
+from interp_harness.harness.cli import app
 
 
 def _check_fits(text: str, rows: list[dict]) -> None:

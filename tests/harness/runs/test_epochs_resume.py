@@ -7,11 +7,11 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from interp_harness.orchestrator.domain.catalogs import CatalogCache
-from interp_harness.orchestrator.domain.spec import RunSpec
-from interp_harness.orchestrator.runs.plan import create_run
-from interp_harness.orchestrator.runs.prepare import load_run, store_episodes
-from interp_harness.orchestrator.store.repo import open_store
+from interp_harness.harness.domain.catalogs import CatalogCache
+from interp_harness.harness.domain.spec import RunSpec
+from interp_harness.harness.runs.plan import create_run
+from interp_harness.harness.runs.prepare import load_run, store_episodes
+from interp_harness.harness.store.repo import open_store
 
 IDS = ["find-gen/numeric/s0/f00002", "find-gen/numeric/s0/f00005"]
 

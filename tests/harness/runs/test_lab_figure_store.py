@@ -6,10 +6,11 @@ with it."""
 from __future__ import annotations
 
 import pytest
-from interp_harness.orchestrator.domain.spec import RunSpec
-from interp_harness.orchestrator.store import make_engine
-from interp_harness.orchestrator.store.repo import Store
 from sqlalchemy.exc import IntegrityError
+
+from interp_harness.harness.domain.spec import RunSpec
+from interp_harness.harness.store import make_engine
+from interp_harness.harness.store.repo import Store
 
 # every byte value, NUL and invalid UTF-8 included: the column is binary, not text
 BLOB = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 3

@@ -40,7 +40,7 @@ def _sse(text: str) -> list[dict]:
 
 def newest_migration() -> str:
     """The revision of the newest file in the migrations folder (named NNNN_what.py)."""
-    import interp_harness.orchestrator.store.migrations.versions as versions
+    import interp_harness.harness.store.migrations.versions as versions
 
     return max(p.name[:4] for p in Path(versions.__path__[0]).glob("[0-9][0-9][0-9][0-9]_*.py"))
 
@@ -153,7 +153,7 @@ def test_bad_input_says_what_is_wrong(shared) -> None:  # type: ignore[no-untype
 
 
 def test_targets_and_agents_never_show_ground_truth(shared) -> None:  # type: ignore[no-untyped-def]
-    from interp_harness.targets.models import make_canary
+    from interp_harness.function_store.models import make_canary
 
     c = httpx.Client(base_url=shared.url, timeout=60)
     r = c.get("/targets", params={"dataset": "orch-test", "family": "numeric"})

@@ -24,7 +24,7 @@ from support import wait_for
 from support.orch_helpers import ROOT, run_in_process, server_env
 from test_orch_ownership import TWO, records, run_cmd, store_of
 
-CLI = [sys.executable, "-m", "interp_harness.orchestrator.cli"]
+CLI = [sys.executable, "-m", "interp_harness.harness.cli"]
 
 
 def _start_run(env: dict[str, str], rec, n_calls: int = 200):  # type: ignore[no-untyped-def]

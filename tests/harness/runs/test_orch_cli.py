@@ -74,8 +74,8 @@ def test_run_show_export(sqlite_url: str) -> None:
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
 def test_run_with_sandboxed_target_service(sqlite_url: str) -> None:
     """HARNESS_SANDBOX=bwrap (the default): targets answer from a bubblewrap sandbox."""
-    from interp_harness.targets.catalog import Catalog
-    from interp_harness.targets.runtime import call_target
+    from interp_harness.function_store.catalog import Catalog
+    from interp_harness.function_store.runtime import call_target
 
     target = "find-v1/numeric/f00150"  # a clean (noise-free) released function
     env = server_env(sqlite_url, HARNESS_SANDBOX="bwrap")

@@ -8,9 +8,10 @@ from collections import Counter
 
 import httpx
 import pytest
-from interp_harness.orchestrator.store import make_engine
-from interp_harness.orchestrator.store.repo import Store
 from support import wait_for, wait_mid_episode
+
+from interp_harness.harness.store import make_engine
+from interp_harness.harness.store.repo import Store
 
 # kill -9 of a server mid-run and a resume: tens of seconds each (the quick loop leaves them out)
 pytestmark = pytest.mark.slow

@@ -6,15 +6,16 @@ and `prompts/` or read from the data files.
 from __future__ import annotations
 
 import pytest
-from interp_harness.orchestrator.domain.catalogs import CatalogCache
-from interp_harness.orchestrator.domain.spec import RunSpec
-from interp_harness.orchestrator.episode.runner import NO_COMMAND_HINT, EpisodeRunner, prompts
-from interp_harness.orchestrator.runs.plan import create_run
-from interp_harness.orchestrator.runs.selection import SelectionError
-from interp_harness.orchestrator.store import make_engine
-from interp_harness.orchestrator.store.repo import Store
-from interp_harness.targets.datasets import data_path
 from support.orch_helpers import run_in_process
+
+from interp_harness.function_store.datasets import data_path
+from interp_harness.harness.domain.catalogs import CatalogCache
+from interp_harness.harness.domain.spec import RunSpec
+from interp_harness.harness.episode.runner import NO_COMMAND_HINT, EpisodeRunner, prompts
+from interp_harness.harness.runs.plan import create_run
+from interp_harness.harness.runs.selection import SelectionError
+from interp_harness.harness.store import make_engine
+from interp_harness.harness.store.repo import Store
 
 F0 = "orch-test/numeric/f00000"  # f(x) = 2x + 1
 F1 = "orch-test/numeric/f00001"  # f(x) = -3x + 0.5
@@ -223,7 +224,8 @@ async def test_exemplar_initialisation_and_entity_replies(sqlite_url: str) -> No
     assert ep.exemplar_init and ep.status == "completed"
     # nothing the agent was shown carries the target's hidden canary or runner
     import orch_plugin
-    from interp_harness.targets.models import make_canary
+
+    from interp_harness.function_store.models import make_canary
 
     shown = "".join(m.content for conv in orch_plugin.EchoAgent.seen for m in conv)
     assert "Paris" in shown and make_canary(E0) not in shown and "orchtest-length" not in shown
@@ -318,5 +320,5 @@ async def test_score_hook_reads_targets_through_the_episodes_client(sqlite_url: 
     assert {s.metric: s.value for s in store.scores([ep.id])} == {"via_client": 3.0}  # 2*1 + 1
     # by name: another test may have reloaded the module
     assert [f"{r.__module__}:{r.__qualname__}" for r in runners] == [
-        "interp_harness.orchestrator.sandbox.code_runner:run_in_sandbox"
+        "interp_harness.harness.sandbox.code_runner:run_in_sandbox"
     ]

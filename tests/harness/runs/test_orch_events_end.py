@@ -9,12 +9,13 @@ import time
 
 import httpx
 import uvicorn
-from interp_harness.orchestrator.api.app import create_app
-from interp_harness.orchestrator.domain.spec import RunSpec
-from interp_harness.orchestrator.settings import Settings
-from interp_harness.orchestrator.store import make_engine
-from interp_harness.orchestrator.store.repo import Store
 from support import free_port
+
+from interp_harness.harness.api.app import create_app
+from interp_harness.harness.domain.spec import RunSpec
+from interp_harness.harness.settings import Settings
+from interp_harness.harness.store import make_engine
+from interp_harness.harness.store.repo import Store
 
 
 def test_a_run_ending_between_the_two_reads_still_sends_its_status(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]

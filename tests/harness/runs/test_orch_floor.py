@@ -5,13 +5,14 @@ Real runs: in-process scheduler, SQLite, the in-process target client on find-v1
 
 from __future__ import annotations
 
-from interp_harness.orchestrator.api.schemas import build_report, run_detail
-from interp_harness.orchestrator.domain.catalogs import CatalogCache
-from interp_harness.orchestrator.domain.spec import RunSpec
-from interp_harness.orchestrator.runs.plan import create_run
-from interp_harness.orchestrator.store import make_engine
-from interp_harness.orchestrator.store.repo import Store
 from support.orch_helpers import run_in_process
+
+from interp_harness.harness.api.schemas import build_report, run_detail
+from interp_harness.harness.domain.catalogs import CatalogCache
+from interp_harness.harness.domain.spec import RunSpec
+from interp_harness.harness.runs.plan import create_run
+from interp_harness.harness.store import make_engine
+from interp_harness.harness.store.repo import Store
 
 # find-v1 numeric clean targets (released data; find-v1 strings need HARNESS_FIND_ROOT, so the
 # numeric/strings mix below uses find-gen, whose strings functions are generated here)
@@ -33,10 +34,10 @@ def _floor_of(store: Store, run_id: str):  # type: ignore[no-untyped-def]
 async def _run_with_floor(url: str, spec: dict):  # type: ignore[no-untyped-def]
     """Store the run, then run it and its floor with one in-process scheduler (as `harness run`
     does) under the evaluator's real scoring; returns (store, run, floor)."""
-    from interp_harness.orchestrator.episode.runner import default_score_hook
-    from interp_harness.orchestrator.runs.scheduler import Scheduler
-    from interp_harness.orchestrator.settings import Settings
-    from interp_harness.orchestrator.target_client import make_target_client
+    from interp_harness.harness.episode.runner import default_score_hook
+    from interp_harness.harness.runs.scheduler import Scheduler
+    from interp_harness.harness.settings import Settings
+    from interp_harness.harness.target_client import make_target_client
 
     store = Store(make_engine(url))
     cfg = Settings(sandbox="inprocess", poll_interval_s=0.05)
@@ -137,9 +138,9 @@ async def test_an_interpolation_run_has_no_floor(sqlite_url: str) -> None:
 
 
 async def test_cancelling_the_run_cancels_its_floor(sqlite_url: str) -> None:
-    from interp_harness.orchestrator.runs.scheduler import Scheduler
-    from interp_harness.orchestrator.settings import Settings
-    from interp_harness.orchestrator.target_client import make_target_client
+    from interp_harness.harness.runs.scheduler import Scheduler
+    from interp_harness.harness.settings import Settings
+    from interp_harness.harness.target_client import make_target_client
 
     store = Store(make_engine(sqlite_url))
     cfg = Settings(sandbox="inprocess", poll_interval_s=0.05)

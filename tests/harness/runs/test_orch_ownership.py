@@ -26,15 +26,16 @@ from typing import Any
 
 import httpx
 import pytest
-from interp_harness.orchestrator.store import make_engine
-from interp_harness.orchestrator.store.repo import Store
 from support import wait_for
 from support.orch_helpers import ROOT, server_env
+
+from interp_harness.harness.store import make_engine
+from interp_harness.harness.store.repo import Store
 
 # several processes on one store, leases running out (the quick loop leaves them out)
 pytestmark = pytest.mark.slow
 
-CLI = [sys.executable, "-m", "interp_harness.orchestrator.cli"]
+CLI = [sys.executable, "-m", "interp_harness.harness.cli"]
 TWO = ["--id", "orch-test/numeric/f00000", "--id", "orch-test/numeric/f00001"]
 DUPLICATES = ("UNIQUE constraint", "duplicate key", "IntegrityError")
 

@@ -6,21 +6,22 @@ from __future__ import annotations
 
 import asyncio
 
-import interp_harness.orchestrator.runs.plan as plan_mod
-import interp_harness.orchestrator.runs.selection as selection
 import pytest
-from interp_harness.orchestrator.domain.catalogs import CatalogCache
-from interp_harness.orchestrator.domain.spec import RunSpec
-from interp_harness.orchestrator.runs.plan import (
+from support.orch_helpers import run_in_process
+
+import interp_harness.harness.runs.plan as plan_mod
+import interp_harness.harness.runs.selection as selection
+from interp_harness.function_store.benchmark import benchmark
+from interp_harness.harness.domain.catalogs import CatalogCache
+from interp_harness.harness.domain.spec import RunSpec
+from interp_harness.harness.runs.plan import (
     PLAN_EVENT,
     create_run,
     plan_run,
     stored_agent_path,
 )
-from interp_harness.orchestrator.store import make_engine
-from interp_harness.orchestrator.store.repo import Store
-from interp_harness.targets.benchmark import benchmark
-from support.orch_helpers import run_in_process
+from interp_harness.harness.store import make_engine
+from interp_harness.harness.store.repo import Store
 
 V1_NUMERIC = ["find-v1/numeric/f00150", "find-v1/numeric/f00153"]
 SCRIPTED = "orch_agents:ProbeAgent"

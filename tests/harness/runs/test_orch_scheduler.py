@@ -6,15 +6,16 @@ import asyncio
 
 import orch_plugin  # noqa: F401  (registers the orch-test dataset this file selects from)
 import pytest
-from interp_harness.orchestrator.domain.catalogs import CatalogCache
-from interp_harness.orchestrator.domain.spec import RunSpec
-from interp_harness.orchestrator.runs.plan import create_run
-from interp_harness.orchestrator.runs.scheduler import Scheduler
-from interp_harness.orchestrator.settings import Settings
-from interp_harness.orchestrator.store import make_engine
-from interp_harness.orchestrator.store.repo import Store
-from interp_harness.orchestrator.target_client import make_target_client
 from support.orch_helpers import run_in_process
+
+from interp_harness.harness.domain.catalogs import CatalogCache
+from interp_harness.harness.domain.spec import RunSpec
+from interp_harness.harness.runs.plan import create_run
+from interp_harness.harness.runs.scheduler import Scheduler
+from interp_harness.harness.settings import Settings
+from interp_harness.harness.store import make_engine
+from interp_harness.harness.store.repo import Store
+from interp_harness.harness.target_client import make_target_client
 
 NUMERIC = [f"orch-test/numeric/f{i:05d}" for i in range(6)]
 
@@ -114,7 +115,7 @@ async def test_cancel_a_running_run(sqlite_url: str) -> None:
 def test_catalog_cache_is_bounded() -> None:
     # An API caller can name any find-gen seed (`GET /targets?gen_seed=N`); each catalog holds a
     # generated set (~20 MB), so only the most recently used few are kept.
-    from interp_harness.orchestrator.domain.catalogs import CatalogCache
+    from interp_harness.harness.domain.catalogs import CatalogCache
 
     cache = CatalogCache(max_seeds=3)
     kept = cache.get(0)

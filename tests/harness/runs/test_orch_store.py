@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from interp_harness.orchestrator.domain.spec import RunSpec
-from interp_harness.orchestrator.store import current_revision, make_engine, upgrade_schema
-from interp_harness.orchestrator.store.repo import Store
 from sqlalchemy import inspect, text
 from sqlalchemy.exc import IntegrityError
+
+from interp_harness.harness.domain.spec import RunSpec
+from interp_harness.harness.store import current_revision, make_engine, upgrade_schema
+from interp_harness.harness.store.repo import Store
 
 TABLES = {
     "runs",

@@ -8,11 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from interp_harness.orchestrator.store import make_engine
 from sqlalchemy import inspect
 
+from interp_harness.harness.store import make_engine
+
 ROOT = Path(__file__).resolve().parents[3]
-OPEN = "import sys; from interp_harness.orchestrator.store import make_engine; make_engine(sys.argv[1]).dispose()"
+OPEN = "import sys; from interp_harness.harness.store import make_engine; make_engine(sys.argv[1]).dispose()"
 
 
 def test_concurrent_first_opens_of_a_fresh_store(db_url: str) -> None:

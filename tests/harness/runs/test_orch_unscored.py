@@ -17,7 +17,7 @@ import orch_plugin
 import pytest
 from support.orch_helpers import ROOT, run_in_process, server_env
 
-CLI = [sys.executable, "-m", "interp_harness.orchestrator.cli"]
+CLI = [sys.executable, "-m", "interp_harness.harness.cli"]
 IDS = ["orch-test/numeric/f00000", "orch-test/numeric/f00001"]
 LOST = "orch-test/numeric/f00001"
 

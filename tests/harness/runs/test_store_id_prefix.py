@@ -3,8 +3,9 @@ escaped wildcards: a `%` or `_` typed by a user matches itself, not anything).""
 
 from __future__ import annotations
 
-from interp_harness.orchestrator.store.repo import open_store
 from support.cli_store import add_run
+
+from interp_harness.harness.store.repo import open_store
 
 
 def test_ids_starting_and_running_counters(db_url: str) -> None:

@@ -7,15 +7,16 @@ from __future__ import annotations
 
 import orch_plugin  # noqa: F401  (registers the orch-test targets)
 import pytest
-from interp_harness.orchestrator.domain.catalogs import CatalogCache
-from interp_harness.orchestrator.domain.spec import RunSpec
-from interp_harness.orchestrator.episode import prompts
-from interp_harness.orchestrator.runs.plan import create_run
-from interp_harness.orchestrator.runs.selection import SelectionError
-from interp_harness.orchestrator.store import make_engine
-from interp_harness.orchestrator.store.repo import Store
 from support.orch_helpers import resume_in_process, run_in_process
 from tool_agents import ScriptedToolsAgent
+
+from interp_harness.harness.domain.catalogs import CatalogCache
+from interp_harness.harness.domain.spec import RunSpec
+from interp_harness.harness.episode import prompts
+from interp_harness.harness.runs.plan import create_run
+from interp_harness.harness.runs.selection import SelectionError
+from interp_harness.harness.store import make_engine
+from interp_harness.harness.store.repo import Store
 
 F0 = "orch-test/numeric/f00000"  # f(x) = 2x + 1
 AGENT = "tool_agents:ScriptedToolsAgent"

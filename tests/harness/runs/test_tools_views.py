@@ -59,7 +59,7 @@ def test_openapi_declares_tool_calls(sqlite_url: str, start_server) -> None:  # 
 
 async def test_inspect_export_has_tool_calls_and_tool_events(sqlite_url: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
     inspect_log = pytest.importorskip("inspect_ai.log", reason="inspect-ai is in the dev extra")
-    from interp_harness.orchestrator.inspect_tasks.export import write_inspect_log
+    from interp_harness.harness.inspect_tasks.export import write_inspect_log
 
     store, ep = await tools_episode(sqlite_url)
     path = write_inspect_log(store, store.get_run(ep.run_id), tmp_path / "run.eval")

@@ -1,7 +1,8 @@
 import shutil
 
 import pytest
-from interp_harness.orchestrator.sandbox import get_sandbox
+
+from interp_harness.harness.sandbox import get_sandbox
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,8 @@ import sys
 import time
 
 import pytest
-from interp_harness.orchestrator.sandbox import Limits
+
+from interp_harness.harness.sandbox import Limits
 
 PY = sys.executable
 

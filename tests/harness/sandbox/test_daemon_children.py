@@ -20,8 +20,9 @@ from pathlib import Path
 
 import pytest
 import sbx_env_agent
-from interp_harness.orchestrator.sandbox.daemon import ExecDaemon
 from support import HARNESS_CLI
+
+from interp_harness.harness.sandbox.daemon import ExecDaemon
 
 ROOT = Path(__file__).resolve().parents[3]
 CANARY = "canary-daemon-env-secret-4b1f"

@@ -4,10 +4,11 @@ The first run builds the base image with debootstrap and the target image from a
 (minutes); both are cached as tags. Skipped only where no engine can be started (reason shown)."""
 
 import pytest
-from interp_harness.orchestrator.sandbox import Limits
-from interp_harness.orchestrator.sandbox.pool import ServicePool, service_argv, target_files
-from interp_harness.targets.catalog import Catalog
-from interp_harness.targets.service.client import TargetServiceClient
+
+from interp_harness.function_store.catalog import Catalog
+from interp_harness.function_store.service.client import TargetServiceClient
+from interp_harness.harness.sandbox import Limits
+from interp_harness.harness.sandbox.pool import ServicePool, service_argv, target_files
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 F473 = "find-v1/numeric/f00473"
@@ -15,7 +16,7 @@ F473 = "find-v1/numeric/f00473"
 
 @pytest.fixture(scope="module")
 def docker_sb():
-    from interp_harness.orchestrator.sandbox.docker_engine import docker_sandbox_or_skip
+    from interp_harness.harness.sandbox.docker_engine import docker_sandbox_or_skip
 
     return docker_sandbox_or_skip()
 

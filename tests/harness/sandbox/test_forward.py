@@ -1,4 +1,4 @@
-"""The byte forwarders that give a sandboxed service its one extra endpoint (interp_harness.targets.service
+"""The byte forwarders that give a sandboxed service its one extra endpoint (interp_harness.function_store.service
 .forward): a slow upstream reply still arrives whole (the connect timeout must not stay on the
 socket: it cut every backbone reply slower than 30 s), through both forwarders in a chain, as a
 bwrap target service uses them."""
@@ -10,7 +10,7 @@ import threading
 import time
 from pathlib import Path
 
-from interp_harness.targets.service.forward import TcpToUnixForwarder, UnixToTcpForwarder
+from interp_harness.function_store.service.forward import TcpToUnixForwarder, UnixToTcpForwarder
 
 DELAY_S = 1.5
 

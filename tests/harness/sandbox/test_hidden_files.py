@@ -16,20 +16,21 @@ import time
 from pathlib import Path
 
 import pytest
-from interp_harness.orchestrator.sandbox import workdir
-from interp_harness.targets.catalog import Catalog
-from interp_harness.targets.models import make_canary
 from support.trust_helpers import ROOT
+
+from interp_harness.function_store.catalog import Catalog
+from interp_harness.function_store.models import make_canary
+from interp_harness.harness.sandbox import workdir
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
 TARGET = "find-v1/numeric/f00473"
 
 OWNER = """
 import asyncio, json, sys, time
-from interp_harness.targets.catalog import Catalog
-from interp_harness.orchestrator.sandbox.base import get_sandbox
-from interp_harness.orchestrator.sandbox.pool import ServicePool
-from interp_harness.orchestrator.target_client import ServiceTargetClient
+from interp_harness.function_store.catalog import Catalog
+from interp_harness.harness.sandbox.base import get_sandbox
+from interp_harness.harness.sandbox.pool import ServicePool
+from interp_harness.harness.target_client import ServiceTargetClient
 
 sandbox = get_sandbox("bwrap")
 pool = ServicePool(sandbox)
@@ -82,9 +83,9 @@ def test_killed_server_leaves_hidden_files_only_until_the_next_sweep(tmp_path: P
 
 
 def test_killed_service_files_go_with_it() -> None:
-    from interp_harness.orchestrator.sandbox.base import get_sandbox
-    from interp_harness.orchestrator.sandbox.pool import ServicePool
-    from interp_harness.orchestrator.target_client import ServiceTargetClient
+    from interp_harness.harness.sandbox.base import get_sandbox
+    from interp_harness.harness.sandbox.pool import ServicePool
+    from interp_harness.harness.target_client import ServiceTargetClient
 
     sandbox = get_sandbox("bwrap")
     pool = ServicePool(sandbox)

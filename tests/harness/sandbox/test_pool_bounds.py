@@ -7,9 +7,10 @@ import os
 import time
 
 import pytest
-from interp_harness.orchestrator.sandbox.pool import ServicePool
-from interp_harness.orchestrator.target_client import ServiceTargetClient
-from interp_harness.targets.catalog import Catalog
+
+from interp_harness.function_store.catalog import Catalog
+from interp_harness.harness.sandbox.pool import ServicePool
+from interp_harness.harness.target_client import ServiceTargetClient
 
 IDS = ["find-v1/numeric/f00473", "find-v1/numeric/f00001", "find-v1/numeric/f00002"]
 

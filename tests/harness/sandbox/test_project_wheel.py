@@ -7,7 +7,7 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
-from interp_harness.orchestrator.sandbox.docker_engine import build_project_wheel, project_root
+from interp_harness.harness.sandbox.docker_engine import build_project_wheel, project_root
 
 
 def _tree(root: Path) -> set[str]:
@@ -27,7 +27,7 @@ def test_the_wheel_builds_from_a_copy_and_leaves_the_checkout_as_it_was(tmp_path
     names = zipfile.ZipFile(wheel).namelist()
     assert (
         "interp_harness/_registry.py" in names
-        and "interp_harness/orchestrator/sandbox/docker_engine.py" in names
+        and "interp_harness/harness/sandbox/docker_engine.py" in names
     )
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     assert "[inspect_ai]" in zipfile.ZipFile(wheel).read(entry_points).decode()

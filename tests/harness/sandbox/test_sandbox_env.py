@@ -18,17 +18,18 @@ import textwrap
 
 import pytest
 import sbx_env_agent
+from support.find_scripts import numeric_script, script_target
+
 from interp_harness.agents.base import Message
 from interp_harness.evaluator.numeric.scorer import score_numeric_batch
 from interp_harness.evaluator.parsing import parse_answer
 from interp_harness.evaluator.sandbox_exec import CodeJob, CodeLimits, ExecSettings, run_code_jobs
 from interp_harness.evaluator.scorer import EvalSettings, Item
-from interp_harness.orchestrator.agent_host.host import AgentHosts
-from interp_harness.orchestrator.providers.profiles import HELD_KEY
-from interp_harness.orchestrator.sandbox.code_runner import run_in_sandbox
-from interp_harness.orchestrator.sandbox.pool import ServicePool
-from interp_harness.targets.service.client import TargetServiceClient
-from support.find_scripts import numeric_script, script_target
+from interp_harness.function_store.service.client import TargetServiceClient
+from interp_harness.harness.agent_host.host import AgentHosts
+from interp_harness.harness.providers.profiles import HELD_KEY
+from interp_harness.harness.sandbox.code_runner import run_in_sandbox
+from interp_harness.harness.sandbox.pool import ServicePool
 
 pytestmark = pytest.mark.usefixtures("needs_bwrap")
 
@@ -124,7 +125,7 @@ def test_answer_code_in_a_batch_reads_no_operator_secret() -> None:
 
 
 def test_a_scores_failure_text_carries_no_operator_secret() -> None:
-    from interp_harness.targets.catalog import Catalog
+    from interp_harness.function_store.catalog import Catalog
 
     target = Catalog().get("find-v1/numeric/f00473")
     answer = parse_answer(f"[CODE]: ```python\n{RAISES}```")
@@ -212,8 +213,8 @@ async def test_a_target_service_gives_target_code_no_operator_secret(bwrap, tmp_
 
 def test_the_find_release_check_gives_a_script_no_operator_secret(tmp_path) -> None:
     """The release check runs a FIND folder's scripts through the bwrap backend's `run`."""
-    from interp_harness.orchestrator.sandbox.find_scripts import install_script_sandbox
-    from interp_harness.targets.find_import import sandboxed_outputs
+    from interp_harness.function_store.find_import import sandboxed_outputs
+    from interp_harness.harness.sandbox.find_scripts import install_script_sandbox
 
     install_script_sandbox()  # as the harness wires it where it builds catalogs
     script = tmp_path / "function_code.py"

@@ -6,13 +6,14 @@ import signal
 import time
 
 import pytest
-from interp_harness.orchestrator.sandbox import Limits, get_sandbox
-from interp_harness.orchestrator.sandbox.pool import ServicePool, service_argv, target_files
-from interp_harness.orchestrator.target_client import ServiceTargetClient
-from interp_harness.targets.catalog import Catalog
-from interp_harness.targets.service.client import TargetServiceClient, TargetServiceError
 from support import find_scripts
 from support.find_scripts import numeric_script
+
+from interp_harness.function_store.catalog import Catalog
+from interp_harness.function_store.service.client import TargetServiceClient, TargetServiceError
+from interp_harness.harness.sandbox import Limits, get_sandbox
+from interp_harness.harness.sandbox.pool import ServicePool, service_argv, target_files
+from interp_harness.harness.target_client import ServiceTargetClient
 
 F473 = "find-v1/numeric/f00473"  # corrupted linear: -1.5*x - 5.0, corrupted inside (92.3, 103.42)
 
@@ -144,7 +145,7 @@ async def test_service_starts_answers_and_stops(bwrap, catalog):
 
 
 def test_start_failure_is_reported(bwrap):
-    from interp_harness.orchestrator.sandbox import SandboxError
+    from interp_harness.harness.sandbox import SandboxError
 
     with pytest.raises(SandboxError, match="exited with status"):
         bwrap.start_service(["/bin/false"], limits=Limits(timeout_s=5))

@@ -15,12 +15,13 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from interp_harness.orchestrator.sandbox import Limits
-from interp_harness.orchestrator.sandbox.pool import service_argv, target_files
-from interp_harness.targets.models import Target
-from interp_harness.targets.service.client import TargetServiceClient
 from sbx_hostile_script import HOSTILE_SCRIPT
 from support.find_scripts import numeric_script, script_target
+
+from interp_harness.function_store.models import Target
+from interp_harness.function_store.service.client import TargetServiceClient
+from interp_harness.harness.sandbox import Limits
+from interp_harness.harness.sandbox.pool import service_argv, target_files
 
 HOSTILE = "find-import/numeric/f00001"
 NUMERIC = "find-import/numeric/f00002"
@@ -123,7 +124,7 @@ async def test_hostile_script_cannot_intercept_the_backbone(bwrap, tmp_path, bac
 @pytest.mark.docker
 @pytest.mark.slow
 async def test_docker_hostile_script_cannot_replace_the_socket_or_answer_for_a_sibling(tmp_path):
-    from interp_harness.orchestrator.sandbox.docker_engine import docker_sandbox_or_skip
+    from interp_harness.harness.sandbox.docker_engine import docker_sandbox_or_skip
 
     docker_sb = docker_sandbox_or_skip()
     hostile = _target(tmp_path, HOSTILE, "numeric", HOSTILE_SCRIPT)

@@ -6,11 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from interp_harness.orchestrator.sandbox.docker_engine import (
+
+from interp_harness.harness.sandbox.docker_engine import (
     EngineUnavailable,
     target_sandbox_options,
 )
-from interp_harness.orchestrator.settings import Settings
+from interp_harness.harness.settings import Settings
 
 
 def test_the_wheels_setting_is_a_comma_separated_list_of_paths(monkeypatch) -> None:  # type: ignore[no-untyped-def]

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 
-from interp_harness.orchestrator.api.schemas import SAFE_DETAILS
 from support.web_helpers import AUTH
+
+from interp_harness.harness.api.schemas import SAFE_DETAILS
 
 
 def test_episode_score_details_need_a_token(server, filled) -> None:  # type: ignore[no-untyped-def]

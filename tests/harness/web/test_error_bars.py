@@ -7,9 +7,10 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from interp_harness.evaluator.report import QueryRow, wilson
-from interp_harness.orchestrator.web.plots import queries_svg
 from support import fuzz_settings
+
+from interp_harness.evaluator.report import QueryRow, wilson
+from interp_harness.harness.web.plots import queries_svg
 
 BINS = ("0-64", "65-256", "257-1024", ">1024")
 

@@ -17,9 +17,10 @@ from typing import Any, get_args
 
 import httpx
 import pytest
-from interp_harness.agents.registry import resolve_agent
-from interp_harness.orchestrator.domain.spec import MAX_EPOCHS, ProtocolMode
 from support.trust_helpers import ROOT, HarnessServer
+
+from interp_harness.agents.registry import resolve_agent
+from interp_harness.harness.domain.spec import MAX_EPOCHS, ProtocolMode
 
 SPEC = {"agent": "scripted-numeric", "dataset": "find-gen", "family": "numeric", "limit": 1}
 
@@ -62,8 +63,8 @@ def _registered_in_a_fresh_interpreter() -> dict[str, list[str]]:
     """The families and datasets a server process registers: read in a new interpreter, as this
     one may hold test-only benchmarks other tests registered (orch_plugin's `orch-test`)."""
     code = (
-        "import json; from interp_harness.targets.benchmark import benchmarks;"
-        "from interp_harness.targets.catalog import dataset_names;"
+        "import json; from interp_harness.function_store.benchmark import benchmarks;"
+        "from interp_harness.function_store.catalog import dataset_names;"
         "print(json.dumps({'families': [b.family for b in benchmarks()],"
         " 'datasets': dataset_names()}))"
     )

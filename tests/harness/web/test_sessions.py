@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 
 import httpx
-from interp_harness.orchestrator.web.sessions import SessionTable
 from support.web_helpers import TOKEN
+
+from interp_harness.harness.web.sessions import SessionTable
 
 SESSION = "harness_session"
 DEFAULT_MAX_FAILURES = 20  # HARNESS_AUTH_MAX_FAILURES's default (the web server sets none)

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import httpx
 import pytest
-from interp_harness.orchestrator.domain.spec import RunSpec
-from interp_harness.orchestrator.store import make_engine
-from interp_harness.orchestrator.store.repo import Store
 from support.trust_helpers import HarnessServer
+
+from interp_harness.harness.domain.spec import RunSpec
+from interp_harness.harness.store import make_engine
+from interp_harness.harness.store.repo import Store
 
 MB = 1 << 20
 SIZE = 40 * MB  # characters per message, as in the attack

@@ -45,7 +45,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, list
     env.pop("HARNESS_API_TOKENS", None)
     with open(home / "server.log", "ab") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "interp_harness.orchestrator.cli", "serve", "--port", str(port)],
+            [sys.executable, "-m", "interp_harness.harness.cli", "serve", "--port", str(port)],
             env=env,
             cwd=home,
             stdout=log,

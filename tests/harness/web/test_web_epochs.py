@@ -11,9 +11,10 @@ import re
 from statistics import mean
 
 import pytest
+
 from interp_harness.evaluator.report import t_interval, wilson
-from interp_harness.orchestrator.domain.spec import RunSpec
-from interp_harness.orchestrator.store.repo import open_store
+from interp_harness.harness.domain.spec import RunSpec
+from interp_harness.harness.store.repo import open_store
 
 TARGETS = [f"find-gen/numeric/s0/f0000{i}" for i in range(4)]
 EPOCHS = 3
@@ -29,7 +30,7 @@ INPUTS = 10  # every episode in the first query bin (1-16): its row is the whole
 
 def _store_run(db: str, reducer: str) -> str:
     """A finished run of TARGETS x EPOCHS episodes scored as SCORES; episode idx
-    epoch * len(TARGETS) + i, as interp_harness.orchestrator.runs.prepare.store_episodes lays them out."""
+    epoch * len(TARGETS) + i, as interp_harness.harness.runs.prepare.store_episodes lays them out."""
     store = open_store(db)
     spec = RunSpec(agent=f"epochs-{reducer}", dataset="find-gen", family="numeric",
                    epochs=EPOCHS, epoch_reducer=reducer, floor=False)  # fmt: skip
@@ -146,9 +147,9 @@ def test_compare_pairs_targets_after_the_reduction(server, runs) -> None:  # typ
 def test_runs_list_aggregate_is_the_reports_reduction(db_url: str, reducer: str) -> None:
     """The runs list's SQL aggregate (both stores) gives each metric's n and mean as the run's
     metric summaries and Table 2 do, for every reducer."""
-    from interp_harness.orchestrator.runs.report import build_report
-    from interp_harness.orchestrator.runs.views import run_detail
-    from interp_harness.orchestrator.web.queries import runs_page
+    from interp_harness.harness.runs.report import build_report
+    from interp_harness.harness.runs.views import run_detail
+    from interp_harness.harness.web.queries import runs_page
 
     run_id = _store_run(db_url, reducer)
     store = open_store(db_url)

@@ -17,13 +17,14 @@ import httpx
 import jsonschema
 import notebook_agents as hostile
 import pytest
-from interp_harness.orchestrator.domain.spec import RunSpec
-from interp_harness.orchestrator.runs.views import PREVIEW_CHARS, episode_detail
-from interp_harness.orchestrator.store import make_engine
-from interp_harness.orchestrator.store.repo import Store
 from support import HOSTED
 from support.trust_helpers import ROOT
 from support.web_helpers import artifacts_dir
+
+from interp_harness.harness.domain.spec import RunSpec
+from interp_harness.harness.runs.views import PREVIEW_CHARS, episode_detail
+from interp_harness.harness.store import make_engine
+from interp_harness.harness.store.repo import Store
 
 COUNTERS = {"rounds": 1, "target_calls": 3, "inputs": 4, "prompt_tokens": 0,
             "completion_tokens": 0, "cost_usd": 0.0, "active_s": 0.0}  # fmt: skip

@@ -10,12 +10,13 @@ from pathlib import Path
 
 import httpx
 import pytest
-from interp_harness.orchestrator.domain.spec import RunSpec
-from interp_harness.orchestrator.store import make_engine
-from interp_harness.orchestrator.store.repo import Store
 from support import HOSTED
 from support.trust_helpers import ROOT, HarnessServer
 from support.web_helpers import AUTH, TOKEN
+
+from interp_harness.harness.domain.spec import RunSpec
+from interp_harness.harness.store import make_engine
+from interp_harness.harness.store.repo import Store
 
 SHOWN = "\u2400"
 

@@ -13,7 +13,7 @@ PRIMARY = {"numeric": "code_success", "strings": "string_exact"}
 
 def _target(target_id: str):  # type: ignore[no-untyped-def]
     """The full target, ground truth included (read by the test, to look for leaks)."""
-    from interp_harness.targets.catalog import Catalog
+    from interp_harness.function_store.catalog import Catalog
 
     return Catalog().get(target_id)
 

@@ -22,11 +22,12 @@ from typing import Any
 import httpx
 import pytest
 from fastapi.testclient import TestClient
-from interp_harness.targets.catalog import Catalog
-from interp_harness.targets.service.app import create_app as service_app
-from interp_harness.targets.service.settings import ServiceSettings
 from support.backbone_server import serve_backbone
 from support.route_walk import walk
+
+from interp_harness.function_store.catalog import Catalog
+from interp_harness.function_store.service.app import create_app as service_app
+from interp_harness.function_store.service.settings import ServiceSettings
 
 CHAT = "/v1/chat/completions"
 BATCH = "/v1/batch/chat/completions"

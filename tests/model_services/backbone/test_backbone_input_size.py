@@ -10,10 +10,11 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from interp_harness.model_services.backbone.engine import Engine
-from interp_harness.model_services.backbone.server import create_app
 from support import serve_in_process
 from support.inprocess_server import Held, health_while_held
+
+from interp_harness.model_services.backbone.engine import Engine
+from interp_harness.model_services.backbone.server import create_app
 
 CHAT = "/v1/chat/completions"
 LIMIT = 16 * 2**20  # the default --max-body-mib

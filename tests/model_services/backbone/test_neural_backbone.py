@@ -7,10 +7,11 @@ import math
 import httpx
 import pytest
 import torch
-from interp_harness.targets.catalog import Catalog
-from interp_harness.targets.entities_relations import backbone_prompts as P
-from interp_harness.targets.entities_relations.client import BackboneClient, BackboneSettings
-from interp_harness.targets.runtime import RuntimeContext, call_target
+
+from interp_harness.function_store.catalog import Catalog
+from interp_harness.function_store.entities_relations import backbone_prompts as P
+from interp_harness.function_store.entities_relations.client import BackboneClient, BackboneSettings
+from interp_harness.function_store.runtime import RuntimeContext, call_target
 
 WORDS = ["NFL", "banana", "olympics", "Chomsky"]
 
@@ -213,7 +214,7 @@ async def test_own_server_serves_the_judge(backbone_url):
     from interp_harness.evaluator.judge import OpenAICompatibleJudge
     from interp_harness.evaluator.strings.scorer import PROMPT as STRINGS
     from interp_harness.evaluator.unit_tests import judge_description
-    from interp_harness.targets.models import UnitTest
+    from interp_harness.function_store.models import UnitTest
 
     judge = OpenAICompatibleJudge(
         backbone_url + "/v1", "SmolLM2-135M-Instruct", timeout_s=300, max_tokens=8
@@ -237,6 +238,7 @@ def test_small_row_matmul_changes_no_reply(local_model):
     """Decode steps use W @ xᵀ for up to 4 rows (faster on CPU); replies and logprobs must match
     an engine on an untouched copy of the model, which uses torch's own linear throughout."""
     import torch.nn.functional as F
+
     from interp_harness.model_services.backbone import model as model_mod
     from interp_harness.model_services.backbone.engine import Engine, GenRequest
 

@@ -7,9 +7,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from support.intervention_server import serve_intervention
+
 from interp_harness.model_services.intervention import model as model_mod
 from interp_harness.model_services.intervention.client import InterventionClient
-from support.intervention_server import serve_intervention
 
 
 @pytest.fixture(scope="session")

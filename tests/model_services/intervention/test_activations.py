@@ -5,8 +5,9 @@ from __future__ import annotations
 import httpx
 import pytest
 import torch
-from interp_harness.model_services.intervention.model import COMPONENTS
 from support import intervention_reference as reference
+
+from interp_harness.model_services.intervention.model import COMPONENTS
 
 # different lengths: rows are left-padded, and the token budget splits the batch
 TEXTS = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import torch
 from fastapi.testclient import TestClient
+
 from interp_harness.model_services.intervention import model as model_mod
 from interp_harness.model_services.intervention.engine import Engine
 from interp_harness.model_services.intervention.server import create_app

@@ -11,12 +11,13 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
+from support import serve_in_process
+from support.inprocess_server import Held, health_while_held
+
 from interp_harness.model_services.intervention import model as model_mod
 from interp_harness.model_services.intervention.client import InterventionClient, InterventionError
 from interp_harness.model_services.intervention.engine import Engine, Limits
 from interp_harness.model_services.intervention.server import create_app
-from support import serve_in_process
-from support.inprocess_server import Held, health_while_held
 
 BLOCK = {"component": "block_output", "layers": [0]}
 LIMIT = 16 * 2**20  # the default --max-body-mib

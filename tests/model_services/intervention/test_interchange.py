@@ -5,8 +5,9 @@ from __future__ import annotations
 import httpx
 import pytest
 import torch
-from interp_harness.model_services.intervention.featurizers import encode_array
 from support import intervention_reference as reference
+
+from interp_harness.model_services.intervention.featurizers import encode_array
 
 BASE = "Paris is a city in the country of"
 SOURCE = "Tokyo is a town in the nations of"  # same length in bytes: every position aligns

@@ -13,13 +13,14 @@ from pathlib import Path
 import httpx
 import pytest
 import torch
+from support.intervention_server import serve_intervention
+from typer.testing import CliRunner
+
 from interp_harness.model_services.intervention import model as model_mod
 from interp_harness.model_services.intervention import saelens
 from interp_harness.model_services.intervention import schemas as S
 from interp_harness.model_services.intervention.client import InterventionClient
 from interp_harness.model_services.intervention.server import _merge
-from support.intervention_server import serve_intervention
-from typer.testing import CliRunner
 
 MODEL = "llama-tiny-random"  # hidden size 48, byte-level tokens
 TEXTS = ["the cat sat on a mat", "Tokyo", "tattoo attempts at tea", "ab"]
@@ -292,7 +293,7 @@ def test_save_sae_round_trips(tmp_path, architecture):
 
 
 def test_default_sae_dir_is_the_build_cache(monkeypatch, tmp_path):
-    from interp_harness.targets.datasets import cache_dir
+    from interp_harness.function_store.datasets import cache_dir
 
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path))
     assert saelens.default_sae_dir() == cache_dir() / "sae"
@@ -308,8 +309,9 @@ def test_default_sae_dir_is_the_build_cache(monkeypatch, tmp_path):
     ],
 )
 def test_serve_refuses_bad_sae_options(options, says):
-    from interp_harness.orchestrator.cli import app
     from support import free_port
+
+    from interp_harness.harness.cli import app
 
     args = ["intervention", "serve", "--model", MODEL, "--port", str(free_port()), *options]
     result = CliRunner().invoke(app, args)

@@ -5,6 +5,7 @@ entity token with a Tokyo source turns it into " Japan"."""
 from __future__ import annotations
 
 import pytest
+
 from interp_harness.model_services.intervention.client import InterventionClient
 
 TEMPLATE = "{} is a city in the country of"

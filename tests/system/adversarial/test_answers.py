@@ -10,14 +10,15 @@ from typing import Any
 
 import pytest
 from answers import ANSWERS
+from support.battery import Battery
+from support.canary import Canaries, assert_clean
+from support.evaluator_helpers import numeric_target
+
 from interp_harness.evaluator.numeric.scorer import score_numeric_batch
 from interp_harness.evaluator.parsing import parse_answer
 from interp_harness.evaluator.sandbox_exec import ExecSettings
 from interp_harness.evaluator.scorer import EvalSettings, Item
-from interp_harness.orchestrator.sandbox.code_runner import run_in_sandbox
-from support.battery import Battery
-from support.canary import Canaries, assert_clean
-from support.evaluator_helpers import numeric_target
+from interp_harness.harness.sandbox.code_runner import run_in_sandbox
 
 FORGERS = [n for n, a in ANSWERS.items() if a.like]
 CORRECT = "correct-lin2x"

@@ -52,7 +52,7 @@ def _walk(routes: list[Any], prefix: str = "") -> list[tuple[str, str, list[str]
 
 def app_routes() -> list[tuple[str, str, list[str]]]:
     """(method, path template, query parameter names) of every route the app serves."""
-    from interp_harness.orchestrator.api.app import create_app
+    from interp_harness.harness.api.app import create_app
 
     return _walk(create_app(run_scheduler=False).routes)
 
@@ -64,7 +64,7 @@ ROUTE_IDS = [f"{m} {p}" for m, p, _ in ROUTES]
 def test_every_documented_route_is_enumerated() -> None:
     """The enumeration above misses nothing the OpenAPI document lists (so a new route is in the
     battery without an entry), and it reaches the web UI's routes."""
-    from interp_harness.orchestrator.api.app import create_app
+    from interp_harness.harness.api.app import create_app
 
     documented = {
         (m.upper(), p)
@@ -130,13 +130,13 @@ def _fillings(path: str, method: str, battery: Battery) -> list[tuple[str, bool]
     parameter in turn takes each of its real values, its guesses and an unknown id, the others
     their first real value. Mutating requests only name runs that have ended (a hanging run's
     test owns its fate)."""
-    import interp_harness.orchestrator.web
-    from interp_harness.targets.benchmark import benchmarks, load_ref
+    import interp_harness.harness.web
+    from interp_harness.function_store.benchmark import benchmarks, load_ref
 
     runs = battery.run_ids()
     if method != "GET":
         runs = [r for r in runs if battery.done.get(r, {}).get("status") in TERMINAL]
-    static = Path(interp_harness.orchestrator.web.__file__).parent / "static"
+    static = Path(interp_harness.harness.web.__file__).parent / "static"
     real = {
         "run_id": runs,
         "episode_id": battery.episode_ids(),

@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from interp_harness.orchestrator.store import make_engine
-from interp_harness.orchestrator.store.repo import Store
-from interp_harness.targets.models import make_canary
 from support.battery import EP_TERMINAL, RUN_TIMEOUT_S, TARGET, AdvServer
 from support.canary import Canaries, assert_clean
+
+from interp_harness.function_store.models import make_canary
+from interp_harness.harness.store import make_engine
+from interp_harness.harness.store.repo import Store
 
 AGENT = "lab_agents:HostileCellAgent"
 BUDGET = 5

@@ -14,12 +14,13 @@ from typing import Any
 import pytest
 from inspect_ai.log import read_eval_log
 from inspect_ai.model import ModelUsage
-from interp_harness.orchestrator.cli import app
-from interp_harness.orchestrator.store.repo import open_store
 from support.battery import AdvServer, cli_env
 from support.canary import Canaries, assert_clean
 from support.hostile_logs import MODEL, edit_samples, eval_bomb, eval_log, result, sample, write
 from typer.testing import CliRunner, Result
+
+from interp_harness.harness.cli import app
+from interp_harness.harness.store.repo import open_store
 
 
 def _import(server: AdvServer, path: Path, **env: str) -> Result:
@@ -118,8 +119,9 @@ def test_an_exported_spec_serves_no_key_endpoint_path_or_dotted_agent(
 def test_a_malformed_grid_already_stored_is_no_500(
     adv_server: AdvServer, canaries: Canaries, tmp_path: Path
 ) -> None:
-    from interp_harness.orchestrator.store.models import Score
     from sqlalchemy import update
+
+    from interp_harness.harness.store.models import Score
 
     answer = "[DESCRIPTION]: doubles\n[CODE]:\n```python\ndef f(x):\n    return 2 * x\n```"
     grid = {"x": [0.5, 1.5], "y": [1.0, 3.0]}

@@ -14,8 +14,9 @@ from support.canary import Canaries, assert_clean
 
 @pytest.mark.parametrize("fmt", ["jsonl", "inspect"])
 def test_exports(fmt: str, battery: Battery, canaries: Canaries, tmp_path: Path) -> None:
-    from interp_harness.orchestrator.cli import app
     from typer.testing import CliRunner
+
+    from interp_harness.harness.cli import app
 
     runner = CliRunner()
     for entry, run_id in battery.runs.items():

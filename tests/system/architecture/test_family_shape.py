@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from interp_harness.targets.benchmark import Benchmark, load_ref
 from support.family_shape import ROLES, builtin_families, shape_problems
 from support.planted import planted_tree
+
+from interp_harness.function_store.benchmark import Benchmark, load_ref
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -31,7 +32,7 @@ def test_a_family_with_commands_declares_them_in_its_commands_module() -> None:
     for folder, records in builtin_families().items():
         if not (ROOT / "function_store" / folder / ROLES["commands"].file).is_file():
             continue
-        declared = load_ref(f"interp_harness.targets.{folder}.commands:COMMANDS")
+        declared = load_ref(f"interp_harness.function_store.{folder}.commands:COMMANDS")
         for record in records:
             assert record.commands == declared, record.family
             seen += 1
@@ -43,7 +44,7 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
 
 
 def _record(family: str, **refs: object) -> Benchmark:
-    t, e = "interp_harness.targets", "interp_harness.evaluator"
+    t, e = "interp_harness.function_store", "interp_harness.evaluator"
     fields: dict[str, object] = {
         "sources": {family: f"{t}.{family}.targets:load"},
         "runners": {family: f"{t}.{family}.runner"},
@@ -72,7 +73,7 @@ def test_the_check_names_the_expected_file(tmp_path: Path) -> None:
             **good,
             "function_store/alpha/__init__.py": "",
             # the record imports its commands from a module that is not commands.py
-            "function_store/alpha/benchmark.py": "from interp_harness.targets.alpha.tools import COMMANDS\n",
+            "function_store/alpha/benchmark.py": "from interp_harness.function_store.alpha.tools import COMMANDS\n",
             "function_store/alpha/tools.py": "COMMANDS = ()\n",
             "function_store/alpha/targets.py": "",
             "function_store/alpha/runners.py": "",  # misnamed runner, no runner.py
@@ -80,7 +81,7 @@ def test_the_check_names_the_expected_file(tmp_path: Path) -> None:
             "evaluator/alpha/__init__.py": "S = 1\n",  # the scorer in the package, no scorer.py
         },
     )
-    t, e = "interp_harness.targets", "interp_harness.evaluator"
+    t, e = "interp_harness.function_store", "interp_harness.evaluator"
     alpha = _record(
         "alpha",
         runners={"a": f"{t}.alpha.runners"},
@@ -96,7 +97,7 @@ def test_the_check_names_the_expected_file(tmp_path: Path) -> None:
             f"alpha: runner {t}.alpha.runners is in function_store/alpha/runners.py: expected function_store/alpha/runner.py",
             f"alpha: scorer {e}.alpha:S is in evaluator/alpha/__init__.py: expected evaluator/alpha/scorer.py",
             f"alpha: panel {e}.beta.panel:P is in family beta's folder; a record references its own family or shared code",
-            "function_store/alpha/benchmark.py:1: the record imports interp_harness.targets.alpha.tools; "
+            "function_store/alpha/benchmark.py:1: the record imports interp_harness.function_store.alpha.tools; "
             "a family's commands live in function_store/alpha/commands.py",
         ]
     )

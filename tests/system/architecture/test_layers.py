@@ -43,12 +43,12 @@ def test_a_cycle_between_orchestrator_parts_is_found(tmp_path: Path) -> None:
     root = _tree(
         tmp_path,
         {
-            "harness/runs/scheduler.py": "from interp_harness.orchestrator.executors import local\n",
-            "harness/executors/local.py": "from interp_harness.orchestrator.runs.plan import x\n",
-            "harness/runs/plan.py": "from interp_harness.orchestrator import store\n",
+            "harness/runs/scheduler.py": "from interp_harness.harness.executors import local\n",
+            "harness/executors/local.py": "from interp_harness.harness.runs.plan import x\n",
+            "harness/runs/plan.py": "from interp_harness.harness import store\n",
             "harness/store.py": "import json\n",
-            "harness/web/a.py": "from interp_harness.orchestrator.api import schemas\n",
-            "harness/api/schemas.py": "from interp_harness.orchestrator.web import a\n",
+            "harness/web/a.py": "from interp_harness.harness.api import schemas\n",
+            "harness/api/schemas.py": "from interp_harness.harness.web import a\n",
         },
     )
     edges = orchestrator_edges(root)
@@ -74,7 +74,7 @@ def test_checker_reports_violations(tmp_path: Path) -> None:
 
                 from typing import TYPE_CHECKING
 
-                from interp_harness.orchestrator.sandbox import get_sandbox
+                from interp_harness.harness.sandbox import get_sandbox
                 from .helpers import _secret, __version__
 
                 if TYPE_CHECKING:
@@ -84,21 +84,21 @@ def test_checker_reports_violations(tmp_path: Path) -> None:
                 def run():
                     import importlib
 
-                    import interp_harness.orchestrator.cli
+                    import interp_harness.harness.cli
 
-                    return importlib.import_module(f"interp_harness.orchestrator.commands.{run}")
+                    return importlib.import_module(f"interp_harness.harness.commands.{run}")
                 """,
             "function_store/helpers.py": "_secret = 1\n__version__ = '1'\n",
             "function_store/sub/__init__.py": "from .. import _helpers\n",
             "agents/leaf.py": """\
-                import interp_harness.targets.models
+                import interp_harness.function_store.models
 
 
                 class A:
                     def f(self):
                         return __import__("json")
                 """,
-            "evaluator/up.py": "from interp_harness.orchestrator import settings\nimport interp_harness.targets.models\n",
+            "evaluator/up.py": "from interp_harness.harness import settings\nimport interp_harness.function_store.models\n",
             # the folder's name as a top-level package: not installed, and `agents` is another
             # project's package (the OpenAI Agents SDK)
             "function_store/old.py": "from harness.cli import main\nimport agents\n",
@@ -106,7 +106,7 @@ def test_checker_reports_violations(tmp_path: Path) -> None:
             "harness/top.py": """\
                 from interp_harness.agents import leaf
                 from interp_harness.evaluator import up
-                from interp_harness.targets.helpers import __version__
+                from interp_harness.function_store.helpers import __version__
                 from . import top2
                 """,
             "harness/top2.py": "",
@@ -114,18 +114,18 @@ def test_checker_reports_violations(tmp_path: Path) -> None:
     )
     got = {(v.path, v.line, v.kind, v.target) for v in check_tree(root, dynamic_allowed={})}
     assert got == {
-        ("function_store/bad.py", 5, "layer", "interp_harness.orchestrator.sandbox"),
-        ("function_store/bad.py", 6, "private", "interp_harness.targets.helpers"),
+        ("function_store/bad.py", 5, "layer", "interp_harness.harness.sandbox"),
+        ("function_store/bad.py", 6, "private", "interp_harness.function_store.helpers"),
         ("function_store/bad.py", 9, "layer", "interp_harness.evaluator.scoring"),
-        ("function_store/bad.py", 15, "layer", "interp_harness.orchestrator.cli"),
+        ("function_store/bad.py", 15, "layer", "interp_harness.harness.cli"),
         ("function_store/bad.py", 17, "dynamic", ""),
-        ("function_store/bad.py", 17, "layer", "interp_harness.orchestrator.commands"),
-        ("function_store/sub/__init__.py", 1, "private", "interp_harness.targets"),
+        ("function_store/bad.py", 17, "layer", "interp_harness.harness.commands"),
+        ("function_store/sub/__init__.py", 1, "private", "interp_harness.function_store"),
         ("function_store/old.py", 1, "namespace", "harness.cli"),
         ("function_store/old.py", 2, "namespace", "agents"),
-        ("agents/leaf.py", 1, "layer", "interp_harness.targets.models"),
+        ("agents/leaf.py", 1, "layer", "interp_harness.function_store.models"),
         ("agents/leaf.py", 6, "dynamic", ""),
-        ("evaluator/up.py", 1, "layer", "interp_harness.orchestrator"),
+        ("evaluator/up.py", 1, "layer", "interp_harness.harness"),
     }
     # an allow-listed dynamic import is not reported; its constant module is still checked
     allowed = {("function_store/bad.py", "run"): "test", ("agents/leaf.py", "f"): "test"}
@@ -140,9 +140,9 @@ def test_checker_reports_a_family_importing_another(tmp_path: Path) -> None:
         tmp_path,
         {
             "function_store/sae/runner.py": """\
-                from interp_harness.targets.neurons.runner import NeuronRunner
-                from interp_harness.targets.sae import catalog
-                from interp_harness.targets.token_activations.runner import ActivationRunner
+                from interp_harness.function_store.neurons.runner import NeuronRunner
+                from interp_harness.function_store.sae import catalog
+                from interp_harness.function_store.token_activations.runner import ActivationRunner
                 """,
             "evaluator/sae/scorer.py": """\
                 from interp_harness.evaluator.neurons.membership import LexicalMembership
@@ -150,34 +150,34 @@ def test_checker_reports_a_family_importing_another(tmp_path: Path) -> None:
 
 
                 def f():
-                    from interp_harness.targets.neurons import data
-                    from interp_harness.targets.sae.catalog import load
+                    from interp_harness.function_store.neurons import data
+                    from interp_harness.function_store.sae.catalog import load
                     from interp_harness.evaluator.token_activations.testset import TokenActs
                 """,
-            "evaluator/neurons/cli.py": "import interp_harness.targets.ravel.instances\n",
+            "evaluator/neurons/cli.py": "import interp_harness.function_store.ravel.instances\n",
             # shared code sits below the families: it imports none of them
             "evaluator/token_activations/panel.py": (
-                "from interp_harness.targets.neurons.runner import UNAVAILABLE\n"
+                "from interp_harness.function_store.neurons.runner import UNAVAILABLE\n"
             ),
-            "function_store/catalog.py": "from interp_harness.targets.numeric import targets\n",
+            "function_store/catalog.py": "from interp_harness.function_store.numeric import targets\n",
             # the composition root wires families together
             "harness/wire.py": "from interp_harness.evaluator.neurons import cli\n",
         },
     )
     found = [v for v in check_tree(root, dynamic_allowed={}) if v.kind == "family"]
     assert {(v.path, v.line, v.target) for v in found} == {
-        ("function_store/sae/runner.py", 1, "interp_harness.targets.neurons.runner"),
+        ("function_store/sae/runner.py", 1, "interp_harness.function_store.neurons.runner"),
         ("evaluator/sae/scorer.py", 1, "interp_harness.evaluator.neurons.membership"),
         ("evaluator/sae/scorer.py", 2, "interp_harness.evaluator.neurons"),
-        ("evaluator/sae/scorer.py", 6, "interp_harness.targets.neurons"),
-        ("evaluator/neurons/cli.py", 1, "interp_harness.targets.ravel.instances"),
-        ("evaluator/token_activations/panel.py", 1, "interp_harness.targets.neurons.runner"),
-        ("function_store/catalog.py", 1, "interp_harness.targets.numeric"),
+        ("evaluator/sae/scorer.py", 6, "interp_harness.function_store.neurons"),
+        ("evaluator/neurons/cli.py", 1, "interp_harness.function_store.ravel.instances"),
+        ("evaluator/token_activations/panel.py", 1, "interp_harness.function_store.neurons.runner"),
+        ("function_store/catalog.py", 1, "interp_harness.function_store.numeric"),
     }
     messages = {v.path: v.message for v in found}
     assert messages["function_store/sae/runner.py"].startswith(
-        "family sae imports interp_harness.targets.neurons.runner of family neurons"
+        "family sae imports interp_harness.function_store.neurons.runner of family neurons"
     )
     assert messages["function_store/catalog.py"].startswith(
-        "shared code imports interp_harness.targets.numeric of family numeric"
+        "shared code imports interp_harness.function_store.numeric of family numeric"
     )

@@ -5,8 +5,9 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from interp_harness.targets.benchmark import Benchmark
 from support.family_names import builtin_records, family_literals, keys_of
+
+from interp_harness.function_store.benchmark import Benchmark
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from interp_harness.targets.benchmark import benchmarks
 from support.record_refs import problems, references
+
+from interp_harness.function_store.benchmark import benchmarks
 
 
 def test_every_registered_record_resolves() -> None:
@@ -23,7 +24,7 @@ def test_the_check_catches_a_typo_and_a_layer_above() -> None:
     typo = dataclasses.replace(numeric, scorer=numeric.scorer + "X")
     [msg] = problems(typo)
     assert "scorer" in msg and "does not resolve" in msg
-    upward = dataclasses.replace(numeric, runners={"fn": "interp_harness.orchestrator.cli"})
+    upward = dataclasses.replace(numeric, runners={"fn": "interp_harness.harness.cli"})
     [msg] = problems(upward)
     assert "is in harness, which function_store may not import" in msg
     wrong_kind = dataclasses.replace(numeric, panels=(numeric.scorer,))

@@ -52,12 +52,12 @@ def test_the_checker_finds_a_planted_internal_import() -> None:
     planted = (
         "from interp_harness.sdk import Agent\n"
         "from interp_harness.agents.base import AgentReply\n"
-        "import interp_harness.targets.models as m\n"
+        "import interp_harness.function_store.models as m\n"
         "from . import sibling\n"
     )
     assert internal_imports(planted) == [
         "interp_harness.agents.base",
-        "interp_harness.targets.models",
+        "interp_harness.function_store.models",
     ]
     doc = f"text\n```python\n{planted}```\n```bash\nimport nothing\n```\n"
     assert python_blocks(doc) == [planted]

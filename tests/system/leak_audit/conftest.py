@@ -1,9 +1,10 @@
 import shutil
 
 import pytest
-from interp_harness.orchestrator.sandbox import get_sandbox
-from interp_harness.orchestrator.sandbox.pool import ServicePool
-from interp_harness.targets.catalog import Catalog
+
+from interp_harness.function_store.catalog import Catalog
+from interp_harness.harness.sandbox import get_sandbox
+from interp_harness.harness.sandbox.pool import ServicePool
 
 LEAK_TARGETS = ["find-v1/numeric/f00473", "find-v1/numeric/f00000"]  # a corrupted fn, an MLP
 
@@ -19,7 +20,7 @@ def _backend_pool(name, catalog):
             pytest.skip("bubblewrap is not installed (Debian package `bubblewrap`)")
         sb = get_sandbox("bwrap")
     else:
-        from interp_harness.orchestrator.sandbox.docker_engine import docker_sandbox_or_skip
+        from interp_harness.harness.sandbox.docker_engine import docker_sandbox_or_skip
 
         sb = docker_sandbox_or_skip()
     pool = ServicePool(sb)

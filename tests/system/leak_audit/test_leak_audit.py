@@ -7,9 +7,10 @@ import os
 import uuid
 
 import pytest
+
 from interp_harness.agents.protocol import format_error, format_reply, parse_message
-from interp_harness.orchestrator.target_client import ServiceTargetClient
-from interp_harness.targets.service.client import TargetServiceError
+from interp_harness.function_store.service.client import TargetServiceError
+from interp_harness.harness.target_client import ServiceTargetClient
 
 MARK = f"/tmp/leak-audit-{uuid.uuid4().hex}"
 LEAK_TARGETS = ["find-v1/numeric/f00473", "find-v1/numeric/f00000"]  # a corrupted fn, an MLP

@@ -8,7 +8,7 @@ import json
 
 from interp_harness.agents import Message
 from interp_harness.agents.registry import resolve_agent
-from interp_harness.orchestrator.agent_host.host import AgentHosts
+from interp_harness.harness.agent_host.host import AgentHosts
 
 
 async def test_agent_host_reaches_no_target_service(leak_pool, leak_catalog) -> None:  # type: ignore[no-untyped-def]

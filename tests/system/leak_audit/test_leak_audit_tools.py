@@ -12,10 +12,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from interp_harness.orchestrator.store import make_engine
-from interp_harness.orchestrator.store.repo import Store
 from support import HOSTED, ROOT
 from test_leak_audit import LEAK_TARGETS, MARK, adversarial_messages, forbidden_texts
+
+from interp_harness.harness.store import make_engine
+from interp_harness.harness.store.repo import Store
 
 
 @pytest.mark.slow

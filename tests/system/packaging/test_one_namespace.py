@@ -11,9 +11,15 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from interp_harness.orchestrator.sandbox.docker_engine import build_project_wheel, project_folders
+
+from interp_harness.harness.sandbox.docker_engine import build_project_wheel, package_dir
 
 pytestmark = pytest.mark.slow
+
+
+def parts() -> list[str]:
+    """The package's parts: its folders with an `__init__.py` (folder name = import name)."""
+    return sorted(p.parent.name for p in package_dir().glob("*/__init__.py"))
 
 PROBE = """
 import importlib.metadata as md, importlib.util as u, json
@@ -43,12 +49,12 @@ def test_the_wheel_holds_one_top_level_package(wheel: Path) -> None:
         top_level = z.read(next(n for n in z.namelist() if n.endswith("top_level.txt")))
     assert tops == {"interp_harness"}
     assert top_level.decode().split() == ["interp_harness"]
-    # each folder is under its part's name, with its subpackages
+    # each part's folder, with its subpackages
     names = set(zipfile.ZipFile(wheel).namelist())
-    for part in project_folders():
+    for part in parts():
         assert f"interp_harness/{part}/__init__.py" in names, part
-    assert "interp_harness/targets/numeric/benchmark.py" in names
-    assert "interp_harness/orchestrator/web/templates/_macros.html" in names  # package data
+    assert "interp_harness/function_store/numeric/benchmark.py" in names
+    assert "interp_harness/harness/web/templates/_macros.html" in names  # package data
 
 
 def test_a_venv_with_only_the_project_has_no_agents_package(wheel: Path, tmp_path: Path) -> None:
@@ -62,11 +68,11 @@ def test_a_venv_with_only_the_project_has_no_agents_package(wheel: Path, tmp_pat
     assert r.returncode == 0, r.stderr.decode()[-2000:]
     r = subprocess.run([python, "-c", "import agents"], cwd="/", capture_output=True, text=True)
     assert r.returncode == 1 and "No module named 'agents'" in r.stderr, r.stderr
-    probe = f"PARTS = {sorted(project_folders())!r}\n" + PROBE
+    probe = f"PARTS = {parts()!r}\n" + PROBE
     r = subprocess.run([python, "-c", probe], cwd="/", capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     got = json.loads(r.stdout)
     assert all(got["parts"].values()), got["parts"]
     assert not any(got["old"].values()), got["old"]
     assert got["entry_points"] == ["interp_harness"]
-    assert got["harness"] == ["interp_harness.orchestrator.cli:main"]
+    assert got["harness"] == ["interp_harness.harness.cli:main"]

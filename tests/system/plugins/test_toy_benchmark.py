@@ -15,9 +15,10 @@ import time
 import httpx
 import pytest
 from inspect_ai import log as inspect_log
-from interp_harness.orchestrator.sandbox.docker import LABEL
 from support import docker_engine_or_skip
 from support.orch_helpers import Server
+
+from interp_harness.harness.sandbox.docker import LABEL
 
 AGENT = "toy_benchmark.agent:ToyAgent"
 
@@ -38,7 +39,7 @@ def harness(
     python: str, env: dict[str, str], *args: str, check: bool = True
 ) -> subprocess.CompletedProcess[str]:
     r = subprocess.run(
-        [python, "-m", "interp_harness.orchestrator.cli", *args],
+        [python, "-m", "interp_harness.harness.cli", *args],
         env=env,
         cwd="/",  # not the checkout: the plugin and the harness come from the installed env
         capture_output=True,

@@ -11,8 +11,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from interp_harness.orchestrator.store import make_engine
-from interp_harness.orchestrator.store.repo import Store
+
+from interp_harness.harness.store import make_engine
+from interp_harness.harness.store.repo import Store
 
 ROOT = Path(__file__).resolve().parents[3]
 DATA = os.environ.get("HARNESS_DATA_DIR", str(ROOT.parent / "shared" / "data"))

@@ -1,3 +1,0 @@
-"""Neuron explanations (Huang et al. 2023): neuron targets, their runner, commands, prompt and the
-intervention tasks; the released observational data is shared
-(interp_harness.targets.token_activations.neuron_release)."""

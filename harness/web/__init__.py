@@ -1,5 +1,0 @@
-"""The web UI: server-rendered pages for runs, transcripts, plots and comparisons (docs/web.md)."""
-
-from interp_harness.orchestrator.web.routes import router
-
-__all__ = ["router"]

@@ -1,0 +1,164 @@
+"""Scores of a finished episode on a neuron target: observational P/R/F1 of the agent's
+[DESCRIPTION], next to the reference explanation's on the same test set when there is one, and
+Bills et al.'s simulation score with the reference's beside it (interp_harness.evaluator.simulation, texts as
+interp_harness.evaluator.neurons.simulation makes them; the simulator is HARNESS_SIMULATOR_URL's model, else
+the lexical one).
+
+- GPT-2 XL neurons of the released data: Q = that neuron's released items, a(q) from the shipped
+  activations (no model needed); the reference is the GPT-4 explanation with its shipped labels.
+- Other neurons (SmolLM2): Q built live (interp_harness.evaluator.token_activations.testset) from a corpus sample through
+  the intervention service (HARNESS_INTERVENTION_URL); no reference exists.
+Membership of the agent's explanation is decided lexically offline (interp_harness.evaluator.token_activations.membership).
+When the explanation matches one of the 12 intervention tasks, the neuron's IIA on that task is
+scored too (interp_harness.evaluator.neurons.task_iia).
+A service failure is an error state (infrastructure), a simulator failure one of category judge,
+never a 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import zlib
+from dataclasses import dataclass
+
+from interp_harness.evaluator.api import EpisodeStats, ScoreResult
+from interp_harness.evaluator.neurons import released
+from interp_harness.evaluator.neurons import simulation as texts_for
+from interp_harness.evaluator.neurons.task_iia import iia_score
+from interp_harness.evaluator.parsing import parse_answer
+from interp_harness.evaluator.scorer import Scorer, ScoringContext
+from interp_harness.evaluator.simulation import scoring as simulation
+from interp_harness.evaluator.token_activations import observational as O
+from interp_harness.evaluator.token_activations import testset
+from interp_harness.evaluator.token_activations.membership import LexicalMembership
+from interp_harness.evaluator.token_activations.simulation import score_simulation
+from interp_harness.function_store.intervention_access import connect_url
+from interp_harness.function_store.models import Target
+
+CORPUS_SENTENCES = int(os.environ.get("HARNESS_NEURON_EVAL_SENTENCES", "64"))
+
+
+def _released_record(target: Target):
+    from interp_harness.function_store.token_activations import neuron_release as data
+
+    spec = target.hidden.spec
+    name = f"{spec['layer']}:{spec['index']}"
+    return next((r for r in data.load() if r.neuron == name), None)
+
+
+@dataclass
+class _Scored:
+    prf: O.PRF
+    counts: O.Counts
+    reference_prf: O.PRF | None
+    info: dict
+    excerpts: list[simulation.Excerpt]  # the held-out texts of the simulation score
+    reference: str  # the reference explanation ("" when there is none)
+
+
+def _reference_sample(unit: str, scored: list[str]) -> list[str]:
+    """Corpus sentences for a live neuron's reference explanation, none of them scored."""
+    seen = set(scored)
+    more = testset.corpus_sentences(len(scored) * 2, seed=zlib.crc32(f"{unit}/reference".encode()))
+    return [t for t in more if t not in seen][: len(scored)]
+
+
+def _score(description: str, target: Target, url: str | None) -> _Scored:
+    member = LexicalMembership(description)
+    spec = target.hidden.spec
+    unit = f"{spec['layer']}:{spec['index']}"
+    rec = _released_record(target) if spec["model"] == "gpt2-xl" else None
+    if rec is not None:
+        obs = [O.Observation(unit, member(it.span), it.max_activation > 0) for it in rec.items]
+        ref = O.prf(O.counts(released.observations([rec], "activations")))
+        info = {"test_set": f"released items of {len(rec.items)} sentences"}
+        excerpts, reference = texts_for.released_excerpts(rec), rec.explanation
+    else:
+        corpus = testset.corpus_sentences(CORPUS_SENTENCES, seed=zlib.crc32(unit.encode()))
+        texts = corpus + testset.carriers(sorted(member.members))
+        extra = _reference_sample(unit, corpus)
+        client, _ = connect_url(spec["model"], url)  # the neuron's own model, or an error
+        with client:
+            acts = testset.read_activations(client, texts + extra, spec["layer"], spec["index"])
+        acts, ref_acts = acts[: len(texts)], acts[len(texts) :]
+        obs = testset.build(acts, member, unit)
+        ref = None  # only the released GPT-2 XL neurons have a reference explanation
+        info = {
+            "test_set": f"{len(corpus)} released sentences + {len(texts) - len(corpus)} "
+            "carrier sentences of the claimed strings, live activations"
+        }
+        excerpts = texts_for.live_excerpts(acts[: len(corpus)])
+        reference = texts_for.top_token_reference(ref_acts)
+    info["decider"] = "lexical (quoted strings)" if member.quoted else "lexical (content words)"
+    c = O.counts(obs)
+    return _Scored(O.prf(c), c, ref, info, excerpts, reference)
+
+
+def _errors(category: str, message: str) -> list[ScoreResult]:
+    return [
+        ScoreResult(metric=m, status="error", error_category=category, error=message)  # type: ignore[arg-type]
+        for m in ("observational_f1", *simulation.METRICS)
+    ]
+
+
+async def score_neuron_episode(
+    target: Target,
+    description: str,
+    intervention_url: str | None = None,
+    ctx: ScoringContext | None = None,
+) -> list[ScoreResult]:
+    if not description.strip():
+        return _errors("agent", "no [DESCRIPTION] in the final answer")
+    try:
+        sc = await asyncio.to_thread(_score, description, target, intervention_url)
+    except Exception as e:  # the intervention service or the data: not the agent's fault
+        return _errors("infrastructure", f"{type(e).__name__}: {e}")
+    ref = sc.reference_prf
+    details = {
+        **sc.info,
+        "counts": sc.counts.model_dump(),
+        "reference": ref.model_dump() if ref else None,
+    }
+    out = [
+        ScoreResult(metric=f"observational_{m}", value=getattr(sc.prf, m), details=details)
+        for m in O.METRICS
+    ]
+    if ref is not None and ref.f1 is not None:  # the reference's F1 on the same items
+        out.append(ScoreResult(metric="observational_f1_ceiling", value=ref.f1, details=details))
+    out += await score_simulation(
+        target.id, description, sc.reference, sc.excerpts, ctx or ScoringContext()
+    )
+    try:
+        matched = await asyncio.to_thread(
+            iia_score, description, target.hidden.spec, intervention_url
+        )
+    except Exception as e:
+        matched = ScoreResult(
+            metric="iia",
+            status="error",
+            error_category="infrastructure",
+            error=f"{type(e).__name__}: {e}",
+        )
+    return out + ([matched] if matched is not None else [])
+
+
+class NeuronScorer(Scorer):
+    """Neurons: observational P/R/F1 of the [DESCRIPTION], the simulation score with its ceiling,
+    and IIA when it matches a task."""
+
+    metrics = (
+        *(f"observational_{m}" for m in O.METRICS),
+        "observational_f1_ceiling",
+        "iia",
+        *simulation.METRICS,
+        *(m + simulation.CEILING for m in simulation.METRICS),
+    )
+
+    async def score(
+        self, target: Target, final_answer: str, stats: EpisodeStats, ctx: ScoringContext
+    ) -> list[ScoreResult]:
+        parsed = parse_answer(final_answer or "", ctx.settings.parser)
+        return await score_neuron_episode(
+            target, parsed.description or "", ctx.intervention_url, ctx
+        )

@@ -1,0 +1,56 @@
+"""The `harness` command. Each area adds its commands from its own module in interp_harness.harness.commands;
+each benchmark adds the subcommands its record names (`cli`: name -> `module:typer_app`)."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+import typer
+
+from interp_harness.function_store.benchmark import benchmarks, load_ref
+from interp_harness.harness.commands import COMMAND_MODULES
+
+# Tracebacks never print locals: they could hold ground truth.
+app = typer.Typer(
+    no_args_is_help=True,
+    pretty_exceptions_show_locals=False,
+    help="Evaluate automated-interpretability agents on FIND and more.",
+)
+
+
+def _benchmark_group(name: str, ref: str) -> Callable[[typer.Typer], None]:
+    def register(parent: typer.Typer) -> None:
+        parent.add_typer(load_ref(ref), name=name)
+
+    return register
+
+
+def command_groups() -> list[tuple[str, Callable[[typer.Typer], None]]]:
+    """(name, register) of every command module and benchmark subcommand, by name: the order
+    `harness --help` lists groups in."""
+    groups = [
+        (m, importlib.import_module(f"interp_harness.harness.commands.{m}").register)
+        for m in COMMAND_MODULES
+    ]
+    for record in benchmarks():
+        groups += [(name, _benchmark_group(name, ref)) for name, ref in record.cli.items()]
+    return sorted(groups, key=lambda g: g[0])
+
+
+for _name, _register in command_groups():
+    _register(app)
+
+
+def main() -> None:
+    from interp_harness.harness.store.engine import StoreUnavailable
+
+    try:
+        app()
+    except StoreUnavailable as e:  # a setup problem, not a bug: no traceback
+        typer.echo(f"harness: {e}", err=True)
+        raise SystemExit(2) from None
+
+
+if __name__ == "__main__":
+    main()

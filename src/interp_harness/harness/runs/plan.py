@@ -1,0 +1,176 @@
+"""A run's plan: its agent class, its targets and its floor runs, computed once when the run is
+created (`plan_run`), stored with it, and read back by whoever executes its episodes.
+
+Stored parts: the targets are the run's `target_ids`; each floor run is a run of its own linked
+by a "floor_run" event; the agent class's import path is the run's "plan" event, so that the
+scheduler and the Ray workers import that class instead of resolving the agent's name again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from interp_harness.function_store.benchmark import UnknownFamily, benchmark
+from interp_harness.function_store.models import Target
+from interp_harness.harness.domain.catalogs import CatalogCache
+from interp_harness.harness.domain.spec import RunSpec
+from interp_harness.harness.policy import ApiPolicy, check_no_secrets, profile_for
+from interp_harness.harness.providers.profiles import ProviderProfile
+from interp_harness.harness.runs.selection import (
+    SelectionError,
+    resolve_agent_class,
+    resolve_checked_agent,
+    select_targets,
+)
+from interp_harness.harness.store.models import Run
+from interp_harness.harness.store.repo import Store
+
+PLAN_EVENT = "plan"
+
+
+@dataclass(frozen=True)
+class FloorPlan:
+    """A floor agent run beside the agent on the targets whose benchmark names it."""
+
+    agent: str
+    agent_cls: type
+    target_ids: list[str]
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    spec: RunSpec
+    agent_cls: type
+    profile: ProviderProfile | None  # where the agent's endpoint and key come from
+    targets: list[Target]
+    floors: list[FloorPlan] = field(default_factory=list)
+
+
+def agent_path(cls: type) -> str | None:
+    """`module:Qualname`, or None for a class no other process can import by path."""
+    if cls.__module__ == "__main__" or "<locals>" in cls.__qualname__:
+        return None
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def plan_agent(spec: RunSpec, policy: ApiPolicy | None) -> tuple[type, ProviderProfile | None]:
+    """The agent class and its provider profile (SelectionError / RequestInvalid otherwise)."""
+    agent_cls = resolve_checked_agent(spec, policy)
+    try:
+        check_no_secrets(spec.agent_options)
+        profile = profile_for(agent_cls, spec.agent_options)
+        if policy is not None and profile is not None:
+            profile.api_key()  # the operator's key is there (its value stays unread here)
+    except ValueError as e:  # ProfileError included
+        raise SelectionError(str(e)) from e
+    return agent_cls, profile
+
+
+def _floors_of(target: Target) -> tuple[str, ...]:
+    try:
+        return benchmark(target.family).floors
+    except UnknownFamily:
+        return ()
+
+
+def plan_floors(spec: RunSpec, agent_cls: type, targets: list[Target]) -> list[FloorPlan]:
+    """With `spec.floor` (the default), one floor run per floor agent the selected targets'
+    benchmarks name, on exactly those targets; none for a floor agent itself."""
+    if not spec.floor:
+        return []
+    by_agent: dict[str, list[str]] = {}
+    for t in targets:
+        for floor in _floors_of(t):
+            by_agent.setdefault(floor, []).append(t.id)
+    name = getattr(agent_cls, "name", None)
+    return [
+        FloorPlan(floor, resolve_agent_class(floor), ids)
+        for floor, ids in by_agent.items()
+        if floor not in (spec.agent, name)
+    ]
+
+
+def plan_run(spec: RunSpec, catalogs: CatalogCache, *, policy: ApiPolicy | None = None) -> RunPlan:
+    """Resolve the agent, select the targets and plan the floor runs, once. Raises
+    SelectionError on bad input, RequestInvalid when `policy` (the REST API's) refuses a field."""
+    agent_cls, profile = plan_agent(spec, policy)
+    targets = select_targets(spec, catalogs.get(spec.gen_seed))
+    return RunPlan(spec, agent_cls, profile, targets, plan_floors(spec, agent_cls, targets))
+
+
+def floor_spec(
+    spec: RunSpec, target_ids: list[str], run_id: str, agent: str, family: str | None = None
+) -> RunSpec:
+    """A floor's spec for `spec`: same dataset, find-gen seed, protocol and budgets; `family`:
+    its targets' family when they have one (the runs list shows it; the ids select them).
+
+    One epoch whatever the run's. The floor agent's own options stay at their defaults (the interpolation agent: 129 grid
+    points in one call): Budgets limit target *calls*, rounds, tokens and time, not inputs."""
+    return spec.model_copy(
+        update={
+            "agent": agent,
+            "agent_options": {},
+            "family": family,
+            "variant": None,
+            "ids": list(target_ids),
+            "limit": None,
+            "seed": None,
+            "floor": False,
+            "floor_for": run_id,
+            # floor agents are deterministic: repeating them would only repeat the same scores
+            "epochs": 1,
+        },
+        deep=True,
+    )
+
+
+def store_plan(
+    store: Store,
+    plan: RunPlan,
+    *,
+    owner: str | None = None,
+    lease_s: float | None = None,
+    created_by: str | None = None,
+) -> Run:
+    """Store the planned run as queued, and its floor runs, linked both ways: a floor's spec
+    has floor_for=<the run's id>, and the run has a "floor_run" event naming it
+    (`Store.floor_run`). With `owner`, every run is stored already claimed by that scheduler for
+    `lease_s` seconds, so that no other process sharing the store starts it first.
+    `created_by`: the hash of the API token that started them (Run.created_by)."""
+    ids = [t.id for t in plan.targets]
+    run = store.create_run(plan.spec, ids, owner=owner, lease_s=lease_s, created_by=created_by)
+    store.add_event(run.id, PLAN_EVENT, {"agent_class": agent_path(plan.agent_cls)})
+    for f in plan.floors:
+        chosen = set(f.target_ids)
+        families = {t.family for t in plan.targets if t.id in chosen}
+        family = families.pop() if len(families) == 1 else None
+        spec = floor_spec(plan.spec, f.target_ids, run.id, f.agent, family)
+        floor = store.create_run(
+            spec, f.target_ids, owner=owner, lease_s=lease_s, created_by=created_by
+        )
+        store.add_event(floor.id, PLAN_EVENT, {"agent_class": agent_path(f.agent_cls)})
+        store.add_event(run.id, "floor_run", {"run_id": floor.id})
+    return run
+
+
+def create_run(
+    store: Store,
+    spec: RunSpec,
+    catalogs: CatalogCache,
+    *,
+    policy: ApiPolicy | None = None,
+    owner: str | None = None,
+    lease_s: float | None = None,
+    plan: RunPlan | None = None,
+) -> Run:
+    """Validate a run request and store it as queued (with its floor runs; `store_plan`).
+    Raises SelectionError on bad input, and RequestInvalid when `policy` (the REST API's)
+    refuses a field; `policy=None`: the operator. `plan`: one already made for `spec`."""
+    if plan is None:
+        plan = plan_run(spec, catalogs, policy=policy)
+    return store_plan(store, plan, owner=owner, lease_s=lease_s)
+
+
+def stored_agent_path(store: Store, run_id: str) -> str | None:
+    data = store.event_data(run_id, PLAN_EVENT)
+    return data.get("agent_class") if data else None

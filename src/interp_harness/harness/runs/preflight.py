@@ -1,0 +1,354 @@
+"""Pre-flight: refuse a run that cannot work before it is stored (issue 12).
+
+Checked, in order, for `harness run` and `POST /runs`:
+- the agent: it resolves, its options carry no key, its provider profile exists and the
+  operator's key for it is set; when the profile names its own endpoint (a local server,
+  vLLM, ...), that endpoint answers `GET {base_url}/models` and lists the model the agent will ask for;
+  its class imports in an agent host started as its episodes' are (`check_agent_host`);
+- the selection: non-empty, every target available (reference data present), and of a family
+  the agent plays when it declares the families it plays (`Agent.families`; every built-in
+  does: `scripted-numeric` on string targets is refused, with the agents that fit);
+- the model services the selected targets' benchmark records declare (`services`): the LM
+  backbone (`HARNESS_BACKBONE_URL`), the intervention service (`HARNESS_INTERVENTION_URL`,
+  serving the targets' model); and the judge when one is configured (`HARNESS_JUDGE_URL`; no
+  judge at all is allowed: description scores then show as judge errors, never as 0s).
+
+Only URLs the operator configured are contacted (profiles, HARNESS_BACKBONE_URL, HARNESS_JUDGE_URL,
+HARNESS_INTERVENTION_URL),
+with the key that endpoint receives anyway. `harness run --no-preflight` skips all of it; the REST
+API always runs it (an API caller cannot store a run that cannot start).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from interp_harness.function_store.benchmark import benchmark
+from interp_harness.function_store.models import Target
+from interp_harness.harness.domain.spec import RunSpec
+from interp_harness.harness.policy import (
+    ApiPolicy,
+    RequestInvalid,
+    check_no_secrets,
+    profile_for,
+)
+from interp_harness.harness.providers.profiles import ProviderProfile
+from interp_harness.harness.settings import Settings
+
+if TYPE_CHECKING:
+    from interp_harness.harness.runs.plan import RunPlan
+
+PROBE_TIMEOUT_S = 10.0
+
+
+class PreflightError(ValueError):
+    """A run cannot work; `problems` says every reason found, one line each. `request`: the
+    problems of the request itself (an unknown agent, dataset or family, a missing profile),
+    which refuse the run with or without pre-flight; the others are what only pre-flight's
+    checks found (an endpoint down, a family the agent does not play), which `--no-preflight`
+    would skip."""
+
+    def __init__(self, problems: Sequence[str], request: Sequence[str] = ()) -> None:
+        self.problems = list(problems)
+        self.request = [p for p in request if p in self.problems]
+        super().__init__("pre-flight check failed: " + "; ".join(self.problems))
+
+    @property
+    def checked(self) -> list[str]:
+        """The problems only pre-flight's checks found."""
+        return [p for p in self.problems if p not in self.request]
+
+
+def model_ids(
+    base_url: str, what: str, api_key: str | None = None, kind: str = "openai"
+) -> list[str]:
+    """The model ids `GET {base_url}/models` lists (Anthropic: `{base_url}/v1/models`, as its SDK
+    adds /v1). Raises PreflightError saying what is wrong."""
+    if kind == "anthropic":
+        url = base_url.rstrip("/") + "/v1/models"
+        headers = {"anthropic-version": "2023-06-01"} | ({"x-api-key": api_key} if api_key else {})
+    else:
+        url = base_url.rstrip("/") + "/models"
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    try:
+        r = httpx.get(url, headers=headers, timeout=PROBE_TIMEOUT_S)
+    except httpx.HTTPError as e:
+        raise PreflightError(
+            [f"{what} at {base_url} does not answer (GET {url}: {type(e).__name__}: {e})"]
+        ) from None
+    if r.status_code != 200:
+        raise PreflightError([f"{what} at {base_url} answered GET {url} with HTTP {r.status_code}"])
+    try:
+        data = r.json()["data"]
+        return [str(m["id"]) for m in data]
+    except (ValueError, KeyError, TypeError):
+        raise PreflightError(
+            [f"{what} at {base_url}: GET {url} is not an OpenAI-style model list"]
+        ) from None
+
+
+def _listing(url: str, what: str) -> list[dict[str, Any]]:
+    """The `data` list of a service's `GET url` listing. Raises PreflightError saying what is wrong."""
+    try:
+        r = httpx.get(url, timeout=PROBE_TIMEOUT_S)
+        r.raise_for_status()
+        data = r.json()["data"]
+        if not isinstance(data, list):
+            raise TypeError("data is not a list")
+        return [d for d in data if isinstance(d, dict)]
+    except (httpx.HTTPError, ValueError, KeyError, TypeError) as e:
+        raise PreflightError([f"{what}: GET {url} failed ({type(e).__name__}: {e})"]) from None
+
+
+def check_model(
+    base_url: str, what: str, model: str | None, api_key: str | None, kind: str = "openai"
+) -> None:
+    ids = model_ids(base_url, what, api_key, kind)
+    if model is not None and model not in ids:
+        served = ", ".join(ids[:10]) or "none"
+        raise PreflightError([f"{what} at {base_url} has no model {model!r} (it serves: {served})"])
+
+
+def _agent_model(agent_cls: type, options: dict[str, Any]) -> str | None:
+    # an agent host gets no OPENAI_MODEL: options name the model, else the agent's default
+    model = options.get("model") or getattr(agent_cls, "default_model", None)
+    return str(model) if model else None
+
+
+def check_agent(spec: RunSpec, policy: ApiPolicy | None, plan: RunPlan | None = None) -> None:
+    """The agent can be built with its options: it resolves, its profile and key are there, and
+    a profile's own endpoint answers and serves the model. `plan`: its agent, resolved."""
+    from interp_harness.harness.runs.selection import resolve_checked_agent
+
+    try:
+        if plan is not None:
+            agent_cls, profile = plan.agent_cls, plan.profile
+        else:
+            agent_cls = resolve_checked_agent(spec, policy)
+            check_no_secrets(spec.agent_options)
+            profile = profile_for(agent_cls, spec.agent_options)
+    except RequestInvalid:
+        raise  # the API's 422, as without pre-flight
+    except ValueError as e:  # SelectionError, ProfileError, a key in the options
+        raise PreflightError([str(e)], request=[str(e)]) from None
+    try:
+        key = profile.api_key() if profile is not None else None
+    except ValueError as e:  # the operator's key is unset: only pre-flight looks before the run
+        raise PreflightError([str(e)]) from None
+    if profile is not None and profile.base_url is not None:
+        model = _agent_model(agent_cls, spec.agent_options)
+        check_model(profile.base_url, _endpoint_name(profile), model, key, profile.kind)
+
+
+def check_agent_host(spec: RunSpec, settings: Settings, plan: RunPlan) -> list[str]:
+    """The agent's class imports in an agent host started as its episodes' are (same binds,
+    bubblewrap): a module the orchestrator can import but the host cannot (a helper beside the
+    agent's file, or a plugin that imports `harness`) fails here, not in every episode. Nothing
+    to check when agents run in this process (agent_isolation "none", or an agent class that
+    `runs_in_orchestrator`), nor for the built-ins."""
+    if settings.agent_isolation == "none" or getattr(plan.agent_cls, "runs_in_orchestrator", 0):
+        return []
+    if plan.agent_cls.__module__.startswith("interp_harness.agents."):
+        # the built-ins: the host has the whole `agents` package, which imports nothing of ours
+        # (tests/architecture), and the same Python prefix; resolving them here imported them
+        return []
+    from interp_harness.agents.base import AgentError
+    from interp_harness.harness.agent_host.host import AgentHosts, importable_note, plan_host
+
+    try:
+        host_plan = plan_host(plan.agent_cls, spec.agent_options, plan.profile)
+    except AgentError as e:  # e.g. a class defined in __main__, a namespace package
+        return [str(e)]
+    hosts = AgentHosts(
+        memory_mb=settings.agent_memory_mb, max_message_chars=settings.agent_max_message_chars
+    )
+    try:
+        failure = hosts.check(host_plan)
+    finally:
+        hosts.close()
+    if failure is None:
+        return []
+    problem = f"agent {spec.agent!r} cannot be loaded in an agent host, where its episodes run: "
+    problem += failure.message
+    if failure.import_error:
+        problem += f". Note: {importable_note(host_plan)}"
+    return [problem]
+
+
+def check_lab(spec: RunSpec, settings: Settings) -> list[str]:
+    """Protocol modes `code` and `code-tools` give every episode a lab (bubblewrap, the
+    operator's HARNESS_LAB_* limits and packages): one is started here and closed, so that a
+    machine that cannot start one is told once, before the run, not by every episode."""
+    from interp_harness.harness.domain.spec import CODE_MODES
+
+    if spec.protocol.mode not in CODE_MODES:
+        return []
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    from interp_harness.harness.lab.api import module_source
+    from interp_harness.harness.lab.limits import LabLimits
+    from interp_harness.harness.lab.process import LabProcess, LabStartError
+
+    async def start_one() -> None:
+        lab = await LabProcess.start(module_source([]), LabLimits.from_settings(settings))
+        await lab.close()
+
+    try:  # its own loop: the API calls this from inside one
+        with ThreadPoolExecutor(1) as pool:
+            pool.submit(asyncio.run, start_one()).result()
+    except LabStartError as e:
+        return [f"protocol mode {spec.protocol.mode!r} needs a lab, and none starts here: {e}"]
+    return []
+
+
+def check_families(agent: str, agent_cls: type, targets: Sequence[Target]) -> list[str]:
+    """An agent that declares the families it plays (`Agent.families`; every built-in does)
+    is refused on targets of another family, with the agents that play all the selected ones.
+    An agent that declares nothing (a custom one) is never refused here."""
+    from interp_harness.agents.base import plays
+    from interp_harness.agents.registry import list_agents
+
+    selected = sorted({t.family for t in targets})
+    wrong = [f for f in selected if not plays(agent_cls, f)]
+    if not wrong:
+        return []
+    own = sorted(getattr(agent_cls, "families", None) or ())
+    n = sum(1 for t in targets if t.family in wrong)
+    fit = [
+        a
+        for a in list_agents()
+        if a.families is not None and ("*" in a.families or set(selected) <= set(a.families))
+    ]
+    named = [a.name for a in fit if "*" not in (a.families or ())]
+    anything = [a.name for a in fit if "*" in (a.families or ())]
+    which = " and ".join(selected)
+    suggest = ", ".join(named) if named else f"none plays {which} in particular"
+    if anything:
+        suggest += f"; any family: {', '.join(anything)}"
+    return [
+        f"agent {agent!r} plays {', '.join(own)} targets only, and {n} of the {len(targets)} "
+        f"selected targets are {' and '.join(wrong)}. Agents that play {which}: {suggest}"
+    ]
+
+
+def _endpoint_name(profile: ProviderProfile) -> str:
+    if (
+        profile.name == "cli"
+    ):  # interp_harness.harness.policy's ad-hoc profile for `-o base_url=...`
+        return f"the {profile.kind} endpoint given by base_url"
+    return f"the {profile.kind} endpoint of provider profile {profile.name!r}"
+
+
+def _v1_base(url: str | None, missing: str) -> str:
+    """`url` as an OpenAI-style base ending in /v1; PreflightError(`missing`) when it is unset."""
+    if not url:
+        raise PreflightError([missing])
+    base = url.rstrip("/")
+    return base if base.endswith("/v1") else base + "/v1"
+
+
+def check_backbone(settings: Settings, targets: Sequence[Target]) -> None:
+    from interp_harness.model_services.backbone.preflight import MISSING
+
+    base = _v1_base(settings.backbone_url, MISSING)
+    model = os.environ.get("HARNESS_BACKBONE_MODEL") or None
+    check_model(base, "the LM backbone (HARNESS_BACKBONE_URL)", model, None)
+
+
+def check_intervention(settings: Settings, targets: Sequence[Target]) -> None:
+    """Targets that read a model through the intervention service: it must answer and serve
+    each target's model."""
+    from interp_harness.model_services.intervention import preflight as service
+
+    base = _v1_base(settings.intervention_url, service.MISSING)
+    served = model_ids(base, "the intervention service (HARNESS_INTERVENTION_URL)")
+    for m in sorted({service.model_of(t) for t in targets}):
+        if not service.serves(m, served):
+            raise PreflightError([service.not_served(m, served)])
+    if any(service.sae_of(t) for t in targets):
+        saes = _listing(base + "/saes", "the intervention service (HARNESS_INTERVENTION_URL)")
+        problems = service.missing_saes(targets, [str(s.get("name")) for s in saes])
+        if problems:
+            raise PreflightError(problems)
+
+
+# How pre-flight checks each model service a benchmark record may declare (`services`), in the
+# order their problems are listed; each is given the selected targets that need it.
+SERVICE_CHECKS: dict[str, Callable[[Settings, Sequence[Target]], None]] = {
+    "intervention": check_intervention,
+    "backbone": check_backbone,
+}
+
+
+def check_services(settings: Settings, targets: Sequence[Target]) -> list[str]:
+    """The problems with the model services the targets' benchmark records declare (`services`),
+    each service checked once for the targets that need it."""
+    problems: list[str] = []
+    for service, check in SERVICE_CHECKS.items():
+        needing = [t for t in targets if service in benchmark(t.family).services]
+        if not needing:
+            continue
+        try:
+            check(settings, needing)
+        except PreflightError as e:
+            problems += e.problems
+    return problems
+
+
+def check_judge(settings: Settings) -> None:
+    """A configured judge must answer; none configured is allowed (its rows say so)."""
+    if settings.score_hook in ("none", ""):
+        return
+    try:
+        from interp_harness.evaluator.judge import JudgeSettings
+    except ImportError:
+        return
+    judge = JudgeSettings()
+    if judge.provider != "openai-compatible" or not judge.url:
+        return  # none, or a public API (its key is checked when the judge is built)
+    check_model(judge.url, "the judge (HARNESS_JUDGE_URL)", judge.model, judge.api_key)
+
+
+def preflight(
+    spec: RunSpec,
+    settings: Settings,
+    catalogs: Any,
+    *,
+    policy: ApiPolicy | None = None,
+    plan: RunPlan | None = None,
+) -> None:
+    """Raises PreflightError (every problem found) when the run cannot work; RequestInvalid when
+    the API policy refuses a field (as create_run would). `plan`: the run's plan, already made
+    (its agent and targets are not resolved again)."""
+    from interp_harness.harness.runs.selection import SelectionError, select_targets
+
+    problems: list[str] = []
+    request: list[str] = []  # what refuses the run with or without pre-flight
+    try:
+        check_agent(spec, policy, plan)
+    except PreflightError as e:
+        problems += e.problems
+        request += e.request
+    if plan is not None:
+        problems += check_agent_host(spec, settings, plan)
+        problems += check_families(spec.agent, plan.agent_cls, plan.targets)
+    problems += check_lab(spec, settings)
+    targets = plan.targets if plan is not None else []
+    try:
+        if plan is None:
+            targets = select_targets(spec, catalogs.get(spec.gen_seed))
+    except SelectionError as e:
+        problems.append(str(e))
+        request.append(str(e))
+    problems += check_services(settings, targets)
+    try:
+        check_judge(settings)
+    except PreflightError as e:
+        problems += e.problems
+    if problems:
+        raise PreflightError(problems, request=request)
