@@ -9,34 +9,11 @@ import json
 from typing import Any
 
 import pytest
-from support import chat_completion
+from support.native_tools import CALL, FAST, SUBMIT, TOOLS, completion, fn, messages_reply
 
 from interp_harness.agents import Message, get_agent
-from interp_harness.agents.toolspec import RAW_ARGUMENTS, ToolCall, ToolSpec
+from interp_harness.agents.toolspec import RAW_ARGUMENTS, ToolCall
 
-FAST = {"backoff_base": 0.01, "backoff_max": 0.05, "max_retries": 1}
-CALL = ToolSpec(
-    name="call_function",
-    description="Call the function on inputs.",
-    parameters={
-        "type": "object",
-        "properties": {"inputs": {"type": "array", "items": {"type": "string"}}},
-        "required": ["inputs"],
-        "additionalProperties": False,
-    },
-    result="one line per input",
-)
-SUBMIT = ToolSpec(
-    name="submit_answer",
-    description="Submit your answer.",
-    parameters={
-        "type": "object",
-        "properties": {"description": {"type": "string"}},
-        "required": ["description"],
-    },
-    kind="answer",
-)
-TOOLS = [CALL, SUBMIT]
 START = [Message(role="system", content="SYS"), Message(role="user", content="explore f")]
 # a conversation after one turn of two parallel calls, the second answered with an error
 AFTER_CALLS = [
@@ -64,33 +41,6 @@ def _anthropic(server: Any, **kw: Any) -> Any:
     return get_agent(
         "anthropic", base_url=server.url, api_key="ak-test", model="claude-x", **{**FAST, **kw}
     )
-
-
-def completion(content: str | None, calls: list[dict[str, Any]]) -> dict[str, Any]:
-    body = chat_completion(content, "m1", {"prompt_tokens": 3, "completion_tokens": 2})  # type: ignore[arg-type]
-    if calls:
-        body["choices"][0]["message"]["tool_calls"] = calls  # type: ignore[index]
-    return body
-
-
-def fn(call_id: str | None, name: str, arguments: Any) -> dict[str, Any]:
-    call: dict[str, Any] = {"type": "function", "function": {"name": name, "arguments": arguments}}
-    if call_id is not None:
-        call["id"] = call_id
-    return call
-
-
-def messages_reply(blocks: list[dict[str, Any]]) -> dict[str, Any]:
-    return {
-        "id": "msg_t",
-        "type": "message",
-        "role": "assistant",
-        "model": "claude-x",
-        "content": blocks,
-        "stop_reason": "tool_use",
-        "stop_sequence": None,
-        "usage": {"input_tokens": 4, "output_tokens": 6},
-    }
 
 
 async def text_step(agent: Any, server: Any, expected: str) -> dict[str, Any]:

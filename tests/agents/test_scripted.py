@@ -8,11 +8,11 @@ import re
 
 import numpy as np
 import pytest
+from support.find_episode import final_parts, find_prompt, run_code, run_episode
 
 from interp_harness.agents import get_agent
 from interp_harness.function_store.catalog import Catalog
 from interp_harness.harness.target_client import InProcessTargetClient
-from tests.agents.conftest import final_parts, find_prompt, run_code, run_episode
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,8 @@ import asyncio
 from pathlib import Path
 
 import inspect_scripts
+from support.inspect_cli import SCRIPTS, inspect_cli, logs
+from support.neuron_runs import neuron_api_env
 
 from interp_harness.agents.protocol import format_reply
 from interp_harness.agents.protocol.tools import by_name, to_words
@@ -17,8 +19,6 @@ from interp_harness.function_store.models import make_canary
 from interp_harness.harness.domain.catalogs import CatalogCache
 from interp_harness.harness.settings import Settings
 from interp_harness.harness.target_client import make_target_client
-from tests.harness.inspect_tasks.test_inspect_tasks import SCRIPTS, inspect_cli, logs
-from tests.neurons.conftest import neuron_api_env
 
 
 def test_neurons_task_with_a_scripted_solver(smol_url: str, tmp_path: Path) -> None:

@@ -13,11 +13,11 @@ from typing import Any
 import httpx
 import pytest
 from support import run_cli
+from support.neuron_runs import neuron_api_env, wait_done
 from support.orch_helpers import Server
 
 from interp_harness.function_store.catalog import Catalog
 from interp_harness.function_store.models import make_canary
-from tests.neurons.conftest import neuron_api_env, wait_done
 
 FLOOR = "neuron-fixed-explanation"  # the family's floor agent, run beside every neuron run
 COLOURS = ("red", "blue", "green", "yellow", "black")

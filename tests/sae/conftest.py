@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 from support import stop_process
 from support.intervention_server import start_server
+from support.sae_cases import TINY
 
 from interp_harness.function_store import benchmark as registry
 from interp_harness.function_store.sae.benchmark import BENCHMARK
-from interp_harness.function_store.sae.build import BuildOptions, build_sae
+from interp_harness.function_store.sae.build import build_sae
 from interp_harness.function_store.sae.catalog import SAECatalog
 
 
@@ -23,25 +24,6 @@ def sae_registered(monkeypatch: pytest.MonkeyPatch) -> None:
     the entry point; other tests see the registry as installed)."""
     registry.families()  # the entry points first, so the teardown restores them
     monkeypatch.setitem(registry._REGISTERED, BENCHMARK.family, BENCHMARK)
-
-
-# small enough for a few seconds on a shared CPU core
-TINY = BuildOptions(
-    model="llama-tiny-random",
-    layer=1,
-    d_sae=64,
-    k=4,
-    tokens=2000,
-    steps=60,
-    batch_size=128,
-    corpora=("python-docs",),
-    max_held_out_texts=60,
-    n_latents=6,
-    n_activating=4,
-    n_non_activating=4,
-    max_density=0.3,
-    device="cpu",
-)
 
 
 @pytest.fixture(scope="session")

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 import torch
+from support.sae_cases import TINY
 
 from interp_harness.function_store.sae.build import BuildOptions, build_sae
 from interp_harness.function_store.sae.catalog import SAECatalog, load, sae_dir
 from interp_harness.function_store.sae.catalog import built as built_names
 from interp_harness.model_services.intervention.client import InterventionClient
-from tests.sae.conftest import TINY
 
 
 def _site_acts(url: str, texts: list[str], layer: int) -> list[tuple[list[str], torch.Tensor]]:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import httpx
 from support import HARNESS_CLI
+from support.inspect_cli import SCRIPTS, inspect_cli, logs
 from support.orch_helpers import Server
 
 from interp_harness.function_store.models import make_canary
@@ -21,7 +22,6 @@ from interp_harness.function_store.sae.benchmark import BENCHMARK
 from interp_harness.function_store.sae.catalog import SAECatalog
 from interp_harness.harness.store import make_engine
 from interp_harness.harness.store.repo import Store
-from tests.harness.inspect_tasks.test_inspect_tasks import SCRIPTS, inspect_cli, logs
 
 ROOT = Path(__file__).resolve().parents[2]
 ROWS = {r.metric for r in BENCHMARK.report_rows}

@@ -8,6 +8,7 @@ import statistics
 
 import pytest
 from support import free_port
+from support.sae_cases import ACTIVE, LATENT, QUIET, RIGHT, ex
 
 from interp_harness.evaluator.api import EpisodeStats
 from interp_harness.evaluator.judge import JudgeSettings, OpenAICompatibleJudge
@@ -17,7 +18,6 @@ from interp_harness.evaluator.sae.scorer import (
     CEILING,
     METRICS,
     SCORED,
-    Latent,
     SAEScorer,
     score_latent,
 )
@@ -26,27 +26,6 @@ from interp_harness.evaluator.simulation.simulator import SimulatorSettings
 from interp_harness.evaluator.token_activations.testset import TokenActs
 from interp_harness.function_store.models import Target, model_target
 from interp_harness.function_store.sae import catalog
-
-
-def _ex(*pairs: tuple[str, float]) -> TokenActs:
-    return TokenActs("".join(t for t, _ in pairs), [t for t, _ in pairs], [a for _, a in pairs])
-
-
-# a latent that fires exactly on " Monday" / " Friday"
-ACTIVE = [
-    _ex(("The", 0), (" meeting", 0), (" is", 0), (" on", 0), (" Monday", 3.0), (".", 0)),
-    _ex(("See", 0), (" you", 0), (" Friday", 2.0), (" then", 0)),
-    _ex(("Monday", 1.0), (" again", 0)),
-    _ex(("By", 0), (" Friday", 0.5), (" noon", 0)),
-]
-QUIET = [
-    _ex(("The", 0), (" weather", 0), (" is", 0), (" mild", 0)),
-    _ex(("Cold", 0), (" weather", 0), (" ahead", 0)),
-    _ex(("A", 0), (" dog", 0), (" barked", 0)),
-    _ex(("It", 0), (" rained", 0)),
-]
-RIGHT = 'fires on "Monday", "Friday"'
-LATENT = Latent("sae/m/s/7", RIGHT, ACTIVE, QUIET)
 
 
 def _values(results) -> dict:
@@ -106,8 +85,8 @@ def test_highlight():
 
 
 FUZZ = [
-    _ex(("On", 0), (" Monday", 3.0), (" we", 0.5), (" rest", 0)),  # right {1}; low {0, 2, 3}
-    _ex((" Friday", 2.0), (" then", 0.1)),  # right {0}; low {1}
+    ex(("On", 0), (" Monday", 3.0), (" we", 0.5), (" rest", 0)),  # right {1}; low {0, 2, 3}
+    ex((" Friday", 2.0), (" then", 0.1)),  # right {0}; low {1}
 ]
 
 
@@ -131,8 +110,8 @@ async def test_fuzzing_by_hand():
 
 
 def test_detection_sampling_is_balanced_seeded_and_spread_over_quantiles():
-    many = [_ex(("x", 0), (f" w{k}", float(k + 1))) for k in range(40)]
-    quiet = [_ex(("y", 0), (" z", 0.0)) for _ in range(60)]
+    many = [ex(("x", 0), (f" w{k}", float(k + 1))) for k in range(40)]
+    quiet = [ex(("y", 0), (" z", 0.0)) for _ in range(60)]
     a = detection.samples(many, quiet, seed=5, n=10)
     assert a == detection.samples(many, quiet, seed=5, n=10)
     assert a != detection.samples(many, quiet, seed=6, n=10)

@@ -8,11 +8,11 @@ import json
 
 import httpx
 import pytest
+from support.sae_cases import LATENT, RIGHT
 
 from interp_harness.evaluator.judge import OpenAICompatibleJudge
 from interp_harness.evaluator.sae import classify
 from interp_harness.evaluator.sae.scorer import CEILING, CLASSIFIED, score_latent
-from tests.sae.test_scoring import LATENT, RIGHT
 
 pytestmark = pytest.mark.slow
 

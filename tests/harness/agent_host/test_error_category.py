@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from support.provider_stand_in import provider_server, server  # noqa: F401 - fixtures
 
 from interp_harness.agents import AgentError, Message
 from interp_harness.agents.registry import resolve_agent
 from interp_harness.harness.agent_host.host import AgentHosts
-from tests.agents.conftest import provider_server, server  # noqa: F401 - fixtures
 
 CONV = [Message(role="system", content="S"), Message(role="user", content="hello")]
 

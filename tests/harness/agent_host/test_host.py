@@ -9,13 +9,13 @@ import signal
 from pathlib import Path
 
 import pytest
+from support.find_episode import final_parts, find_prompt, run_episode
+from support.host_clients import client
 
 from interp_harness.agents import AgentError, Message
-from interp_harness.agents.registry import resolve_agent
 from interp_harness.function_store.catalog import Catalog
-from interp_harness.harness.agent_host.host import AgentHostClient, AgentHosts
+from interp_harness.harness.agent_host.host import AgentHosts
 from interp_harness.harness.target_client import InProcessTargetClient
-from tests.agents.conftest import final_parts, find_prompt, run_episode
 
 CONV = [Message(role="system", content="S"), Message(role="user", content="U")]
 
@@ -25,11 +25,6 @@ def hosts():  # type: ignore[no-untyped-def]
     h = AgentHosts()
     yield h
     h.close()
-
-
-def client(hosts: AgentHosts, spec: str, **options: object) -> AgentHostClient:
-    cls, _ = resolve_agent(spec)
-    return hosts.client(cls, dict(options))
 
 
 def host_python_pids(bwrap_pid: int) -> list[int]:

@@ -9,14 +9,14 @@ from __future__ import annotations
 import json
 
 import pytest
+from support.host_clients import client
+from support.native_tools import TOOLS, completion, fn, messages_reply
+from support.provider_stand_in import provider_server, server  # noqa: F401 - fixtures
 
 from interp_harness.agents import AgentError, Message
 from interp_harness.agents.host_protocol import MAX_TOOL_CALLS
 from interp_harness.agents.toolspec import ToolCall, ToolSpec
 from interp_harness.harness.agent_host.host import AgentHosts
-from tests.agents.conftest import provider_server, server  # noqa: F401 - fixtures
-from tests.agents.test_native_tools import TOOLS, completion, fn, messages_reply
-from tests.harness.agent_host.test_host import client
 
 START = [Message(role="system", content="S"), Message(role="user", content="go")]
 

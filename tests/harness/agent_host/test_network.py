@@ -10,12 +10,12 @@ import threading
 from pathlib import Path
 
 import pytest
+from support.provider_stand_in import provider_server, server  # noqa: F401 - fixtures
 
 from interp_harness.agents import AgentError, Message
 from interp_harness.agents.registry import resolve_agent
 from interp_harness.harness.agent_host.host import AgentHosts
 from interp_harness.harness.providers.profiles import HELD_KEY
-from tests.agents.conftest import provider_server, server  # noqa: F401 - fixtures
 
 CONV = [Message(role="system", content="S"), Message(role="user", content="hello")]
 

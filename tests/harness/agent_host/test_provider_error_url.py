@@ -12,12 +12,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from support.provider_stand_in import provider_server, server  # noqa: F401 - fixtures
 from typer.testing import CliRunner
 
 from interp_harness.harness.cli import app
 from interp_harness.harness.store import make_engine
 from interp_harness.harness.store.repo import Store
-from tests.agents.conftest import provider_server, server  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 

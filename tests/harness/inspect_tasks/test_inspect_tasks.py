@@ -22,7 +22,7 @@ import httpx
 import inspect_scripts  # the scripted solvers' inputs and answers
 import pytest
 from inspect_ai.log import EvalLog, read_eval_log
-from support import HOSTED
+from support.inspect_cli import SCRIPTS, inspect_cli, logs
 
 from interp_harness.agents.protocol import format_reply
 from interp_harness.evaluator.api import EpisodeStats, ScoreResult
@@ -39,7 +39,6 @@ from interp_harness.harness.store.repo import open_store
 from interp_harness.harness.target_client import make_target_client
 
 ROOT = Path(__file__).resolve().parents[3]
-SCRIPTS = HOSTED / "inspect_scripts.py"
 
 pytestmark = pytest.mark.usefixtures("needs_bwrap")
 
@@ -56,34 +55,6 @@ def sandbox_tmp() -> Iterator[Path]:
     d = Path(tempfile.mkdtemp(prefix="ih-", dir="/tmp"))
     yield d
     subprocess.run(["rm", "-rf", str(d)], check=False)
-
-
-def inspect_cli(args: list[str], tmp: Path, log_dir: Path, extra_env: dict[str, str] | None = None):
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(ROOT),
-        "TMPDIR": str(tmp),
-        "HARNESS_DATA_DIR": os.environ["HARNESS_DATA_DIR"],
-        **(extra_env or {}),
-    }
-    proc = subprocess.run(
-        ["inspect", *args, "--log-dir", str(log_dir), "--display", "plain"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return proc
-
-
-def logs(log_dir: Path) -> dict[str, EvalLog]:
-    out = {}
-    for f in sorted(log_dir.glob("*.eval")):
-        log = read_eval_log(str(f))
-        out[log.eval.task] = log
-    return out
 
 
 def expected_replies(targets: list[Target], inputs: list[str], mode: str) -> dict[str, str]:

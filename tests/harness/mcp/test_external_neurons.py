@@ -14,10 +14,10 @@ from typing import Any
 import httpx
 import pytest
 from support.mcp_drive import drive
+from support.neuron_runs import neuron_api_env, wait_done
 from support.orch_helpers import Server
 
 from interp_harness.agents.registry import get_agent
-from tests.neurons.conftest import neuron_api_env, wait_done
 
 OWNER, OTHER = "owner-token-0123456789", "other-token-0123456789"
 RUN = {"dataset": "neuron", "family": "neurons", "variant": "smollm2", "limit": 1, "seed": 1}
