@@ -85,8 +85,26 @@ def check_agent_class(obj: object, spec: str) -> type[Agent]:
     return obj
 
 
+# Import names before the src layout (issue 48): runs planned then stored their agent class under
+# these (`interp_harness.orchestrator.mcp.agent:ExternalAgent`), and exports carry them; such a
+# path still resolves, to the same module under its folder's name.
+RENAMED_MODULES = {
+    "interp_harness.orchestrator": "interp_harness.harness",
+    "interp_harness.targets": "interp_harness.function_store",
+}
+
+
+def current_module(name: str) -> str:
+    """A module's import name today, for a name stored before a part was renamed."""
+    for old, new in RENAMED_MODULES.items():
+        if name == old or name.startswith(old + "."):
+            return new + name[len(old) :]
+    return name
+
+
 def import_path(path: str) -> object:
     module_name, _, attr = path.partition(":")
+    module_name = current_module(module_name)
     if not module_name or not attr:
         raise UnknownAgent(f"bad dotted agent path {path!r}: expected 'package.module:ClassName'")
     try:
