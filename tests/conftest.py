@@ -4,6 +4,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support import foreign_checkout
+
+# The suite tests this checkout's src/ or nothing: with another checkout installed (editable or
+# not), every import and every subprocess would test that one. Checked before the plugins below
+# import anything of it.
+if (_why := foreign_checkout()) is not None:
+    raise pytest.UsageError(_why)
 
 # The session's shared model servers (one per model and options), visible to every test folder.
 pytest_plugins = ["support.shared_services"]

@@ -32,6 +32,23 @@ HOSTED = TESTS / "hosted"  # give it to a subprocess's PYTHONPATH that loads a t
 HARNESS_CLI = (sys.executable, "-m", "interp_harness.harness.cli")
 
 
+def foreign_checkout() -> str | None:
+    """Why this checkout's tests would not test this checkout's code (None: they would): the
+    `interp_harness` an import finds is not src/interp_harness of this checkout (found, not
+    imported, so that the answer costs nothing and runs no other checkout's code)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("interp_harness")
+    found = Path(spec.origin).resolve().parent if spec and spec.origin else None
+    if found == ROOT / "src" / "interp_harness":
+        return None
+    return (
+        f"interp_harness is imported from {found or 'nowhere'}, not from this checkout's "
+        f"{ROOT / 'src' / 'interp_harness'}: run `pip install -e .` in {ROOT} (another checkout "
+        "is installed in this environment, or none is)"
+    )
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
