@@ -21,6 +21,7 @@ def parts() -> list[str]:
     """The package's parts: its folders with an `__init__.py` (folder name = import name)."""
     return sorted(p.parent.name for p in package_dir().glob("*/__init__.py"))
 
+
 PROBE = """
 import importlib.metadata as md, importlib.util as u, json
 out = {"parts": {}, "old": {}}
