@@ -114,7 +114,9 @@ def _shared_server(
     asked first."""
     shared = os.environ.get(SHARED_DIR_VAR)
     if not shared:
-        proc, url = start(factory.mktemp(name) / "server.log")
+        log = factory.mktemp(name) / "server.log"
+        proc, url = start(log)
+        _logs[url] = log
         try:
             yield url
         finally:
@@ -126,7 +128,19 @@ def _shared_server(
             proc, url = start(Path(shared) / f"{name}.log")
             _started.append(proc)
             record.write_text(json.dumps({"url": url, "pid": proc.pid}))
-    yield json.loads(record.read_text())["url"]
+    url = json.loads(record.read_text())["url"]
+    _logs[url] = Path(shared) / f"{name}.log"
+    yield url
+
+
+_logs: dict[str, Path] = {}  # a shared server's URL -> its output, in this process
+
+
+@pytest.fixture(scope="session")
+def model_server_log() -> Callable[[str], Path]:
+    """The output file of the shared model server at a URL (a test that checks what a server
+    logs reads it from the size it had before the test)."""
+    return lambda url: _logs[url]
 
 
 @pytest.fixture(scope="session")

@@ -128,6 +128,14 @@ async def cancel_on_disconnect(request: Request, work: Awaitable[T]) -> T:
         watch.cancel()
         if not task.done():
             task.cancel()
+    if not task.done():
+        # cancel() only asks: the work ends at its next await. Its result cannot be read before
+        # then (InvalidStateError, which every dropped client used to log as a traceback), and
+        # nobody wants it: wait for the cancellation to land, then say the client left.
+        await asyncio.wait({task})
+        if not task.cancelled():
+            task.exception()  # read, so asyncio logs nothing for what it raised meanwhile
+        raise ClientGone()
     if task.cancelled():
         raise ClientGone()
     return task.result()
