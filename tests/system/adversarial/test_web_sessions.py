@@ -122,3 +122,38 @@ def test_token_guesses_are_answered_429_past_the_budget(
     assert log_in(clients["127.0.0.1"], canaries, canaries.token).status_code == 303
     r = checked(canaries, adv_server.api.post("/runs/x/cancel", headers=adv_server.auth))
     assert r.status_code == 404
+
+
+def test_wrong_mcp_tokens_lock_out_no_other_credential(
+    adv_server: AdvServer, clients: Clients, canaries: Canaries
+) -> None:
+    """Issue 49 item 3: 20 wrong MCP tokens from the external agent's address made the operator's
+    API token, the web login and another episode's MCP token all answer 429 from there. Budgets
+    are per credential kind, and per live episode for MCP."""
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    c = clients["127.0.0.11"]
+
+    def mcp(path: str, token: str) -> httpx.Response:
+        return checked(
+            canaries, c.post(path, json=ping, headers={"Authorization": f"Bearer {token}"})
+        )
+
+    runs = [adv_server.post_spec(WAITING) for _ in range(2)]
+    (a,), (b,) = (r["mcp_endpoints"] for r in runs)
+    path_a, path_b = (httpx.URL(e["url"]).path for e in (a, b))
+    for i in range(MAX_FAILURES):
+        assert mcp(path_a, f"guess-{i}").status_code == 401
+    assert mcp(path_a, "guess-next").status_code == 429
+    assert mcp(path_a, a["token"]).status_code == 429  # within one budget the right one too
+    # from the same address: another episode's MCP client, the API token, the login
+    assert mcp(path_b, b["token"]).status_code not in (401, 429)
+    r = checked(canaries, c.post("/runs/x/cancel", headers=adv_server.auth))
+    assert r.status_code == 404, r.text
+    assert log_in(c, canaries, canaries.token).status_code == 303
+    # paths of no live episode share one budget: inventing episodes buys no more guesses
+    for i in range(MAX_FAILURES):
+        assert mcp(f"/mcp/made-up-{i}", f"guess-{i}").status_code == 401
+    assert mcp("/mcp/made-up-last", "guess-last").status_code == 429
+    for run in runs:
+        r = adv_server.api.post(f"/runs/{run['id']}/cancel", headers=adv_server.auth)
+        assert r.status_code == 200

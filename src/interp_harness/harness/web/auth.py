@@ -25,7 +25,7 @@ import threading
 from fastapi import Request
 from starlette.responses import Response
 
-from interp_harness.harness.rate_limit import FailureBudget, client_address
+from interp_harness.harness.rate_limit import LOGIN, FailureBudget, client_address
 from interp_harness.harness.web.sessions import SessionTable
 
 COOKIE = "harness_session"
@@ -83,11 +83,11 @@ def failures(request: Request) -> FailureBudget:
 
 def check_login_budget(request: Request) -> None:
     """Raise TooManyFailures when this client may not try a token now."""
-    failures(request).check(client_address(request.client))
+    failures(request).check(client_address(request.client), LOGIN)
 
 
 def login_failed(request: Request) -> None:
-    failures(request).failed(client_address(request.client))
+    failures(request).failed(client_address(request.client), LOGIN)
 
 
 def is_authorised(request: Request) -> bool:
