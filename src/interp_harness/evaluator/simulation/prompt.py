@@ -5,11 +5,15 @@ and the slot `unknown`. One completion request over this prompt (echoed, with to
 gives, at each slot, the simulator's distribution over the activation it expects there.
 
 Tokens are shown as the data gives them, with line breaks and tabs escaped (`\\n`, `\\t`) so that
-each keeps its own line.
+each keeps its own line. The explanation is the agent's text: it is shown on one line, its
+whitespace runs (line breaks and tabs included) folded to one space and its angle brackets
+replaced, so that it can add no line of its own (no token line, no `Neuron N` block) and close no
+`<start>` block: an agent's injected examples would otherwise be read as data by the simulator.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -50,11 +54,17 @@ def shown(token: str) -> str:
     )
 
 
+def one_line(explanation: str) -> str:
+    """The explanation as the prompt shows it: one line, none of the prompt's delimiters."""
+    folded = re.sub(r"\s+", " ", explanation).strip()
+    return folded.replace("<", "\u2039").replace(">", "\u203a")  # ‹ › : no <start>, no <end>
+
+
 def _block(number: int, explanation: str, lines: Sequence[str]) -> str:
     body = "".join(f"{line}\n" for line in lines)
     return (
         f"Neuron {number}\n"
-        f"What neuron {number} responds to: {explanation.strip()}\n"
+        f"What neuron {number} responds to: {one_line(explanation)}\n"
         f"Activations:\n<start>\n{body}<end>\n\n"
     )
 
@@ -73,7 +83,7 @@ def build(explanation: str, tokens: Sequence[str]) -> SimulationPrompt:
     )
     n = len(EXAMPLES) + 1
     start = head + (
-        f"Neuron {n}\nWhat neuron {n} responds to: {explanation.strip()}\nActivations:\n<start>\n"
+        f"Neuron {n}\nWhat neuron {n} responds to: {one_line(explanation)}\nActivations:\n<start>\n"
     )
     parts, slots, at = [start], [], len(start)
     for t in tokens:
