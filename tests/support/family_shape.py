@@ -17,7 +17,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 from interp_harness.function_store.benchmark import GROUP, Benchmark
-from support.layering import FOLDER_PART, PARTS, ROOT_PACKAGE
+from support.layering import PARTS, ROOT_PACKAGE
 from support.record_refs import references
 
 
@@ -71,7 +71,7 @@ ALIASES: Mapping[tuple[str, str], str] = {
 def builtin_families() -> dict[str, list[Benchmark]]:
     """folder -> the records this repository ships from it (entry points into
     `interp_harness.function_store.<folder>.benchmark`)."""
-    prefix = f"{ROOT_PACKAGE}.{FOLDER_PART['function_store']}."
+    prefix = f"{ROOT_PACKAGE}.function_store."
     out: dict[str, list[Benchmark]] = {}
     for ep in entry_points(group=GROUP):
         if ep.value.startswith(prefix):
@@ -81,12 +81,13 @@ def builtin_families() -> dict[str, list[Benchmark]]:
 
 def module_file(root: Path, module: str) -> Path | None:
     """The file of one of our modules (`interp_harness.function_store.numeric.runner` ->
-    `function_store/numeric/runner.py`), whether or not it exists; None when not ours."""
+    `function_store/numeric/runner.py` under `root`, the package's folder), whether or not it
+    exists; None when not ours or not in a part."""
     names = module.split(".")
     if names[0] != ROOT_PACKAGE or len(names) < 2 or names[1] not in PARTS:
         return None
-    base = root / PARTS[names[1]]
-    for name in names[2:]:
+    base = root
+    for name in names[1:]:
         base = base / name
     return base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
 
@@ -158,7 +159,7 @@ def _record_imports(root: Path, folder: str) -> list[str]:
     path = _role_path(root, folder, "record")
     if not path.is_file():
         return []
-    own = f"{ROOT_PACKAGE}.{FOLDER_PART['function_store']}.{folder}"
+    own = f"{ROOT_PACKAGE}.function_store.{folder}"
     role_modules = {
         r.file.removesuffix(".py") for r in ROLES.values() if r.side == "function_store"
     }

@@ -1,15 +1,18 @@
 """The import rules of DESIGN §2 ("Layers"), checked on source text with `ast`.
 
-`check_tree(root)` reads every `.py` file of the layer folders (module-level and function-level
-imports, `TYPE_CHECKING` blocks included, relative imports resolved) and returns one `Violation`
-per offending import. A layer is a folder of the repository; it is imported as
-`interp_harness.<part>` (pyproject.toml's `[tool.interp_harness.parts]`), so a file's module name
-and an import's layer both go through that table.
+`check_tree(root)` reads every `.py` file under `root` (`src/interp_harness`, or a planted copy):
+module-level and function-level imports, `TYPE_CHECKING` blocks included, relative imports
+resolved, and returns one `Violation` per offending import. A layer is a folder of the package
+and its import name (`src/interp_harness/harness/` is `interp_harness.harness`); everything else
+in the package (`__init__.py`, `_registry.py`, `sdk/`) is the root package's layer.
 
-- an import of a folder's own name as a top-level package (`import harness`): there is no such
-  package once installed, only `interp_harness.<part>`;
+- an import of a part's folder name as a top-level package (`import harness`): there is no such
+  package, only `interp_harness.<part>` (and `agents` is another project's);
 - a layer edge against the rule (`agents` imports nothing of ours; `function_store` no `harness`
-  or `evaluator`; `evaluator` no `harness`; `harness` is the composition root);
+  or `evaluator`; `evaluator` no `harness`; `harness` is the composition root). A name imported
+  from `interp_harness.sdk` is an edge to the layer that defines it (the SDK's `_WHERE`), since
+  that is the module it loads; importing the SDK module itself (`import interp_harness.sdk`,
+  `from interp_harness import sdk`) hides which, and counts as an edge to the root package;
 - a family edge: in `function_store/` and `evaluator/`, a family folder (`<layer>/<family>/`)
   imports another family's folder, or shared code (any other module of those two layers) imports
   a family's folder: what families share sits in a shared module below them all;
@@ -28,12 +31,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-PACKAGES = ("agents", "model_services", "function_store", "evaluator", "harness", "interp_harness")
+REPO = Path(__file__).resolve().parents[2]
 ROOT_PACKAGE = "interp_harness"
-_PYPROJECT = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())
-# import name under interp_harness -> folder (the layer)
-PARTS: Mapping[str, str] = _PYPROJECT["tool"]["interp_harness"]["parts"]
-FOLDER_PART = {folder: part for part, folder in PARTS.items()}
+# the checked root: the package's folder (folder name = import name)
+SRC = REPO / "src" / ROOT_PACKAGE
+# the parts: each a folder of the package and a layer of its own
+PARTS = ("agents", "model_services", "function_store", "evaluator", "harness")
+SDK = f"{ROOT_PACKAGE}.sdk"
+_PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
 # the layers whose subfolders are family folders or shared code
 FAMILY_LAYERS = ("function_store", "evaluator")
 
@@ -41,7 +46,7 @@ FAMILY_LAYERS = ("function_store", "evaluator")
 def family_folders(pyproject: Mapping[str, Any]) -> frozenset[str]:
     """The folders of the built-in families: `<f>` of each entry point of the benchmark group
     into `interp_harness.function_store.<f>.benchmark` (`function_store/<f>/`, `evaluator/<f>/`)."""
-    prefix = f"{ROOT_PACKAGE}.{FOLDER_PART['function_store']}."
+    prefix = f"{ROOT_PACKAGE}.function_store."
     values = pyproject["project"]["entry-points"]["interp_harness.benchmarks"].values()
     return frozenset(v[len(prefix) :].split(".")[0] for v in values if v.startswith(prefix))
 
@@ -49,6 +54,8 @@ def family_folders(pyproject: Mapping[str, Any]) -> frozenset[str]:
 FAMILIES: frozenset[str] = family_folders(_PYPROJECT)
 # top-level packages of this repository that no layer may import (scripts, tests, tools)
 NOT_LIBRARIES = ("tests", "benchmarks", "scripts")
+# the repository's folders of Python code, for the folder-name check
+CODE_DIRS = ("src", *NOT_LIBRARIES)
 
 # layer -> the layers of ours it may import (itself always)
 ALLOWED: Mapping[str, frozenset[str]] = {
@@ -59,10 +66,9 @@ ALLOWED: Mapping[str, frozenset[str]] = {
     "function_store": frozenset({"model_services", "agents"}),
     "evaluator": frozenset({"function_store", "model_services", "agents"}),
     "harness": frozenset({"evaluator", "function_store", "model_services", "agents"}),
-    # the Inspect AI task registry (`interp_harness/<task>`): a composition root above harness
-    "interp_harness": frozenset(
-        {"harness", "evaluator", "function_store", "model_services", "agents"}
-    ),
+    # the root package: the SDK (which re-exports every part's public names) and the Inspect AI
+    # task registry (`interp_harness/<task>`), both above harness
+    ROOT_PACKAGE: frozenset(PARTS),
 }
 
 # Where a dynamic import is the point: a registry that imports what a name or a setting refers to.
@@ -87,11 +93,25 @@ DYNAMIC_IMPORTS: Mapping[tuple[str, str], str] = {
         "the sandbox backend chosen by name; optional backends (docker) import their own deps"
     ),
     ("harness/services.py", "load_score_hook"): "a score hook given as `package.module:function`",
-    ("interp_harness/sdk/__init__.py", "__getattr__"): (
+    ("sdk/__init__.py", "__getattr__"): (
         "the public API loads each name from its part on first use, so a sandbox imports only "
         "the part its code needs (the table `_WHERE` is checked by test_sdk_surface.py)"
     ),
 }
+
+
+def sdk_names(root: Path) -> dict[str, str]:
+    """The SDK's table (public name -> the module that defines it), read from `sdk/__init__.py`
+    under `root` without importing it; empty when the tree has no SDK."""
+    path = root / "sdk" / "__init__.py"
+    if not path.is_file():
+        return {}
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.AnnAssign | ast.Assign):
+            targets = [node.target] if isinstance(node, ast.AnnAssign) else node.targets
+            if any(isinstance(t, ast.Name) and t.id == "_WHERE" for t in targets) and node.value:
+                return ast.literal_eval(node.value)
+    raise ValueError(f"{path} has no literal _WHERE table")
 
 
 @dataclass(frozen=True, order=True)
@@ -107,25 +127,29 @@ class Violation:
 
 
 def module_name(rel: Path) -> str:
-    """The import name of a file given by its path from the root (`harness/cli.py` ->
-    `interp_harness.harness.cli`)."""
-    parts = list(rel.with_suffix("").parts)
+    """The import name of a file given by its path from the package's folder (`harness/cli.py` ->
+    `interp_harness.harness.cli`, `__init__.py` -> `interp_harness`)."""
+    parts = [ROOT_PACKAGE, *rel.with_suffix("").parts]
     if parts[-1] == "__init__":
         parts.pop()
-    if parts and parts[0] in FOLDER_PART:
-        parts[:1] = [ROOT_PACKAGE, FOLDER_PART[parts[0]]]
     return ".".join(parts)
 
 
+def layer_of_path(rel: Path) -> str:
+    """The layer of a file given by its path from the package's folder: its part, or the root
+    package's layer for the rest (`__init__.py`, `_registry.py`, `sdk/`)."""
+    return rel.parts[0] if len(rel.parts) > 1 and rel.parts[0] in PARTS else ROOT_PACKAGE
+
+
 def layer_of(module: str) -> str | None:
-    """The layer (folder) an import name belongs to; None for the bare root package, whose
-    `__init__` imports nothing, and for anything not ours."""
+    """The layer an import name belongs to; None for the bare root package, whose `__init__`
+    imports nothing, and for anything not ours."""
     names = module.split(".")
     if names[0] != ROOT_PACKAGE:
         return names[0] if names[0] in NOT_LIBRARIES else None
     if len(names) == 1:
         return None
-    return PARTS.get(names[1], ROOT_PACKAGE)
+    return names[1] if names[1] in PARTS else ROOT_PACKAGE
 
 
 def resolve_from(node: ast.ImportFrom, module: str, is_package: bool) -> str:
@@ -199,15 +223,34 @@ def _prefix(call: ast.Call) -> str | None:
     return None
 
 
+def edges_of(
+    target: str, names: list[str] | None, where: Mapping[str, str]
+) -> list[tuple[str, str]]:
+    """(module, how) for what one import statement loads: a name from the SDK is its defining
+    module (what the SDK imports on first use), a name from the bare root package is that
+    subpackage; anything else is the module read from."""
+    if target == SDK and names:
+        return [
+            (where[n], f"{n} through the SDK") if n in where else (SDK, f"{n}, not an SDK name")
+            for n in names
+        ]
+    if target == ROOT_PACKAGE and names:
+        return [(f"{ROOT_PACKAGE}.{n}", "") for n in names]
+    return [(target, "")]
+
+
 def _layer_edge(rel: str, line: int, layer: str, target: str, how: str) -> Violation | None:
     top = target.split(".")[0]
-    if top in FOLDER_PART:
-        msg = f"imports {target} ({how}); it is interp_harness.{FOLDER_PART[top]} once installed"
+    if top in PARTS:
+        msg = f"imports {target} ({how}); it is interp_harness.{top}"
         return Violation(rel, line, "namespace", msg, target)
     to = layer_of(target)
     if to is None or to == layer:
         return None
     if to in NOT_LIBRARIES or (to in ALLOWED and to not in ALLOWED[layer]):
+        if target == SDK:
+            how += "; import its names (`from interp_harness.sdk import X`): each is an edge to "
+            how += "the layer that defines it"
         return Violation(rel, line, "layer", f"{layer} imports {target} ({how})", target)
     return None
 
@@ -216,7 +259,7 @@ def family_folder_of(module: str, families: Iterable[str]) -> str | None:
     """The family folder an import name is in (`interp_harness.evaluator.neurons.iia` ->
     `neurons`); None for shared code and anything outside function_store/ and evaluator/."""
     names = module.split(".")
-    if len(names) < 3 or names[0] != ROOT_PACKAGE or PARTS.get(names[1]) not in FAMILY_LAYERS:
+    if len(names) < 3 or names[0] != ROOT_PACKAGE or names[1] not in FAMILY_LAYERS:
         return None
     return names[2] if names[2] in families else None
 
@@ -243,23 +286,32 @@ def _family_edge(
     return Violation(rel, line, "family", msg, target)
 
 
-def python_files(root: Path, packages: Iterable[str] = PACKAGES) -> list[Path]:
-    return sorted(p for pkg in packages for p in (root / pkg).rglob("*.py"))
+def python_files(root: Path) -> list[Path]:
+    return sorted(root.rglob("*.py"))
 
 
 @functools.cache  # each check of a test run reads the same files
-def _read(root: Path, path: Path) -> _Reader:
-    reader = _Reader(module_name(path.relative_to(root)), path.name == "__init__.py")
+def _read(path: Path, module: str) -> _Reader:
+    reader = _Reader(module, path.name == "__init__.py")
     reader.visit(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)))
     return reader
 
 
-def dynamic_import_sites(root: Path, packages: Iterable[str] = PACKAGES) -> set[tuple[str, str]]:
+def _read_in(root: Path, path: Path) -> _Reader:
+    return _read(path, module_name(path.relative_to(root)))
+
+
+def imports_of(root: Path, path: Path) -> list[tuple[int, str, list[str] | None]]:
+    """(line, absolute module, names or None for `import x`) of every import in one file."""
+    return _read_in(root, path).imports
+
+
+def dynamic_import_sites(root: Path) -> set[tuple[str, str]]:
     """(file, enclosing function) of every dynamic import call, to keep the allow-list current."""
     return {
         (p.relative_to(root).as_posix(), scope)
-        for p in python_files(root, packages)
-        for _, scope, _ in _read(root, p).dynamic
+        for p in python_files(root)
+        for _, scope, _ in _read_in(root, p).dynamic
     }
 
 
@@ -268,25 +320,27 @@ def check_file(
     path: Path,
     dynamic_allowed: Mapping[tuple[str, str], str],
     families: frozenset[str] = FAMILIES,
+    where: Mapping[str, str] | None = None,
 ) -> list[Violation]:
+    """The violations of one file; `where` is the SDK's table (read from `root` when None)."""
+    where = sdk_names(root) if where is None else where
     rel_path = path.relative_to(root)
     rel = rel_path.as_posix()
-    layer = rel_path.parts[0]
-    reader = _read(root, path)
-    module = reader.module
+    layer = layer_of_path(rel_path)
+    reader = _read_in(root, path)
     out: list[Violation] = []
     for line, target, names in reader.imports:
-        if (v := _layer_edge(rel, line, layer, target, "import")) is not None:
-            out.append(v)
-        # `from interp_harness.evaluator import neurons` reads the family's folder too
-        for module in [target, *(f"{target}.{n}" for n in names or ())]:
-            if (v := _family_edge(rel_path, line, module, "import", families)) is not None:
+        for module, through in edges_of(target, names, where):
+            how = f"import of {through}" if through else "import"
+            if (v := _layer_edge(rel, line, layer, module, how)) is not None:
                 out.append(v)
-                break
-        if names is None:
-            continue
-        for name in names:
-            if target and target != module and _is_private(name):
+            # `from interp_harness.evaluator import neurons` reads the family's folder too
+            for mod in [module, *(f"{module}.{n}" for n in names or () if not through)]:
+                if (v := _family_edge(rel_path, line, mod, how, families)) is not None:
+                    out.append(v)
+                    break
+        for name in names or ():
+            if target and target != reader.module and _is_private(name):
                 out.append(
                     Violation(rel, line, "private", f"imports private {name} from {target}", target)
                 )
@@ -305,41 +359,45 @@ def check_file(
 def check_tree(
     root: Path,
     *,
-    packages: Iterable[str] = PACKAGES,
     dynamic_allowed: Mapping[tuple[str, str], str] = DYNAMIC_IMPORTS,
     families: Iterable[str] = FAMILIES,
 ) -> list[Violation]:
-    """Every violation of the import rules under `root`, sorted by file and line."""
-    fams = frozenset(families)
+    """Every violation of the import rules under `root` (the package's folder), sorted by file
+    and line."""
+    fams, where = frozenset(families), sdk_names(root)
     return sorted(
-        v for p in python_files(root, packages) for v in check_file(root, p, dynamic_allowed, fams)
+        v for p in python_files(root) for v in check_file(root, p, dynamic_allowed, fams, where)
     )
 
 
-def folder_name_imports(root: Path, dirs: Iterable[str] = (*PACKAGES, *NOT_LIBRARIES)) -> list[str]:
-    """`file:line module` for every import, anywhere in the repository's code, of a layer folder's
-    own name as a package (`from harness.cli import ...`): it would work from the checkout by
-    accident (the folder on sys.path) and fail from an install."""
+def folder_name_imports(repo: Path, dirs: Iterable[str] = CODE_DIRS) -> list[str]:
+    """`file:line module` for every import, anywhere in the repository's code, of a part's folder
+    name as a top-level package (`from harness.cli import ...`): it would work only with the
+    package's folder on sys.path, and `agents` is another project's package."""
     out = []
-    for path in python_files(root, dirs):
-        rel = path.relative_to(root).as_posix()
-        for line, target, _ in _read(root, path).imports:
-            if target.split(".")[0] in FOLDER_PART:
-                out.append(f"{rel}:{line} {target}")
+    for d in dirs:
+        base = repo / d
+        for path in python_files(base):
+            # a file's import name (for relative imports): from src/ it is the package's
+            rel = path.relative_to(base if d == "src" else repo)
+            reader = _read(path, ".".join(rel.with_suffix("").parts))
+            for line, target, _ in reader.imports:
+                if target.split(".")[0] in PARTS:
+                    out.append(f"{path.relative_to(repo).as_posix()}:{line} {target}")
     return out
 
 
 def orchestrator_edges(root: Path) -> dict[str, set[str]]:
     """Inside `harness`: unit -> the units it imports, where a unit is a subpackage or a
     top-level module (`runs`, `store`, `cli`)."""
-    prefix = f"{ROOT_PACKAGE}.{FOLDER_PART['harness']}."
+    prefix = f"{ROOT_PACKAGE}.harness."
     edges: dict[str, set[str]] = {}
-    for path in python_files(root, ("harness",)):
+    for path in python_files(root / "harness"):
         parts = path.relative_to(root / "harness").parts
         unit = parts[0].removesuffix(".py")
         if unit == "__init__":
             continue
-        for _, target, names in _read(root, path).imports:
+        for _, target, names in _read_in(root, path).imports:
             if target.startswith(prefix):
                 to = target[len(prefix) :].split(".")[0]
             elif target == prefix[:-1] and names:  # `from interp_harness.harness import x`

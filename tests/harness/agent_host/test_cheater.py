@@ -30,7 +30,7 @@ def _run(tmp_path: Path, isolation: str) -> tuple[dict, Store]:
         str(home),
         data,
         str(ROOT),
-        str(ROOT / "function_store"),
+        str(ROOT / "src" / "interp_harness" / "function_store"),
         str(ROOT.parent / "shared"),  # not "/work" itself: a venv under it is bound, read-only
         "/root/.cache/interp-harness",
         os.path.expanduser("~/.cache/interp-harness"),

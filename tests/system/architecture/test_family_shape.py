@@ -7,11 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from support.family_shape import ROLES, builtin_families, shape_problems
+from support.layering import SRC as ROOT
 from support.planted import planted_tree
 
 from interp_harness.function_store.benchmark import Benchmark, load_ref
-
-ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_every_builtin_family_has_the_shape() -> None:

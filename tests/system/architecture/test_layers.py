@@ -6,7 +6,9 @@ from pathlib import Path
 
 from support.layering import (
     DYNAMIC_IMPORTS,
-    PACKAGES,
+    PARTS,
+    REPO,
+    SRC,
     check_tree,
     cycles,
     dynamic_import_sites,
@@ -15,26 +17,34 @@ from support.layering import (
 )
 from support.planted import planted_tree
 
-ROOT = Path(__file__).resolve().parents[3]
-
 
 def test_tree_follows_the_layers() -> None:
-    bad = check_tree(ROOT)
+    bad = check_tree(SRC)
     assert not bad, "import rule violations (DESIGN §2 Layers):\n" + "\n".join(map(str, bad))
 
 
 def test_no_code_imports_a_folder_name_as_a_package() -> None:
-    bad = folder_name_imports(ROOT)
-    assert not bad, "import these as interp_harness.<part> (pyproject.toml):\n" + "\n".join(bad)
+    bad = folder_name_imports(REPO)
+    assert not bad, "import these as interp_harness.<part>:\n" + "\n".join(bad)
 
 
 def test_folder_name_imports_are_found(tmp_path: Path) -> None:
-    root = _tree(tmp_path, {"tests/t.py": "import harness.cli\nfrom interp_harness import sdk\n"})
-    assert folder_name_imports(root) == ["tests/t.py:1 harness.cli"]
+    files = {
+        "tests/t.py": "import harness.cli\nfrom interp_harness import sdk\n",
+        "benchmarks/b.py": "from function_store.models import Target\nimport agents\n",
+        "scripts/s.py": "from . import evaluator\n",  # relative: the scripts folder's own
+        "src/interp_harness/harness/x.py": "from ..agents import base\nimport model_services\n",
+    }
+    assert sorted(folder_name_imports(planted_tree(tmp_path, (), files))) == [
+        "benchmarks/b.py:1 function_store.models",
+        "benchmarks/b.py:2 agents",
+        "src/interp_harness/harness/x.py:2 model_services",
+        "tests/t.py:1 harness.cli",
+    ]
 
 
 def test_the_orchestrator_parts_import_each_other_without_a_cycle() -> None:
-    edges = orchestrator_edges(ROOT)
+    edges = orchestrator_edges(SRC)
     assert {"runs", "store", "domain", "episode", "executors"} <= set(edges)
     assert not cycles(edges), f"import cycles between harness's parts: {cycles(edges)}"
 
@@ -57,12 +67,12 @@ def test_a_cycle_between_orchestrator_parts_is_found(tmp_path: Path) -> None:
 
 
 def test_dynamic_import_allow_list_is_current() -> None:
-    stale = set(DYNAMIC_IMPORTS) - dynamic_import_sites(ROOT)
+    stale = set(DYNAMIC_IMPORTS) - dynamic_import_sites(SRC)
     assert not stale, f"allow-listed dynamic imports that no longer exist: {sorted(stale)}"
 
 
 def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
-    return planted_tree(tmp_path, PACKAGES, files)
+    return planted_tree(tmp_path, PARTS, files)
 
 
 def test_checker_reports_violations(tmp_path: Path) -> None:
@@ -181,3 +191,48 @@ def test_checker_reports_a_family_importing_another(tmp_path: Path) -> None:
     assert messages["function_store/catalog.py"].startswith(
         "shared code imports interp_harness.function_store.numeric of family numeric"
     )
+
+
+def test_an_sdk_name_is_an_edge_to_the_layer_that_defines_it(tmp_path: Path) -> None:
+    root = _tree(
+        tmp_path,
+        {
+            "sdk/__init__.py": """\
+                _WHERE: dict[str, str] = {
+                    "Target": "interp_harness.function_store.models",
+                    "Scorer": "interp_harness.evaluator.scorer",
+                    "Agent": "interp_harness.agents.base",
+                }
+                """,
+            "function_store/fam/runner.py": """\
+                from interp_harness.sdk import Agent, Target
+                from interp_harness.sdk import Scorer
+                from interp_harness.sdk import Catalog
+                import interp_harness.sdk
+                from interp_harness import sdk
+                from interp_harness import harness
+                from interp_harness.sdk import _WHERE
+                """,
+            # what the rule allows: each name's own layer is below the importer
+            "evaluator/fam/scorer.py": "from interp_harness.sdk import Scorer, Target\n",
+            "harness/wire.py": "from interp_harness.sdk import Agent, Scorer, Target\n",
+            "agents/a.py": "from interp_harness.sdk import Agent, Target\n",
+        },
+    )
+    found = check_tree(root, dynamic_allowed={}, families=("fam",))
+    assert {(v.path, v.line, v.kind, v.target) for v in found} == {
+        ("function_store/fam/runner.py", 2, "layer", "interp_harness.evaluator.scorer"),
+        ("function_store/fam/runner.py", 3, "layer", "interp_harness.sdk"),
+        ("function_store/fam/runner.py", 4, "layer", "interp_harness.sdk"),
+        ("function_store/fam/runner.py", 5, "layer", "interp_harness.sdk"),
+        ("function_store/fam/runner.py", 6, "layer", "interp_harness.harness"),
+        ("function_store/fam/runner.py", 7, "layer", "interp_harness.sdk"),
+        ("function_store/fam/runner.py", 7, "private", "interp_harness.sdk"),
+        ("agents/a.py", 1, "layer", "interp_harness.function_store.models"),
+    }
+    messages = {(v.line, v.kind): v.message for v in found if v.path.startswith("function_")}
+    assert messages[2, "layer"] == (
+        "function_store imports interp_harness.evaluator.scorer (import of Scorer through the SDK)"
+    )
+    assert "Catalog, not an SDK name" in messages[3, "layer"]
+    assert "import its names (`from interp_harness.sdk import X`)" in messages[4, "layer"]

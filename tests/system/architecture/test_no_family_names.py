@@ -6,10 +6,9 @@ import textwrap
 from pathlib import Path
 
 from support.family_names import builtin_records, family_literals, keys_of
+from support.layering import SRC as ROOT
 
 from interp_harness.function_store.benchmark import Benchmark
-
-ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_keys_come_from_the_registry() -> None:

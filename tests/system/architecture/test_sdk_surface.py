@@ -101,7 +101,7 @@ def test_every_public_name_resolves() -> None:
         # an agent in its agent host, where only `agents` (and the SDK) are bound
         (["Agent", "AgentReply", "Message", "ToolSpec", "AgentOptions"], {"agents"}),
         # a runner in the target service: no orchestrator, no evaluator there
-        (["Target", "CallOutput", "register_runner", "Benchmark"], {"agents", "targets"}),
+        (["Target", "CallOutput", "register_runner", "Benchmark"], {"agents", "function_store"}),
     ],
 )
 def test_names_load_only_the_part_their_sandbox_has(names: list[str], may_load: set[str]) -> None:

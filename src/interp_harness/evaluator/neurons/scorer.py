@@ -22,19 +22,23 @@ import os
 import zlib
 from dataclasses import dataclass
 
-from interp_harness.evaluator.api import EpisodeStats, ScoreResult
 from interp_harness.evaluator.neurons import released
 from interp_harness.evaluator.neurons import simulation as texts_for
 from interp_harness.evaluator.neurons.task_iia import iia_score
-from interp_harness.evaluator.parsing import parse_answer
-from interp_harness.evaluator.scorer import Scorer, ScoringContext
 from interp_harness.evaluator.simulation import scoring as simulation
 from interp_harness.evaluator.token_activations import observational as O
 from interp_harness.evaluator.token_activations import testset
 from interp_harness.evaluator.token_activations.membership import LexicalMembership
 from interp_harness.evaluator.token_activations.simulation import score_simulation
 from interp_harness.function_store.intervention_access import connect_url
-from interp_harness.function_store.models import Target
+from interp_harness.sdk import (
+    EpisodeStats,
+    Scorer,
+    ScoreResult,
+    ScoringContext,
+    Target,
+    parse_answer,
+)
 
 CORPUS_SENTENCES = int(os.environ.get("HARNESS_NEURON_EVAL_SENTENCES", "64"))
 

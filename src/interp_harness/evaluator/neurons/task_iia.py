@@ -12,11 +12,11 @@ from __future__ import annotations
 import os
 import zlib
 
-from interp_harness.evaluator.api import ScoreResult
 from interp_harness.evaluator.neurons import iia as I
 from interp_harness.evaluator.neurons.probe import lexical_similarity
 from interp_harness.function_store.intervention_access import connect_url
 from interp_harness.function_store.neurons.tasks import TASKS, Task
+from interp_harness.sdk import ScoreResult
 
 MATCH_THRESHOLD = 0.25
 PAIRS = int(os.environ.get("HARNESS_NEURON_IIA_PAIRS", "32"))

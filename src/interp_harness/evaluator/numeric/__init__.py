@@ -31,7 +31,7 @@ from typing import Literal
 
 from interp_harness.agents.protocol.values import UnparseableValue
 from interp_harness.agents.protocol.values import parse_number as parse_find_value
-from interp_harness.evaluator.api import ScoreResult
+from interp_harness.sdk import ScoreResult
 
 GRID: tuple[float, ...] = tuple(i + 0.5 for i in range(-128, 128))
 DEFAULT_THRESHOLD = 0.1

@@ -8,7 +8,7 @@ from typing import Any
 from interp_harness.evaluator.domain import true_interval
 from interp_harness.evaluator.numeric.grid import GridInvalid, check_grid
 from interp_harness.evaluator.numeric.plot import numeric_svg, sampled_points
-from interp_harness.evaluator.panel import Panel, PanelView, Rendered, html_template
+from interp_harness.sdk import Panel, PanelView, Rendered, html_template
 
 _SECTION = html_template(
     """<section aria-labelledby="plot">

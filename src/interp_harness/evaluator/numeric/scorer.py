@@ -5,21 +5,24 @@ one sandbox start per chunk: benchmarks and offline re-scoring)."""
 from __future__ import annotations
 
 from interp_harness.evaluator import numeric as num
-from interp_harness.evaluator.api import EpisodeStats, ScoreResult
 from interp_harness.evaluator.domain import score_domain
-from interp_harness.evaluator.parsing import parse_answer
 from interp_harness.evaluator.sandbox_exec import CodeJob, CodeRunner, ExecSettings
 from interp_harness.evaluator.scorer import (
     EvalSettings,
     Item,
     NoTargetClient,
-    Scorer,
-    ScoringContext,
     parse_details,
     run_code_jobs_with,
     score_parts,
 )
-from interp_harness.function_store.models import Target
+from interp_harness.sdk import (
+    EpisodeStats,
+    Scorer,
+    ScoreResult,
+    ScoringContext,
+    Target,
+    parse_answer,
+)
 
 
 def ground_truth_in_process(target: Target) -> num.GroundTruth:

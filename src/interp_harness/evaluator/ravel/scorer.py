@@ -26,19 +26,17 @@ from typing import Literal
 import torch
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from interp_harness.evaluator.api import EpisodeStats, ScoreResult
 from interp_harness.evaluator.ravel import interchange
 from interp_harness.evaluator.ravel.bench import eval_examples
 from interp_harness.evaluator.ravel.methods.featurize import mask_spec
 from interp_harness.evaluator.ravel.scores import disentangle
-from interp_harness.evaluator.scorer import Scorer, ScoringContext
 from interp_harness.function_store.intervention_access import connect_url
-from interp_harness.function_store.models import Target
 from interp_harness.model_services.intervention.featurizers import (
     FeaturizerError,
     FeaturizerRegistry,
 )
 from interp_harness.model_services.intervention.schemas import ArrayB64, FeaturizerSpec
+from interp_harness.sdk import EpisodeStats, Scorer, ScoreResult, ScoringContext, Target
 
 PER_TEMPLATE = int(os.environ.get("HARNESS_RAVEL_EVAL_PER_TEMPLATE", "16"))
 METRICS = ("disentangle", "cause", "isolate")

@@ -20,16 +20,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from interp_harness.evaluator.api import EpisodeStats, ScoreResult
 from interp_harness.evaluator.judge import JudgeError, JudgeNotConfigured
-from interp_harness.evaluator.parsing import parse_answer
 from interp_harness.evaluator.sae import classify, detection, fuzzing, observational
-from interp_harness.evaluator.scorer import Scorer, ScoringContext, score_parts
+from interp_harness.evaluator.scorer import score_parts
 from interp_harness.evaluator.simulation import scoring as simulation
 from interp_harness.evaluator.token_activations.observational import METRICS as PRF_METRICS
 from interp_harness.evaluator.token_activations.simulation import score_simulation
 from interp_harness.evaluator.token_activations.testset import TokenActs
-from interp_harness.function_store.models import Target
+from interp_harness.sdk import (
+    EpisodeStats,
+    Scorer,
+    ScoreResult,
+    ScoringContext,
+    Target,
+    parse_answer,
+)
 
 OBSERVATIONAL = tuple(f"observational_{m}" for m in PRF_METRICS)
 TASKS = (detection.TASK, fuzzing.TASK)

@@ -13,8 +13,8 @@ a non-str object with a permissive `__eq__` could pass there, never here: a deli
 
 from __future__ import annotations
 
-from interp_harness.evaluator.api import ScoreResult
 from interp_harness.function_store.models import UnitTest
+from interp_harness.sdk import ScoreResult
 
 OUT_CHARS = 1000  # an agent output kept in a score's items (its start)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from interp_harness.evaluator.panel import PanelView
 from interp_harness.evaluator.strings import correct_pairs
 from interp_harness.evaluator.unit_tests_panel import table_panel
+from interp_harness.sdk import PanelView
 
 
 def code_rows(view: PanelView) -> list[dict[str, Any]]:

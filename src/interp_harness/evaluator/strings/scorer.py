@@ -4,20 +4,23 @@
 from __future__ import annotations
 
 from interp_harness.evaluator import strings as st
-from interp_harness.evaluator.api import EpisodeStats, ScoreResult
-from interp_harness.evaluator.parsing import parse_answer
 from interp_harness.evaluator.sandbox_exec import CodeJob, CodeRunner, ExecSettings
 from interp_harness.evaluator.scorer import (
     EvalSettings,
     Item,
-    Scorer,
-    ScoringContext,
     parse_details,
     run_code_jobs_with,
     score_parts,
 )
 from interp_harness.evaluator.unit_tests import PAIRS_TEMPLATE, UnitTestPrompt, judge_scores
-from interp_harness.function_store.models import Target
+from interp_harness.sdk import (
+    EpisodeStats,
+    Scorer,
+    ScoreResult,
+    ScoringContext,
+    Target,
+    parse_answer,
+)
 
 PROMPT = UnitTestPrompt("strings", PAIRS_TEMPLATE)  # FIND's find/prompts/evaluator/strings.txt
 

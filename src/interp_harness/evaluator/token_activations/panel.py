@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from interp_harness.evaluator.panel import Panel, html_template
+from interp_harness.sdk import Panel, html_template
 
 _ACT = re.compile(r"(.*?)\((-?\d+\.\d+)\)", re.S)
 _ACT_MAX = re.compile(r" \[max (-?\d+\.\d+)\]\Z")

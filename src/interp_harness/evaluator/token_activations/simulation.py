@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from interp_harness.evaluator.api import ScoreResult
-from interp_harness.evaluator.scorer import ScoringContext
 from interp_harness.evaluator.simulation import scoring as simulation
+from interp_harness.sdk import ScoreResult, ScoringContext
 
 
 async def score_simulation(

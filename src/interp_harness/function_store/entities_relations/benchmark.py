@@ -3,9 +3,10 @@ share the backbone (FIND §3.2, Table 2)."""
 
 from typing import Any
 
-from interp_harness.function_store.benchmark import Benchmark, ReportRow, find_sources
+from interp_harness.function_store.benchmark import find_sources
 from interp_harness.function_store.call_clock import CallBudget
 from interp_harness.function_store.commands import find_commands
+from interp_harness.sdk import Benchmark, ReportRow
 
 
 def _word_benchmark(

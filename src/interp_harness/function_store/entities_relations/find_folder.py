@@ -9,7 +9,7 @@ from pathlib import Path
 from interp_harness.function_store.datasets import DataUnavailable, data_path
 from interp_harness.function_store.entities_relations.backbone_prompts import relation_template
 from interp_harness.function_store.find_import import SCRIPT, FolderKind, read_json
-from interp_harness.function_store.models import PublicMeta
+from interp_harness.sdk import PublicMeta
 
 ENTITIES_CATEGORY = "neurons_entities"  # FIND's folder names
 RELATIONS_CATEGORY = "neurons_relations"

@@ -27,7 +27,8 @@ from interp_harness.function_store.entities_relations.find_v1 import (
     neural_target,
     relation_truth,
 )
-from interp_harness.function_store.models import Target, UnitTest
+from interp_harness.function_store.models import UnitTest
+from interp_harness.sdk import Target
 
 log = logging.getLogger(__name__)
 

@@ -14,14 +14,8 @@ from typing import Any
 
 from interp_harness.function_store.datasets import data_path
 from interp_harness.function_store.entities_relations import backbone_prompts as P
-from interp_harness.function_store.models import (
-    Family,
-    HiddenTruth,
-    PublicMeta,
-    Target,
-    UnitTest,
-    make_canary,
-)
+from interp_harness.function_store.models import Family, UnitTest
+from interp_harness.sdk import HiddenTruth, PublicMeta, Target, make_canary
 
 N_RELATIONS = 25
 RELATION_VARIANTS = ("clean", "corruption-a", "corruption-b")

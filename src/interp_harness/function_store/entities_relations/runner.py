@@ -26,12 +26,8 @@ from interp_harness.function_store.entities_relations.client import (
     InputTooLong,
 )
 from interp_harness.function_store.entities_relations.scoring import format_score
-from interp_harness.function_store.models import CallOutput, Target
-from interp_harness.function_store.runtime import (
-    NoBackboneConfigured,
-    RuntimeContext,
-    register_runner,
-)
+from interp_harness.function_store.runtime import NoBackboneConfigured
+from interp_harness.sdk import CallOutput, RuntimeContext, Target, register_runner
 
 _clients: dict[str, BackboneClient] = {}
 _clients_lock = threading.Lock()

@@ -7,7 +7,8 @@ from __future__ import annotations
 from interp_harness.function_store.catalog import CatalogOptions
 from interp_harness.function_store.entities_relations import find_folder, find_gen, find_v1
 from interp_harness.function_store.find_import import folder_source
-from interp_harness.function_store.models import Family, Target
+from interp_harness.function_store.models import Family
+from interp_harness.sdk import Target
 
 
 def entities_find_v1(family: Family, options: CatalogOptions) -> list[Target]:

@@ -1,8 +1,8 @@
 """Explaining a language model's neuron (Bills et al. 2023; Huang et al. 2023) as a benchmark unit."""
 
-from interp_harness.function_store.benchmark import Benchmark, ReportRow
 from interp_harness.function_store.call_clock import CallBudget
 from interp_harness.function_store.neurons.commands import COMMANDS
+from interp_harness.sdk import Benchmark, ReportRow
 
 BENCHMARK = Benchmark(
     family="neurons",

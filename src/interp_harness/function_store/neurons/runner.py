@@ -5,9 +5,8 @@ reply `The(0.00) cat(2.31) sat(0.10) [max 2.31]`, fixed errors)."""
 
 from __future__ import annotations
 
-from interp_harness.function_store.models import Target
-from interp_harness.function_store.runtime import RuntimeContext, register_runner
 from interp_harness.function_store.token_activations.runner import ActivationRunner
+from interp_harness.sdk import RuntimeContext, Target, register_runner
 
 UNAVAILABLE = "the neuron could not be read (intervention service unavailable)"
 

@@ -15,8 +15,9 @@ import random
 
 from interp_harness.function_store.catalog import CatalogOptions
 from interp_harness.function_store.datasets import DataUnavailable
-from interp_harness.function_store.models import Family, Target, model_target
+from interp_harness.function_store.models import Family, model_target
 from interp_harness.function_store.token_activations import neuron_release as data
+from interp_harness.sdk import Target
 
 log = logging.getLogger(__name__)
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from interp_harness.function_store.models import HiddenTruth, PublicMeta, Target, make_canary
 from interp_harness.function_store.numeric.describe import describe_target
 from interp_harness.function_store.numeric.source_text import render_mlp_source, render_source
 from interp_harness.function_store.numeric.variants import served_program
+from interp_harness.sdk import HiddenTruth, PublicMeta, Target, make_canary
 
 #: the range FIND's numeric prompt tells the interpreter to test ("between [-128 and 128]")
 VALUE_RANGE = (-128.0, 128.0)

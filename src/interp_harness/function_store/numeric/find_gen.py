@@ -18,7 +18,6 @@ from typing import Any
 import numpy as np
 
 from interp_harness.function_store.catalog import GenConfig
-from interp_harness.function_store.models import Target
 from interp_harness.function_store.numeric.assemble import numeric_target
 from interp_harness.function_store.numeric.families import (
     ATOMIC_FAMILIES,
@@ -27,6 +26,7 @@ from interp_harness.function_store.numeric.families import (
     domain_for,
 )
 from interp_harness.function_store.numeric.runner import train_mlp_for, true_function
+from interp_harness.sdk import Target
 
 __all__ = ["generate", "sample_atomic", "train_mlp_for"]
 

@@ -10,10 +10,10 @@ from typing import Any
 
 from interp_harness.function_store.catalog import CatalogOptions
 from interp_harness.function_store.datasets import data_path
-from interp_harness.function_store.models import Target
 from interp_harness.function_store.numeric.assemble import numeric_target
 from interp_harness.function_store.numeric.families import COMPOSE_OPS
 from interp_harness.function_store.numeric.mlp import find_v1_weights_path, missing_weights_reason
+from interp_harness.sdk import Target
 
 #: func_name_dict.json value -> our variant name
 VARIANT_OF_FILE = {

@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 
 from interp_harness.function_store.formatting import format_value
-from interp_harness.function_store.models import CallOutput, Target
 from interp_harness.function_store.numeric.expr import Program
 from interp_harness.function_store.numeric.families import clean_program
 from interp_harness.function_store.numeric.mlp import (
@@ -31,12 +30,8 @@ from interp_harness.function_store.numeric.mlp import (
     trained_weights,
 )
 from interp_harness.function_store.numeric.variants import served_program
-from interp_harness.function_store.runtime import (
-    RuntimeContext,
-    TargetUnavailable,
-    register_preparer,
-    register_runner,
-)
+from interp_harness.function_store.runtime import TargetUnavailable, register_preparer
+from interp_harness.sdk import CallOutput, RuntimeContext, Target, register_runner
 
 
 def parse_number(text: str) -> float:

@@ -7,9 +7,10 @@ from pathlib import Path
 
 from interp_harness.function_store.catalog import CatalogOptions
 from interp_harness.function_store.find_import import FolderKind, folder_source
-from interp_harness.function_store.models import Family, PublicMeta, Target
+from interp_harness.function_store.models import Family
 from interp_harness.function_store.numeric import find_gen as gen
 from interp_harness.function_store.numeric import find_v1 as v1
+from interp_harness.sdk import PublicMeta, Target
 
 
 def find_v1(family: Family, options: CatalogOptions) -> list[Target]:

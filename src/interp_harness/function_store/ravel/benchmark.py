@@ -1,8 +1,8 @@
 """RAVEL attribute localisation (Huang et al. 2024) as a benchmark unit."""
 
-from interp_harness.function_store.benchmark import Benchmark
 from interp_harness.function_store.call_clock import CallBudget
 from interp_harness.function_store.ravel.commands import COMMANDS
+from interp_harness.sdk import Benchmark
 
 BENCHMARK = Benchmark(
     family="ravel",

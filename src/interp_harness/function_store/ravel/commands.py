@@ -1,7 +1,8 @@
 """RAVEL localisation targets' commands (the runner's `task`, `activations`, `interchange`), and
 the answer: a layer and its dims, or a featurizer (evaluator/ravel/scorer.py reads it)."""
 
-from interp_harness.agents.toolspec import SUBMIT, AnswerTag, ToolSpec, Word
+from interp_harness.agents.toolspec import SUBMIT, AnswerTag, Word
+from interp_harness.sdk import ToolSpec
 
 _LAYER = {"type": "integer", "minimum": 0, "description": "the layer (block output)"}
 

@@ -25,11 +25,10 @@ from pydantic import BaseModel
 
 from interp_harness.function_store.call_clock import model_request
 from interp_harness.function_store.intervention_access import connect
-from interp_harness.function_store.models import CallOutput, Target
 from interp_harness.function_store.ravel.instances import entity_span, fill
-from interp_harness.function_store.runtime import RuntimeContext, register_runner
 from interp_harness.model_services.intervention.client import InterventionClient, InterventionError
 from interp_harness.model_services.intervention.schemas import ModelInfo
+from interp_harness.sdk import CallOutput, RuntimeContext, Target, register_runner
 
 log = logging.getLogger(__name__)
 

@@ -17,8 +17,9 @@ import logging
 
 from interp_harness.function_store.catalog import CatalogOptions
 from interp_harness.function_store.datasets import DataUnavailable
-from interp_harness.function_store.models import Family, Target, model_target
+from interp_harness.function_store.models import Family, model_target
 from interp_harness.function_store.ravel.instances import BuildConfig
+from interp_harness.sdk import Target
 
 log = logging.getLogger(__name__)
 

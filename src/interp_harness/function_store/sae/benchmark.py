@@ -1,9 +1,9 @@
 """Explaining a sparse autoencoder's latents (Bricken et al. 2023; Paulo et al. 2024, "Automatically
 Interpreting Millions of Features in Large Language Models") as a benchmark unit."""
 
-from interp_harness.function_store.benchmark import Benchmark, ReportRow
 from interp_harness.function_store.call_clock import CallBudget
 from interp_harness.function_store.sae.commands import COMMANDS
+from interp_harness.sdk import Benchmark, ReportRow
 
 BENCHMARK = Benchmark(
     family="sae",

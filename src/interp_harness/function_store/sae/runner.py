@@ -10,9 +10,8 @@ the agent.
 
 from __future__ import annotations
 
-from interp_harness.function_store.models import Target
-from interp_harness.function_store.runtime import RuntimeContext, register_runner
 from interp_harness.function_store.token_activations.runner import ActivationRunner
+from interp_harness.sdk import RuntimeContext, Target, register_runner
 
 UNAVAILABLE = "the feature could not be read (intervention service unavailable)"
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from interp_harness.function_store.catalog import CatalogOptions, listed_when
 from interp_harness.function_store.datasets import DataUnavailable
-from interp_harness.function_store.models import Family, Target, model_target
+from interp_harness.function_store.models import Family, model_target
 from interp_harness.function_store.sae import catalog as sae_catalog
+from interp_harness.sdk import Target
 
 FAMILY = "sae"
 

@@ -1,7 +1,8 @@
 """FIND's string functions as a benchmark unit (FIND §3.1, Table 2)."""
 
-from interp_harness.function_store.benchmark import Benchmark, ReportRow, find_sources
+from interp_harness.function_store.benchmark import find_sources
 from interp_harness.function_store.commands import find_commands
+from interp_harness.sdk import Benchmark, ReportRow
 
 BENCHMARK = Benchmark(
     family="strings",

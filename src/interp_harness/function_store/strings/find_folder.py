@@ -15,7 +15,7 @@ from interp_harness.function_store.find_import import (
     correct_pairs,
     sandboxed_outputs,
 )
-from interp_harness.function_store.models import PublicMeta
+from interp_harness.sdk import PublicMeta
 
 CATEGORY = "strings"  # FIND's folder name
 RELEASE_TESTS = "find/strings/unit_test_data.json"  # the current release's, in the data registry

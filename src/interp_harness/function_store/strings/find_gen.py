@@ -14,17 +14,12 @@ from __future__ import annotations
 
 import random
 
-from interp_harness.function_store.models import (
-    HiddenTruth,
-    PublicMeta,
-    Target,
-    UnitTest,
-    make_canary,
-)
+from interp_harness.function_store.models import UnitTest
 from interp_harness.function_store.strings.pool import INPUT_POOL
 from interp_harness.function_store.strings.program import StringProgram
 from interp_harness.function_store.strings.render import render_code, render_description
 from interp_harness.function_store.strings.sampling import sample_atomic, sample_composed
+from interp_harness.sdk import HiddenTruth, PublicMeta, Target, make_canary
 
 N_TESTS = 10
 N_EXEMPLARS = 10

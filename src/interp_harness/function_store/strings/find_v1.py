@@ -19,8 +19,8 @@ from interp_harness.function_store.find_import import (
     script_hidden,
     unit_tests_from,
 )
-from interp_harness.function_store.models import HiddenTruth, PublicMeta, Target, make_canary
 from interp_harness.function_store.strings.find_folder import stale_strings_reason, string_variant
+from interp_harness.sdk import HiddenTruth, PublicMeta, Target, make_canary
 
 UNAVAILABLE = (
     "the FIND string functions are not in the released metadata (only their unit tests and "

@@ -10,9 +10,8 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from interp_harness.function_store.models import CallOutput, Target
-from interp_harness.function_store.runtime import RuntimeContext, register_runner
 from interp_harness.function_store.strings.program import StringProgram
+from interp_harness.sdk import CallOutput, RuntimeContext, Target, register_runner
 
 
 class StringRunner:

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from interp_harness.function_store.catalog import CatalogOptions
 from interp_harness.function_store.find_import import folder_source
-from interp_harness.function_store.models import Family, Target
+from interp_harness.function_store.models import Family
 from interp_harness.function_store.strings import find_gen as gen
 from interp_harness.function_store.strings import find_v1 as v1
 from interp_harness.function_store.strings.find_folder import FOLDER
+from interp_harness.sdk import Target
 
 
 def find_v1(family: Family, options: CatalogOptions) -> list[Target]:

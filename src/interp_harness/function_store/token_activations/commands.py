@@ -1,8 +1,9 @@
 """The commands of a target read as one unit's per-token activations: read the activations on
 texts, and submit the description (each family names its unit)."""
 
-from interp_harness.agents.toolspec import SUBMIT, AnswerTag, ToolSpec
+from interp_harness.agents.toolspec import SUBMIT, AnswerTag
 from interp_harness.function_store.commands import list_call
+from interp_harness.sdk import ToolSpec
 
 
 def activation_commands(unit: str) -> tuple[ToolSpec, ...]:

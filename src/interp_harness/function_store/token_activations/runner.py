@@ -19,9 +19,8 @@ from collections.abc import Sequence
 
 from interp_harness.function_store.call_clock import model_request
 from interp_harness.function_store.intervention_access import connect
-from interp_harness.function_store.models import CallOutput, Target
-from interp_harness.function_store.runtime import RuntimeContext
 from interp_harness.model_services.intervention.client import InterventionClient, InterventionError
+from interp_harness.sdk import CallOutput, RuntimeContext, Target
 
 log = logging.getLogger(__name__)
 
