@@ -2,13 +2,16 @@
 prefix computed once) vs one backbone request per word, in order (FIND's way). Prints both and
 the ratio.
 
-    python benchmarks/backbone.py [--calls 200] [--words 10] [--backend bwrap|inprocess]
+    python benchmarks/backbone.py [--calls 200] [--words 10] [--backend bwrap|inprocess] [--url URL]
 
-It starts the project's backbone server (SmolLM2-135M, CPU) and two target services in the chosen
+It starts the project's backbone server (SmolLM2-135M, CPU; `--url` names a running one) and two
+target services in the chosen
 sandbox (bwrap: no network; the backbone is reached through the forwarded socket, as in a run),
 one per mode; each call is one `PYTHON(...)` with `--words` words (the target's own exemplar
 words), on the first `--calls` find-v1 entity targets. Calls alternate between the modes, so both
 see the same load on a shared machine.
+
+The test suite's smoke form (tests/benchmarks): `--url URL --calls 2 --words 2`.
 """
 
 from __future__ import annotations
@@ -68,6 +71,7 @@ def main() -> None:
     ap.add_argument("--calls", type=int, default=200, help="entity calls (targets f00000...)")
     ap.add_argument("--words", type=int, default=10, help="words per call")
     ap.add_argument("--backend", default="bwrap", choices=["bwrap", "inprocess"])
+    ap.add_argument("--url", default=None, help="a running backbone server (else one is started)")
     a = ap.parse_args()
     os.environ.setdefault("HARNESS_DATA_DIR", str(ROOT.parent / "shared" / "data"))
     targets = Catalog().list(dataset="find-v1", family="entities")[: a.calls]
@@ -76,10 +80,13 @@ def main() -> None:
     proc = None
     pools: list[ServicePool] = []
     try:
-        bport = free_port()
-        backbone = f"http://127.0.0.1:{bport}"
-        argv = [sys.executable, "-m", "interp_harness.model_services.backbone"]
-        proc = serve(argv, bport, log)
+        if a.url:
+            backbone = a.url.rstrip("/").removesuffix("/v1")
+        else:
+            bport = free_port()
+            backbone = f"http://127.0.0.1:{bport}"
+            argv = [sys.executable, "-m", "interp_harness.model_services.backbone"]
+            proc = serve(argv, bport, log)
         # warm-up: first forward passes allocate and are slower
         httpx.post(
             backbone + "/v1/chat/completions",

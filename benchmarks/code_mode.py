@@ -15,6 +15,9 @@ same call made as a tool call (protocol mode `tools`).
 
     python benchmarks/code_mode.py [--cells 50] [--starts 3] [--episodes 2] [--rounds 10]
         [--calls 10] [--reps 3]
+
+The test suite's smoke form (tests/benchmarks): `--cells 2 --starts 1 --episodes 1 --rounds 3
+--calls 2 --reps 1`.
 """
 
 from __future__ import annotations

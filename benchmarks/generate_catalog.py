@@ -1,12 +1,13 @@
 """Time find-gen catalog generation, then (separately) MLP training of the numeric MLP targets.
 
-    python benchmarks/generate_catalog.py [--seed 0] [--mlp-limit 3] [--epochs 10000]
+    python benchmarks/generate_catalog.py [--seed 0] [--mlp-limit 3] [--epochs 10000] [--n 1000]
 
-Builds 1000 numeric + 1000 strings + 200 entities + 75 relations (the paper's 2,275 functions and
-proportions) and prints the time per family and in total; the goal is < 2 min without MLP
-training. Families whose generator is not importable yet are reported, not fatal. Then trains
-`--mlp-limit` of the numeric MLP-variant targets, printing seconds per function and the
-extrapolated total for all of them, and repeats those to show that cache hits are fast.
+Builds 1000 numeric + 1000 strings (`--n` of each) + 200 entities + 75 relations (the paper's 2,275
+functions and proportions) and prints the time per family and in total; the goal is < 2 min without
+MLP training. Families whose generator is not importable yet are reported, not fatal. Then trains
+`--mlp-limit` of the numeric MLP-variant targets, printing seconds per function and the extrapolated
+total for all of them, and repeats those to show that cache hits are fast. The test suite's smoke
+form (tests/benchmarks): `--n 10 --mlp-limit 1 --epochs 1`.
 """
 
 from __future__ import annotations
@@ -91,6 +92,7 @@ def time_mlp(targets: list, limit: int, device: str | None) -> None:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--n", type=int, default=1000, help="numeric and string functions each")
     p.add_argument("--mlp-limit", type=int, default=3, help="train only N MLP targets (0: none)")
     p.add_argument("--epochs", type=int, default=10000, help="MLP epochs (GenConfig.mlp_epochs)")
     p.add_argument(
@@ -104,7 +106,7 @@ def main() -> None:
     )
     args = p.parse_args()
     os.environ["HARNESS_CACHE_DIR"] = args.cache_dir or tempfile.mkdtemp(prefix="find-gen-mlp-")
-    cfg = GenConfig(n_numeric=1000, n_strings=1000, mlp_epochs=args.epochs)
+    cfg = GenConfig(n_numeric=args.n, n_strings=args.n, mlp_epochs=args.epochs)
     numeric = time_families(CatalogOptions(gen_seed=args.seed, gen=cfg))
     if args.mlp_limit > 0:
         time_mlp(numeric, args.mlp_limit, args.device)

@@ -7,6 +7,9 @@ and score it exactly as FIND does: NMSE on the 256 half-integer points against f
 success iff NMSE < 0.1. Prints the count of successes per sample count.
 
     HARNESS_DATA_DIR=../shared/data python benchmarks/interpolation_floor.py --samples 1025 129
+
+`--limit N` scores the first N functions only. The test suite's smoke form (tests/benchmarks):
+`--samples 9 --limit 10`.
 """
 
 from __future__ import annotations
@@ -60,9 +63,11 @@ def main() -> None:
         "(the 20 root functions with complex GT values on x < 0 then fail)",
     )
     ap.add_argument("--seed", type=int, default=0, help="numpy seed for the live noise draws")
+    ap.add_argument("--limit", type=int, default=None, help="the first N functions (default: all)")
     args = ap.parse_args()
     np.random.seed(args.seed)
     targets = [t for t in Catalog().list(dataset="find-v1", family="numeric") if t.variant != "mlp"]
+    targets = targets[: args.limit]
     for n in args.samples:
         t0 = time.perf_counter()
         by_variant: dict[str, list[int]] = {}

@@ -1,10 +1,12 @@
-"""Intervention service speed: activations for 512 texts in one request vs one request per text,
-and interchange pairs/s for 256 (base, source) pairs (Paper B's pair count). Starts the service
-itself (real HTTP on loopback) and prints texts/s, pairs/s and the ratio; on CUDA also the
-server's peak GPU memory.
+"""Intervention service speed: activations for 512 texts in one request vs one request per text, and
+interchange pairs/s for 256 (base, source) pairs (Paper B's pair count). Starts the service itself
+(real HTTP on loopback; `--url` names a running one) and prints texts/s, pairs/s and the ratio; on
+CUDA also the server's peak GPU memory.
 
     python benchmarks/intervention.py [--model gpt2-tiny-random|gpt2-xl-random|smollm2|<hf id>]
-                                      [--device cpu|cuda] [--texts 512] [--pairs 256]
+                                      [--device cpu|cuda] [--texts 512] [--pairs 256] [--url URL]
+
+The test suite's smoke form (tests/benchmarks): `--url URL --texts 3 --pairs 2`.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import random
 import time
 
 import httpx
-from serving import serve
+from serving import free_port, serve, stop
 
 from interp_harness.model_services.intervention.client import InterventionClient, serve_argv
 
@@ -32,10 +34,14 @@ def main() -> None:
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--texts", type=int, default=512)
     ap.add_argument("--pairs", type=int, default=256)
-    ap.add_argument("--port", type=int, default=8792)
+    ap.add_argument("--port", type=int, default=None, help="for the started server (default: free)")
+    ap.add_argument("--url", default=None, help="a running service (else one is started)")
     args = ap.parse_args()
-    proc = serve([*serve_argv(args.model), "--device", args.device], args.port)
-    url = f"http://127.0.0.1:{args.port}"
+    proc, url = None, args.url
+    if url is None:
+        port = args.port or free_port()
+        proc = serve([*serve_argv(args.model), "--device", args.device], port)
+        url = f"http://127.0.0.1:{port}"
     try:
         c = InterventionClient(url)
         info = c.model()
@@ -82,8 +88,7 @@ def main() -> None:
         else:
             print("peak GPU memory: not on CUDA (no GPU in this run)")
     finally:
-        proc.terminate()
-        proc.wait(10)
+        stop(proc)
 
 
 if __name__ == "__main__":

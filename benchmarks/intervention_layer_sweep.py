@@ -1,23 +1,21 @@
 """Layer sweep on SmolLM2-135M: for 20 (base city, source city) pairs, which layers' block_output
 interchange at the last entity token makes "{base} is a city in the country of" answer with the
-source city's country. Starts the service itself (real HTTP on loopback).
+source city's country. Starts the service itself (real HTTP on loopback) unless `--url` names a
+running one; `--pairs` and `--layers` (the first N layers) cut the sweep.
 
-    python benchmarks/intervention_layer_sweep.py [--url http://127.0.0.1:8010]
+    python benchmarks/intervention_layer_sweep.py [--url http://127.0.0.1:8010] [--pairs 20]
+        [--layers N]
+
+The test suite's smoke form (tests/benchmarks): `--url URL --pairs 2 --layers 2`.
 """
 
 from __future__ import annotations
 
 import argparse
-import subprocess
-import time
-from pathlib import Path
 
-import httpx
+from serving import free_port, serve, stop
 
 from interp_harness.model_services.intervention.client import InterventionClient, serve_argv
-
-ROOT = Path(__file__).resolve().parents[1]
-
 
 TEMPLATE = "{} is a city in the country of"
 CITIES = [
@@ -27,30 +25,22 @@ CITIES = [
 ]  # fmt: skip
 
 
-def start(port: int) -> subprocess.Popen:
-    cmd = serve_argv("smollm2")
-    return subprocess.Popen([*cmd, "--device", "cpu", "--port", str(port)], cwd=ROOT)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--url", default=None)
-    ap.add_argument("--port", type=int, default=8791)
+    ap.add_argument("--port", type=int, default=None, help="for the started server (default: free)")
+    ap.add_argument("--pairs", type=int, default=20)
+    ap.add_argument("--layers", type=int, default=None, help="the first N layers (default: all)")
     args = ap.parse_args()
     proc = None
     url = args.url
     if url is None:
-        proc = start(args.port)
-        url = f"http://127.0.0.1:{args.port}"
-        while True:
-            try:
-                if httpx.get(url + "/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(1)
+        port = args.port or free_port()
+        proc = serve([*serve_argv("smollm2"), "--device", "cpu"], port)
+        url = f"http://127.0.0.1:{port}"
     try:
         c = InterventionClient(url)
-        n_layers = c.model().n_layers
+        n_layers = min(c.model().n_layers, args.layers or 10**6)
         prompts = [TEMPLATE.format(city) for city in CITIES]
         answers = {
             city: r.text
@@ -59,13 +49,13 @@ def main() -> None:
             )
         }
         print("model answers:", answers)
-        # 20 pairs of cities whose answers differ
+        # `--pairs` pairs of cities whose answers differ
         pairs = [
             (a, b)
             for i, a in enumerate(CITIES)
             for b in CITIES[i + 1 :] + CITIES[:i]
             if answers[a] != answers[b]
-        ][::7][:20]
+        ][::7][: args.pairs]
         flips = [0] * n_layers
         print(f"{len(pairs)} pairs; per layer: pairs whose answer became the source's answer")
         for layer in range(n_layers):
@@ -94,9 +84,7 @@ def main() -> None:
             [i for i, f in enumerate(flips) if f >= len(pairs) / 2],
         )
     finally:
-        if proc:
-            proc.terminate()
-            proc.wait(10)
+        stop(proc)
 
 
 if __name__ == "__main__":

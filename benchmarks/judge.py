@@ -9,14 +9,16 @@ judges the same prompts;
 the ratio against one request per test is printed, and the generate path is skipped with
 --no-generate (on a loaded 2-core CPU it takes minutes).
 
-    python benchmarks/judge.py [--url http://127.0.0.1:8000/v1] [--n 10] [--no-generate]
+    python benchmarks/judge.py [--url http://127.0.0.1:8000/v1] [--n 10] [--tests K] [--no-generate]
+
+`--tests K` judges the first K of those unit tests only. The test suite's smoke form
+(tests/benchmarks): `--url URL --n 1 --tests 2`.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import socket
 import subprocess
 import sys
@@ -40,7 +42,6 @@ def _start_server() -> tuple[subprocess.Popen, str]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "interp_harness.model_services.backbone", "--port", str(port)],
         cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -76,9 +77,10 @@ def ceiling_prompts(n: int) -> tuple[list[str], list[int]]:
     return prompts, [u.correct for t in targets for u in t.unit_tests]
 
 
-async def run(url: str, n: int, generate: bool) -> None:
+async def run(url: str, n: int, generate: bool, tests: int | None = None) -> None:
     model = httpx.get(url + "/models", timeout=10).json()["data"][0]["id"]
     prompts, correct = ceiling_prompts(n)
+    prompts, correct = prompts[:tests], correct[:tests]
     batched = OpenAICompatibleJudge(url, model, mode="forced-choice", timeout_s=3600)
     single = OpenAICompatibleJudge(url, model, mode="forced-choice", batch=False, timeout_s=3600)
     gen = OpenAICompatibleJudge(url, model, mode="generate", timeout_s=3600, max_tokens=32)
@@ -133,6 +135,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--url", default=None, help="a running server's /v1 URL (else one is started)")
     ap.add_argument("--n", type=int, default=10, help="string targets (10 unit tests each)")
+    ap.add_argument("--tests", type=int, default=None, help="the first K unit tests (default: all)")
     ap.add_argument("--no-generate", action="store_true", help="skip FIND's generate path")
     a = ap.parse_args()
     proc = None
@@ -140,7 +143,7 @@ def main() -> None:
     if url is None:
         proc, url = _start_server()
     try:
-        asyncio.run(run(url.rstrip("/"), a.n, not a.no_generate))
+        asyncio.run(run(url.rstrip("/"), a.n, not a.no_generate, a.tests))
     finally:
         if proc is not None:
             proc.terminate()

@@ -6,7 +6,12 @@ baseline through PYTHONPATH, from a git worktree of BASE made here and removed a
 alternate rather than overlap: side by side they would share the two cores and time each other.
 Prints each run's wall time and the ratio of the medians (baseline / this tree).
 
-    python benchmarks/main_job.py --base HEAD~1 [--rounds 2]
+    python benchmarks/main_job.py --base HEAD~1 [--rounds 2] [--backbone-url URL]
+
+`--backbone-url` names a running backbone server that every run uses (model and judge) instead of
+starting its own; main_job.sh's sample sizes (MAIN_JOB_N, MAIN_JOB_WORDS_N) come from the
+environment. The test suite's smoke form (tests/benchmarks): `--base HEAD --rounds 1
+--backbone-url URL` with MAIN_JOB_N=1 and MAIN_JOB_WORDS_N=1.
 """
 
 from __future__ import annotations
@@ -24,14 +29,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run_once(tree: Path, home: Path) -> tuple[float, str]:
+def run_once(tree: Path, home: Path, backbone: str | None = None) -> tuple[float, str]:
     """The run's wall time and its report's summary line ("report: R rows, E errors")."""
-    env = {**os.environ, "HARNESS_HOME": str(home), "PYTHONPATH": str(tree)}
+    # the tree's own code before the editable install's: src/ since the src layout, the tree
+    # itself in a baseline made before it
+    code = tree / "src" if (tree / "src" / "interp_harness").is_dir() else tree
+    env = {**os.environ, "HARNESS_HOME": str(home), "PYTHONPATH": str(code)}
     shared = ROOT.parent / "shared" / "data"  # what main_job.sh finds from this tree, for both
     if "HARNESS_DATA_DIR" not in env and shared.is_dir():
         env["HARNESS_DATA_DIR"] = str(shared)
     for k in ("HARNESS_BACKBONE_URL", "HARNESS_JUDGE_URL"):  # each run starts its own server
         env.pop(k, None)
+    if backbone:  # ... unless told to share one (main_job.sh judges with it too)
+        env["HARNESS_BACKBONE_URL"] = backbone
     t = time.perf_counter()
     p = subprocess.run(
         ["bash", "scripts/main_job.sh"], cwd=tree, env=env, capture_output=True, text=True
@@ -47,6 +57,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--base", required=True, help="baseline commit (e.g. HEAD~1)")
     ap.add_argument("--rounds", type=int, default=2, help="runs of each tree (default 2)")
+    ap.add_argument("--backbone-url", default=None, help="a running backbone server to share")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="main-job-bench-") as tmp:
         base = Path(tmp) / "base"
@@ -62,7 +73,7 @@ def main() -> None:
             times: dict[str, list[float]] = {"base": [], "this": []}
             for r in range(a.rounds):
                 for name, tree in (("base", base), ("this", ROOT)):
-                    wall, summary = run_once(tree, Path(tmp) / f"home-{name}-{r}")
+                    wall, summary = run_once(tree, Path(tmp) / f"home-{name}-{r}", a.backbone_url)
                     times[name].append(wall)
                     print(f"round {r + 1}  {name:<4} {wall:7.1f} s  {summary}", flush=True)
         finally:

@@ -5,6 +5,8 @@ spread over [-128, 128] plus FIND's 256 scoring points, prints the share of prin
 (`str(float)`, as FIND's CLI prints them) that are identical, the median and largest difference
 in float32 ulp, and the NMSE between the two backends. Run:
     HARNESS_DATA_DIR=../shared/data python benchmarks/mlp_numpy_vs_torch.py
+
+The test suite's smoke form (tests/benchmarks): no arguments (seconds already).
 """
 
 from __future__ import annotations

@@ -8,7 +8,10 @@ targets, as benchmarks/judge.py builds them) and on 64 greedy generations of 16 
 settings alternate, ROUNDS times each; printed: every wall time and the ratio of the medians
 (default / 1000).
 
-    python benchmarks/omp_spin.py [--rounds 2]
+    python benchmarks/omp_spin.py [--rounds 2] [--smoke]
+
+`--smoke`: 2 judge prompts, 4 generations of 2 tokens, alone only. The test suite's smoke form
+(tests/benchmarks): `--smoke --rounds 1`.
 """
 
 from __future__ import annotations
@@ -26,8 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 BUSY = "import time\nt = time.time()\nwhile time.time() - t < 100000: pass\n"
 
 
-def workload() -> dict[str, float]:
-    """Runs in the child: load the model, time both workloads."""
+def workload(smoke: bool = False) -> dict[str, float]:
+    """Runs in the child: load the model, time both workloads (`smoke`: small ones)."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from judge import ceiling_prompts
 
@@ -45,12 +48,14 @@ def workload() -> dict[str, float]:
             ],
             forced_choice=OPTIONS,
         )
-        for p in ceiling_prompts(4)[0]
+        for p in (ceiling_prompts(1)[0][:2] if smoke else ceiling_prompts(4)[0])
     ]
     words = ["Paris", "dog", "London", "apple", "Einstein", "river", "car", "Tokyo"] * 8
+    words, tokens = (words[:4], 2) if smoke else (words, 16)
     gen = [
         GenRequest(
-            messages=[{"role": "user", "content": f"In one word: where is {w}?"}], max_tokens=16
+            messages=[{"role": "user", "content": f"In one word: where is {w}?"}],
+            max_tokens=tokens,
         )
         for w in words
     ]
@@ -63,13 +68,16 @@ def workload() -> dict[str, float]:
     return out
 
 
-def run_case(spin: str | None) -> dict[str, float]:
+def run_case(spin: str | None, smoke: bool) -> dict[str, float]:
     env = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
-    env["PYTHONPATH"] = str(ROOT)
     if spin is not None:
         env["GOMP_SPINCOUNT"] = spin
     p = subprocess.run(
-        [sys.executable, __file__, "--workload"], cwd=ROOT, env=env, capture_output=True, text=True
+        [sys.executable, __file__, "--workload", *(["--smoke"] if smoke else [])],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     if p.returncode != 0:
         sys.exit(f"workload failed:\n{p.stderr[-2000:]}")
@@ -79,19 +87,20 @@ def run_case(spin: str | None) -> dict[str, float]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--smoke", action="store_true", help="small workloads, alone only")
     ap.add_argument("--workload", action="store_true", help=argparse.SUPPRESS)  # the child
     a = ap.parse_args()
     if a.workload:
-        print(json.dumps(workload()))
+        print(json.dumps(workload(a.smoke)))
         return
     settings = {"default": None, "spin 1000": "1000"}
-    for beside in ("alone", "beside one busy process"):
+    for beside in ("alone",) if a.smoke else ("alone", "beside one busy process"):
         busy = subprocess.Popen([sys.executable, "-c", BUSY]) if beside != "alone" else None
         try:
             times: dict[str, dict[str, list[float]]] = {s: {} for s in settings}
             for r in range(a.rounds):
                 for name, spin in settings.items():
-                    res = run_case(spin)
+                    res = run_case(spin, a.smoke)
                     for k, v in res.items():
                         times[name].setdefault(k, []).append(v)
                     shown = "  ".join(f"{k} {v:6.2f} s" for k, v in res.items())

@@ -9,6 +9,8 @@ latency of one step (time between consecutive stored agent messages of an episod
 the first to the last stored agent message (start-up excluded).
 
     python benchmarks/orchestrator.py [--episodes 4] [--rounds 250] [--concurrency 4]
+
+The test suite's smoke form (tests/benchmarks): `--episodes 1 --rounds 3 --concurrency 1`.
 """
 
 from __future__ import annotations
@@ -21,12 +23,14 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from interp_harness.harness.scheduler import CatalogCache, Scheduler, create_run
 from zero_agent import ZeroLatencyAgent
 
 from interp_harness.function_store.catalog import CatalogOptions, register_source
 from interp_harness.function_store.models import CallOutput, HiddenTruth, PublicMeta, Target
+from interp_harness.harness.domain.catalogs import CatalogCache
 from interp_harness.harness.domain.spec import RunSpec
+from interp_harness.harness.runs.admission import create_run
+from interp_harness.harness.runs.scheduler import Scheduler
 from interp_harness.harness.settings import Settings
 from interp_harness.harness.store import make_engine
 from interp_harness.harness.store.repo import Store
@@ -131,14 +135,15 @@ async def timed_run(
         await sched.wait_run(run.id, poll_s=0.05)
         elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
         await sched.stop()
-        eps = store.episodes(run.id)
+        eps = store.episodes.of_run(run.id)
         bad = [e for e in eps if e.status != "budget_exhausted" or e.rounds != rounds]
         if bad:
             e = bad[0]
             raise EpisodesFailed(f"{e.status} ({e.end_reason}): {(e.error or '')[:300]}")
         gaps, stamps = [], []
         for e in eps:
-            ts = [m.created_at.timestamp() for m in store.messages(e.id) if m.role == "assistant"]
+            msgs = store.episodes.messages(e.id)
+            ts = [m.created_at.timestamp() for m in msgs if m.role == "assistant"]
             gaps += [b - a for a, b in zip(ts, ts[1:], strict=False)]
             stamps += ts
         store.engine.dispose()  # no pooled connection left to a removed file

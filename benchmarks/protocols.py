@@ -18,6 +18,9 @@ tool call against a plain loopback HTTP call.
 
     python benchmarks/protocols.py [--episodes 4] [--rounds 200] [--concurrency 4] [--reps 3]
         [--hosted] [--mcp-calls 300] [--no-mcp] [--no-steps]
+
+The test suite's smoke form (tests/benchmarks): `--episodes 1 --rounds 3 --concurrency 1 --reps 1
+--mcp-calls 2 --mcp-warmup 1`.
 """
 
 from __future__ import annotations
@@ -35,11 +38,13 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from interp_harness.harness.scheduler import CatalogCache, Scheduler, create_run
 from orchestrator import EpisodesFailed, MemoryTargets, Timing, timed_run
 from zero_agent import ZeroLatencyTextTools, ZeroLatencyToolsAgent
 
+from interp_harness.harness.domain.catalogs import CatalogCache
 from interp_harness.harness.domain.spec import RunSpec
+from interp_harness.harness.runs.admission import create_run
+from interp_harness.harness.runs.scheduler import Scheduler
 from interp_harness.harness.settings import Settings
 from interp_harness.harness.store import make_engine
 from interp_harness.harness.store.repo import Store
@@ -245,7 +250,7 @@ async def mcp_latency(calls: int, warmup: int) -> None:
         finally:
             await sched.stop()
             await mcp_server.stop()
-        (e,) = store.episodes(run.id)
+        (e,) = store.episodes.of_run(run.id)
         assert e.status == "completed" and e.target_calls == warmup + calls, (e.status, e.error)
     # the text protocol's reply, as a tools-mode result is (f(x) = 2x + 1 of MemoryTargets)
     assert reply.startswith("Response: Function input - output pairs: (-128, -255.0)"), reply

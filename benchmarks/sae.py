@@ -6,6 +6,9 @@ The SAE is a random TopK SAE in SAELens format at the model's middle residual st
 weights do not change the cost), unless --sae-dir names built ones (`harness sae build`).
 
     python benchmarks/sae.py [--model llama-tiny-random|smollm2|...] [--texts 128] [--batch 8]
+        [--rounds 3]
+
+The test suite's smoke form (tests/benchmarks): `--texts 4 --batch 2 --rounds 1`.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import time
 from pathlib import Path
 
 import torch
-from serving import serve
+from serving import free_port, serve, stop
 
 from interp_harness.model_services.intervention import model as model_mod
 from interp_harness.model_services.intervention import schemas as S
@@ -64,7 +67,7 @@ def main() -> None:
     ap.add_argument("--model", default="llama-tiny-random")
     ap.add_argument("--texts", type=int, default=128)
     ap.add_argument("--batch", type=int, default=8, help="texts per request (a target call)")
-    ap.add_argument("--port", type=int, default=8793)
+    ap.add_argument("--port", type=int, default=None, help="for the started server (default: free)")
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
     loaded = model_mod.load(args.model, device="cpu")
@@ -82,8 +85,9 @@ def main() -> None:
             return engine.activations(S.ActivationsRequest(texts=b, **body))
 
         argv = [*serve_argv(args.model), "--device", "cpu", "--sae", f"bench={folder}"]
-        proc = serve(argv, args.port)
-        url = f"http://127.0.0.1:{args.port}"
+        port = args.port or free_port()
+        proc = serve(argv, port)
+        url = f"http://127.0.0.1:{port}"
         try:
             client = InterventionClient(url)
             # alternated, best of `--rounds` each: load from elsewhere on the machine hits both
@@ -94,8 +98,7 @@ def main() -> None:
                     served, rate(lambda b: client.activations({**body, "texts": b}), batches)
                 )
         finally:
-            proc.terminate()
-            proc.wait(30)
+            stop(proc, 30)
     print(
         f"{args.model}, SAE at layer {layer} (d_sae {8 * loaded.hidden_size}, top-32), "
         f"{len(xs)} texts, {args.batch} per request, best of {args.rounds} alternated rounds"

@@ -6,6 +6,8 @@ answer and a target error). Ground truth is drawn live from the runners, agent c
 chunks inside bwrap, NMSE is computed as FIND does. Prints functions/s and the total time.
 
     HARNESS_DATA_DIR=../shared/data python benchmarks/scoring.py [--n 1000] [--sandbox bwrap]
+
+The test suite's smoke form (tests/benchmarks): `--n 4 --chunk 2`.
 """
 
 from __future__ import annotations

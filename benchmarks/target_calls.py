@@ -6,6 +6,8 @@ sandbox's Unix socket (or the container network) to a warm target service, forma
 run in this one process, side by side; then calls/s with 16 concurrent callers.
 
     python benchmarks/target_calls.py [--backend bwrap|docker|inprocess] [--n 300] [--find-n 40]
+
+The test suite's smoke form (tests/benchmarks): `--n 3 --find-n 2 --callers 2 --per-caller 2`.
 """
 
 from __future__ import annotations

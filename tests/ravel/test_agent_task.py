@@ -213,7 +213,8 @@ def test_preflight_refuses_a_ravel_run_without_an_intervention_service():
     import socket
 
     from interp_harness.harness.domain.spec import RunSpec
-    from interp_harness.harness.runs.preflight import PreflightError, preflight
+    from interp_harness.harness.runs.admission import admit
+    from interp_harness.harness.runs.preflight import PreflightError
     from interp_harness.harness.settings import Settings
 
     class Catalogs:
@@ -222,9 +223,9 @@ def test_preflight_refuses_a_ravel_run_without_an_intervention_service():
 
     spec = RunSpec.model_validate({"agent": "scripted-ravel", "dataset": "ravel", "ids": None})
     with pytest.raises(PreflightError, match="read a model through the intervention service"):
-        preflight(spec, Settings(intervention_url=None), Catalogs())
+        admit(spec, Settings(intervention_url=None), Catalogs())  # type: ignore[arg-type]
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # closed once the block ends: nothing answers there
     with pytest.raises(PreflightError, match="does not answer"):
-        preflight(spec, Settings(intervention_url=f"http://127.0.0.1:{port}"), Catalogs())
+        admit(spec, Settings(intervention_url=f"http://127.0.0.1:{port}"), Catalogs())  # type: ignore[arg-type]

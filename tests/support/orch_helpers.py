@@ -95,7 +95,7 @@ async def run_in_process(  # type: ignore[no-untyped-def]
 
     from interp_harness.harness.domain.catalogs import CatalogCache
     from interp_harness.harness.domain.spec import RunSpec
-    from interp_harness.harness.runs.plan import create_run
+    from interp_harness.harness.runs.admission import create_run
     from interp_harness.harness.runs.scheduler import Scheduler
     from interp_harness.harness.settings import Settings
     from interp_harness.harness.store import make_engine

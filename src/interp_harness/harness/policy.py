@@ -2,7 +2,9 @@
 
 The operator (environment, config files) decides which agents exist, which modules are imported,
 which URLs receive keys and which paths are read; an API caller picks among what the operator
-offers (docs/security.md). The CLI is the operator: `create_run(..., policy=None)`.
+offers (docs/security.md). The CLI is the operator: `admit(..., policy=None)`
+(harness/runs/admission.py), which asks this module once what a run's agent may be
+(`chosen_agent`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from pydantic import ValidationError
 
 from interp_harness.agents.base import AgentOptions
 from interp_harness.agents.options import PROFILE_GOVERNED_KEYS
+from interp_harness.harness.domain.agent_class import SelectionError, resolve_agent_class
+from interp_harness.harness.domain.spec import RunSpec
 from interp_harness.harness.providers.profiles import (
     ProfileError,
     ProviderProfile,
@@ -73,6 +77,34 @@ class ApiPolicy:
                     for x in e.errors()
                 ]
             ) from None
+
+
+def chosen_agent(spec: RunSpec, policy: ApiPolicy | None) -> tuple[type, ProviderProfile | None]:
+    """The run's agent class and its provider profile, when the caller may choose them: with
+    the REST API's `policy`, its spec fields, the agent's name (no dotted path unless allowed),
+    its options (the agent's declared `Options`) and the operator's key for the profile
+    (RequestInvalid for a field, SelectionError otherwise); without (the operator's CLI), the
+    option names only (SelectionError naming the closest). Neither may put a key in the
+    options, and the profile must exist and fit the agent (SelectionError)."""
+    if policy is not None:  # before any import of the agent's module
+        policy.check_spec_fields(spec.floor_for)
+    allow_dotted = policy is None or policy.allow_dotted_agents
+    agent_cls = resolve_agent_class(spec.agent, allow_dotted=allow_dotted)
+    options = spec.agent_options
+    try:
+        if policy is None:
+            check_operator_options(agent_cls, options)
+        else:
+            policy.check_options(agent_cls, options)
+        check_no_secrets(options)
+        profile = profile_for(agent_cls, options)
+        if policy is not None and profile is not None:
+            profile.api_key()  # the operator's key is there (its value stays unread here)
+    except RequestInvalid:
+        raise  # the API's 422
+    except ValueError as e:  # ProfileError included
+        raise SelectionError(str(e)) from None
+    return agent_cls, profile
 
 
 def _with_hint(error: Any, schema: type[AgentOptions]) -> str:

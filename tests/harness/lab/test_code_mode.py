@@ -15,7 +15,7 @@ from interp_harness.agents.protocol import parse_answer, parse_pairs
 from interp_harness.agents.protocol.cells import parse_cells
 from interp_harness.harness.domain.catalogs import CatalogCache
 from interp_harness.harness.domain.spec import RunSpec
-from interp_harness.harness.runs.plan import create_run
+from interp_harness.harness.runs.admission import create_run
 from interp_harness.harness.runs.selection import SelectionError
 from interp_harness.harness.store import make_engine
 from interp_harness.harness.store.repo import Store

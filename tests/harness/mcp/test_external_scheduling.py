@@ -15,7 +15,7 @@ from interp_harness.agents.registry import get_agent
 from interp_harness.harness.domain.catalogs import CatalogCache
 from interp_harness.harness.domain.spec import RunSpec
 from interp_harness.harness.mcp.server import McpApp, McpServer, issue_endpoints
-from interp_harness.harness.runs.plan import create_run
+from interp_harness.harness.runs.admission import create_run
 from interp_harness.harness.runs.scheduler import Scheduler
 from interp_harness.harness.runs.views import run_detail
 from interp_harness.harness.settings import Settings

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from interp_harness.harness.domain.catalogs import CatalogCache
 from interp_harness.harness.domain.spec import RunSpec
-from interp_harness.harness.runs.plan import create_run
+from interp_harness.harness.runs.admission import create_run
 from interp_harness.harness.runs.prepare import load_run, store_episodes
 from interp_harness.harness.store.repo import open_store
 

@@ -12,7 +12,7 @@ from interp_harness.function_store.datasets import data_path
 from interp_harness.harness.domain.catalogs import CatalogCache
 from interp_harness.harness.domain.spec import RunSpec
 from interp_harness.harness.episode.runner import NO_COMMAND_HINT, EpisodeRunner, prompts
-from interp_harness.harness.runs.plan import create_run
+from interp_harness.harness.runs.admission import create_run
 from interp_harness.harness.runs.selection import SelectionError
 from interp_harness.harness.store import make_engine
 from interp_harness.harness.store.repo import Store

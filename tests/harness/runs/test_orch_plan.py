@@ -9,17 +9,15 @@ import asyncio
 import pytest
 from support.orch_helpers import run_in_process
 
+import interp_harness.harness.policy as policy
+import interp_harness.harness.runs.admission as admission
 import interp_harness.harness.runs.plan as plan_mod
-import interp_harness.harness.runs.selection as selection
 from interp_harness.function_store.benchmark import benchmark
 from interp_harness.harness.domain.catalogs import CatalogCache
 from interp_harness.harness.domain.spec import RunSpec
-from interp_harness.harness.runs.plan import (
-    PLAN_EVENT,
-    create_run,
-    plan_run,
-    stored_agent_path,
-)
+from interp_harness.harness.runs.admission import admit, create_run
+from interp_harness.harness.runs.plan import PLAN_EVENT, stored_agent_path
+from interp_harness.harness.settings import Settings
 from interp_harness.harness.store import make_engine
 from interp_harness.harness.store.repo import Store
 
@@ -42,16 +40,16 @@ def _count(monkeypatch: pytest.MonkeyPatch, module: object, name: str) -> list[s
 def test_the_plan_is_stored_and_read_back(db_url: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     spec = {"agent": SCRIPTED, "dataset": "find-v1", "ids": V1_NUMERIC}
     resolved = _count(monkeypatch, plan_mod, "resolve_agent_class")
-    checked = _count(monkeypatch, plan_mod, "resolve_checked_agent")
-    selected = _count(monkeypatch, plan_mod, "select_targets")
-    also_resolved = _count(monkeypatch, selection, "resolve_agent_class")
+    checked = _count(monkeypatch, admission, "chosen_agent")
+    selected = _count(monkeypatch, admission, "select_targets")
+    also_resolved = _count(monkeypatch, policy, "resolve_agent_class")
     store, (run,) = asyncio.run(run_in_process(db_url, spec))
     assert run.status == "completed", run.error
-    # one resolution of the agent (and of each floor agent), one selection: at creation only
+    # one resolution of the agent (and of each floor agent), one selection: at admission only
     assert len(checked) == 1 and len(selected) == 1
     floors = benchmark("numeric").floors
     assert sorted(resolved) == sorted(floors)
-    assert len(also_resolved) == 1  # the agent's own, inside resolve_checked_agent
+    assert len(also_resolved) == 1  # the agent's own, inside chosen_agent
     assert stored_agent_path(store, run.id) == "orch_agents:ProbeAgent"
     floor = store.floor_run(run.id)
     assert floor is not None and floor.agent in floors and floor.target_ids == V1_NUMERIC
@@ -59,12 +57,16 @@ def test_the_plan_is_stored_and_read_back(db_url: str, monkeypatch) -> None:  # 
     assert [e.kind for e in store.events(run.id)].count(PLAN_EVENT) == 1
 
 
+def _plan(spec: RunSpec, cats: CatalogCache) -> plan_mod.RunPlan:
+    return admit(spec, Settings(), cats, preflight=False)
+
+
 def test_floors_come_from_the_records(sqlite_url: str) -> None:
     """Only targets whose benchmark names a floor agent get one; a floor agent gets none."""
     store = Store(make_engine(sqlite_url))
     cats = CatalogCache()
     mixed = ["find-gen/numeric/s0/f00000", "find-gen/strings/s0/f00000"]
-    plan = plan_run(
+    plan = _plan(
         RunSpec.model_validate({"agent": SCRIPTED, "dataset": "find-gen", "ids": mixed}), cats
     )
     want = {
@@ -74,7 +76,7 @@ def test_floors_come_from_the_records(sqlite_url: str) -> None:
     assert {f.agent: f.target_ids for f in plan.floors} == want
     for f in plan.floors:
         floor_spec = RunSpec.model_validate({"agent": f.agent, "dataset": "find-gen", "ids": mixed})
-        assert plan_run(floor_spec, cats).floors == []
+        assert _plan(floor_spec, cats).floors == []
     no_floor = RunSpec.model_validate(
         {"agent": SCRIPTED, "dataset": "find-gen", "ids": mixed, "floor": False}
     )

@@ -13,7 +13,7 @@ from tool_agents import ScriptedToolsAgent
 from interp_harness.harness.domain.catalogs import CatalogCache
 from interp_harness.harness.domain.spec import RunSpec
 from interp_harness.harness.episode import prompts
-from interp_harness.harness.runs.plan import create_run
+from interp_harness.harness.runs.admission import create_run
 from interp_harness.harness.runs.selection import SelectionError
 from interp_harness.harness.store import make_engine
 from interp_harness.harness.store.repo import Store

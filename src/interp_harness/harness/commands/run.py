@@ -208,7 +208,7 @@ async def execute_here(  # type: ignore[no-untyped-def]
     from interp_harness.harness.commands._table import stderr
     from interp_harness.harness.domain.spec import RunSpec, episode_total
     from interp_harness.harness.executors import ExecutorConfigError, make_executor
-    from interp_harness.harness.runs.admission import checked_plan
+    from interp_harness.harness.runs.admission import admit
     from interp_harness.harness.runs.leases import new_owner_id
     from interp_harness.harness.runs.plan import store_plan
     from interp_harness.harness.runs.preflight import PreflightError
@@ -241,7 +241,7 @@ async def execute_here(  # type: ignore[no-untyped-def]
     try:
         svc = build_services(settings, executor=remote, owner=owner)
         if resume is None:
-            plan = checked_plan(spec, settings, svc.catalogs, preflight=preflight)
+            plan = admit(spec, settings, svc.catalogs, preflight=preflight)
             run = store_plan(svc.store, plan, owner=owner, lease_s=settings.run_lease_s)
             agent_cls = plan.agent_cls
         else:

@@ -1,5 +1,6 @@
 """A run's plan: its agent class, its targets and its floor runs, computed once when the run is
-created (`plan_run`), stored with it, and read back by whoever executes its episodes.
+admitted (harness/runs/admission.py `admit`), stored with it (`store_plan`), and read back by
+whoever executes its episodes.
 
 Stored parts: the targets are the run's `target_ids`; each floor run is a run of its own linked
 by a "floor_run" event; the agent class's import path is the run's "plan" event, so that the
@@ -12,16 +13,9 @@ from dataclasses import dataclass, field
 
 from interp_harness.function_store.benchmark import UnknownFamily, benchmark
 from interp_harness.function_store.models import Target
-from interp_harness.harness.domain.catalogs import CatalogCache
+from interp_harness.harness.domain.agent_class import resolve_agent_class
 from interp_harness.harness.domain.spec import RunSpec
-from interp_harness.harness.policy import ApiPolicy, check_no_secrets, profile_for
 from interp_harness.harness.providers.profiles import ProviderProfile
-from interp_harness.harness.runs.selection import (
-    SelectionError,
-    resolve_agent_class,
-    resolve_checked_agent,
-    select_targets,
-)
 from interp_harness.harness.store.models import Run
 from interp_harness.harness.store.repo import Store
 
@@ -39,6 +33,8 @@ class FloorPlan:
 
 @dataclass(frozen=True)
 class RunPlan:
+    """An admitted run (made only by `admit`): what it runs, checked."""
+
     spec: RunSpec
     agent_cls: type
     profile: ProviderProfile | None  # where the agent's endpoint and key come from
@@ -51,19 +47,6 @@ def agent_path(cls: type) -> str | None:
     if cls.__module__ == "__main__" or "<locals>" in cls.__qualname__:
         return None
     return f"{cls.__module__}:{cls.__qualname__}"
-
-
-def plan_agent(spec: RunSpec, policy: ApiPolicy | None) -> tuple[type, ProviderProfile | None]:
-    """The agent class and its provider profile (SelectionError / RequestInvalid otherwise)."""
-    agent_cls = resolve_checked_agent(spec, policy)
-    try:
-        check_no_secrets(spec.agent_options)
-        profile = profile_for(agent_cls, spec.agent_options)
-        if policy is not None and profile is not None:
-            profile.api_key()  # the operator's key is there (its value stays unread here)
-    except ValueError as e:  # ProfileError included
-        raise SelectionError(str(e)) from e
-    return agent_cls, profile
 
 
 def _floors_of(target: Target) -> tuple[str, ...]:
@@ -88,14 +71,6 @@ def plan_floors(spec: RunSpec, agent_cls: type, targets: list[Target]) -> list[F
         for floor, ids in by_agent.items()
         if floor not in (spec.agent, name)
     ]
-
-
-def plan_run(spec: RunSpec, catalogs: CatalogCache, *, policy: ApiPolicy | None = None) -> RunPlan:
-    """Resolve the agent, select the targets and plan the floor runs, once. Raises
-    SelectionError on bad input, RequestInvalid when `policy` (the REST API's) refuses a field."""
-    agent_cls, profile = plan_agent(spec, policy)
-    targets = select_targets(spec, catalogs.get(spec.gen_seed))
-    return RunPlan(spec, agent_cls, profile, targets, plan_floors(spec, agent_cls, targets))
 
 
 def floor_spec(
@@ -151,24 +126,6 @@ def store_plan(
         store.add_event(floor.id, PLAN_EVENT, {"agent_class": agent_path(f.agent_cls)})
         store.add_event(run.id, "floor_run", {"run_id": floor.id})
     return run
-
-
-def create_run(
-    store: Store,
-    spec: RunSpec,
-    catalogs: CatalogCache,
-    *,
-    policy: ApiPolicy | None = None,
-    owner: str | None = None,
-    lease_s: float | None = None,
-    plan: RunPlan | None = None,
-) -> Run:
-    """Validate a run request and store it as queued (with its floor runs; `store_plan`).
-    Raises SelectionError on bad input, and RequestInvalid when `policy` (the REST API's)
-    refuses a field; `policy=None`: the operator. `plan`: one already made for `spec`."""
-    if plan is None:
-        plan = plan_run(spec, catalogs, policy=policy)
-    return store_plan(store, plan, owner=owner, lease_s=lease_s)
 
 
 def stored_agent_path(store: Store, run_id: str) -> str | None:

@@ -1,7 +1,9 @@
 """Pre-flight: refuse a run that cannot work before it is stored (issue 12).
 
-Checked, in order, for `harness run` and `POST /runs`:
-- the agent: it resolves, its options carry no key, its provider profile exists and the
+The last part of a run's admission (harness/runs/admission.py `admit`, for `harness run` and
+`POST /runs`), given what admission resolved and the request's own problems it found. Checked,
+in order:
+- the agent (resolved by admission: its options carry no key, its provider profile exists): the
   operator's key for it is set; when the profile names its own endpoint (a local server,
   vLLM, ...), that endpoint answers `GET {base_url}/models` and lists the model the agent will ask for;
   its class imports in an agent host started as its episodes' are (`check_agent_host`);
@@ -23,24 +25,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
 
 from interp_harness.function_store.benchmark import benchmark
 from interp_harness.function_store.models import Target
 from interp_harness.harness.domain.spec import RunSpec
-from interp_harness.harness.policy import (
-    ApiPolicy,
-    RequestInvalid,
-    check_no_secrets,
-    profile_for,
-)
 from interp_harness.harness.providers.profiles import ProviderProfile
 from interp_harness.harness.settings import Settings
-
-if TYPE_CHECKING:
-    from interp_harness.harness.runs.plan import RunPlan
 
 PROBE_TIMEOUT_S = 10.0
 
@@ -119,22 +112,9 @@ def _agent_model(agent_cls: type, options: dict[str, Any]) -> str | None:
     return str(model) if model else None
 
 
-def check_agent(spec: RunSpec, policy: ApiPolicy | None, plan: RunPlan | None = None) -> None:
-    """The agent can be built with its options: it resolves, its profile and key are there, and
-    a profile's own endpoint answers and serves the model. `plan`: its agent, resolved."""
-    from interp_harness.harness.runs.selection import resolve_checked_agent
-
-    try:
-        if plan is not None:
-            agent_cls, profile = plan.agent_cls, plan.profile
-        else:
-            agent_cls = resolve_checked_agent(spec, policy)
-            check_no_secrets(spec.agent_options)
-            profile = profile_for(agent_cls, spec.agent_options)
-    except RequestInvalid:
-        raise  # the API's 422, as without pre-flight
-    except ValueError as e:  # SelectionError, ProfileError, a key in the options
-        raise PreflightError([str(e)], request=[str(e)]) from None
+def check_agent(spec: RunSpec, agent_cls: type, profile: ProviderProfile | None) -> None:
+    """The resolved agent's profile has its key, and a profile's own endpoint answers and
+    serves the model."""
     try:
         key = profile.api_key() if profile is not None else None
     except ValueError as e:  # the operator's key is unset: only pre-flight looks before the run
@@ -144,15 +124,17 @@ def check_agent(spec: RunSpec, policy: ApiPolicy | None, plan: RunPlan | None = 
         check_model(profile.base_url, _endpoint_name(profile), model, key, profile.kind)
 
 
-def check_agent_host(spec: RunSpec, settings: Settings, plan: RunPlan) -> list[str]:
+def check_agent_host(
+    spec: RunSpec, settings: Settings, agent_cls: type, profile: ProviderProfile | None
+) -> list[str]:
     """The agent's class imports in an agent host started as its episodes' are (same binds,
     bubblewrap): a module the orchestrator can import but the host cannot (a helper beside the
     agent's file, or a plugin that imports `harness`) fails here, not in every episode. Nothing
     to check when agents run in this process (agent_isolation "none", or an agent class that
     `runs_in_orchestrator`), nor for the built-ins."""
-    if settings.agent_isolation == "none" or getattr(plan.agent_cls, "runs_in_orchestrator", 0):
+    if settings.agent_isolation == "none" or getattr(agent_cls, "runs_in_orchestrator", 0):
         return []
-    if plan.agent_cls.__module__.startswith("interp_harness.agents."):
+    if agent_cls.__module__.startswith("interp_harness.agents."):
         # the built-ins: the host has the whole `agents` package, which imports nothing of ours
         # (tests/architecture), and the same Python prefix; resolving them here imported them
         return []
@@ -160,7 +142,7 @@ def check_agent_host(spec: RunSpec, settings: Settings, plan: RunPlan) -> list[s
     from interp_harness.harness.agent_host.host import AgentHosts, importable_note, plan_host
 
     try:
-        host_plan = plan_host(plan.agent_cls, spec.agent_options, plan.profile)
+        host_plan = plan_host(agent_cls, spec.agent_options, profile)
     except AgentError as e:  # e.g. a class defined in __main__, a namespace package
         return [str(e)]
     hosts = AgentHosts(
@@ -317,35 +299,34 @@ def check_judge(settings: Settings) -> None:
 def preflight(
     spec: RunSpec,
     settings: Settings,
-    catalogs: Any,
+    agent: tuple[type, ProviderProfile | None] | None,
+    targets: Sequence[Target] | None,
     *,
-    policy: ApiPolicy | None = None,
-    plan: RunPlan | None = None,
+    refused: tuple[str | None, str | None] = (None, None),
 ) -> None:
-    """Raises PreflightError (every problem found) when the run cannot work; RequestInvalid when
-    the API policy refuses a field (as create_run would). `plan`: the run's plan, already made
-    (its agent and targets are not resolved again)."""
-    from interp_harness.harness.runs.selection import SelectionError, select_targets
-
+    """Raises PreflightError naming every problem found when the run cannot work. `agent` (its
+    class and profile) and `targets`: what admission resolved, None where it could not;
+    `refused`: the request's own problems admission found (the agent's, the selection's), listed
+    where the check of that piece would be and marked as the request's."""
+    agent_problem, selection_problem = refused
     problems: list[str] = []
     request: list[str] = []  # what refuses the run with or without pre-flight
-    try:
-        check_agent(spec, policy, plan)
-    except PreflightError as e:
-        problems += e.problems
-        request += e.request
-    if plan is not None:
-        problems += check_agent_host(spec, settings, plan)
-        problems += check_families(spec.agent, plan.agent_cls, plan.targets)
+    if agent_problem is not None:
+        problems.append(agent_problem)
+        request.append(agent_problem)
+    elif agent is not None:
+        try:
+            check_agent(spec, *agent)
+        except PreflightError as e:
+            problems += e.problems
+        problems += check_agent_host(spec, settings, *agent)
+        if targets is not None:
+            problems += check_families(spec.agent, agent[0], targets)
     problems += check_lab(spec, settings)
-    targets = plan.targets if plan is not None else []
-    try:
-        if plan is None:
-            targets = select_targets(spec, catalogs.get(spec.gen_seed))
-    except SelectionError as e:
-        problems.append(str(e))
-        request.append(str(e))
-    problems += check_services(settings, targets)
+    if selection_problem is not None:
+        problems.append(selection_problem)
+        request.append(selection_problem)
+    problems += check_services(settings, targets or [])
     try:
         check_judge(settings)
     except PreflightError as e:

@@ -1,4 +1,4 @@
-"""What a run spec names: its agent class and its targets, checked."""
+"""The targets a run spec names, checked (harness/runs/admission.py asks, once per run)."""
 
 from __future__ import annotations
 
@@ -7,44 +7,10 @@ import random
 from interp_harness.function_store.benchmark import benchmarks
 from interp_harness.function_store.catalog import Catalog
 from interp_harness.function_store.models import Target
-from interp_harness.harness.domain.agent_class import SelectionError, resolve_agent_class
-from interp_harness.harness.domain.spec import CODE_MODES, TOOL_MODES, RunSpec
-from interp_harness.harness.policy import ApiPolicy, check_operator_options
+from interp_harness.harness.domain.agent_class import SelectionError
+from interp_harness.harness.domain.spec import RunSpec
 
-
-def resolve_checked_agent(spec: RunSpec, policy: ApiPolicy | None) -> type:
-    """The run's agent class; with the REST API's `policy`, only after its spec fields, the
-    agent name and the options passed the policy (RequestInvalid otherwise); without (the
-    operator's CLI), only after its option names did (SelectionError naming the closest)."""
-    if policy is None:
-        agent_cls = resolve_agent_class(spec.agent)
-        try:
-            check_operator_options(agent_cls, spec.agent_options)
-        except ValueError as e:
-            raise SelectionError(str(e)) from None
-    else:
-        policy.check_spec_fields(spec.floor_for)
-        agent_cls = resolve_agent_class(spec.agent, allow_dotted=policy.allow_dotted_agents)
-        policy.check_options(agent_cls, spec.agent_options)
-    check_protocol_mode(spec, agent_cls)
-    return agent_cls
-
-
-def check_protocol_mode(spec: RunSpec, agent_cls: type) -> None:
-    """SelectionError when the run's protocol mode asks what the agent cannot do: modes `tools`
-    and `code-tools` need an agent whose `step` takes tools (`Agent.supports_tools`); an agent
-    that writes lab cells (`Agent.needs_lab`) needs mode `code` or `code-tools`."""
-    from interp_harness.agents.host_protocol import no_tools
-
-    name = getattr(agent_cls, "name", "") or agent_cls.__qualname__
-    mode = str(spec.protocol.mode)
-    if mode in TOOL_MODES and not getattr(agent_cls, "supports_tools", False):
-        raise SelectionError(no_tools(name))
-    if getattr(agent_cls, "needs_lab", False) and mode not in CODE_MODES:
-        raise SelectionError(
-            f"agent {name!r} writes Python cells: use protocol mode 'code' or 'code-tools' "
-            f"(--mode code), not {mode!r}"
-        )
+__all__ = ["SelectionError", "select_targets"]  # SelectionError: where callers have found it
 
 
 def _exemplar_families() -> str:

@@ -25,7 +25,7 @@ from interp_harness.harness.api.routers.deps import (
 from interp_harness.harness.domain.rendezvous import token_key
 from interp_harness.harness.domain.spec import EpochReducer, RunSpec
 from interp_harness.harness.policy import RequestInvalid
-from interp_harness.harness.runs.admission import checked_plan
+from interp_harness.harness.runs.admission import admit
 from interp_harness.harness.runs.plan import store_plan
 from interp_harness.harness.runs.preflight import PreflightError
 from interp_harness.harness.runs.selection import SelectionError
@@ -54,7 +54,7 @@ async def post_run(
     fit the agent's declared options; endpoints and keys come from the operator's provider
     profiles, picked by `agent_options.profile` (docs/security.md). A run that cannot work
     (no key, endpoint down, unknown model, empty selection, backbone or judge down) is
-    refused with 400 and not stored (harness/runs/preflight.py).
+    refused with 400 and not stored (`admit`, harness/runs/admission.py).
 
     An agent that meets its client over MCP (`external`): the reply lists each episode's MCP
     endpoint and token (`mcp_endpoints`); GET /runs/{id} shows them again only to a caller with
@@ -65,7 +65,7 @@ async def post_run(
     try:
         # loading a catalog and probing endpoints take a while: keep the event loop running
         plan = await asyncio.to_thread(
-            checked_plan, spec, svc.settings, svc.catalogs, policy=api.policy
+            admit, spec, svc.settings, svc.catalogs, policy=api.policy
         )
         creator = token_key(token) if token is not None else None
         run = await asyncio.to_thread(store_plan, svc.store, plan, created_by=creator)
