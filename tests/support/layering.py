@@ -89,7 +89,7 @@ DYNAMIC_IMPORTS: Mapping[tuple[str, str], str] = {
     ("harness/cli.py", "command_groups"): (
         "each interp_harness.harness.commands module adds its subcommands (COMMAND_MODULES)"
     ),
-    ("harness/sandbox/base.py", "get_sandbox"): (
+    ("harness/sandbox/base.py", "sandbox_class"): (
         "the sandbox backend chosen by name; optional backends (docker) import their own deps"
     ),
     ("harness/services.py", "load_score_hook"): "a score hook given as `package.module:function`",

@@ -16,6 +16,7 @@ from datetime import UTC
 from interp_harness.agents.base import Agent, AgentReply, Message
 from interp_harness.harness.domain.catalogs import CatalogCache
 from interp_harness.harness.domain.spec import RunSpec
+from interp_harness.harness.episode.context import EpisodeContext
 from interp_harness.harness.episode.runner import LOST
 from interp_harness.harness.executors.local import execute_episode
 from interp_harness.harness.executors.ray_executor import RunWatch
@@ -55,17 +56,15 @@ async def _work(store, client, run, spec, target, ep, agent):  # type: ignore[no
     async def new_agent() -> Agent:
         return agent
 
-    return await execute_episode(
-        store,
-        ep,
-        target,
-        spec,
-        new_agent,
-        client,
-        None,
+    ctx = EpisodeContext(
+        store=store,
+        target=target,
+        spec=spec,
+        client=client,
         should_stop=watch.cancelled,
         owns=watch.owns,
     )
+    return await execute_episode(ctx, ep, new_agent)
 
 
 async def test_worker_stops_before_its_dead_drivers_lease_ends(pg_url: str) -> None:

@@ -56,7 +56,7 @@ async def _run(cells: Sequence[str], limits: LabLimits, inspect: list | None = N
         for code in cells:
             out.append(await lab.run(code, _double))
             if inspect is not None and not inspect:  # the first container, as the engine has it
-                c = lab._proc.jail.jail.container  # type: ignore[union-attr]
+                c = lab._proc.jail.container  # type: ignore[union-attr]
                 c.reload()
                 inspect.append(c.attrs)
     finally:
@@ -235,7 +235,7 @@ async def test_a_lab_whose_orchestrator_is_gone_ends(engine: Any) -> None:
     """An orchestrator that dies closes the docker CLI's stdin: the container's stdin closes with
     it, so the kernel reads the end of its channel and the lab ends instead of idling on."""
     lab = await LabProcess.start("", LabLimits(backend="docker"))
-    container = lab.jail.jail.container  # type: ignore[attr-defined]
+    container = lab.jail.container  # type: ignore[attr-defined]
     try:
         assert lab.proc.stdin is not None
         lab.proc.stdin.close()  # what the orchestrator's death does to the pipe

@@ -24,9 +24,10 @@ agent can correct. Budgets count as in the text modes (a round is one assistant 
 Protocol modes "code" and "code-tools": the episode also has a lab, a sandboxed Python process
 (harness/lab/), started on the first cell. In "code" the ```python blocks of an assistant message
 run as cells after its PYTHON(...) commands; in "code-tools" the `run_python` tool runs one cell.
-A cell's target calls are metered and recorded like commands (harness/lab/turns.py), and its
-reply and row are stored with the step. A final message runs no cells; its fenced answer part
-may name a function of the lab (`lab:f`), whose source is submitted.
+A cell's target calls are metered and recorded like commands by the episode's `LabTurn`
+(harness/lab/turns.py), and its reply and row are stored with the step. A final message runs no
+cells; its fenced answer part may name a function of the lab (`lab:f`), whose source is
+submitted.
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,25 +49,19 @@ from interp_harness.agents.toolspec import ToolCall, ToolSpec
 from interp_harness.evaluator.api import EpisodeStats, ScoreResult
 from interp_harness.evaluator.scorer import ScoringContext
 from interp_harness.function_store.benchmark import benchmark
-from interp_harness.function_store.models import Target
 from interp_harness.harness.agent_host.errors import agent_traceback
 from interp_harness.harness.domain.episode_end import EpisodeEnd
-from interp_harness.harness.domain.spec import CODE_MODES, TOOL_MODES, RunSpec
+from interp_harness.harness.domain.spec import CODE_MODES, TOOL_MODES
 from interp_harness.harness.domain.tool_checks import MAX_TOOL_CALLS, argument_errors
 from interp_harness.harness.episode import prompts
-from interp_harness.harness.lab.limits import LabLimits
+from interp_harness.harness.episode.context import EpisodeContext, ScoreHook
 from interp_harness.harness.lab.prompt import lab_note
-from interp_harness.harness.lab.turns import LabFactory, LabTurns
+from interp_harness.harness.lab.turns import LabTurn
 from interp_harness.harness.sandbox.code_runner import run_in_sandbox
 from interp_harness.harness.store.models import Episode
 from interp_harness.harness.store.models import Message as MessageRow
-from interp_harness.harness.store.repo import Store
-from interp_harness.harness.target_client import TargetClient
 
 log = logging.getLogger(__name__)
-
-# (target, final answer, usage, what scoring may use) -> scores
-ScoreHook = Callable[[Target, str, EpisodeStats, ScoringContext], Awaitable[list[ScoreResult]]]
 
 _PARSE_INLINE_CHARS = 20_000  # messages parsed on the event loop; longer ones in a thread
 
@@ -89,7 +83,8 @@ NO_CELL_HINT = (
 
 
 def default_score_hook() -> ScoreHook | None:
-    """`interp_harness.evaluator.scoring.score_episode` when the evaluator provides it, else no scoring."""
+    """`interp_harness.evaluator.scoring.score_episode` when the evaluator provides it, else no
+    scoring."""
     try:
         from interp_harness.evaluator.scoring import score_episode  # type: ignore[attr-defined]
     except ImportError:
@@ -123,7 +118,15 @@ class _State:
         return self.prompt_tokens + self.completion_tokens
 
 
-__all__ = ["LOST", "EpisodeEnd", "EpisodeRunner", "LeaseLost", "ScoreHook", "offered_tools"]
+__all__ = [
+    "LOST",
+    "EpisodeContext",
+    "EpisodeEnd",
+    "EpisodeRunner",
+    "LeaseLost",
+    "ScoreHook",
+    "offered_tools",
+]
 
 
 def offered_tools(family: str, mode: str) -> list[ToolSpec]:
@@ -136,37 +139,32 @@ def offered_tools(family: str, mode: str) -> list[ToolSpec]:
     return tools
 
 
-class EpisodeRunner(LabTurns):
+class EpisodeRunner:
     """Runs (or resumes) one stored episode to its end, then scores it."""
 
-    def __init__(
-        self,
-        store: Store,
-        episode: Episode,
-        target: Target,
-        spec: RunSpec,
-        agent: Agent,
-        client: TargetClient,
-        score_hook: ScoreHook | None = None,
-        *,
-        should_stop: Callable[[], bool] | None = None,
-        owns: Callable[[], bool] | None = None,
-        step_timeout_s: float | None = None,
-        lab_factory: LabFactory | None = None,
-        lab_limits: LabLimits | None = None,
-    ) -> None:
-        """`lab_factory` starts the episode's lab in protocol modes `code` and `code-tools`
-        (with `lab_limits`, what the prompt says of them)."""
-        self.store, self.ep, self.target, self.spec = store, episode, target, spec
-        self.agent, self.client, self.score_hook = agent, client, score_hook
-        self.should_stop = should_stop or (lambda: False)
-        # whether this process still holds the run (checked before every write of a step)
-        self.owns = owns or (lambda: True)
-        self.step_timeout_s = step_timeout_s  # the operator's bound on one agent step
-        self.mode = spec.protocol.mode
-        self.method = spec.protocol.method
-        self.tools = offered_tools(target.family, self.mode)
-        self.lab_factory, self.lab_limits = lab_factory, lab_limits or LabLimits()
+    def __init__(self, ctx: EpisodeContext, episode: Episode, agent: Agent) -> None:
+        """`ctx`: what the run gives the episode (harness/episode/context.py); `agent`: the
+        episode's agent, built for it by the caller."""
+        self.ctx, self.ep, self.agent = ctx, episode, agent
+        # the context's most read parts, by their short names
+        self.store, self.target, self.spec = ctx.store, ctx.target, ctx.spec
+        self.client = ctx.client
+        self.should_stop, self.owns = ctx.should_stop, ctx.owns
+        self.mode = self.spec.protocol.mode
+        self.method = self.spec.protocol.method
+        self.tools = offered_tools(self.target.family, self.mode)
+        # the lab's part of the loop: what it may use of this runner, passed explicitly
+        self.lab = LabTurn(
+            self.store,
+            episode,
+            self.target.family,
+            self.spec.budgets,
+            ctx.lab_factory,
+            call_target=self._call_target,
+            fence=self._fence,
+            time_left=self._time_left,
+            counters=self._counters,
+        )
 
     # ---- public -----------------------------------------------------------------------------
     async def run(self) -> str:
@@ -187,7 +185,7 @@ class EpisodeRunner(LabTurns):
             try:
                 end = await self._loop()
             finally:
-                await self._close_lab()
+                await self.lab.close()
         except EpisodeEnd as e:
             end = e
         except LeaseLost:
@@ -233,7 +231,7 @@ class EpisodeRunner(LabTurns):
         if self.tools:
             text += prompts.tools_note(self.tools)
         if self.mode in CODE_MODES:
-            text += lab_note(self._lab_commands(), self.lab_limits, tools=bool(self.tools))
+            text += lab_note(self.lab.commands(), self.ctx.lab_limits, tools=bool(self.tools))
         return text
 
     @property
@@ -372,15 +370,15 @@ class EpisodeRunner(LabTurns):
                     self._store_calls(st, calls)
                 reason = "description" if parsed.has_description else "single_round"
                 if self.mode == "code":
-                    content = await self._lab_answer_text(content)
+                    content = await self.lab.answer_text(content)
                 return EpisodeEnd("completed", reason, answer=content)
             lab_run = None
             if cells:
-                lab_run = await self._run_cells(
+                lab_run = await self.lab.run_cells(
                     st, step, list(enumerate(cells)), first_call=len(commands)
                 )
                 if lab_run.end is not None:
-                    self._store_lab_rows(st, calls + lab_run.calls, lab_run.cells, lab_run.figures)
+                    self.lab.store_rows(st, calls + lab_run.calls, lab_run.cells, lab_run.figures)
                     raise lab_run.end
                 calls += lab_run.calls
             resets = False
@@ -438,7 +436,7 @@ class EpisodeRunner(LabTurns):
         if submit is not None and not argument_errors(specs[submit.name], submit.arguments):
             arguments = submit.arguments
             if self.mode == "code-tools":
-                arguments = await self._lab_answer_args(specs[submit.name], arguments)
+                arguments = await self.lab.answer_args(specs[submit.name], arguments)
             answer = tool_text.to_answer(specs[submit.name], arguments)
             ended = "not run: the episode ended at submit_answer"
             rows = [
@@ -472,7 +470,7 @@ class EpisodeRunner(LabTurns):
                 text = f"Error: {error}"
             elif c.name == RUN_PYTHON:
                 try:
-                    ran = await self._run_cells(st, step, [(idx, c.arguments["code"])], lab_idx)
+                    ran = await self.lab.run_cells(st, step, [(idx, c.arguments["code"])], lab_idx)
                 except EpisodeEnd:
                     if tool_rows:
                         self._fence()
@@ -523,7 +521,7 @@ class EpisodeRunner(LabTurns):
                 self._fence()
                 self.store.add_tool_rows(self.ep.id, tool_rows)
             if target_rows or cell_rows:
-                self._store_lab_rows(st, target_rows, cell_rows, figure_rows)
+                self.lab.store_rows(st, target_rows, cell_rows, figure_rows)
             raise end
         if not calls:
             hint = NO_TOOL_HINT.format(submit=tool_text.SUBMIT)
@@ -578,7 +576,7 @@ class EpisodeRunner(LabTurns):
         # a copy (agents may keep or alter what they are given), with the latest figures only
         conv = recent_images(st.conversation)
         t = time.monotonic()
-        left, bound = self._time_left(), self.step_timeout_s
+        left, bound = self._time_left(), self.ctx.step_timeout_s
         by_step = bound is not None and (left is None or bound < left)
         try:
             # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow a cancellation (run
@@ -703,7 +701,8 @@ class EpisodeRunner(LabTurns):
         self.ep.status, self.ep.final_answer = end.status, end.answer
 
     async def _score_if_needed(self, answer: str) -> None:
-        if self.score_hook is None:
+        score_hook = self.ctx.score_hook
+        if score_hook is None:
             return
         ep = self.store.get_episode(self.ep.id)
         if ep is None or ep.scored:
@@ -718,7 +717,7 @@ class EpisodeRunner(LabTurns):
         # and runs agent code in our sandboxes
         ctx = ScoringContext(call_target=self.client.call, code_runner=run_in_sandbox)
         try:
-            results = await self.score_hook(self.target, answer, stats, ctx)
+            results = await score_hook(self.target, answer, stats, ctx)
             rows = [ScoreResult.model_validate(r).model_dump() for r in results]
         except Exception as e:  # a scorer failure is an error state, never a 0
             log.exception("scoring hook failed for episode %s", ep.id)

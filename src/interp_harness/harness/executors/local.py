@@ -9,14 +9,13 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from interp_harness.agents.base import Agent
-from interp_harness.function_store.models import Target
 from interp_harness.harness.agent_host.errors import agent_traceback, creation_error
 from interp_harness.harness.domain.agent_class import planned_agent_class
-from interp_harness.harness.domain.spec import RunSpec
+from interp_harness.harness.episode.context import EpisodeContext
 from interp_harness.harness.episode.runner import LOST, EpisodeRunner, ScoreHook
 from interp_harness.harness.executors.base import EpisodeJob, RunControl
 from interp_harness.harness.lab.limits import LabLimits
-from interp_harness.harness.lab.session import Lab
+from interp_harness.harness.lab.turns import sandboxed_labs
 from interp_harness.harness.policy import agent_kwargs, profile_for
 from interp_harness.harness.providers.profiles import ProviderProfile
 from interp_harness.harness.settings import Settings
@@ -55,28 +54,17 @@ async def make_agent(
 
 
 async def execute_episode(
-    store: Store,
-    ep: Episode,
-    target: Target,
-    spec: RunSpec,
-    new_agent: Callable[[], Awaitable[Agent]],
-    client: TargetClient,
-    score_hook: ScoreHook | None,
-    should_stop: Callable[[], bool],
-    *,
-    owns: Callable[[], bool] | None = None,
-    step_timeout_s: float | None = None,
-    lab_limits: LabLimits | None = None,
+    ctx: EpisodeContext, ep: Episode, new_agent: Callable[[], Awaitable[Agent]]
 ) -> str:
     """Run (or resume) `ep` to its end and score it; returns its final status (`LOST` when
-    `owns()` says this process no longer holds the run: nothing more is recorded then).
-    `step_timeout_s`: the operator's bound on one agent step; `lab_limits`: the operator's
-    limits of the lab (protocol modes `code`, `code-tools`), which runs in this process's
-    sandboxes."""
+    `ctx.owns()` says this process no longer holds the run: nothing more is recorded then).
+    `new_agent` builds the episode's agent here, so that a failure to build it is recorded as
+    the episode's error."""
+    store = ctx.store
     try:
         agent = await new_agent()
     except Exception as e:
-        if owns is not None and not owns():
+        if not ctx.owns():
             return LOST
         store.start_episode(ep.id, ep.run_id)
         store.finish_episode(
@@ -89,24 +77,9 @@ async def execute_episode(
             traceback=agent_traceback(e),
         )
         return "error"
-    limits = lab_limits or LabLimits()
-    runner = EpisodeRunner(
-        store,
-        ep,
-        target,
-        spec,
-        agent,
-        client,
-        score_hook,
-        should_stop=should_stop,
-        owns=owns,
-        step_timeout_s=step_timeout_s,
-        lab_factory=lambda commands, first: Lab(commands, limits, first),
-        lab_limits=limits,
-    )
     status = LOST
     try:
-        status = await runner.run()
+        status = await EpisodeRunner(ctx, ep, agent).run()
         return status
     finally:
         ended = getattr(agent, "episode_ended", None)
@@ -167,18 +140,21 @@ class LocalExecutor:
             raise LookupError(f"episode {job.episode_id} is not in the store")
         agent_cls, profile = job_agent(job)
         options = job.spec.agent_options
-        return await execute_episode(
-            self.store,
-            ep,
-            job.target,
-            job.spec,
-            lambda: make_agent(self.settings, self.hosts, agent_cls, options, profile, ep),
-            self.client,
-            score_hook,
-            should_stop=control.cancelled if control is not None else lambda: False,
-            owns=control.owns if control is not None else None,
+        limits = LabLimits.from_settings(self.settings)
+        ctx = EpisodeContext(
+            store=self.store,
+            target=job.target,
+            spec=job.spec,
+            client=self.client,
+            score_hook=score_hook,
             step_timeout_s=self.settings.agent_step_timeout_s,
-            lab_limits=LabLimits.from_settings(self.settings),
+            lab_limits=limits,
+            lab_factory=sandboxed_labs(limits),  # labs run in this process's sandboxes
+            should_stop=control.cancelled if control is not None else (lambda: False),
+            owns=control.owns if control is not None else (lambda: True),
+        )
+        return await execute_episode(
+            ctx, ep, lambda: make_agent(self.settings, self.hosts, agent_cls, options, profile, ep)
         )
 
     async def prewarm(self, target_ids: list[str]) -> None:

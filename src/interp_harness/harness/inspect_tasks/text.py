@@ -28,6 +28,7 @@ from inspect_ai.util import store
 from interp_harness.agents.base import Agent, AgentReply, Usage
 from interp_harness.agents.base import Message as AgentMessage
 from interp_harness.harness.domain.spec import Budgets, ProtocolMode, ProtocolOptions, RunSpec
+from interp_harness.harness.episode.context import EpisodeContext
 from interp_harness.harness.episode.runner import EpisodeRunner
 from interp_harness.harness.inspect_tasks.keys import (
     ANSWER,
@@ -152,7 +153,8 @@ def text_loop(
         ep = episodes.episodes(run.id)[0]
         agent = InspectModelAgent(state)
         # no score hook: the task's scorer scores the answer
-        status = await EpisodeRunner(episodes, ep, target, spec, agent, resources().client()).run()
+        ctx = EpisodeContext(store=episodes, target=target, spec=spec, client=resources().client())
+        status = await EpisodeRunner(ctx, ep, agent).run()
         final = episodes.get_episode(ep.id)
         assert final is not None
         state.messages = [

@@ -1,5 +1,8 @@
 """The lab under Docker (HARNESS_LAB_SANDBOX=docker, or HARNESS_SANDBOX=docker): one container
-per lab, from a locally built image.
+per lab, from a locally built image. `DockerLabSandbox` is the registry's `lab-docker` (a
+`Sandbox` that offers sessions); its containers are made, limited and removed by the same code
+as the Docker backend's (harness/sandbox/docker.py: `confined`, `create_container`, `put_files`,
+`remove_container`).
 
 The image (`sandbox_images/lab/Dockerfile`, tagged by a digest of the Dockerfile and the pinned
 requirements) holds Python and HARNESS_LAB_PACKAGES with what they require, pinned to the
@@ -20,6 +23,7 @@ namespace (the container's first process is checked to be in the container's cgr
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import hashlib
@@ -27,6 +31,7 @@ import io
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -37,13 +42,20 @@ import time
 import uuid
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, ClassVar
 
-from interp_harness.harness.lab.limits import LabLimits
+from interp_harness.harness.lab import frames
 from interp_harness.harness.lab.sandbox import LAB_DIR, LAB_ENV
-from interp_harness.harness.sandbox.base import SandboxError
-from interp_harness.harness.sandbox.docker import confined
+from interp_harness.harness.sandbox.base import Limits, Sandbox, SandboxError
+from interp_harness.harness.sandbox.docker import (
+    confined,
+    create_container,
+    oom_killed,
+    put_files,
+    remove_container,
+)
 from interp_harness.harness.sandbox.env import launcher_env, sandbox_env
+from interp_harness.harness.sandbox.session import Session, tree_cpu_s
 
 LAB_REPO = "interp-harness/lab"
 LABEL = "interp-harness.lab"
@@ -179,18 +191,19 @@ def files_tar(files: dict[str, bytes]) -> bytes:
     return buf.getvalue()
 
 
-def container_options(image: str, volume: str, limits: LabLimits) -> dict[str, Any]:
-    """The docker SDK's `containers.create` arguments of one lab."""
+def container_options(
+    image: str, limits: Limits, tmp_mb: int, main: str = "kernel.py"
+) -> dict[str, Any]:
+    """The docker SDK's `containers.create` arguments of one lab (its volume aside)."""
     env = sandbox_env(LAB_ENV)
     env["PATH"] = _PATH
-    tmp = f"size={max(limits.tmp_mb, 1)}m,nosuid,nodev"
+    tmp = f"size={max(tmp_mb, 1)}m,nosuid,nodev"
     return {
         **confined(image, limits.memory_mb, limits.max_procs, tmp),
-        "command": ["python3", "-I", f"{LAB_DIR}/kernel.py"],
+        "command": ["python3", "-I", f"{LAB_DIR}/{main}"],
         "stdin_open": True,  # the channel: attached by `docker start -ai`
         "init": True,
         "network_mode": "none",
-        "volumes": {volume: {"bind": LAB_DIR, "mode": "rw"}},
         "ulimits": [{"Name": "nofile", "Soft": 1024, "Hard": 1024}],
         "environment": env,
         "hostname": "lab",
@@ -200,38 +213,46 @@ def container_options(image: str, volume: str, limits: LabLimits) -> dict[str, A
 
 
 class DockerJail:
-    """One lab's container and volume, and what the watchdog needs of them."""
+    """One lab's container and volume, the docker CLI process that holds its channel, and what
+    the watchdog needs of them."""
 
-    def __init__(self, client: Any, container: Any, volume: Any, socket_url: str) -> None:
+    def __init__(
+        self, client: Any, container: Any, volume: Any, socket_url: str, limits: Limits
+    ) -> None:
         self.client, self.container, self.volume = client, container, volume
-        self.socket_url = socket_url
+        self.socket_url, self.limits = socket_url, limits
+        self.proc: asyncio.subprocess.Process | None = None  # the CLI (`attach_command`)
         self.pid: int | None = None  # the container's first process, in our /proc
 
     @classmethod
-    def create(cls, files: dict[str, bytes], limits: LabLimits) -> DockerJail:
+    def create(
+        cls,
+        files: dict[str, bytes],
+        limits: Limits,
+        tmp_mb: int,
+        packages: tuple[str, ...],
+        main: str = "kernel.py",
+    ) -> DockerJail:
         """Blocking (engine calls, maybe the image's first build): call it in a thread."""
         import docker
 
         client, socket_url = engine()
-        image = ensure_lab_image(client, limits.packages)
-        vol = client.volumes.create(name=f"lab-{uuid.uuid4().hex[:16]}", labels={LABEL: "lab"})
+        image = ensure_lab_image(client, packages)
         try:
-            c = client.containers.create(**container_options(image, vol.name, limits))
-        except BaseException as e:
-            with contextlib.suppress(Exception):
-                vol.remove(force=True)
-            if isinstance(e, docker.errors.DockerException):
-                raise DockerLabError(f"the lab's container was not created: {e}") from e
-            raise
-        jail = cls(client, c, vol, socket_url)
+            c, vol = create_container(
+                client,
+                volume=f"lab-{uuid.uuid4().hex[:16]}",
+                volume_labels={LABEL: "lab"},
+                mount_at=LAB_DIR,
+                **container_options(image, limits, tmp_mb, main),
+            )
+        except docker.errors.DockerException as e:
+            raise DockerLabError(f"the lab's container was not created: {e}") from e
         try:
-            c.put_archive(LAB_DIR, files_tar(files))
-        except BaseException as e:
-            jail.remove()
-            if isinstance(e, docker.errors.DockerException):
-                raise DockerLabError(f"the lab's files were not copied in: {e}") from e
-            raise
-        return jail
+            put_files(c, vol, LAB_DIR, files_tar(files))
+        except docker.errors.DockerException as e:
+            raise DockerLabError(f"the lab's files were not copied in: {e}") from e
+        return cls(client, c, vol, socket_url, limits)
 
     def attach_command(self) -> tuple[list[str], dict[str, str]]:
         """The docker CLI command that starts the container with our pipes as its stdin and
@@ -259,26 +280,72 @@ class DockerJail:
             )
         self.pid = pid
 
-    def why_dead(self, limits: LabLimits) -> str | None:
-        """Blocking (one engine call)."""
-        with contextlib.suppress(Exception):
-            self.container.reload()
-            if self.container.attrs["State"].get("OOMKilled"):
-                return f"the lab ran out of memory (limit {limits.memory_mb} MB)"
-        return None
+    # ---- the Jail interface (harness/sandbox/session.py) ------------------------------------
+    def cpu_s(self) -> float:
+        return tree_cpu_s(self.pid) if self.pid else 0.0
 
     def kill(self) -> None:
-        """Without blocking: the engine kills the container in a thread of its own (the CLI we
-        started ends with it)."""
+        """Without blocking: the CLI first (our end of the channel closes now), then the engine
+        kills the container in a thread of its own."""
+        if self.proc is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
         threading.Thread(target=self._kill, daemon=True).start()
+
+    async def started(self) -> None:
+        await asyncio.to_thread(self.find_pid)
+
+    async def why_dead(self, returncode: int | None) -> str | None:
+        return await asyncio.to_thread(self._why_dead)
+
+    async def release(self) -> None:
+        await asyncio.to_thread(self.remove)
+
+    # ---- blocking engine calls --------------------------------------------------------------
+    def _why_dead(self) -> str | None:
+        with contextlib.suppress(Exception):
+            if oom_killed(self.container):
+                return f"the lab ran out of memory (limit {self.limits.memory_mb} MB)"
+        return None
 
     def _kill(self) -> None:
         with contextlib.suppress(Exception):
             self.container.kill()
 
     def remove(self) -> None:
-        """Blocking: the container (killed if it runs) and its volume."""
-        with contextlib.suppress(Exception):
-            self.container.remove(force=True)
-        with contextlib.suppress(Exception):
-            self.volume.remove(force=True)
+        """The container (killed if it runs) and its volume."""
+        remove_container(self.container, self.volume)
+
+
+class DockerLabSandbox(Sandbox):
+    """Labs under Docker: one container per lab from the lab image for `packages`, started by
+    the docker CLI with our pipes as its stdin and stdout."""
+
+    name = "lab-docker"
+    offers: ClassVar[frozenset[str]] = frozenset({"session"})
+
+    def __init__(self, *, tmp_mb: int = 64, packages: tuple[str, ...] = ()) -> None:
+        self.tmp_mb, self.packages = tmp_mb, tuple(packages)
+
+    async def _start_session(
+        self, files: dict[str, bytes], main: str, limits: Limits, stderr: IO[bytes]
+    ) -> Session:
+        # blocking engine calls (and, the first time, the image's build)
+        jail = await asyncio.to_thread(
+            DockerJail.create, files, limits, self.tmp_mb, self.packages, main
+        )
+        try:
+            cmd, env = jail.attach_command()
+            jail.proc = await asyncio.create_subprocess_exec(
+                *cmd,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=stderr,
+                start_new_session=True,
+                limit=frames.MAX_FRAME,
+                env=env,
+            )
+        except (OSError, DockerLabError) as e:
+            await asyncio.to_thread(jail.remove)
+            raise DockerLabError(f"the lab failed to start: {e}") from e
+        return Session(jail.proc, jail)

@@ -1,10 +1,11 @@
 """One running lab: the kernel's sandboxed process, and the orchestrator's end of its channel.
 
 `LabProcess.start` starts the kernel (harness/lab/kernel.py) with the generated `target` module
-in the operator's lab backend (LabLimits.backend): bubblewrap under a cgroup (processes, memory,
-one CPU) and rlimits (address space, files), or a Docker container with the same limits
-(harness/lab/docker_lab.py), and waits for `ready`. `run_cell` sends one cell and serves its target calls until its `done`;
-meanwhile a watchdog enforces the hard limits from outside: the cell's wall time (the clock
+as a session of the operator's lab backend (LabLimits.backend, the sandbox registry's `lab-bwrap`
+or `lab-docker`): bubblewrap under a cgroup (processes, memory, one CPU) and rlimits (address
+space, files, harness/lab/sandbox.py), or a Docker container with the same limits
+(harness/lab/docker_lab.py), and waits for `ready`. `run_cell` sends one cell and serves its
+target calls until its `done`; meanwhile a watchdog enforces the hard limits from outside: the cell's wall time (the clock
 stops while the orchestrator answers a target call) and the CPU time of the whole process tree,
 each with a grace after the kernel's own timers. A cell that breaks a hard limit, a lab that
 dies (out of memory), writes an invalid or oversized frame, or answers out of turn is killed:
@@ -17,34 +18,26 @@ import asyncio
 import contextlib
 import logging
 import os
-import shutil
-import signal
-import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from pydantic import ValidationError
 
 from interp_harness.harness.agent_host.host import LineTooLong, read_line
-from interp_harness.harness.lab import docker_lab, frames
+from interp_harness.harness.lab import frames
 from interp_harness.harness.lab.figures import FIGURE_MAX_PIXELS, FIGURE_MAX_SIDE
 from interp_harness.harness.lab.frames import CallResult, Done
 from interp_harness.harness.lab.limits import GRACE_S, START_TIMEOUT_S, LabLimits
-from interp_harness.harness.lab.sandbox import lab_command
-from interp_harness.harness.sandbox.base import Limits, SandboxError
-from interp_harness.harness.sandbox.bwrap import write_files
-from interp_harness.harness.sandbox.cgroups import CgroupLimits
-from interp_harness.harness.sandbox.env import launcher_env
-from interp_harness.harness.sandbox.workdir import instance_dir
+from interp_harness.harness.sandbox.base import Limits, SandboxError, get_sandbox
+from interp_harness.harness.sandbox.session import Jail
 
 log = logging.getLogger(__name__)
 
 KERNEL_SOURCE = Path(__file__).with_name("kernel.py")
 _TICK_S = 0.1  # how often the watchdog looks at the clocks (a limit is seen this much late)
-_CLK = os.sysconf("SC_CLK_TCK")
 
 OnCall = Callable[[frames.Call], Awaitable[CallResult]]
 
@@ -83,94 +76,6 @@ class CellClock:
         return self.used + run
 
 
-def tree_cpu_s(root: int) -> float:
-    """CPU seconds of `root` and every process below it (their reaped children included)."""
-    total, todo, seen = 0, [root], set()
-    while todo:
-        pid = todo.pop()
-        if pid in seen:
-            continue
-        seen.add(pid)
-        try:
-            stat = Path(f"/proc/{pid}/stat").read_text()
-            fields = stat[stat.rindex(")") + 2 :].split()
-            total += sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
-            for task in os.listdir(f"/proc/{pid}/task"):
-                kids = Path(f"/proc/{pid}/task/{task}/children").read_text().split()
-                todo += [int(k) for k in kids]
-        except (OSError, ValueError, IndexError):
-            continue
-    return total / _CLK
-
-
-class Jail(Protocol):
-    """What confines one lab, as the watchdog and the reaper need it."""
-
-    def cpu_s(self) -> float: ...
-    def kill(self) -> None: ...  # must not block: timers and the watchdog call it
-    async def why_dead(self, returncode: int | None) -> str | None: ...
-    async def release(self) -> None: ...
-
-
-class BwrapJail:
-    """bubblewrap in a cgroup of ours; `files_dir` is bound read-only at /opt/lab."""
-
-    def __init__(
-        self, proc: asyncio.subprocess.Process, cg: CgroupLimits | None, files_dir: str,
-        limits: LabLimits,
-    ) -> None:  # fmt: skip
-        self.proc, self.cg, self.files_dir, self.limits = proc, cg, files_dir, limits
-
-    def cpu_s(self) -> float:
-        return tree_cpu_s(self.proc.pid)  # a few /proc reads: no thread hop needed
-
-    def kill(self) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)  # bwrap; its pid namespace takes the rest
-        if self.cg:
-            self.cg.kill_all()
-
-    async def why_dead(self, returncode: int | None) -> str | None:
-        if self.cg is None:
-            return None
-        if self.cg.oom_killed():
-            return f"the lab ran out of memory (limit {self.limits.memory_mb} MB)"
-        rc = returncode
-        sig = -rc if rc is not None and rc < 0 else (rc - 128 if rc and rc > 128 else 0)
-        if sig == signal.SIGKILL and self.cg.pids_exhausted():
-            return f"the lab's process was killed at its process limit ({self.limits.max_procs})"
-        return None
-
-    async def release(self) -> None:
-        if self.cg:
-            await asyncio.to_thread(self.cg.remove)
-            self.cg = None
-        shutil.rmtree(self.files_dir, ignore_errors=True)
-
-
-class DockerLabJail:
-    """A Docker container (harness/lab/docker_lab.py), started by the docker CLI we hold."""
-
-    def __init__(
-        self, proc: asyncio.subprocess.Process, jail: docker_lab.DockerJail, limits: LabLimits
-    ) -> None:
-        self.proc, self.jail, self.limits = proc, jail, limits
-
-    def cpu_s(self) -> float:
-        return tree_cpu_s(self.jail.pid) if self.jail.pid else 0.0
-
-    def kill(self) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)  # the CLI: our end of the channel closes now
-        self.jail.kill()
-
-    async def why_dead(self, returncode: int | None) -> str | None:
-        return await asyncio.to_thread(self.jail.why_dead, self.limits)
-
-    async def release(self) -> None:
-        await asyncio.to_thread(self.jail.remove)
-
-
 class LabProcess:
     """A started lab. One cell at a time."""
 
@@ -186,21 +91,31 @@ class LabProcess:
     @classmethod
     async def start(cls, target_source: str, limits: LabLimits) -> LabProcess:
         files = {"kernel.py": KERNEL_SOURCE.read_bytes(), "target.py": target_source.encode()}
+        sbx = Limits(
+            timeout_s=START_TIMEOUT_S,
+            memory_mb=limits.memory_mb,
+            max_procs=limits.max_procs,
+            max_output_bytes=max(limits.tmp_mb, 1) * 1024 * 1024,  # the largest file it writes
+        )
         log_file = tempfile.TemporaryFile(prefix="lab-log-")
         try:
-            if limits.backend == "docker":
-                proc, jail = await _start_docker(files, limits, log_file)
-            else:
-                proc, jail = await _start_bwrap(files, limits, log_file)
+            backend = get_sandbox(
+                f"lab-{limits.backend}", tmp_mb=limits.tmp_mb, packages=limits.packages
+            )
+            session = await backend.start_session(
+                files, main="kernel.py", limits=sbx, stderr=log_file
+            )
+        except SandboxError as e:
+            log_file.close()
+            raise LabStartError(str(e)) from e
         except BaseException:
             log_file.close()
             raise
-        lab = cls(proc, jail, log_file, limits)
+        lab = cls(session.proc, session.jail, log_file, limits)
         try:
             first = await asyncio.wait_for(lab._read(), START_TIMEOUT_S)
-            if isinstance(jail, DockerLabJail):
-                await asyncio.to_thread(jail.jail.find_pid)
-        except docker_lab.DockerLabError as e:
+            await session.jail.started()
+        except SandboxError as e:
             await lab.close()
             raise LabStartError(str(e)) from None
         except (LabBroken, TimeoutError) as e:
@@ -380,72 +295,3 @@ class LabProcess:
         await self.jail.release()
         with contextlib.suppress(Exception):
             self.log_file.close()
-
-
-async def _start_bwrap(
-    files: dict[str, bytes], limits: LabLimits, log_file: Any
-) -> tuple[asyncio.subprocess.Process, BwrapJail]:
-    files_dir = write_files(files, "lab-", root=str(instance_dir()), mode=0o400)
-    sbx = Limits(
-        timeout_s=START_TIMEOUT_S,
-        memory_mb=limits.memory_mb,
-        max_procs=limits.max_procs,
-        max_output_bytes=max(limits.tmp_mb, 1) * 1024 * 1024,
-    )
-    try:
-        cmd, args_fd = lab_command(sys.executable, files_dir, sbx, limits.tmp_mb, limits.packages)
-    except SandboxError as e:
-        shutil.rmtree(files_dir, ignore_errors=True)
-        raise LabStartError(str(e)) from e
-    cg = CgroupLimits.create(
-        pids=limits.max_procs, memory_bytes=limits.memory_mb * 1024 * 1024, cpu_quota=1.0
-    )
-    if cg:
-        cg.open_join_fds()
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            *cmd,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=log_file,
-            start_new_session=True,
-            preexec_fn=cg.preexec if cg else None,  # noqa: PLW1509 - only writes to an fd
-            limit=frames.MAX_FRAME,
-            pass_fds=(args_fd,),
-            env=launcher_env(),  # bwrap's init lives on inside: none of our environment
-        )
-    except OSError as e:
-        if cg:
-            cg.remove()
-        shutil.rmtree(files_dir, ignore_errors=True)
-        raise LabStartError(f"the lab failed to start: {e}") from e
-    finally:
-        os.close(args_fd)
-        if cg:
-            cg.close_fds()
-    return proc, BwrapJail(proc, cg, files_dir, limits)
-
-
-async def _start_docker(
-    files: dict[str, bytes], limits: LabLimits, log_file: Any
-) -> tuple[asyncio.subprocess.Process, DockerLabJail]:
-    try:
-        # blocking engine calls (and, the first time, the image's build)
-        jail = await asyncio.to_thread(docker_lab.DockerJail.create, files, limits)
-    except docker_lab.DockerLabError as e:
-        raise LabStartError(str(e)) from e
-    try:
-        cmd, env = jail.attach_command()
-        proc = await asyncio.create_subprocess_exec(
-            *cmd,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=log_file,
-            start_new_session=True,
-            limit=frames.MAX_FRAME,
-            env=env,
-        )
-    except (OSError, docker_lab.DockerLabError) as e:
-        await asyncio.to_thread(jail.remove)
-        raise LabStartError(f"the lab failed to start: {e}") from e
-    return proc, DockerLabJail(proc, jail, limits)

@@ -1,5 +1,6 @@
-"""The lab's sandbox: the bubblewrap command line of one lab (harness/sandbox/bwrap.py's
-backend, with the lab's own mounts).
+"""The lab's sandbox under bubblewrap: `BwrapLabSandbox`, the registry's `lab-bwrap` (a
+`Sandbox` that offers sessions), whose command line is harness/sandbox/bwrap.py's with the lab's
+own mounts, in a cgroup of its own.
 
 Inside, besides what every bwrap sandbox has (read-only system and Python prefix, no network,
 uid 65534, a private size-capped /tmp, a cleared environment): the kernel and the generated
@@ -12,15 +13,31 @@ provider SDKs, an editable install's finder) can be imported.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import functools
 import os
 import re
+import shutil
+import signal
 import site
+import sys
 import sysconfig
 from importlib import metadata
+from typing import IO, ClassVar
 
-from interp_harness.harness.sandbox.base import Limits, SandboxError
-from interp_harness.harness.sandbox.bwrap import BwrapSandbox, options_via_fd, python_roots
+from interp_harness.harness.lab import frames
+from interp_harness.harness.sandbox.base import Limits, Sandbox, SandboxError
+from interp_harness.harness.sandbox.bwrap import (
+    BwrapSandbox,
+    options_via_fd,
+    python_roots,
+    write_files,
+)
+from interp_harness.harness.sandbox.cgroups import CgroupLimits
+from interp_harness.harness.sandbox.env import launcher_env
+from interp_harness.harness.sandbox.session import Session, tree_cpu_s
+from interp_harness.harness.sandbox.workdir import instance_dir
 
 LAB_DIR = "/opt/lab"  # the kernel and `target`, read-only
 LAB_ENV = {"MPLBACKEND": "Agg", "MPLCONFIGDIR": "/tmp/.matplotlib"}
@@ -92,7 +109,12 @@ def _visible(path: str) -> bool:
 
 
 def lab_command(
-    python: str, files_dir: str, limits: Limits, tmp_mb: int, packages: tuple[str, ...]
+    python: str,
+    files_dir: str,
+    limits: Limits,
+    tmp_mb: int,
+    packages: tuple[str, ...],
+    main: str = "kernel.py",
 ) -> tuple[list[str], int]:
     """The bwrap command of a lab whose kernel and `target` are in `files_dir`, its options in
     a memfd (close it once the process started)."""
@@ -100,7 +122,94 @@ def lab_command(
     mounts = ["--ro-bind", files_dir, LAB_DIR, *package_mounts(packages)]
     if os.path.isdir("/etc/fonts"):  # matplotlib's text, through fontconfig
         mounts += ["--ro-bind", "/etc/fonts", "/etc/fonts"]
-    cmd = sandbox.command(
-        [python, "-I", f"{LAB_DIR}/kernel.py"], limits=limits, env={}, extra=mounts
-    )
+    cmd = sandbox.command([python, "-I", f"{LAB_DIR}/{main}"], limits=limits, env={}, extra=mounts)
     return options_via_fd(cmd)
+
+
+class BwrapJail:
+    """bubblewrap in a cgroup of ours; `files_dir` is bound read-only at /opt/lab."""
+
+    def __init__(
+        self, proc: asyncio.subprocess.Process, cg: CgroupLimits | None, files_dir: str,
+        limits: Limits,
+    ) -> None:  # fmt: skip
+        self.proc, self.cg, self.files_dir, self.limits = proc, cg, files_dir, limits
+
+    def cpu_s(self) -> float:
+        return tree_cpu_s(self.proc.pid)  # a few /proc reads: no thread hop needed
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)  # bwrap; its pid namespace takes the rest
+        if self.cg:
+            self.cg.kill_all()
+
+    async def started(self) -> None:
+        """Nothing to check: the process is ours."""
+
+    async def why_dead(self, returncode: int | None) -> str | None:
+        if self.cg is None:
+            return None
+        if self.cg.oom_killed():
+            return f"the lab ran out of memory (limit {self.limits.memory_mb} MB)"
+        rc = returncode
+        sig = -rc if rc is not None and rc < 0 else (rc - 128 if rc and rc > 128 else 0)
+        if sig == signal.SIGKILL and self.cg.pids_exhausted():
+            return f"the lab's process was killed at its process limit ({self.limits.max_procs})"
+        return None
+
+    async def release(self) -> None:
+        if self.cg:
+            await asyncio.to_thread(self.cg.remove)
+            self.cg = None
+        shutil.rmtree(self.files_dir, ignore_errors=True)
+
+
+class BwrapLabSandbox(Sandbox):
+    """Labs under bubblewrap: the kernel with the lab's mounts (`lab_command`), in a cgroup of
+    its own (processes, memory, one CPU) that `BwrapJail` reads and kills."""
+
+    name = "lab-bwrap"
+    offers: ClassVar[frozenset[str]] = frozenset({"session"})
+
+    def __init__(self, *, tmp_mb: int = 64, packages: tuple[str, ...] = ()) -> None:
+        self.tmp_mb, self.packages = tmp_mb, tuple(packages)
+
+    async def _start_session(
+        self, files: dict[str, bytes], main: str, limits: Limits, stderr: IO[bytes]
+    ) -> Session:
+        files_dir = write_files(files, "lab-", root=str(instance_dir()), mode=0o400)
+        try:
+            cmd, args_fd = lab_command(
+                sys.executable, files_dir, limits, self.tmp_mb, self.packages, main
+            )
+        except SandboxError:
+            shutil.rmtree(files_dir, ignore_errors=True)
+            raise
+        cg = CgroupLimits.create(
+            pids=limits.max_procs, memory_bytes=limits.memory_mb * 1024 * 1024, cpu_quota=1.0
+        )
+        if cg:
+            cg.open_join_fds()
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *cmd,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=stderr,
+                start_new_session=True,
+                preexec_fn=cg.preexec if cg else None,  # noqa: PLW1509 - only writes to an fd
+                limit=frames.MAX_FRAME,
+                pass_fds=(args_fd,),
+                env=launcher_env(),  # bwrap's init lives on inside: none of our environment
+            )
+        except OSError as e:
+            if cg:
+                cg.remove()
+            shutil.rmtree(files_dir, ignore_errors=True)
+            raise SandboxError(f"the lab failed to start: {e}") from e
+        finally:
+            os.close(args_fd)
+            if cg:
+                cg.close_fds()
+        return Session(proc, BwrapJail(proc, cg, files_dir, limits))

@@ -1,10 +1,10 @@
-"""The lab's part of the episode loop (protocol modes `code` and `code-tools`), mixed into
-`interp_harness.harness.episode.runner.EpisodeRunner`.
+"""The lab's part of the episode loop (protocol modes `code` and `code-tools`): `LabTurn`, which
+`interp_harness.harness.episode.runner.EpisodeRunner` holds and calls.
 
 A cell's target calls take the path a command takes: the command is looked up in the
 benchmark's declaration, its arguments are checked against the schema (as a tool call's are),
 the budget of target calls is checked, the call goes through the episode's target client
-(`_call_target`: the same time limit, the same refusals), and the call is counted (calls and
+(its `call_target`: the same time limit, the same refusals), and the call is counted (calls and
 inputs) and recorded as a `target_calls` row of the message's step, in the same transaction as
 the reply and the cell's own row. The lab gets the outputs read as values (harness/lab/api.py);
 it never writes a record. A call past `max_target_calls` is refused in the cell
@@ -18,10 +18,10 @@ stored cells, their calls answered from the store (harness/lab/replay.py).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, Protocol
 
 from interp_harness.agents.images import MAX_MESSAGE_IMAGES, ImagePart
 from interp_harness.agents.protocol.cells import LAB_REF
@@ -29,12 +29,16 @@ from interp_harness.agents.protocol.tools import answer_spec, by_name, to_words
 from interp_harness.agents.toolspec import ToolSpec
 from interp_harness.function_store.benchmark import benchmark
 from interp_harness.harness.domain.episode_end import EpisodeEnd
+from interp_harness.harness.domain.spec import Budgets
 from interp_harness.harness.domain.tool_checks import argument_errors
 from interp_harness.harness.lab.api import call_commands, call_value
 from interp_harness.harness.lab.frames import Call, CallResult
+from interp_harness.harness.lab.limits import LabLimits
 from interp_harness.harness.lab.process import LabStartError
 from interp_harness.harness.lab.replay import rebuild
 from interp_harness.harness.lab.session import Lab
+from interp_harness.harness.store.models import Episode
+from interp_harness.harness.store.repo import Store
 
 LabFactory = Callable[[Sequence[ToolSpec], int], Lab]  # (commands, first cell number) -> Lab
 MAX_CELLS_PER_MESSAGE = 20
@@ -53,52 +57,87 @@ class CellsRun:
     end: EpisodeEnd | None = None
 
 
-class LabTurns:
-    """Mixed into EpisodeRunner, whose attributes it uses: store, ep, target, spec,
-    lab_factory, _call_target, _fence, _time_left, _counters."""
+class Counts(Protocol):
+    """The episode's counters a cell's calls add to (the loop's state)."""
 
-    _lab_obj: Lab | None = None
+    target_calls: int
+    inputs: int
 
-    def _lab_commands(self) -> list[ToolSpec]:
-        return list(benchmark(self.target.family).commands)  # type: ignore[attr-defined]
+
+CallTarget = Callable[[list[str]], Awaitable[dict[str, Any]]]
+
+
+class LabTurn:
+    """The lab's part of one episode: its lab (started at the first cell, rebuilt from the
+    store after a resume), its cells' target calls, the rows they leave, and answers that name
+    a function of the lab.
+
+    It gets from the episode loop only what it uses: the store and the episode's row to read and
+    write, the target's family (its commands), the budgets, the lab factory, and four callables
+    of the loop: `call_target` (a target call with the episode's time limit and refusals; a dict
+    with `_outputs`, or `_rejected` when the service refused the input), `fence` (raises once
+    this process no longer holds the run), `time_left` (seconds of the wall budget; None: no
+    budget) and `counters` (the episode's counters to store, from the loop's state)."""
+
+    def __init__(
+        self,
+        store: Store,
+        episode: Episode,
+        family: str,
+        budgets: Budgets,
+        factory: LabFactory | None,
+        *,
+        call_target: CallTarget,
+        fence: Callable[[], None],
+        time_left: Callable[[], float | None],
+        counters: Callable[[Any], dict[str, Any]],
+    ) -> None:
+        self.store, self.ep, self.family, self.budgets = store, episode, family, budgets
+        self.factory = factory
+        self.call_target, self.fence = call_target, fence
+        self.time_left, self.counters = time_left, counters
+        self._lab: Lab | None = None
+
+    def commands(self) -> list[ToolSpec]:
+        """The benchmark's commands, which the lab's `target` module offers."""
+        return list(benchmark(self.family).commands)
 
     async def _get_lab(self) -> Lab:
-        if self._lab_obj is None:
-            factory: LabFactory | None = self.lab_factory  # type: ignore[attr-defined]
-            if factory is None:
+        if self._lab is None:
+            if self.factory is None:
                 raise EpisodeEnd(
                     "error",
                     "lab_error",
                     category="infrastructure",
                     error="protocol mode needs a lab, and this executor offers none",
                 )
-            stored = self.store.lab_cells(self.ep.id)  # type: ignore[attr-defined]
-            lab = self._lab_obj = factory(self._lab_commands(), len(stored) + 1)
+            stored = self.store.lab_cells(self.ep.id)
+            lab = self._lab = self.factory(self.commands(), len(stored) + 1)
             if stored:  # a resumed episode: its lab's state is rebuilt from the store
-                specs = by_name(call_commands(self._lab_commands()))
-                calls = self.store.target_calls(self.ep.id)  # type: ignore[attr-defined]
+                specs = by_name(call_commands(self.commands()))
+                calls = self.store.target_calls(self.ep.id)
                 try:
                     await rebuild(lab, stored, calls, partial(checked_call, specs))
                 except LabStartError as e:
                     raise EpisodeEnd(
                         "error", "lab_error", category="infrastructure", error=str(e)
                     ) from None
-        return self._lab_obj
+        return self._lab
 
     async def _lab_for_answer(self) -> Lab | None:
         """The lab an answer's `lab:NAME` reads: this process's, or after a resume the one
         rebuilt from the stored cells; None when no cell ran."""
-        if self._lab_obj is None and self.store.lab_cells(self.ep.id):  # type: ignore[attr-defined]
+        if self._lab is None and self.store.lab_cells(self.ep.id):
             return await self._get_lab()
-        return self._lab_obj
+        return self._lab
 
-    async def _close_lab(self) -> None:
-        lab, self._lab_obj = self._lab_obj, None
+    async def close(self) -> None:
+        lab, self._lab = self._lab, None
         if lab is not None:
             await lab.aclose()
 
-    async def _run_cells(
-        self, st: Any, step: int, cells: Sequence[tuple[int, str]], first_call: int
+    async def run_cells(
+        self, st: Counts, step: int, cells: Sequence[tuple[int, str]], first_call: int
     ) -> CellsRun:
         """Run `cells` ((index in the message, code)) in order; target calls are numbered from
         `first_call` within the step. Raises EpisodeEnd when a target call fails (the calls
@@ -111,8 +150,8 @@ class LabTurns:
             )
             cells = cells[:MAX_CELLS_PER_MESSAGE]
         lab = await self._get_lab()
-        specs = by_name(call_commands(self._lab_commands()))
-        budgets = self.spec.budgets  # type: ignore[attr-defined]
+        specs = by_name(call_commands(self.commands()))
+        budgets = self.budgets
         next_idx = first_call
         for idx, code in cells:
             made: list[dict[str, Any]] = []
@@ -128,7 +167,7 @@ class LabTurns:
                     out.end = EpisodeEnd("budget_exhausted", "target_calls", answer="")
                     return budget_spent(frame, cap)
                 words = to_words(spec, frame.arguments)
-                call = await self._call_target(words)  # type: ignore[attr-defined]
+                call = await self.call_target(words)
                 if "_rejected" in call:
                     return refused(frame, call["_rejected"])
                 made.append({"step": step, "idx": first + len(made), **call})
@@ -138,14 +177,14 @@ class LabTurns:
                 return CallResult(id=frame.id, ok=True, value=value, errors=errors)
 
             try:
-                cell = await lab.run(code, on_call, wall_s=self._time_left())  # type: ignore[attr-defined]
+                cell = await lab.run(code, on_call, wall_s=self.time_left())
             except LabStartError as e:
-                self._store_lab_rows(st, out.calls + made, out.cells, out.figures)
+                self.store_rows(st, out.calls + made, out.cells, out.figures)
                 raise EpisodeEnd(
                     "error", "lab_error", category="infrastructure", error=str(e)
                 ) from None
             except EpisodeEnd:
-                self._store_lab_rows(st, out.calls + made, out.cells, out.figures)
+                self.store_rows(st, out.calls + made, out.cells, out.figures)
                 raise
             cell.n_calls = len(made)
             out.replies.append(cell.reply(lab.take_resume_note()))
@@ -180,29 +219,26 @@ class LabTurns:
                 break
         return out
 
-    def _store_lab_rows(
+    def store_rows(
         self,
-        st: Any,
+        st: Counts,
         calls: list[dict[str, Any]],
         cells: list[dict[str, Any]],
         figures: list[dict[str, Any]] | None = None,
     ) -> None:
         """Calls and cells (with their figures) of a message whose reply is never stored (the
         episode ends)."""
-        self._fence()  # type: ignore[attr-defined]
+        self.fence()
         for c in calls:
-            self.store.add_target_call(self.ep.id, _call_row(c))  # type: ignore[attr-defined]
-        self.store.add_lab_cells(self.ep.id, cells, figures or ())  # type: ignore[attr-defined]
-        self.store.update_episode(self.ep.id, **self._counters(st))  # type: ignore[attr-defined]
+            self.store.add_target_call(self.ep.id, _call_row(c))
+        self.store.add_lab_cells(self.ep.id, cells, figures or ())
+        self.store.update_episode(self.ep.id, **self.counters(st))
 
     # ---- answers that name a function of the lab --------------------------------------------
-    async def _lab_source(self, name: str) -> str:
-        return await lab_source(await self._lab_for_answer(), name)
-
-    async def _lab_answer_text(self, text: str) -> str:
+    async def answer_text(self, text: str) -> str:
         """A final message with every fenced answer part that reads `lab:NAME` replaced by
         NAME's source from the lab."""
-        spec = answer_spec(self._lab_commands())
+        spec = answer_spec(self.commands())
         for t in spec.tags if spec is not None else ():
             if not t.fence:
                 continue
@@ -214,13 +250,19 @@ class LabTurns:
             m = pattern.search(text)
             if m is None:
                 continue
-            source = await self._lab_source(m.group(1))
+            source = await lab_source(await self._lab_for_answer(), m.group(1))
             block = f"{t.tag}: \n```python\n{source.rstrip()}\n```\n"
             text = text[: m.start()] + block + text[m.end() :]
         return text
 
-    async def _lab_answer_args(self, spec: ToolSpec, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def answer_args(self, spec: ToolSpec, arguments: dict[str, Any]) -> dict[str, Any]:
         return await lab_answer_args(await self._lab_for_answer(), spec, arguments)
+
+
+def sandboxed_labs(limits: LabLimits) -> LabFactory:
+    """The lab factory of an episode that runs in this process: each lab in this process's
+    sandboxes, with the operator's `limits`."""
+    return lambda commands, first: Lab(commands, limits, first)
 
 
 # ---- shared with the Inspect tasks' run_python (harness/inspect_tasks/lab_tool.py) --------------

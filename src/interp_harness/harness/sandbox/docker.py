@@ -36,6 +36,7 @@ import tarfile
 import threading
 import time
 import uuid
+from typing import Any
 
 from interp_harness.harness.sandbox.base import (
     Limits,
@@ -93,6 +94,48 @@ def confined(image: str, memory_mb: int, max_procs: int, tmp: str) -> dict:
     }
 
 
+# The one place our containers are made and removed (this backend's and the lab's,
+# harness/lab/docker_lab.py): create with a fresh volume, fill, remove; and how one died.
+def create_container(
+    client: Any, *, volume: str, volume_labels: dict[str, str], mount_at: str, **create: Any
+) -> tuple[Any, Any]:
+    """A container (created, not started; `create`: `containers.create` arguments, `confined`'s
+    among them) with a fresh volume named `volume` bound at `mount_at`, where its files go
+    before it starts. The volume is removed if the container cannot be created."""
+    vol = client.volumes.create(name=volume, labels=volume_labels)
+    try:
+        c = client.containers.create(volumes={vol.name: {"bind": mount_at, "mode": "rw"}}, **create)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            vol.remove(force=True)
+        raise
+    return c, vol
+
+
+def put_files(container: Any, volume: Any, at: str, tar: bytes) -> None:
+    """Unpack `tar` at `at` in a container not yet started; on failure the container and its
+    volume are removed."""
+    try:
+        container.put_archive(at, tar)
+    except BaseException:
+        remove_container(container, volume)
+        raise
+
+
+def remove_container(container: Any, volume: Any) -> None:
+    """The container (killed if it runs) and its volume; what is already gone is no error."""
+    with contextlib.suppress(Exception):
+        container.remove(force=True)
+    with contextlib.suppress(Exception):
+        volume.remove(force=True)
+
+
+def oom_killed(container: Any) -> bool:
+    """Whether the kernel killed the container's process at its memory limit (one engine call)."""
+    container.reload()
+    return bool(container.attrs.get("State", {}).get("OOMKilled"))
+
+
 class DockerSandbox(Sandbox):
     name = "docker"
 
@@ -142,24 +185,13 @@ class DockerSandbox(Sandbox):
                 )
 
     def _create(self, argv, files, limits, **kw):
-        vol = self.client.volumes.create(name=f"sbx-{uuid.uuid4().hex[:12]}", labels={LABEL: "1"})
-        try:
-            c = self.client.containers.create(
-                command=argv, volumes={vol.name: {"bind": "/sandbox", "mode": "rw"}},
-                **self._common(limits), **kw,
-            )  # fmt: skip
-        except Exception:
-            vol.remove(force=True)
-            raise
+        c, vol = create_container(
+            self.client, volume=f"sbx-{uuid.uuid4().hex[:12]}", volume_labels={LABEL: "1"},
+            mount_at="/sandbox", command=argv, **self._common(limits), **kw,
+        )  # fmt: skip
         if files:
-            c.put_archive("/sandbox", _tar(files))
+            put_files(c, vol, "/sandbox", _tar(files))
         return c, vol
-
-    def _remove(self, c, vol) -> None:
-        with contextlib.suppress(Exception):
-            c.remove(force=True)
-        with contextlib.suppress(Exception):
-            vol.remove(force=True)
 
     # ---------------------------------------------------------------- run
     def _run_command(self, argv, files, stdin, limits, result_channel) -> RunResult:  # type: ignore[no-untyped-def]
@@ -191,8 +223,7 @@ class DockerSandbox(Sandbox):
             out = c.logs(stdout=True, stderr=False) or b""
             err = c.logs(stdout=False, stderr=True) or b""
             truncated = len(out) > cap or len(err) > cap
-            c.reload()
-            oom = bool(c.attrs.get("State", {}).get("OOMKilled"))
+            oom = oom_killed(c)
             error = None
             if timed_out:
                 error = f"timeout: killed after {limits.timeout_s:g} s"
@@ -204,7 +235,7 @@ class DockerSandbox(Sandbox):
                 return RunResult(rc, b"", err[:cap], timed_out, truncated, error, out[:cap])
             return RunResult(rc, out[:cap], err[:cap], timed_out, truncated, error)
         finally:
-            self._remove(c, vol)
+            remove_container(c, vol)
 
     # ---------------------------------------------------------------- services
     def _start_service(self, argv, files, limits, env, forward_url) -> ServiceHandle:  # type: ignore[no-untyped-def]
@@ -295,7 +326,7 @@ class DockerSandbox(Sandbox):
         entry = self._containers.pop(handle.url, None)
         if entry:
             c, vol, sock_dir = entry
-            self._remove(c, vol)
+            remove_container(c, vol)
             if sock_dir:
                 with contextlib.suppress(OSError):
                     os.chmod(sock_dir, 0o700)  # read-only since start-up

@@ -1,5 +1,6 @@
 """The harness's `ScriptSandbox` for function_store's FIND release checks: a folder's scripts are
-target code, so they run in the bwrap backend, never on the host (docs/security.md)."""
+target code, so they run in a backend of the sandbox registry (bwrap), never on the host
+(docs/security.md)."""
 
 from __future__ import annotations
 
@@ -14,12 +15,16 @@ from interp_harness.function_store.find_import import (
 from interp_harness.harness.sandbox.base import Limits, SandboxError, get_sandbox
 
 
-class BwrapScriptSandbox:
-    """Runs `python3 function_code.py ARGS...` in a fresh bwrap sandbox (argv list, no shell)."""
+class ScriptsInSandbox:
+    """Runs `python3 function_code.py ARGS...` in a fresh sandbox of the registry's `backend`
+    (argv list, no shell): a backend that runs commands with this Python (bwrap)."""
+
+    def __init__(self, backend: str = "bwrap") -> None:
+        self.backend = backend
 
     def run_script(self, source: bytes, args: Sequence[str], timeout_s: float) -> str:
         try:
-            sandbox = get_sandbox("bwrap")
+            sandbox = get_sandbox(self.backend)
         except SandboxError as e:
             raise ScriptSandboxUnavailable(str(e)) from e
         res = sandbox.run(
@@ -32,4 +37,4 @@ class BwrapScriptSandbox:
 
 def install_script_sandbox() -> None:
     """Wire the bwrap script sandbox into function_store (where the harness builds catalogs)."""
-    set_script_sandbox(BwrapScriptSandbox())
+    set_script_sandbox(ScriptsInSandbox("bwrap"))
