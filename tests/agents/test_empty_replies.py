@@ -109,7 +109,7 @@ def test_empty_or_malformed_reply_ends_the_run_episode_as_an_error(tmp_path, ser
     assert summary["errors_by_category"] == {"agent": 1}
     assert all(m["n"] == 0 for m in summary["metrics"])  # no score, in particular no 0
     assert summary["usage"]["rounds"] == 0
-    (ep,) = store.episodes(summary["id"])
+    (ep,) = store.episodes.of_run(summary["id"])
     assert (ep.status, ep.end_reason, ep.error_category) == ("error", "agent_error", "agent")
     assert needle in ep.error and "giving up after 2 attempts" in ep.error, ep.error
     assert len(server.script.requests) == 2  # retried once, as asked
@@ -127,8 +127,9 @@ def test_one_real_empty_answer_is_a_turn(tmp_path, server, kind):
     summary, store = harness_run(tmp_path, kind, server)
     assert summary["progress"]["by_status"] == {"completed": 1}
     assert summary["errors_by_category"] == {}
-    (ep,) = store.episodes(summary["id"])
-    assert [m.content for m in store.messages(ep.id) if m.role == "assistant"] == ["", ANSWER]
+    (ep,) = store.episodes.of_run(summary["id"])
+    msgs = store.episodes.messages(ep.id)
+    assert [m.content for m in msgs if m.role == "assistant"] == ["", ANSWER]
     assert len(server.script.requests) == 2
 
 
@@ -141,9 +142,9 @@ def test_two_real_empty_answers_in_a_row_end_the_episode(tmp_path, server, kind)
     assert summary["progress"]["by_status"] == {"error": 1}
     assert summary["errors_by_category"] == {"agent": 1}
     assert all(m["n"] == 0 for m in summary["metrics"])
-    (ep,) = store.episodes(summary["id"])
+    (ep,) = store.episodes.of_run(summary["id"])
     assert "empty message twice in a row" in ep.error, ep.error
-    assert [m.content for m in store.messages(ep.id) if m.role == "assistant"] == [""]
+    assert [m.content for m in store.episodes.messages(ep.id) if m.role == "assistant"] == [""]
     assert len(server.script.requests) == 2  # an empty answer is not retried
 
 

@@ -84,6 +84,6 @@ def test_an_agents_sdk_interpreter_runs_in_its_agent_host(
     assert r.returncode == 0, r.stderr[-3000:]
     summary = json.loads(r.stdout[r.stdout.index("{") :])
     assert summary["progress"]["by_status"] == {"completed": 1}, summary
-    [ep] = Store(make_engine(env["DATABASE_URL"])).episodes(summary["id"])
+    [ep] = Store(make_engine(env["DATABASE_URL"])).episodes.of_run(summary["id"])
     assert ep.final_answer and ep.final_answer.endswith("(agents SDK)"), ep
     assert ep.error is None

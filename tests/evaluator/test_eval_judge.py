@@ -320,7 +320,7 @@ def test_harness_run_with_a_misbehaving_judge_counts_no_score(serve, tmp_path, k
     metrics = {m["metric"]: m for m in summary["metrics"]}
     for m in ("unit_test", "unit_test_strict"):
         assert (metrics[m]["n"], metrics[m]["n_errors"], metrics[m]["mean"]) == (0, 1, None)
-    (ep,) = Store(make_engine(url)).episodes(summary["id"])
-    scores = {s.metric: s for s in Store(make_engine(url)).scores([ep.id])}
+    (ep,) = Store(make_engine(url)).episodes.of_run(summary["id"])
+    scores = {s.metric: s for s in Store(make_engine(url)).scores.of_episodes([ep.id])}
     assert scores["unit_test"].error_category == "judge"
     assert needle in scores["unit_test"].error, scores["unit_test"].error

@@ -35,7 +35,7 @@ def _cli(env: dict[str, str], *args: str) -> tuple[int, str]:
 
 
 def _stored(env: dict[str, str]) -> list[str]:
-    return [r.agent for r in Store(make_engine(env["DATABASE_URL"])).list_runs()]
+    return [r.agent for r in Store(make_engine(env["DATABASE_URL"])).runs.latest()]
 
 
 def test_a_builtin_is_refused_on_a_family_it_does_not_play(env: dict[str, str]) -> None:

@@ -32,7 +32,7 @@ def _cli(env: dict[str, str], *args: str) -> tuple[int, str]:
 
 
 def _stored(env: dict[str, str]) -> int:
-    return len(Store(make_engine(env["DATABASE_URL"])).list_runs())
+    return len(Store(make_engine(env["DATABASE_URL"])).runs.latest())
 
 
 def test_cli_refuses_a_mistyped_option(env: dict[str, str]) -> None:

@@ -23,7 +23,7 @@ def stored_runs(home: Path) -> list[str]:
         return []
     store = Store(make_engine(f"sqlite:///{db}"))
     try:
-        return [r.id for r in store.list_runs(limit=100, offset=0)]
+        return [r.id for r in store.runs.latest(limit=100, offset=0)]
     finally:
         store.engine.dispose()
 

@@ -101,9 +101,9 @@ def test_an_episode_completes_against_a_slowed_service(
     delays.update(queues=[limit + 2.0], per_text_s=0.1)
     summary, store, _ = _run(tmp_path, url)
     assert summary["status"] == "completed", summary
-    (ep,) = store.episodes(summary["id"])
+    (ep,) = store.episodes.of_run(summary["id"])
     assert (ep.status, ep.error) == ("completed", None), ep.error
-    calls = store.target_calls(ep.id)
+    calls = store.episodes.target_calls(ep.id)
     assert len(calls) >= 2 and calls[0].inputs == first
     for c in calls:
         assert len(c.inputs) == CHUNK
@@ -116,7 +116,7 @@ def test_a_call_past_the_ceiling_names_the_setting_on_the_episode_page(
     url, delays = slowed
     delays.update(queues=[8.0], per_text_s=0.0)  # queued: not counted, but the ceiling is 3 s
     summary, store, env = _run(tmp_path, url, ceiling_s=3)
-    (ep,) = store.episodes(summary["id"])
+    (ep,) = store.episodes.of_run(summary["id"])
     assert (ep.status, ep.error_category) == ("error", "target"), ep.error
     assert "HARNESS_SERVICE_CALL_CEILING_S=3 s" in ep.error, ep.error
     for k, v in env.items():

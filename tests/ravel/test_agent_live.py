@@ -151,15 +151,15 @@ def test_tools_mode_scores_as_the_text_protocol(env, tmp_path):
     store = Store(make_engine(db))
     seen = {}
     for mode, run_id in out.items():
-        [ep] = store.episodes(run_id)
-        msgs = store.messages(ep.id)
+        [ep] = store.episodes.of_run(run_id)
+        msgs = store.episodes.messages(ep.id)
         seen[mode] = (
             [m.content for m in msgs if m.role in ("user", "tool")][1:],
-            [c.inputs for c in store.target_calls(ep.id)],
-            sorted((s.metric, s.status, s.value) for s in store.scores([ep.id])),
+            [c.inputs for c in store.episodes.target_calls(ep.id)],
+            sorted((s.metric, s.status, s.value) for s in store.scores.of_episodes([ep.id])),
         )
         if mode == "tools":
-            names = [c.name for c in store.tool_calls(ep.id)]
+            names = [c.name for c in store.episodes.tool_calls(ep.id)]
             assert names == ["task", "activations", "submit_answer"], names
     assert seen["default"] == seen["tools"]
     assert [m for m, status, _ in seen["tools"][2] if status == "ok"] == [

@@ -93,16 +93,16 @@ def test_run_report_tools_mode_and_leak_audit(
     for mode in ("default", "tools"):
         args = ["run", "--agent", "scripted-sae", "-d", "sae", "-n", "1", "--no-floor", "--json"]
         run_id = json.loads(_harness(env, *args, "--mode", mode))["id"]
-        [ep] = store.episodes(run_id)
-        msgs = store.messages(ep.id)
+        [ep] = store.episodes.of_run(run_id)
+        msgs = store.episodes.messages(ep.id)
         read = "\n".join(m.content or "" for m in msgs if m.role != "assistant")
         assert not [s for s in secrets if s in read]
         seen[mode] = (
-            [c.inputs for c in store.target_calls(ep.id)],
-            sorted((s.metric, s.status, s.value) for s in store.scores([ep.id])),
+            [c.inputs for c in store.episodes.target_calls(ep.id)],
+            sorted((s.metric, s.status, s.value) for s in store.scores.of_episodes([ep.id])),
         )
         if mode == "tools":
-            names = {c.name for c in store.tool_calls(ep.id)}
+            names = {c.name for c in store.episodes.tool_calls(ep.id)}
             assert names == {"read_activations", "submit_answer"}, names
     assert seen["default"] == seen["tools"]
     assert len(seen["default"][0]) >= 4  # the baseline's probes, a chunk a call
@@ -112,7 +112,7 @@ def _episode_page_shades_tokens(env: dict[str, str], store: Store, run_id: str, 
     """The web episode page (the real API server on the run's store) shows each reply's tokens
     shaded by activation and the simulation panel: the family's panels, declared in its
     record."""
-    ep = next(e for e in store.episodes(run_id) if e.status == "completed")
+    ep = next(e for e in store.episodes.of_run(run_id) if e.status == "completed")
     srv = Server(env, tmp / "api.log").start(timeout=120)
     try:
         html = httpx.get(f"{srv.url}/ui/episodes/{ep.id}", timeout=60).text
@@ -122,7 +122,7 @@ def _episode_page_shades_tokens(env: dict[str, str], store: Store, run_id: str, 
     assert shades and max(map(float, shades)) == 1.0  # each text's max is fully shaded
     # the simulation panel: the top-and-random examples, true against simulated, per token
     assert "Simulated vs true activations" in html and "<strong>lexical</strong>" in html
-    [sim] = [s for s in store.scores([ep.id]) if s.metric == "simulation_top_random"]
+    [sim] = [s for s in store.scores.of_episodes([ep.id]) if s.metric == "simulation_top_random"]
     texts = sim.details["per_text"]
     assert texts and html.count('<table class="simulation"') == len(texts) == sim.details["texts"]
     assert not [c for c in CANARIES.values() if c in html]

@@ -67,18 +67,18 @@ def add_run(
     )
     n = len(episodes) + (1 if error_episode else 0)
     tids = [f"find-gen/{family}/f{i:05d}" for i in range(n)]
-    run = store.create_run(spec, tids)
-    store.ensure_episodes(
+    run = store.runs.create(spec, tids)
+    store.episodes.ensure(
         run.id,
         [
             {"idx": i, "target_id": t, "dataset": "find-gen", "family": family, "variant": "clean"}
             for i, t in enumerate(tids)
         ],
     )
-    for ep, scores in zip(store.episodes(run.id), [*episodes, None], strict=False):
-        store.start_episode(ep.id, run.id)
+    for ep, scores in zip(store.episodes.of_run(run.id), [*episodes, None], strict=False):
+        store.episodes.start(ep.id, run.id)
         if scores is None:  # the error episode: a state with a category, never a score
-            store.finish_episode(
+            store.episodes.finish(
                 ep.id,
                 run.id,
                 status="error",
@@ -87,16 +87,16 @@ def add_run(
                 error="target service did not answer within 120 s (find-gen/" + family + ")",
             )
             continue
-        store.update_episode(ep.id, rounds=3, target_calls=4, inputs=inputs)
-        store.finish_episode(ep.id, run.id, status="completed", end_reason="description")
+        store.episodes.update(ep.id, rounds=3, target_calls=4, inputs=inputs)
+        store.episodes.finish(ep.id, run.id, status="completed", end_reason="description")
         rows: list[dict[str, Any]] = []
         for metric, value in scores.items():
             details = CEIL_OK if metric.startswith("unit_test_ceiling") else {}
             if metric == "domain_iou":
                 details = {"outcome": "not corrupted"}
             rows.append({"metric": metric, "value": value, "status": "ok", "details": details})
-        store.save_scores(ep.id, rows)
-    store.set_run_status(run.id, "completed")
+        store.scores.save(ep.id, rows)
+    store.runs.set_status(run.id, "completed")
     return run.id
 
 
@@ -116,7 +116,7 @@ def main_job_store(url: str, repeat: int = 1) -> list[str]:
                 floor_for=rid,
                 inputs=129,
             )
-            store.add_event(rid, "floor_run", {"run_id": floor})
+            store.events.add(rid, "floor_run", {"run_id": floor})
         ids.append(rid)
     return ids
 

@@ -31,5 +31,5 @@ async def tools_episode(url: str, script: list[Any] = SCRIPT) -> tuple[Any, Any]
     }
     store, [run] = await run_in_process(url, spec, agent_isolation="none")
     assert run.status == "completed", run.error
-    [ep] = store.episodes(run.id)
+    [ep] = store.episodes.of_run(run.id)
     return store, ep

@@ -166,9 +166,9 @@ def audit(store: Store, ep: Any, model: ToolModel) -> None:
     """No ground truth in the stored messages, tool calls (arguments, results, errors), nor in
     the request bodies the model got."""
     texts = [json.dumps(b) for b in model.bodies()]
-    for m in store.messages(ep.id):
+    for m in store.episodes.messages(ep.id):
         texts += [m.content, json.dumps(m.tool_calls)]
-    for c in store.tool_calls(ep.id):
+    for c in store.episodes.tool_calls(ep.id):
         texts += [json.dumps(c.arguments), c.result, c.error or ""]
     bad = forbidden(TARGET)
     assert len(texts) > 20
@@ -179,7 +179,7 @@ def audit(store: Store, ep: Any, model: ToolModel) -> None:
 
 def check_session(store: Store, ep: Any) -> None:
     assert (ep.status, ep.end_reason) == ("completed", "submit_answer"), ep.error
-    msgs = store.messages(ep.id)
+    msgs = store.episodes.messages(ep.id)
     roles = [m.role for m in msgs]
     assert roles == ["system", "user", "assistant", *["tool"] * 4, "assistant", "tool", "tool"] + [
         "assistant"
@@ -202,8 +202,9 @@ def check_session(store: Store, ep: Any) -> None:
     # the correction ran
     assert [c["arguments"] for c in msgs[7].tool_calls] == [{"inputs": ["4"]}, {"inputs": ["5"]}]
     assert [r.is_error for r in msgs[8:10]] == [False, False]
-    assert [c.inputs for c in store.target_calls(ep.id)] == [["1", "2"], ["3"], ["4"], ["5"]]
-    rows = store.tool_calls(ep.id)
+    calls = store.episodes.target_calls(ep.id)
+    assert [c.inputs for c in calls] == [["1", "2"], ["3"], ["4"], ["5"]]
+    rows = store.episodes.tool_calls(ep.id)
     assert [(r.step, r.idx, r.name, r.error is not None) for r in rows] == [
         (2, 0, "call_function", False),
         (2, 1, "call_function", False),
@@ -213,4 +214,4 @@ def check_session(store: Store, ep: Any) -> None:
         (7, 1, "call_function", False),
         (10, 0, "submit_answer", False),
     ]
-    assert ANSWER in (store.get_episode(ep.id).final_answer or "")
+    assert ANSWER in (store.episodes.get(ep.id).final_answer or "")

@@ -248,7 +248,8 @@ def _row(
             continue
         if sc is None:
             # no score for this row: the scorer failed as a whole, or the episode ended without
-            # any score (interp_harness.harness.store.repo.missing_scores): an error, never a silent gap
+            # any score (interp_harness.harness.store.scores.missing_scores): an error, never a
+            # silent gap
             failed = next(
                 (s for s in ep.scores if s.metric == "scoring" and s.status == "error"), None
             )

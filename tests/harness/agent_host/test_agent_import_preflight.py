@@ -41,7 +41,7 @@ def test_preflight_refuses_an_agent_its_host_cannot_import(tmp_path: Path) -> No
     assert "No module named 'error_agent_helper'" in err, err
     assert "an agent host can import only the standard library" in err, err
     assert "error_agent_imports.py" in err  # the agent's own module, which the host does get
-    assert Store(make_engine(env["DATABASE_URL"])).list_runs() == []
+    assert Store(make_engine(env["DATABASE_URL"])).runs.latest() == []
 
 
 def test_without_preflight_the_episode_error_says_it_once(tmp_path: Path) -> None:
@@ -50,7 +50,7 @@ def test_without_preflight_the_episode_error_says_it_once(tmp_path: Path) -> Non
     assert result.exit_code == 1, result.output
     summary = json.loads(result.stdout[result.stdout.index("{") :])
     store = Store(make_engine(env["DATABASE_URL"]))
-    (ep,) = store.episodes(summary["id"])
+    (ep,) = store.episodes.of_run(summary["id"])
     assert (ep.status, ep.error_category) == ("error", "agent")
     assert ep.error.startswith(
         f"agent could not be created: cannot import module 'error_agent_imports' for agent {AGENT!r}"
@@ -58,6 +58,6 @@ def test_without_preflight_the_episode_error_says_it_once(tmp_path: Path) -> Non
     assert ep.error.count("could not be created") == 1, ep.error
     assert "No module named 'error_agent_helper'" in ep.error
     assert "an agent host can import only" in ep.error
-    tb = store.episode_traceback(ep.id, ep.run_id) or ""
+    tb = store.events.episode_traceback(ep.id, ep.run_id) or ""
     assert "ModuleNotFoundError: No module named 'error_agent_helper'" in tb, tb
     assert "error_agent_imports.py" in tb, tb

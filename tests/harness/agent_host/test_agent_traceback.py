@@ -47,11 +47,11 @@ def _check_traceback(tb: str) -> None:
 
 def test_traceback_is_stored_and_shown(raised, tmp_path: Path) -> None:
     summary, store, env = raised
-    (ep,) = store.episodes(summary["id"])
+    (ep,) = store.episodes.of_run(summary["id"])
     assert (ep.status, ep.error_category) == ("error", "agent")
     assert ep.error.startswith("ValueError: boom <b>bold</b> after 2 messages"), ep.error
     assert SECRET not in ep.error
-    tb = store.episode_traceback(ep.id, ep.run_id)
+    tb = store.events.episode_traceback(ep.id, ep.run_id)
     assert tb is not None
     _check_traceback(tb)
 
@@ -81,7 +81,7 @@ def test_traceback_is_stored_and_shown(raised, tmp_path: Path) -> None:
 
 def test_episode_page_shows_the_traceback_escaped(raised, monkeypatch) -> None:
     summary, store, env = raised
-    (ep,) = store.episodes(summary["id"])
+    (ep,) = store.episodes.of_run(summary["id"])
     for k, v in env.items():
         monkeypatch.setenv(k, v)
     with serve_app() as url:

@@ -60,8 +60,8 @@ def _run(tmp_path: Path, isolation: str) -> tuple[dict, Store]:
 
 
 def _answer(store: Store, run_id: str) -> tuple[dict, str, str]:
-    [ep] = store.episodes(run_id)
-    msgs = store.messages(ep.id)
+    [ep] = store.episodes.of_run(run_id)
+    msgs = store.episodes.messages(ep.id)
     final = ep.final_answer or ""
     return (
         json.loads(final.split("[DESCRIPTION]: ", 1)[1]),
@@ -94,7 +94,7 @@ def test_cheater_in_an_agent_host_finds_nothing(tmp_path: Path) -> None:
     for secret in _secrets(target_id):
         assert secret not in transcript
     assert SECRET not in transcript
-    assert not [e for e in store.events(detail["id"]) if e.kind == "agent_isolation"]
+    assert not [e for e in store.events.of_run(detail["id"]) if e.kind == "agent_isolation"]
 
 
 def test_control_without_isolation_the_cheater_reads_the_answer(tmp_path: Path) -> None:
@@ -106,6 +106,6 @@ def test_control_without_isolation_the_cheater_reads_the_answer(tmp_path: Path) 
     canary, _ = _secrets(target_id)
     assert canary in transcript  # the leak the agent host prevents
     # ... and the run says loudly that it was not isolated
-    events = [e for e in store.events(detail["id"]) if e.kind == "agent_isolation"]
+    events = [e for e in store.events.of_run(detail["id"]) if e.kind == "agent_isolation"]
     assert events and events[0].data == {"mode": "none", "isolated": False}
     assert "agent isolation is OFF" in " ".join(detail["_stderr"].split())

@@ -89,9 +89,9 @@ async def test_the_episode_ends_with_an_agent_error_and_nothing_huge_is_stored(
     }
     url = f"sqlite:///{tmp_path / 'h.db'}"
     store, [run] = await run_in_process(url, spec, hook=None, timeout=120)
-    [ep] = store.episodes(run.id)
+    [ep] = store.episodes.of_run(run.id)
     assert (ep.status, ep.end_reason, ep.error_category) == ("error", "agent_error", "agent")
     assert ep.error and f"{MB40:,} characters" in ep.error and "100,000" in ep.error
-    assert [m.role for m in store.messages(ep.id)] == ["system", "user"]
+    assert [m.role for m in store.episodes.messages(ep.id)] == ["system", "user"]
     stored = sum(p.stat().st_size for p in tmp_path.glob("h.db*"))
     assert stored < 2 * 2**20, stored

@@ -45,10 +45,10 @@ def test_provider_error_names_the_configured_url(tmp_path: Path, server, monkeyp
     assert result.exit_code == 1, result.output
     summary = json.loads(result.stdout[result.stdout.index("{") :])
     store = Store(make_engine(db))
-    (ep,) = store.episodes(summary["id"])
+    (ep,) = store.episodes.of_run(summary["id"])
     assert server.script.requests  # the request reached the stand-in (through the forwarder)
     assert f"openai m1 at {url}: " in ep.error, ep.error
-    tb = store.episode_traceback(ep.id, ep.run_id) or ""
+    tb = store.events.episode_traceback(ep.id, ep.run_id) or ""
     assert "no such thing" in tb
     port = server.url.rsplit(":", 1)[1]
     for text in (ep.error, tb):

@@ -41,7 +41,7 @@ async def test_kill_9_of_the_host_mid_step_duplicates_nothing(tmp_path, caplog) 
     sched.start()
     try:
         # wait until three agent messages are stored, then kill the host during the fourth step
-        while not (eps := store.episodes(run.id)) or eps[0].rounds < 3:
+        while not (eps := store.episodes.of_run(run.id)) or eps[0].rounds < 3:
             await asyncio.sleep(0.05)
         await asyncio.sleep(0.1)
         pids = [p for c in _bwrap_children() for p in host_python_pids(c)]
@@ -51,14 +51,14 @@ async def test_kill_9_of_the_host_mid_step_duplicates_nothing(tmp_path, caplog) 
     finally:
         await sched.stop()
     assert done.status == "completed"
-    [ep] = store.episodes(run.id)
-    msgs = store.messages(ep.id)
+    [ep] = store.episodes.of_run(run.id)
+    msgs = store.episodes.messages(ep.id)
     assert [m.step for m in msgs] == list(range(2 * N + 3))
     assistant = [m.content for m in msgs if m.role == "assistant"]
     assert assistant == [
         f"Probe {k}.\nCOMMAND: PYTHON(./temp/function.py {k})" for k in range(N)
     ] + ["[DESCRIPTION]: done"]
-    assert [c.inputs for c in store.target_calls(ep.id)] == [[str(k)] for k in range(N)]
+    assert [c.inputs for c in store.episodes.target_calls(ep.id)] == [[str(k)] for k in range(N)]
     assert (ep.status, ep.rounds, ep.target_calls) == ("completed", N + 1, N)
     assert "died mid-step" in caplog.text  # the kill really hit a step in flight
 

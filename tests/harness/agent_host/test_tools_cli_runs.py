@@ -44,7 +44,7 @@ def harness_run(
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout[result.stdout.index("{") :])
     store = Store(make_engine(db))
-    (ep,) = store.episodes(summary["id"])
+    (ep,) = store.episodes.of_run(summary["id"])
     return store, ep
 
 
@@ -63,7 +63,7 @@ def test_openai_tools_run(tmp_path: Path, model: ToolModel, isolation: str) -> N
     sent = bodies[1]["messages"][2]["tool_calls"][3]["function"]["arguments"]
     assert sent == '{"inputs": [5'
     check_session(store, ep)
-    bad = store.tool_calls(ep.id)[3]
+    bad = store.episodes.tool_calls(ep.id)[3]
     assert bad.arguments == {"_raw_arguments": '{"inputs": [5'}
     assert "not a JSON object" in (bad.error or ""), bad.error
     audit(store, ep, model)
@@ -84,7 +84,7 @@ def test_anthropic_tools_run(tmp_path: Path, model: ToolModel) -> None:
         ("tool_result", f"toolu_0_{i}", flag) for i, flag in enumerate([False, False, True, True])
     ]
     check_session(store, ep)
-    assert store.messages(ep.id)[2].content == "Four experiments at once."
+    assert store.episodes.messages(ep.id)[2].content == "Four experiments at once."
     audit(store, ep, model)
 
 
@@ -93,6 +93,6 @@ def test_target_call_budget_ends_a_tools_run(tmp_path: Path, model: ToolModel) -
     assert (ep.status, ep.end_reason) == ("budget_exhausted", "target_calls")
     # turn 1: two calls ran and two were errors (not target calls); turn 2: the first corrected
     # call was the third target call, the second one was not run
-    assert [c.inputs for c in store.target_calls(ep.id)] == [["1", "2"], ["3"], ["4"]]
+    assert [c.inputs for c in store.episodes.target_calls(ep.id)] == [["1", "2"], ["3"], ["4"]]
     assert len(model.bodies()) == 2
     audit(store, ep, model)

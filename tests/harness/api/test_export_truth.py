@@ -115,10 +115,10 @@ def f(s):
 
 
 def _store_scored_run(store: Store, target: Target, answer: str, scores: list) -> str:
-    run = store.create_run(
+    run = store.runs.create(
         RunSpec(agent="scripted-numeric", dataset="canary", family=target.family), [target.id]
     )
-    store.ensure_episodes(
+    store.episodes.ensure(
         run.id,
         [
             {
@@ -130,13 +130,13 @@ def _store_scored_run(store: Store, target: Target, answer: str, scores: list) -
             }
         ],
     )
-    (ep,) = store.episodes(run.id)
-    store.add_messages(ep.id, [{"step": 0, "role": "assistant", "content": answer}])
-    store.finish_episode(
+    (ep,) = store.episodes.of_run(run.id)
+    store.episodes.add_messages(ep.id, [{"step": 0, "role": "assistant", "content": answer}])
+    store.episodes.finish(
         ep.id, run.id, status="completed", end_reason="description", final_answer=answer
     )
-    store.save_scores(ep.id, [s.model_dump() for s in scores])
-    store.set_run_status(run.id, "completed")
+    store.scores.save(ep.id, [s.model_dump() for s in scores])
+    store.runs.set_status(run.id, "completed")
     return run.id
 
 
@@ -172,7 +172,7 @@ def test_inspect_export_has_no_ground_truth(tmp_path: Path, target: Target, answ
         assert "-97.3125" in stored
     store = Store(make_engine(f"sqlite:///{tmp_path}/h.db"))
     run_id = _store_scored_run(store, target, answer, scores)
-    run = store.get_run(run_id)
+    run = store.runs.get(run_id)
     assert run is not None
 
     as_json = write_inspect_log(store, run, tmp_path / "run.json").read_text()

@@ -68,7 +68,7 @@ def test_post_runs_in_tools_mode(srv, model: ToolModel, agent: str, options: dic
         120,
     )
     store = Store(make_engine(f"sqlite:///{srv.home / 'harness.db'}"))
-    (ep,) = store.episodes(run_id)
+    (ep,) = store.episodes.of_run(run_id)
     check_session(store, ep)
     audit(store, ep, model)
     posts = [q for q in model.requests if q["path"].endswith(("/chat/completions", "/messages"))]

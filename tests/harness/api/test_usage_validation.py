@@ -35,7 +35,7 @@ async def _run(tmp_path: Path, spec: dict[str, Any], **settings: Any) -> tuple[S
     body = {"dataset": "find-v1", "ids": [TARGET], "floor": False, **spec}
     url = f"sqlite:///{tmp_path / 'h.db'}"
     store, [run] = await run_in_process(url, body, hook=None, timeout=180, **settings)
-    [ep] = store.episodes(run.id)
+    [ep] = store.episodes.of_run(run.id)
     return store, ep
 
 
@@ -75,7 +75,8 @@ async def test_invalid_usage_is_an_agent_error(
     )
     assert ep.error and "invalid" in ep.error and says in ep.error
     assert str(2**70) not in ep.error  # the message names the rule, not the input
-    assert [m.role for m in store.messages(ep.id)] == ["system", "user"]  # nothing stored of it
+    # nothing stored of it
+    assert [m.role for m in store.episodes.messages(ep.id)] == ["system", "user"]
     assert (ep.prompt_tokens, ep.completion_tokens, ep.cost_usd) == (0, 0, 0.0)
 
 
@@ -100,7 +101,7 @@ async def test_token_budget_counts_what_the_provider_reported(
         stub.close()
     assert (ep.status, ep.end_reason) == ("budget_exhausted", "tokens"), (ep.status, ep.error)
     assert (ep.rounds, ep.prompt_tokens, ep.completion_tokens) == (2, 2000, 1000)
-    assistant = [m for m in store.messages(ep.id) if m.role == "assistant"]
+    assistant = [m for m in store.episodes.messages(ep.id) if m.role == "assistant"]
     assert [(m.prompt_tokens, m.completion_tokens) for m in assistant] == [(1000, 500)] * 2
     assert len(stub.posts()) == 2
 

@@ -62,7 +62,7 @@ def test_runs_list_and_show_keep_ids_whole_at_80_columns(tmp_path: Path) -> None
     ids = main_job_store(url, repeat=3)
     store = open_store(url)
     long_run = add_run(store, LONG_AGENT, "strings", MAIN_JOB["strings"][1], error_episode=True)
-    runs = {r.id: r for r in store.list_runs(limit=100)}
+    runs = {r.id: r for r in store.runs.latest(limit=100)}
     lines = _fits(_harness("runs", "list", columns=80, url=url), 80)
     for r in runs.values():
         if r.agent == LONG_AGENT:
@@ -78,7 +78,7 @@ def test_runs_list_and_show_keep_ids_whole_at_80_columns(tmp_path: Path) -> None
     strings = ids[1]
     out = _harness("runs", "show", strings, columns=80, url=url)
     lines = _fits(out, 80)
-    episodes = store.episodes(strings, with_answer=False)
+    episodes = store.episodes.of_run(strings, with_answer=False)
     assert len(episodes) == 13
     for e in episodes:
         _whole_on_a_line(lines, e.id, e.target_id, e.status)

@@ -56,21 +56,27 @@ def _run(env: dict[str, str], *args: str, timeout: float = 480) -> dict[str, Any
 def results(store: Store, run_id: str) -> dict[str, dict[str, Any]]:
     """Everything a run produced, per target: outcome, transcript, target calls, scores."""
     out = {}
-    for ep in store.episodes(run_id):
+    for ep in store.episodes.of_run(run_id):
         out[ep.target_id] = {
             "status": (ep.status, ep.end_reason, ep.error_category, ep.error),
             "answer": ep.final_answer,
             "usage": (ep.rounds, ep.target_calls, ep.inputs),
-            "messages": [(m.step, m.role, m.content) for m in store.messages(ep.id)],
-            "calls": [(c.step, c.idx, c.inputs, c.outputs) for c in store.target_calls(ep.id)],
-            "scores": sorted((s.metric, s.value, s.status) for s in store.scores([ep.id])),
+            "messages": [(m.step, m.role, m.content) for m in store.episodes.messages(ep.id)],
+            "calls": [
+                (c.step, c.idx, c.inputs, c.outputs) for c in store.episodes.target_calls(ep.id)
+            ],
+            "scores": sorted(
+                (s.metric, s.value, s.status) for s in store.scores.of_episodes([ep.id])
+            ),
         }
     return out
 
 
 def executor_events(store: Store, run_id: str) -> list[dict[str, Any]]:
     return [
-        {**e.data, "episode_id": e.episode_id} for e in store.events(run_id) if e.kind == "executor"
+        {**e.data, "episode_id": e.episode_id}
+        for e in store.events.of_run(run_id)
+        if e.kind == "executor"
     ]
 
 
@@ -160,7 +166,7 @@ def test_killed_worker_loses_no_step(
         assert steps == list(range(len(steps)))
     # the killed episode kept what it had stored and went on in another worker process
     ep_id, pid = victim
-    msgs = [(m.step, m.role, m.content) for m in store.messages(ep_id)]
+    msgs = [(m.step, m.role, m.content) for m in store.episodes.messages(ep_id)]
     assert msgs[: len(before)] == before and len(msgs) > len(before)
     pids = [e["pid"] for e in executor_events(store, detail["id"]) if e["episode_id"] == ep_id]
     assert pids[0] == pid and len(pids) >= 2 and pids[-1] != pid
@@ -173,7 +179,7 @@ def test_provider_limit_is_global(cluster: RayCluster, pg_url: str, tmp_path: An
     detail = _run(env, *SELECT, "-n", "3", "-o", "delay_s=0.2", "--executor", "ray")
     assert detail["status"] == "completed"
     store = Store(make_engine(pg_url, upgrade=False))
-    eps = sorted(store.episodes(detail["id"]), key=lambda e: e.started_at)
+    eps = sorted(store.episodes.of_run(detail["id"]), key=lambda e: e.started_at)
     assert len(eps) == 3
     for a, b in zip(eps, eps[1:], strict=False):
         assert a.finished_at <= b.started_at, (a.target_id, b.target_id)
@@ -184,7 +190,7 @@ def _wait_db(url: str, timeout: float = 120) -> bool:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         try:
-            if Store(make_engine(url, upgrade=False)).list_runs():
+            if Store(make_engine(url, upgrade=False)).runs.latest():
                 return True
         except Exception:  # schema not there yet
             pass
@@ -195,15 +201,15 @@ def _wait_db(url: str, timeout: float = 120) -> bool:
 def _kill_a_worker_mid_episode(store: Store, timeout: float = 300) -> tuple[tuple[str, int], Any]:
     """SIGKILL the worker process of a running episode that has stored some steps but not all;
     returns ((episode id, pid), the messages stored before the kill)."""
-    [run] = store.list_runs()
+    [run] = store.runs.latest()
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         by_ep = {e["episode_id"]: e["pid"] for e in executor_events(store, run.id)}
-        for ep in store.episodes(run.id, status=("running",)):
-            n = len(store.messages(ep.id))
+        for ep in store.episodes.of_run(run.id, status=("running",)):
+            n = len(store.episodes.messages(ep.id))
             if ep.id in by_ep and 4 <= n <= 8:  # prompt + 1-3 steps; the episode has 13
                 os.kill(by_ep[ep.id], signal.SIGKILL)
-                before = [(m.step, m.role, m.content) for m in store.messages(ep.id)]
+                before = [(m.step, m.role, m.content) for m in store.episodes.messages(ep.id)]
                 return (ep.id, by_ep[ep.id]), before
         time.sleep(0.05)
     raise AssertionError("no episode was caught mid-run")

@@ -44,10 +44,10 @@ async def _episode(store: Store, client: InProcessTargetClient, lease_s: float):
     spec = RunSpec(agent="probe", dataset="find-v1", ids=[TID], budgets={"max_rounds": 500})
     target = client.catalog.get(TID)
     await client.call(TID, ["0"])  # the target's first call loads it (seconds): not on the lease
-    run = store.create_run(spec, [TID], owner="driver-a", lease_s=lease_s)
+    run = store.runs.create(spec, [TID], owner="driver-a", lease_s=lease_s)
     row = {"idx": 0, "target_id": TID, "dataset": "find-v1", "family": "numeric"}
-    store.ensure_episodes(run.id, [row | {"variant": target.variant}])
-    return run, spec, target, store.episodes(run.id)[0]
+    store.episodes.ensure(run.id, [row | {"variant": target.variant}])
+    return run, spec, target, store.episodes.of_run(run.id)[0]
 
 
 async def _work(store, client, run, spec, target, ep, agent):  # type: ignore[no-untyped-def]
@@ -74,15 +74,15 @@ async def test_worker_stops_before_its_dead_drivers_lease_ends(pg_url: str) -> N
     # driver-a never renews (it died as the episode began)
     status = await asyncio.wait_for(_work(store, client, run, spec, target, ep, agent), 60)
     assert status == LOST
-    expiry = store.get_run(run.id).lease_expires_at
-    msgs = store.messages(ep.id)
+    expiry = store.runs.get(run.id).lease_expires_at
+    msgs = store.episodes.messages(ep.id)
     assert agent.calls >= 5 and len(msgs) >= 5  # it worked while the lease was live
     assert max(m.created_at for m in msgs).astimezone(UTC) < expiry
-    assert store.get_episode(ep.id).status == "running"  # left for the next owner to resume
+    assert store.episodes.get(ep.id).status == "running"  # left for the next owner to resume
     # after expiry another process takes the run over; the worker wrote nothing since
-    while not store.claim_run(run.id, "driver-b", 30):
+    while not store.runs.claim(run.id, "driver-b", 30):
         await asyncio.sleep(0.1)
-    assert len(store.messages(ep.id)) == len(msgs)
+    assert len(store.episodes.messages(ep.id)) == len(msgs)
 
 
 async def test_worker_ends_a_cancelled_runs_episode(pg_url: str) -> None:
@@ -92,8 +92,8 @@ async def test_worker_ends_a_cancelled_runs_episode(pg_url: str) -> None:
     work = asyncio.create_task(_work(store, client, run, spec, target, ep, agent))
     while agent.calls < 3:
         await asyncio.sleep(0.05)
-    assert store.cancel_run(run.id)  # as `harness runs cancel` or another server does
+    assert store.runs.cancel(run.id)  # as `harness runs cancel` or another server does
     # ended within 30 s: the worker saw the cancel, not its 600 s lease running out
     assert await asyncio.wait_for(work, 30) == "cancelled"
-    got = store.get_episode(ep.id)
+    got = store.episodes.get(ep.id)
     assert (got.status, got.end_reason) == ("cancelled", "cancelled")

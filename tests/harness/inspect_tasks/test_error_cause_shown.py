@@ -86,8 +86,8 @@ def imported(failed_log: Path, tmp_path_factory: pytest.TempPathFactory) -> dict
     assert r.exit_code == 0, r.output
     run_id = json.loads(r.stdout[r.stdout.index("{") :])["id"]
     store = Store(make_engine(env["DATABASE_URL"]))
-    (ep,) = store.episodes(run_id)
-    return {"env": env, "store": store, "run": store.get_run(run_id), "episode": ep}
+    (ep,) = store.episodes.of_run(run_id)
+    return {"env": env, "store": store, "run": store.runs.get(run_id), "episode": ep}
 
 
 @pytest.fixture
@@ -195,5 +195,5 @@ def test_exports_lead_with_the_cause(imported: dict[str, Any], tmp_path: Path) -
     r = CliRunner().invoke(app, ["import-inspect", str(out), "--json"], env=again)
     assert r.exit_code == 0, r.output
     back = json.loads(r.stdout[r.stdout.index("{") :])["id"]
-    (ep,) = Store(make_engine(again["DATABASE_URL"])).episodes(back)
+    (ep,) = Store(make_engine(again["DATABASE_URL"])).episodes.of_run(back)
     assert ep.error == imported["episode"].error

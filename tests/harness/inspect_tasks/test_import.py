@@ -18,7 +18,8 @@ from typer.testing import CliRunner, Result
 from interp_harness.evaluator.report import t_interval, wilson
 from interp_harness.harness.cli import app
 from interp_harness.harness.runs.report import build_report
-from interp_harness.harness.store.repo import DuplicateImport, open_store
+from interp_harness.harness.store.events import DuplicateImport
+from interp_harness.harness.store.repo import open_store
 
 inspect_log = pytest.importorskip("inspect_ai.log", reason="inspect-ai is in the dev extra")
 from inspect_ai.event import SpanBeginEvent  # noqa: E402
@@ -96,14 +97,14 @@ def test_run_export_import_gives_the_same_report(
     # the same episodes, answers and transcripts
     store_a, store_b = open_store(f"sqlite:///{a}"), open_store(f"sqlite:///{b}")
     # (in the log's order: Inspect keeps samples by id)
-    eps_a = sorted(store_a.episodes(run_id), key=lambda e: e.target_id)
-    eps_b = sorted(store_b.episodes(imported["id"]), key=lambda e: e.target_id)
+    eps_a = sorted(store_a.episodes.of_run(run_id), key=lambda e: e.target_id)
+    eps_b = sorted(store_b.episodes.of_run(imported["id"]), key=lambda e: e.target_id)
     assert [(e.target_id, e.final_answer, e.rounds, e.inputs) for e in eps_b] == [
         (e.target_id, e.final_answer, e.rounds, e.inputs) for e in eps_a
     ]
     for x, y in zip(eps_a, eps_b, strict=True):
-        assert [(m.role, m.content) for m in store_b.messages(y.id)] == [
-            (m.role, m.content) for m in store_a.messages(x.id)
+        assert [(m.role, m.content) for m in store_b.episodes.messages(y.id)] == [
+            (m.role, m.content) for m in store_a.episodes.messages(x.id)
         ]
 
     # the imported run says so wherever it is shown; the original does not (issue 38 item 10)
@@ -125,7 +126,7 @@ def test_run_export_import_gives_the_same_report(
     # a second import of the same eval is refused: still one run
     twice = cli(b, "import-inspect", str(log))
     assert twice.exit_code != 0 and "already imported" in twice.stderr
-    assert [r.id for r in store_b.list_runs()] == [imported["id"]]
+    assert [r.id for r in store_b.runs.latest()] == [imported["id"]]
 
 
 def _sample(sid: str, answer: str | None, messages: list, **extra: Any) -> inspect_log.EvalSample:
@@ -240,11 +241,11 @@ def test_contract_log_imports_episodes_transcripts_scores_and_scorer_errors(
     store = open_store(f"sqlite:///{tmp_path / 'h.db'}")
     run_id = import_eval_log(store, inspect_log.read_eval_log(str(tmp_path / "find.eval")))
 
-    run = store.get_run(run_id)
+    run = store.runs.get(run_id)
     assert run is not None and run.status == "completed"
     assert (run.agent, run.dataset, run.family) == (f"inspect:{MODEL}", "find-gen", "numeric")
     assert run.spec["protocol"]["mode"] == "tools" and run.spec["budgets"]["max_rounds"] == 5
-    eps = store.episodes(run_id)
+    eps = store.episodes.of_run(run_id)
     assert [e.target_id for e in eps] == [s.id for s in log.samples]
     assert [e.idx for e in eps] == [0, 1, 2, 3]
     g0, _, g2, g3 = eps
@@ -252,7 +253,7 @@ def test_contract_log_imports_episodes_transcripts_scores_and_scorer_errors(
         "completed", "[DESCRIPTION]: doubles", 2, 1, 2)  # fmt: skip
     assert (g0.prompt_tokens, g0.completion_tokens) == (100, 20)
 
-    msgs = store.messages(g0.id)
+    msgs = store.episodes.messages(g0.id)
     assert [(m.step, m.role) for m in msgs] == list(
         enumerate(["system", "user", "assistant", "tool", "tool", "assistant"])
     )
@@ -261,23 +262,24 @@ def test_contract_log_imports_episodes_transcripts_scores_and_scorer_errors(
         {"id": "c2", "name": "PYTHON", "arguments": {"inputs": "nope"}},
     ]
     assert (msgs[4].tool_call_id, msgs[4].is_error) == ("c2", True)
-    calls = store.tool_calls(g0.id)
+    calls = store.episodes.tool_calls(g0.id)
     assert [(c.step, c.idx, c.call_id, c.result, c.error) for c in calls] == [
         (2, 0, "c1", "(1, 2) (2, 4)", None),
         (2, 1, "c2", "Error: inputs must be a list", "inputs must be a list"),
     ]
-    assert {(s.metric, s.value, s.status) for s in store.scores([g0.id])} == {
+    assert {(s.metric, s.value, s.status) for s in store.scores.of_episodes([g0.id])} == {
         ("code_success", 1.0, "ok"), ("domain_iou", 0.5, "ok")}  # fmt: skip
 
     # the scorer's error: an error row with its category, never a 0; the episode itself ended
     assert g2.status == "completed" and g2.error_category is None
-    (err,) = store.scores([g2.id])
+    (err,) = store.scores.of_episodes([g2.id])
     assert (err.metric, err.value, err.status, err.error_category) == (
         "scoring", None, "error", "judge")  # fmt: skip
     assert "judge is unreachable" in (err.error or "")
     assert (g2.rounds, g2.final_answer) == (1, "[DESCRIPTION]: x")  # its counters: the task's store
     # the solver's error: the episode's, with its category, and no score at all
-    assert (g3.status, g3.error_category, store.scores([g3.id])) == ("error", "target", [])
+    g3_scores = store.scores.of_episodes([g3.id])
+    assert (g3.status, g3.error_category, g3_scores) == ("error", "target", [])
     assert "target service is down" in (g3.error or "")
 
     # the report's values are the means Inspect's `mean` takes over the scored samples
@@ -297,7 +299,7 @@ def test_contract_log_imports_episodes_transcripts_scores_and_scorer_errors(
     # the same eval again: refused, still one run
     with pytest.raises(DuplicateImport):
         import_eval_log(store, inspect_log.read_eval_log(str(tmp_path / "find.eval")))
-    assert [r.id for r in store.list_runs()] == [run_id]
+    assert [r.id for r in store.runs.latest()] == [run_id]
 
 
 def test_bad_input_is_refused_and_nothing_is_stored(tmp_path: Path) -> None:
@@ -327,11 +329,11 @@ def test_bad_input_is_refused_and_nothing_is_stored(tmp_path: Path) -> None:
         assert r.exit_code == 1 and says in " ".join(r.stderr.split()), (path, r.output)
         assert r.exception is None or isinstance(r.exception, SystemExit)  # no traceback
     store = open_store(f"sqlite:///{db}")
-    assert store.list_runs() == []
+    assert store.runs.latest() == []
 
     with pytest.raises(ImportRefused):  # the function the CLI calls refuses the same way
         import_eval_log(store, broken)
-    assert store.list_runs() == []
+    assert store.runs.latest() == []
 
 
 # ---- imported logs are untrusted input (issue 38, items 6, 9, 10) ------------------------------
@@ -347,7 +349,7 @@ def _refused(db: Path, path: Path, says: str, env: dict[str, str] | None = None)
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and says in lines[0], r.stderr
     assert lines[0].startswith(f"cannot import {path}: ") and "Traceback" not in r.output
-    assert open_store(f"sqlite:///{db}").list_runs() == []
+    assert open_store(f"sqlite:///{db}").runs.latest() == []
 
 
 def test_a_decompression_bomb_is_refused_before_inspect_reads_it(tmp_path: Path) -> None:
@@ -373,7 +375,7 @@ def test_a_decompression_bomb_is_refused_before_inspect_reads_it(tmp_path: Path)
     # within the bounds, the same bomb is an ordinary (if long) log
     store = open_store(f"sqlite:///{db}")
     run_id = import_eval_log(store, read_log(bomb, LogBounds(16 << 20, 64 << 20)))
-    assert [e.target_id for e in store.episodes(run_id)] == [TARGET]
+    assert [e.target_id for e in store.episodes.of_run(run_id)] == [TARGET]
 
 
 def _usage(**fields: Any) -> dict[str, ModelUsage]:
@@ -458,10 +460,10 @@ def test_an_exported_spec_keeps_no_secret_endpoint_path_or_dotted_agent(tmp_path
     assert stored["known"]["spec"]["agent_options"] == {"model": "gpt-4o", "temperature": 0.5}
     store = open_store(f"sqlite:///{db}")
     for out in stored.values():
-        run = store.get_run(out["id"])
+        run = store.runs.get(out["id"])
         assert run is not None and secret not in json.dumps(run.spec)
         assert "attacker" not in json.dumps(run.spec) and "/etc/passwd" not in json.dumps(run.spec)
-    event = store.event_data(stored["hostile"]["id"], "inspect_import")
+    event = store.events.first_data(stored["hostile"]["id"], "inspect_import")
     assert event is not None and set(event["dropped"]) == {
         "floor_for", "agent (a dotted path: relabelled)", "agent_options.api_key",
         "agent_options.base_url", "agent_options.path", "agent_options.command",

@@ -92,9 +92,9 @@ def test_find_protocol_code_with_a_user_solver(tmp_path: Path, sandbox_tmp: Path
     assert FIRST not in submitted  # only g, not the cell that defined it
     assert_no_ground_truth(next((tmp_path / "logs").glob("*.eval")), [target])
     store = open_store(f"sqlite:///{tmp_path / 'imported.db'}")
-    run = store.get_run(import_eval_log(store, log))
+    run = store.runs.get(import_eval_log(store, log))
     assert run is not None and run.spec["protocol"]["mode"] == "code-tools"
-    [ep] = store.episodes(run.id)
+    [ep] = store.episodes.of_run(run.id)
     assert (ep.status, ep.end_reason, ep.target_calls, ep.inputs) == (
         "budget_exhausted",
         "target_calls",

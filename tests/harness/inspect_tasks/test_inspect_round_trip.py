@@ -125,19 +125,20 @@ def cli(db: Path, *args: str) -> Result:
 def _stored(db: Path, run_id: str) -> dict:
     """What the store holds of an imported run, by (target, epoch)."""
     store = open_store(f"sqlite:///{db}")
-    run = store.get_run(run_id)
+    run = store.runs.get(run_id)
     assert run is not None
     n = len(run.target_ids)
     episodes = {}
-    for e in store.episodes(run_id):
+    for e in store.episodes.of_run(run_id):
         scores = {
-            (s.metric, s.value, s.status, s.error_category, s.error) for s in store.scores([e.id])
+            (s.metric, s.value, s.status, s.error_category, s.error)
+            for s in store.scores.of_episodes([e.id])
         }
         episodes[(e.target_id, e.idx // n + 1)] = (
             e.prompt_tokens, e.completion_tokens, round(e.cost_usd, 9), e.final_answer,
             (e.rounds, e.target_calls, e.inputs), frozenset(scores),
         )  # fmt: skip
-    source = store.event_data(run_id, "inspect_import") or {}
+    source = store.events.first_data(run_id, "inspect_import") or {}
     return {
         "agent": run.agent,
         "epochs": (run.spec["epochs"], run.spec["epoch_reducer"]),

@@ -205,7 +205,7 @@ def assert_scored_as_our_scorer_and_imported(log: EvalLog, targets: list[Target]
         got = {k: v for k, v in s.scores["interp_harness"].value.items() if not math.isnan(v)}
         assert got == {r.metric: r.value for r in ours[str(s.id)] if r.value is not None}
     store = open_store(f"sqlite:///{d / 'imported.db'}")
-    run = store.get_run(import_eval_log(store, log))
+    run = store.runs.get(import_eval_log(store, log))
     assert run is not None
     rows = {r["metric"]: r for r in build_report(store, run).report["rows"]}
     inspect_metrics = {
@@ -292,8 +292,8 @@ def test_find_default_react_with_mockllm(
     targets = [catalog.get(str(s.id)) for s in samples]
     assert_scored_as_our_scorer_and_imported(log, targets, tmp_path)
     store = open_store(f"sqlite:///{tmp_path / 'imported.db'}")
-    (run,) = store.list_runs()
-    assert {e.status for e in store.episodes(run.id)} == {"budget_exhausted"}
+    (run,) = store.runs.latest()
+    assert {e.status for e in store.episodes.of_run(run.id)} == {"budget_exhausted"}
 
 
 @pytest.mark.slow

@@ -51,18 +51,18 @@ async def test_cell_calls_are_recorded_and_counted_like_commands(sqlite_url: str
         sqlite_url, spec([first, cell("f(3)")]), agent_isolation="none"
     )
     assert run.status == "completed"
-    [ep] = store.episodes(run.id)
-    rows = [(c.step, c.idx, c.inputs) for c in store.target_calls(ep.id)]
+    [ep] = store.episodes.of_run(run.id)
+    rows = [(c.step, c.idx, c.inputs) for c in store.episodes.target_calls(ep.id)]
     # the command first (idx 0), then the cells' calls numbered after the message's commands
     assert rows == [(2, 0, ["5"]), (2, 1, ["0", "1.5", "x"]), (4, 0, ["3"])]
     assert (ep.status, ep.rounds, ep.target_calls, ep.inputs) == ("completed", 3, 3, 5)
-    cells = store.lab_cells(ep.id)
+    cells = store.lab.cells(ep.id)
     assert [(c.step, c.idx, c.number, c.status, c.first_call, c.n_calls) for c in cells] == [
         (2, 0, 1, "ok", 1, 1),
         (2, 1, 2, "ok", 2, 0),
         (4, 0, 3, "ok", 0, 1),
     ]
-    msgs = store.messages(ep.id)
+    msgs = store.episodes.messages(ep.id)
     reply = msgs[3].content
     assert reply.startswith("Response: Function input - output pairs: (5, 11.0) \n")
     [c1, c2] = parse_cells(reply)
@@ -70,7 +70,7 @@ async def test_cell_calls_are_recorded_and_counted_like_commands(sqlite_url: str
     assert c1.stdout == "[1.0, 4.0, None]\n" and cells[0].stdout == c1.stdout
     assert c2.parts["value"] == "'no call'"
     # the values a cell got are the ones the text reply prints for the same inputs
-    stored = store.target_calls(ep.id)[1]
+    stored = store.episodes.target_calls(ep.id)[1]
     text_reply = f"Response: Function input - output pairs: ({stored.outputs[0]['input']}, "
     assert text_reply + "1.0)" in _format(stored.outputs)
     assert "could not convert" in cells[0].stderr  # the failed input's reason, on stderr
@@ -97,12 +97,12 @@ async def test_the_target_call_budget_holds_inside_a_cell(sqlite_url: str) -> No
         spec([cell(loop), cell("f(1)")], budgets={"max_target_calls": 3}),
         agent_isolation="none",
     )
-    [ep] = store.episodes(run.id)
+    [ep] = store.episodes.of_run(run.id)
     assert (ep.status, ep.end_reason, ep.target_calls) == ("budget_exhausted", "target_calls", 3)
-    assert [c.inputs for c in store.target_calls(ep.id)] == [["0"], ["1"], ["2"]]
-    [row] = store.lab_cells(ep.id)  # the cell is stored though no reply was
+    assert [c.inputs for c in store.episodes.target_calls(ep.id)] == [["0"], ["1"], ["2"]]
+    [row] = store.lab.cells(ep.id)  # the cell is stored though no reply was
     assert row.n_calls == 3 and "stopped at 3" in row.stdout
-    assert [m.role for m in store.messages(ep.id)][-1] == "assistant"
+    assert [m.role for m in store.episodes.messages(ep.id)][-1] == "assistant"
 
 
 async def test_a_cell_reaches_no_other_command_or_target(sqlite_url: str) -> None:
@@ -116,14 +116,14 @@ async def test_a_cell_reaches_no_other_command_or_target(sqlite_url: str) -> Non
         "        print(command, '->', str(e)[:60])"
     )
     store, [run] = await run_in_process(sqlite_url, spec([cell(code)]), agent_isolation="none")
-    [ep] = store.episodes(run.id)
-    [row] = store.lab_cells(ep.id)
+    [ep] = store.episodes.of_run(run.id)
+    [row] = store.lab.cells(ep.id)
     lines = row.stdout.splitlines()
     assert len(lines) == 4, row.stdout
     assert lines[0].startswith("call_function -> invalid arguments for call_function")
     assert lines[1].startswith("submit_answer -> unknown command 'submit_answer'")
     assert lines[2].startswith("read_store -> unknown command")
-    assert store.target_calls(ep.id) == [] and ep.target_calls == 0
+    assert store.episodes.target_calls(ep.id) == [] and ep.target_calls == 0
 
 
 async def test_an_answer_may_name_a_function_of_the_lab(sqlite_url: str) -> None:
@@ -135,7 +135,7 @@ async def test_an_answer_may_name_a_function_of_the_lab(sqlite_url: str) -> None
     store, [run] = await run_in_process(
         sqlite_url, spec([define], answer=answer), agent_isolation="none"
     )
-    [ep] = store.episodes(run.id)
+    [ep] = store.episodes.of_run(run.id)
     final = ep.final_answer or ""
     assert "[CODE]: \n```python\n" in final and "lab:f" not in final
     assert "a = 2.0" in final and "b = 1.0" in final and "import numpy as np" in final
@@ -149,7 +149,7 @@ async def test_an_answer_may_name_a_function_of_the_lab(sqlite_url: str) -> None
     store2, [run2] = await run_in_process(
         sqlite_url, spec([define], answer=answer.replace("lab:f", "lab:g")), agent_isolation="none"
     )
-    [ep2] = store2.episodes(run2.id)
+    [ep2] = store2.episodes.of_run(run2.id)
     assert "# lab:g could not be submitted: no variable named 'g'" in (ep2.final_answer or "")
 
 
@@ -175,22 +175,22 @@ async def test_run_python_tool_calls_run_cells(sqlite_url: str) -> None:
         "floor": False,
     }
     store, [run] = await run_in_process(sqlite_url, code_tools, agent_isolation="none")
-    [ep] = store.episodes(run.id)
-    assert [(c.step, c.idx, c.inputs) for c in store.target_calls(ep.id)] == [
+    [ep] = store.episodes.of_run(run.id)
+    assert [(c.step, c.idx, c.inputs) for c in store.episodes.target_calls(ep.id)] == [
         (2, 0, ["1"]),
         (2, 2, ["2"]),  # after the message's two tool calls
     ]
-    [row] = store.lab_cells(ep.id)
+    [row] = store.lab.cells(ep.id)
     assert (row.step, row.idx, row.first_call, row.n_calls, row.value) == (2, 1, 2, 1, "5.0")
-    tools = [m for m in store.messages(ep.id) if m.role == "tool"]
+    tools = [m for m in store.episodes.messages(ep.id) if m.role == "tool"]
     assert parse_cells(tools[1].content)[0].parts["value"] == "5.0"
-    assert [r.name for r in store.tool_calls(ep.id)] == [
+    assert [r.name for r in store.episodes.tool_calls(ep.id)] == [
         "call_function",
         "run_python",
         "submit_answer",
     ]
     assert "# lab:g could not be submitted" in (ep.final_answer or "")
-    assert "run_python" in store.messages(ep.id)[1].content
+    assert "run_python" in store.episodes.messages(ep.id)[1].content
 
 
 def test_an_agent_that_writes_cells_needs_a_code_mode(sqlite_url: str) -> None:
@@ -225,10 +225,10 @@ async def test_the_scripted_code_baseline_in_both_modes(sqlite_url: str, mode: s
         "floor": False,
     }
     store, [run] = await run_in_process(sqlite_url, spec, agent_isolation="none")
-    [ep] = store.episodes(run.id)
+    [ep] = store.episodes.of_run(run.id)
     # the text baseline's batches, from one cell: its 5 calls and 464 inputs, in two rounds
     assert (ep.status, ep.rounds, ep.target_calls, ep.inputs) == ("completed", 2, 5, 464)
-    [row] = store.lab_cells(ep.id)
+    [row] = store.lab.cells(ep.id)
     assert (row.status, row.n_calls) == ("ok", 5)
     code = parse_answer(ep.final_answer or "").code
     scope: dict = {}  # type: ignore[type-arg]
@@ -241,7 +241,7 @@ async def test_a_cell_stops_at_the_episode_s_wall_time_budget(sqlite_url: str) -
     store, [run] = await run_in_process(
         sqlite_url, spec([sleeper], budgets={"max_wall_s": 4}), agent_isolation="none"
     )
-    [ep] = store.episodes(run.id)
+    [ep] = store.episodes.of_run(run.id)
     assert (ep.status, ep.end_reason) == ("budget_exhausted", "wall_time")
-    [row] = store.lab_cells(ep.id)  # stopped at the time the episode had left, not at 60 s
+    [row] = store.lab.cells(ep.id)  # stopped at the time the episode had left, not at 60 s
     assert row.status == "error" and "wall-time limit" in (row.error or ""), row

@@ -25,8 +25,8 @@ BWRAP = {"HARNESS_SANDBOX": "bwrap", "HARNESS_SCORE_HOOK": "default"}
 def _episodes(store: Store, run_id: str) -> dict[str, Any]:
     """target id -> (status, rounds, target calls, inputs, {metric: score status})"""
     out = {}
-    eps = store.episodes(run_id)
-    scores = store.scores([e.id for e in eps])
+    eps = store.episodes.of_run(run_id)
+    scores = store.scores.of_episodes([e.id for e in eps])
     for e in eps:
         mine = {s.metric: s.status for s in scores if s.episode_id == e.id}
         out[e.target_id] = (e.status, e.rounds, e.target_calls, e.inputs, mine)
@@ -34,7 +34,7 @@ def _episodes(store: Store, run_id: str) -> dict[str, Any]:
 
 
 def _last_run(store: Store, agent: str) -> str:
-    runs = [r for r in store.list_runs() if r.agent == agent]
+    runs = [r for r in store.runs.latest() if r.agent == agent]
     return runs[0].id
 
 
@@ -42,7 +42,7 @@ def _text_view(store: Store, episode_id: str) -> list[tuple[str, str]]:
     """(input, output) as a text agent reads the episode's stored target calls in their
     replies (FIND's reply line, read back with the protocol's reader)."""
     pairs: list[tuple[str, str]] = []
-    for c in store.target_calls(episode_id):
+    for c in store.episodes.target_calls(episode_id):
         outs = [CallOutput.model_validate(o) for o in c.outputs]
         pairs += parse_pairs(format_reply(outs), c.inputs, line_only=True)
     return pairs
@@ -63,14 +63,14 @@ def _compare(store: Store, code_agent: str, text_agent: str, rounds: tuple[int, 
         # scored as the text baseline was (the judge's metrics have no judge here: errors both)
         assert scores == t_scores and "ok" in scores.values(), (tid, scores, t_scores)
     agent = get_agent(text_agent)
-    for ep in store.episodes(_last_run(store, code_agent)):
+    for ep in store.episodes.of_run(_last_run(store, code_agent)):
         pairs = _text_view(store, ep.id)
         if text_agent == "scripted-numeric":
             expected = agent.conclude([Observation(x=x, y=y) for x, y in pairs])
         else:
             expected = agent.conclude(pairs)
         assert ep.final_answer == expected, ep.target_id
-        [row] = store.lab_cells(ep.id)
+        [row] = store.lab.cells(ep.id)
         assert row.status == "ok" and row.n_calls == ep.target_calls
 
 

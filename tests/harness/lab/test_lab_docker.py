@@ -210,19 +210,19 @@ def test_a_code_mode_run_with_its_lab_in_docker(
     t1 = time.time()
     assert p.returncode == 0, p.stdout + p.stderr
     store = Store(make_engine(db))
-    [run] = store.list_runs()
-    [ep] = store.episodes(run.id)
+    [run] = store.runs.latest()
+    [ep] = store.episodes.of_run(run.id)
     assert (ep.status, ep.rounds) == ("completed", 2)
-    [row] = store.lab_cells(ep.id)
+    [row] = store.lab.cells(ep.id)
     assert row.status == "ok" and row.n_calls == ep.target_calls > 0
     # the answer is the text baseline's conclusion on the outputs the cell's calls got
     pairs: list[tuple[str, str]] = []
-    for c in store.target_calls(ep.id):
+    for c in store.episodes.target_calls(ep.id):
         outs = [CallOutput.model_validate(o) for o in c.outputs]
         pairs += parse_pairs(format_reply(outs), c.inputs, line_only=True)
     expected = get_agent("scripted-numeric").conclude([Observation(x=x, y=y) for x, y in pairs])
     assert ep.final_answer == expected
-    scores = {s.metric: s.status for s in store.scores([ep.id])}
+    scores = {s.metric: s.status for s in store.scores.of_episodes([ep.id])}
     assert "ok" in scores.values(), scores
     # this process (the CLI ran in it) started two lab containers: the preflight's check and
     # the episode's lab

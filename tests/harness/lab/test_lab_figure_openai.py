@@ -56,12 +56,12 @@ def test_openai_agent_gets_a_cells_figure_as_an_image_part_and_answers(
         stub.close()
     assert p.returncode == 0, p.stdout + p.stderr
     store = Store(make_engine(db))
-    [run] = store.list_runs()
-    [ep] = store.episodes(run.id)
+    [run] = store.runs.latest()
+    [ep] = store.episodes.of_run(run.id)
     assert (ep.status, ep.end_reason, ep.rounds, ep.target_calls) == (
         "completed", "description", 2, 1,
     )  # fmt: skip
-    [fig] = store.lab_figures(ep.id)
+    [fig] = store.lab.figures(ep.id)
     assert (fig.step, fig.cell_idx, fig.index, fig.width, fig.height) == (2, 0, 0, 640, 480)
 
     posts = stub.posts()
@@ -72,7 +72,7 @@ def test_openai_agent_gets_a_cells_figure_as_an_image_part_and_answers(
     assert reply["role"] == "user" and isinstance(reply["content"], list)
     text, image = reply["content"]
     assert text["type"] == "text" and "[figure 1: 640x480 PNG]" in text["text"]
-    assert text["text"] == store.messages(ep.id)[3].content
+    assert text["text"] == store.episodes.messages(ep.id)[3].content
     assert image["type"] == "image_url"
     url = image["image_url"]["url"]
     assert url.startswith(DATA_URL)
@@ -80,5 +80,5 @@ def test_openai_agent_gets_a_cells_figure_as_an_image_part_and_answers(
     assert sum(json.dumps(m).count(DATA_URL) for m in posts[1]["messages"]) == 1
 
     assert ep.final_answer == ANSWER
-    scores = store.scores([ep.id])
+    scores = store.scores.of_episodes([ep.id])
     assert scores and any(s.status == "ok" for s in scores), [(s.metric, s.status) for s in scores]

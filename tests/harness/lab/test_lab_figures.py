@@ -141,15 +141,15 @@ async def test_figures_are_stored_with_the_reply_and_given_to_the_agent(sqlite_u
         sqlite_url, spec([cell(code), cell("1 + 1")]), agent_isolation="none"
     )
     assert run.status == "completed"
-    [ep] = store.episodes(run.id)
+    [ep] = store.episodes.of_run(run.id)
     assert (ep.status, ep.target_calls) == ("completed", 1)
-    rows = store.lab_figures(ep.id)
+    rows = store.lab.figures(ep.id)
     assert [(f.step, f.cell_idx, f.index, f.width, f.height) for f in rows] == [
         (2, 0, 0, 640, 480),
         (2, 0, 1, 300, 200),
     ]
     assert all(png_size(f.png, 1 << 20) == (f.width, f.height) for f in rows)
-    reply = store.messages(ep.id)[3].content
+    reply = store.episodes.messages(ep.id)[3].content
     assert "[figure 1: 640x480 PNG]\n[figure 2: 300x200 PNG]\n[end of cell 1]" in reply
     # the agent got the stored bytes as the reply's images; the next reply has none
     conv = CellScriptAgent.seen[-1]
@@ -183,17 +183,17 @@ async def test_forged_figures_are_refused_and_nothing_of_them_is_stored(sqlite_u
         sqlite_url, spec([cell(FORGE), cell(TOO_MANY), cell("'after'")]), agent_isolation="none"
     )
     assert run.status == "completed"
-    [ep] = store.episodes(run.id)
+    [ep] = store.episodes.of_run(run.id)
     assert (ep.status, ep.error) == ("completed", None)
-    assert store.lab_figures(ep.id) == []
-    msgs = store.messages(ep.id)
+    assert store.lab.figures(ep.id) == []
+    msgs = store.episodes.messages(ep.id)
     forged = msgs[3].content
     assert "[a figure was refused: not a PNG image]" in forged
     assert "[a figure was refused: 60000x60000 pixels, over 4096 a side]" in forged
     assert "[a figure was refused: not base64]" in forged
     assert "[figure 1" not in forged and "canary-figure" not in forged
     # a frame over the channel's bound breaks the lab (restarted, said so); the episode goes on
-    cells = store.lab_cells(ep.id)
+    cells = store.lab.cells(ep.id)
     assert [c.status for c in cells] == ["ok", "restarted", "ok"]
     assert "invalid message on its channel" in (cells[1].error or "")
     assert parse_cells(msgs[7].content)[0].parts["value"] == "'after'"
@@ -212,12 +212,12 @@ def test_a_resumed_episode_gives_the_agent_the_stored_figures_again(
     from interp_harness.harness.store.repo import Store
 
     store = Store(make_engine(sqlite_url))
-    run = store.create_run(RunSpec(agent="x", dataset="orch-test"), [F0])
+    run = store.runs.create(RunSpec(agent="x", dataset="orch-test"), [F0])
     row = {"idx": 0, "target_id": F0, "dataset": "orch-test", "family": "numeric"}
-    store.ensure_episodes(run.id, [{**row, "variant": "clean"}])
-    [ep] = store.episodes(run.id)
+    store.episodes.ensure(run.id, [{**row, "variant": "clean"}])
+    [ep] = store.episodes.of_run(run.id)
     calls = [{"id": f"c{i}", "name": "run_python", "arguments": {"code": "p()"}} for i in (0, 1)]
-    store.add_messages(
+    store.episodes.add_messages(
         ep.id,
         [
             {"step": 0, "role": "system", "content": "s"},
@@ -229,7 +229,7 @@ def test_a_resumed_episode_gives_the_agent_the_stored_figures_again(
         ],
     )  # fmt: skip
     first, second = png(4, 3), png(5, 2)
-    store.add_lab_figures(
+    store.lab.add_figures(
         ep.id,
         [
             {"step": 2, "cell_idx": 1, "index": 0, "png": first, "width": 4, "height": 3},
@@ -238,7 +238,7 @@ def test_a_resumed_episode_gives_the_agent_the_stored_figures_again(
     )
     runner = EpisodeRunner.__new__(EpisodeRunner)  # only what the two methods read
     runner.store, runner.ep, runner.mode = store, ep, mode
-    conv = EpisodeRunner._conversation(store.messages(ep.id), runner._stored_images())
+    conv = EpisodeRunner._conversation(store.episodes.messages(ep.id), runner._stored_images())
     with_images = {m.content: [i.png for i in m.images] for m in conv if m.images}
     assert with_images == {"r1" if mode == "code-tools" else "r0": [first, second]}
 
@@ -252,11 +252,11 @@ async def test_in_code_tools_a_figure_goes_with_its_run_python_result(sqlite_url
     store, [run] = await run_in_process(
         sqlite_url, {**body, "protocol": {"mode": "code-tools"}}, agent_isolation="none"
     )
-    [ep] = store.episodes(run.id)
+    [ep] = store.episodes.of_run(run.id)
     assert (ep.status, ep.end_reason) == ("completed", "submit_answer")
-    [fig] = store.lab_figures(ep.id)
+    [fig] = store.lab.figures(ep.id)
     assert (fig.step, fig.cell_idx, fig.index, fig.width, fig.height) == (2, 1, 0, 640, 480)
-    tools = [m for m in store.messages(ep.id) if m.role == "tool"]
+    tools = [m for m in store.episodes.messages(ep.id) if m.role == "tool"]
     assert [(m.step, m.tool_call_id) for m in tools] == [(3, "c0"), (4, "c1")]
     assert "[figure 1: 640x480 PNG]" in tools[1].content
     last = PlotToolsAgent.seen[-1]

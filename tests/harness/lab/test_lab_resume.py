@@ -64,10 +64,10 @@ def test_kill_9_mid_episode_and_resume_rebuilds_the_lab(
         cli.wait()
 
     store = Store(make_engine(db, upgrade=False))
-    [run] = store.list_runs()
-    [ep] = store.episodes(run.id)
+    [run] = store.runs.latest()
+    [ep] = store.episodes.of_run(run.id)
     assert ep.status == "running"  # really killed mid-episode
-    before = [(c.number, c.status, c.stdout) for c in store.lab_cells(ep.id)]
+    before = [(c.number, c.status, c.stdout) for c in store.lab.cells(ep.id)]
     assert before == [(1, "ok", ""), (2, "ok", "before [3.0, 5.0, 7.0] [21.0]\n")]
 
     gate.touch()
@@ -75,9 +75,9 @@ def test_kill_9_mid_episode_and_resume_rebuilds_the_lab(
     done = asyncio.run(resume_in_process(store, run.id, agent_isolation="none"))
     assert done.status == "completed", done
 
-    [ep] = store.episodes(run.id)
+    [ep] = store.episodes.of_run(run.id)
     assert (ep.status, ep.end_reason, ep.rounds) == ("completed", "description", 3)
-    cells = store.lab_cells(ep.id)
+    cells = store.lab.cells(ep.id)
     assert [(c.step, c.idx, c.number, c.status) for c in cells] == [
         (2, 0, 1, "ok"),
         (2, 1, 2, "ok"),
@@ -85,14 +85,14 @@ def test_kill_9_mid_episode_and_resume_rebuilds_the_lab(
     ]
     # the cell after the resume saw the import, ys, zs and g of the cells before the kill
     assert cells[2].stdout == "after 15.0 [21.0] [201.0] 11\n", cells[2]
-    reply = store.messages(ep.id)[5].content
+    reply = store.episodes.messages(ep.id)[5].content
     assert reply.startswith("Response: cell 3 ran (1 target call).")  # no note: nothing lost
     assert parse_cells(reply)[0].stdout == cells[2].stdout
     # the answer's lab:g is the source of g, defined before the kill
     assert "def g(x):\n    return 2 * x + 1" in (ep.final_answer or "")
 
     # every target call stored once, made once: the replay answered from the store
-    calls = [(c.step, c.idx, c.inputs) for c in store.target_calls(ep.id)]
+    calls = [(c.step, c.idx, c.inputs) for c in store.episodes.target_calls(ep.id)]
     assert calls == [(2, 0, ["4"]), (2, 1, ["1", "2", "3"]), (2, 2, ["10"]), (4, 0, ["100"])]
     assert ep.target_calls == 4
     made = Counter(tuple(r["inputs"]) for r in lines(call_log) if r["target"] == TARGET)

@@ -118,9 +118,9 @@ def test_cells_over_mcp_are_metered_recorded_and_budgeted(tmp_path: Path) -> Non
             proc.kill()
             proc.wait()
     store = Store(make_engine(f"sqlite:///{db}"))
-    [run] = store.list_runs()
+    [run] = store.runs.latest()
     assert run.spec["protocol"]["mode"] == "code-tools"
-    eps = {e.target_id: e for e in store.episodes(run.id)}
+    eps = {e.target_id: e for e in store.episodes.of_run(run.id)}
 
     # what the client is offered: the commands and run_python, and the lab in the task
     names = [s.name for s in benchmark("numeric").commands]
@@ -133,18 +133,18 @@ def test_cells_over_mcp_are_metered_recorded_and_budgeted(tmp_path: Path) -> Non
     assert not is_error and text.startswith("Response: cell 1 ran (2 target calls).")
     [reply] = parse_cells(text)
     ep = eps[TARGETS[0]]
-    calls = store.target_calls(ep.id)
+    calls = store.episodes.target_calls(ep.id)
     assert [c.inputs for c in calls] == [["1", "2", "3"], ["4"]]
     assert [c.idx for c in calls] == [1, 2] and calls[0].step == calls[1].step
     assert ast.literal_eval(reply.stdout.strip()) == values(calls[0])
     assert ast.literal_eval(reply.parts["value"]) == values(calls[1])[0]
-    [cell] = store.lab_cells(ep.id)
+    [cell] = store.lab.cells(ep.id)
     assert (cell.step, cell.idx, cell.number, cell.status) == (calls[0].step, 0, 1, "ok")
     assert (cell.first_call, cell.n_calls, cell.code) == (1, 2, CELL)
     assert seen_a["submitted"] == "answer submitted; the episode has ended"
     assert (ep.status, ep.end_reason) == ("completed", "submit_answer")
     assert (ep.target_calls, ep.inputs) == (2, 4)
-    assert "def g(x):\n    return 2 * x" in (store.get_episode(ep.id).final_answer or "")
+    assert "def g(x):\n    return 2 * x" in (store.episodes.get(ep.id).final_answer or "")
 
     # B: the cell's fourth call is past the budget: refused in the cell, the three before it
     # stored, the episode ended after the cell, and its client told so
@@ -153,9 +153,9 @@ def test_cells_over_mcp_are_metered_recorded_and_budgeted(tmp_path: Path) -> Non
     ep = eps[TARGETS[1]]
     assert (ep.status, ep.end_reason) == ("budget_exhausted", "target_calls")
     assert (ep.target_calls, ep.inputs) == (BUDGET, BUDGET)
-    assert [c.inputs for c in store.target_calls(ep.id)] == [["0"], ["1"], ["2"]]
-    [cell] = store.lab_cells(ep.id)
+    assert [c.inputs for c in store.episodes.target_calls(ep.id)] == [["0"], ["1"], ["2"]]
+    [cell] = store.lab.cells(ep.id)
     assert (cell.status, cell.n_calls) == ("error", BUDGET)
     assert "BudgetExhausted" in (cell.error or "")
-    [row] = store.tool_calls(ep.id)
+    [row] = store.episodes.tool_calls(ep.id)
     assert row.name == "run_python" and "raised an error (3 target calls)" in row.result

@@ -120,15 +120,15 @@ class Served:
 def stored(store: Store) -> dict[str, Any]:
     """Per target: its tool calls in order (name, arguments, result, error), its answer, scores,
     status; the call ids are left out (the native adapter's `call_<n>`, MCP's `mcp_<n>`)."""
-    [run] = store.list_runs()
+    [run] = store.runs.latest()
     out = {}
-    for ep in store.episodes(run.id):
-        rows = store.tool_calls(ep.id)
+    for ep in store.episodes.of_run(run.id):
+        rows = store.episodes.tool_calls(ep.id)
         out[ep.target_id] = {
             "calls": [(r.name, r.arguments, r.result, r.error) for r in rows],
             "answer": ep.final_answer,
             "status": (ep.status, ep.end_reason),
-            "scores": {s.metric: s.value for s in store.scores([ep.id])},
+            "scores": {s.metric: s.value for s in store.scores.of_episodes([ep.id])},
         }
     return out
 
@@ -224,7 +224,7 @@ def test_a_stopped_external_run_resumes_with_new_tokens(tmp_path: Path) -> None:
         assert served.proc.wait(timeout=120) != 0
     finally:
         served.kill()
-    [run] = Store(make_engine(f"sqlite:///{served.db}")).list_runs()
+    [run] = Store(make_engine(f"sqlite:///{served.db}")).runs.latest()
     served.endpoints_file.unlink()
     resumed = Served(tmp_path, "numeric", [], resume=run.id)
     try:

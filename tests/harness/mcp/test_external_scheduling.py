@@ -50,10 +50,10 @@ async def test_an_external_run_without_clients_leaves_the_slots_to_other_runs(tm
     try:
 
         def view() -> list[str]:
-            return run_detail(store, store.get_run(ext.id)).waiting  # type: ignore[arg-type]
+            return run_detail(store, store.runs.get(ext.id)).waiting  # type: ignore[arg-type]
 
         await _until(lambda: len(view()) == 2, "the external run says what it waits for")
-        eps = store.episodes(ext.id)
+        eps = store.episodes.of_run(ext.id)
         waiting = [f"waiting for an MCP client to connect to episode {e.idx} ({e.id})" for e in eps]
         assert view() == waiting
         # submitted after it: runs to its end on the two slots the external run does not hold
@@ -62,8 +62,8 @@ async def test_an_external_run_without_clients_leaves_the_slots_to_other_runs(tm
         async with asyncio.timeout(TIMEOUT_S):
             done = await sched.wait_run(scripted.id, poll_s=0.05)
         assert done.status == "completed"
-        assert {e.status for e in store.episodes(ext.id)} == {"queued"}
-        assert store.get_run(ext.id).status == "running"  # type: ignore[union-attr]
+        assert {e.status for e in store.episodes.of_run(ext.id)} == {"queued"}
+        assert store.runs.get(ext.id).status == "running"  # type: ignore[union-attr]
         assert view() == waiting
 
         # the first episode's client comes: its episode starts and runs to its answer
@@ -71,7 +71,10 @@ async def test_an_external_run_without_clients_leaves_the_slots_to_other_runs(tm
         seen = await drive(first.url, first.token, get_agent("scripted-numeric"), "numeric")
         assert seen[-1]["text"] == "answer submitted; the episode has ended"
         await _until(
-            lambda: store.get_episode(first.episode_id).status == "completed",  # type: ignore[union-attr]
+            lambda: (
+                store.episodes.get(first.episode_id).status  # type: ignore[union-attr]
+                == "completed"
+            ),
             "the served episode completes",
         )
         assert view() == waiting[1:]  # the other one still waits, holding no slot

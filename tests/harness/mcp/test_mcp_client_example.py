@@ -89,14 +89,14 @@ def test_the_example_script_runs_an_episode_over_mcp(tmp_path: Path) -> None:
     assert replies[1] == "is_error=False: answer submitted; the episode has ended"
     # what the script printed is what the episode stored for its one target call
     store = Store(make_engine(f"sqlite:///{db}"))
-    [run] = store.list_runs()
-    [episode] = store.episodes(run.id)
+    [run] = store.runs.latest()
+    [episode] = store.episodes.of_run(run.id)
     assert (episode.target_id, episode.status, episode.end_reason) == (
         TARGET,
         "completed",
         "submit_answer",
     )
-    call = store.tool_calls(episode.id)[0]
+    call = store.episodes.tool_calls(episode.id)[0]
     assert (call.name, call.arguments, call.error) == ("call_function", {"inputs": INPUTS}, None)
     assert call.result.startswith("Response: Function input - output pairs: (-2, ")
     assert replies[0] == f"is_error=False: {call.result}".splitlines()[0]

@@ -81,4 +81,4 @@ def test_runs_show_has_a_score_per_episode(tmp_path: Path) -> None:
     assert "score: code_success, the headline metric" in r.stdout
     assert [row[at:].split()[0] for row in rows] == ["1", "0", "1", "1", "-"]
     assert "infrastructure" in rows[4]
-    assert all(e.id in r.stdout for e in open_store(url).episodes(numeric))  # whole ids
+    assert all(e.id in r.stdout for e in open_store(url).episodes.of_run(numeric))  # whole ids

@@ -21,23 +21,23 @@ def test_resumed_epochs_run_adds_only_missing_episodes(tmp_path: Path) -> None:
     cats = CatalogCache()
     spec = {"agent": "interpolation", "dataset": "find-gen", "ids": IDS, "epochs": 3}
     run = create_run(store, RunSpec.model_validate(spec), cats)
-    assert store.floor_run(run.id) is None  # interpolation is its own floor
+    assert store.runs.floor(run.id) is None  # interpolation is its own floor
     # the crash: only the first epoch's episodes were stored, and the first of them ran
-    store.ensure_episodes(
+    store.episodes.ensure(
         run.id,
         [
             {"idx": i, "target_id": t, "dataset": "find-gen", "family": "numeric", "variant": v}
             for i, (t, v) in enumerate(zip(IDS, ("clean", "clean"), strict=True))
         ],
     )
-    first = store.episodes(run.id)[0]
-    store.start_episode(first.id, run.id)
-    store.finish_episode(first.id, run.id, status="completed", end_reason="description")
+    first = store.episodes.of_run(run.id)[0]
+    store.episodes.start(first.id, run.id)
+    store.episodes.finish(first.id, run.id, status="completed", end_reason="description")
 
     rs = asyncio.run(load_run(store, cats, run))
     for _ in range(2):  # twice: a second resume changes nothing
         store_episodes(store, run, rs)
-    eps = store.episodes(run.id)
+    eps = store.episodes.of_run(run.id)
     assert [(e.idx, e.target_id) for e in eps] == [(i, IDS[i % 2]) for i in range(6)]
     assert eps[0].id == first.id and eps[0].status == "completed"
     assert [e.status for e in eps[1:]] == ["queued"] * 5
@@ -47,6 +47,6 @@ def test_floor_of_an_epochs_run_has_one_epoch(tmp_path: Path) -> None:
     store = open_store(f"sqlite:///{tmp_path / 'h.db'}")
     spec = {"agent": "orch_agents:ProbeAgent", "dataset": "find-gen", "ids": IDS, "epochs": 4}
     run = create_run(store, RunSpec.model_validate(spec), CatalogCache())
-    floor = store.floor_run(run.id)
+    floor = store.runs.floor(run.id)
     assert floor is not None and floor.agent == "interpolation"
     assert (run.spec["epochs"], floor.spec["epochs"]) == (4, 1)

@@ -65,15 +65,15 @@ def test_cancel_a_run_another_process_executes(db_url: str, tmp_path) -> None:
     try:
         wait_for(lambda: len(records(rec)) >= 4, 120, 0.05)  # both episodes running
         store = store_of(db_url)
-        run = store.list_runs(limit=1)[0]
-        assert store.episode_counts(run.id) == {"running": 2}
+        run = store.runs.latest(limit=1)[0]
+        assert store.episodes.counts(run.id) == {"running": 2}
         done = _cancel(env, run.id)
         assert done.returncode == 0, done.stderr
         cancelled_at = time.time()
         # when the command returns, the owner has ended every episode
-        eps = store.episodes(run.id)
+        eps = store.episodes.of_run(run.id)
         assert [(e.status, e.end_reason) for e in eps] == [("cancelled", "cancelled")] * 2
-        assert store.get_run(run.id).status == "cancelled"
+        assert store.runs.get(run.id).status == "cancelled"
         out, err = cli.communicate(timeout=120)
     finally:
         if cli.poll() is None:
@@ -96,14 +96,14 @@ def test_cancel_a_run_whose_owner_died(sqlite_url: str, tmp_path) -> None:
         os.kill(cli.pid, signal.SIGKILL)
         cli.wait()
     store = store_of(sqlite_url)
-    run = store.list_runs(limit=1)[0]
-    assert store.episode_counts(run.id) == {"running": 2}
+    run = store.runs.latest(limit=1)[0]
+    assert store.episodes.counts(run.id) == {"running": 2}
     done = _cancel(env, run.id)
     assert done.returncode == 0, done.stderr
-    assert store.get_run(run.id).status == "cancelled"
-    eps = store.episodes(run.id)
+    assert store.runs.get(run.id).status == "cancelled"
+    eps = store.episodes.of_run(run.id)
     assert [(e.status, e.end_reason) for e in eps] == [("cancelled", "cancelled")] * 2
-    finished = [e.data for e in store.events(run.id) if e.kind == "episode_finished"]
+    finished = [e.data for e in store.events.of_run(run.id) if e.kind == "episode_finished"]
     assert [d["status"] for d in finished] == ["cancelled", "cancelled"]
 
 
@@ -122,7 +122,7 @@ async def test_step_that_never_returns_ends_as_agent_error(sqlite_url: str, tmp_
         run_in_process(sqlite_url, spec, agent_step_timeout_s=2), 120
     )
     took = time.monotonic() - t0
-    [ep] = store.episodes(run.id)
+    [ep] = store.episodes.of_run(run.id)
     assert (ep.status, ep.end_reason, ep.error_category) == ("error", "agent_error", "agent")
     assert "agent step timed out" in ep.error and "2 s" in ep.error, ep.error
     assert run.status == "failed"

@@ -39,9 +39,10 @@ def test_kill_9_and_resume(db_url: str, start_server, tmp_path) -> None:  # type
     srv.kill9()
 
     store = Store(make_engine(db_url, upgrade=False))
-    assert store.get_run(run_id).status == "running"
+    assert store.runs.get(run_id).status == "running"
     before = {
-        e.id: [(m.step, m.content) for m in store.messages(e.id)] for e in store.episodes(run_id)
+        e.id: [(m.step, m.content) for m in store.episodes.messages(e.id)]
+        for e in store.episodes.of_run(run_id)
     }
     # really interrupted mid-episode (the other episode may not have started, or have finished)
     assert any(2 < len(v) < 2 * N + 3 for v in before.values()), before
@@ -49,9 +50,9 @@ def test_kill_9_and_resume(db_url: str, start_server, tmp_path) -> None:  # type
     srv2 = start_server(db_url, **env)
     wait_for(lambda: httpx.get(f"{srv2.url}/runs/{run_id}").json()["status"] == "completed", 90)
 
-    eps = store.episodes(run_id)
+    eps = store.episodes.of_run(run_id)
     for ep, (a, b) in zip(eps, AFFINE, strict=True):
-        msgs = store.messages(ep.id)
+        msgs = store.episodes.messages(ep.id)
         # the steps stored before the crash are untouched, and nothing is missing or repeated
         assert [(m.step, m.content) for m in msgs][: len(before[ep.id])] == before[ep.id]
         assert [m.step for m in msgs] == list(range(2 * N + 3))
@@ -62,10 +63,11 @@ def test_kill_9_and_resume(db_url: str, start_server, tmp_path) -> None:  # type
         assert replies == [
             f"Response: Function input - output pairs: ({k}, {a * k + b}) \n" for k in range(N)
         ]
-        calls = store.target_calls(ep.id)
+        calls = store.episodes.target_calls(ep.id)
         assert [(c.step, c.inputs) for c in calls] == [(2 + 2 * k, [str(k)]) for k in range(N)]
         assert (ep.status, ep.rounds, ep.target_calls) == ("completed", N + 1, N)
-        assert {s.metric: s.value for s in store.scores([ep.id])} == {"answered": 1.0, "calls": N}
+        scores = store.scores.of_episodes([ep.id])
+        assert {s.metric: s.value for s in scores} == {"answered": 1.0, "calls": N}
 
     # executions seen by the targets themselves: each command ran once, except at most the one
     # in flight when the server died (its result was never stored, so it ran again on resume)

@@ -38,8 +38,8 @@ def find_prompt(name: str) -> str:
 async def test_transcript_of_an_interactive_episode(sqlite_url: str) -> None:
     store, [run] = await run_in_process(sqlite_url, spec(agent_options={"n_calls": 3}))
     assert run.status == "completed"
-    [ep] = store.episodes(run.id)
-    msgs = store.messages(ep.id)
+    [ep] = store.episodes.of_run(run.id)
+    msgs = store.episodes.messages(ep.id)
     assert [m.step for m in msgs] == list(range(9))
     assert [m.role for m in msgs] == ["system", "user"] + ["assistant", "user"] * 3 + ["assistant"]
     system = msgs[0].content
@@ -51,7 +51,7 @@ async def test_transcript_of_an_interactive_episode(sqlite_url: str) -> None:
     assert msgs[5].content == "Response: Function input - output pairs: (1, 3.0) \n"
     assert msgs[7].content == "Response: Function input - output pairs: (2, 5.0) \n"
     assert msgs[8].content.startswith("[DESCRIPTION]: affine map; last pair [('2', '5.0')]")
-    assert [(c.step, c.inputs) for c in store.target_calls(ep.id)] == [
+    assert [(c.step, c.inputs) for c in store.episodes.target_calls(ep.id)] == [
         (2, ["0"]),
         (4, ["1"]),
         (6, ["2"]),
@@ -64,7 +64,7 @@ async def test_transcript_of_an_interactive_episode(sqlite_url: str) -> None:
     assert (ep.rounds, ep.target_calls, ep.inputs) == (4, 3, 3)
     assert (ep.prompt_tokens, ep.completion_tokens) == (40, 20)
     assert ep.cost_usd == pytest.approx(0.004)
-    scores = {s.metric: s.value for s in store.scores([ep.id])}
+    scores = {s.metric: s.value for s in store.scores.of_episodes([ep.id])}
     assert scores == {"answered": 1.0, "calls": 3.0}
 
 
@@ -90,21 +90,21 @@ def test_own_prompts_when_find_files_are_absent(tmp_path, monkeypatch) -> None: 
 async def test_round_cap_default_mode(sqlite_url: str) -> None:
     s = spec("orch_agents:SilentAgent", budgets={"max_rounds": 3})
     store, [run] = await run_in_process(sqlite_url, s)
-    [ep] = store.episodes(run.id)
-    msgs = store.messages(ep.id)
+    [ep] = store.episodes.of_run(run.id)
+    msgs = store.episodes.messages(ep.id)
     assert sum(m.role == "assistant" for m in msgs) == 3
     assert [m.content for m in msgs if m.role == "user"][1:] == ["Response: " + NO_COMMAND_HINT] * 2
     assert (ep.status, ep.end_reason, ep.final_answer) == ("budget_exhausted", "rounds", "")
     # the agent failed to answer within its rounds: scored (as FIND scores an empty answer)
-    assert {s.metric: s.value for s in store.scores([ep.id])}["answered"] == 0.0
+    assert {s.metric: s.value for s in store.scores.of_episodes([ep.id])}["answered"] == 0.0
     assert run.status == "completed"
 
 
 async def test_find_compat_allows_21_rounds_and_resets_on_no_command(sqlite_url: str) -> None:
     s = spec("orch_agents:SilentAgent", protocol={"mode": "find-compat"})
     store, [run] = await run_in_process(sqlite_url, s)
-    [ep] = store.episodes(run.id)
-    msgs = store.messages(ep.id)
+    [ep] = store.episodes.of_run(run.id)
+    msgs = store.episodes.messages(ep.id)
     assert sum(m.role == "assistant" for m in msgs) == 21  # FIND's `round_count > 20`
     resets = [m for m in msgs if m.role == "user" and m.resets_context]
     assert len(resets) == 20
@@ -134,9 +134,9 @@ async def test_find_compat_allows_21_rounds_and_resets_on_no_command(sqlite_url:
 async def test_commands_per_message(sqlite_url: str, mode: str, calls, reply) -> None:  # type: ignore[no-untyped-def]
     s = spec("orch_agents:TwoCommandsAgent", protocol={"mode": mode})
     store, [run] = await run_in_process(sqlite_url, s)
-    [ep] = store.episodes(run.id)
-    assert [c.inputs for c in store.target_calls(ep.id)] == calls
-    assert store.messages(ep.id)[3].content == reply
+    [ep] = store.episodes.of_run(run.id)
+    assert [c.inputs for c in store.episodes.target_calls(ep.id)] == calls
+    assert store.episodes.messages(ep.id)[3].content == reply
     assert ep.target_calls == len(calls)
 
 
@@ -150,10 +150,10 @@ async def test_commands_per_message(sqlite_url: str, mode: str, calls, reply) ->
 async def test_budgets_end_the_episode(sqlite_url: str, budgets, reason, rounds, calls) -> None:  # type: ignore[no-untyped-def]
     s = spec(agent_options={"n_calls": 10}, budgets=budgets)
     store, [run] = await run_in_process(sqlite_url, s)
-    [ep] = store.episodes(run.id)
+    [ep] = store.episodes.of_run(run.id)
     assert (ep.status, ep.end_reason) == ("budget_exhausted", reason)
     assert (ep.rounds, ep.target_calls) == (rounds, calls)
-    assert len(store.target_calls(ep.id)) == calls
+    assert len(store.episodes.target_calls(ep.id)) == calls
 
 
 async def test_calls_made_before_the_target_call_budget_ends_a_message_are_stored(
@@ -163,9 +163,10 @@ async def test_calls_made_before_the_target_call_budget_ends_a_message_are_store
     the counters), the second does not run."""
     s = spec("orch_agents:TwoCommandsAgent", budgets={"max_target_calls": 1})
     store, [run] = await run_in_process(sqlite_url, s)
-    [ep] = store.episodes(run.id)
+    [ep] = store.episodes.of_run(run.id)
     assert (ep.status, ep.end_reason) == ("budget_exhausted", "target_calls")
-    assert [(c.step, c.idx, c.inputs) for c in store.target_calls(ep.id)] == [(2, 0, ["1", "2"])]
+    calls = store.episodes.target_calls(ep.id)
+    assert [(c.step, c.idx, c.inputs) for c in calls] == [(2, 0, ["1", "2"])]
     assert (ep.target_calls, ep.inputs) == (1, 2)
 
 
@@ -175,7 +176,7 @@ async def test_wall_time_budget(sqlite_url: str) -> None:
     # because a loaded CI machine adds most of a second before the first call.
     s = spec(agent_options={"n_calls": 10, "delay": 3.0}, budgets={"max_wall_s": 1.0})
     store, [run] = await run_in_process(sqlite_url, s)
-    [ep] = store.episodes(run.id)
+    [ep] = store.episodes.of_run(run.id)
     assert (ep.status, ep.end_reason) == ("budget_exhausted", "wall_time")
     assert ep.rounds == 0
     assert 1.0 <= ep.active_s < 3.0
@@ -183,10 +184,10 @@ async def test_wall_time_budget(sqlite_url: str) -> None:
 
 async def test_agent_failure_is_an_error_state_not_a_score(sqlite_url: str) -> None:
     store, [run] = await run_in_process(sqlite_url, spec("orch_agents:FailingAgent", ids=[F0, F1]))
-    eps = store.episodes(run.id)
+    eps = store.episodes.of_run(run.id)
     assert {(e.status, e.error_category) for e in eps} == {("error", "agent")}
     assert all("insufficient credits" in e.error for e in eps)
-    assert store.run_scores(run.id) == []  # never a 0
+    assert store.scores.of_run(run.id) == []  # never a 0
     assert run.status == "failed" and run.error == "every episode ended in error"
 
 
@@ -194,8 +195,8 @@ async def test_scoring_hook_failure_is_recorded_as_infrastructure_error(sqlite_u
     import orch_plugin
 
     store, [run] = await run_in_process(sqlite_url, spec(), hook=orch_plugin.failing_hook)
-    [ep] = store.episodes(run.id)
-    [score] = store.scores([ep.id])
+    [ep] = store.episodes.of_run(run.id)
+    [score] = store.scores.of_episodes([ep.id])
     assert (score.metric, score.status, score.error_category, score.value) == (
         "scoring",
         "error",
@@ -210,8 +211,8 @@ async def test_exemplar_initialisation_and_entity_replies(sqlite_url: str) -> No
     s = spec("orch_agents:EchoAgent", ids=[E0], protocol={"method": "exemplars"})
     # in-process (agent isolation none) so that the test can read what the agent was shown
     store, [run] = await run_in_process(sqlite_url, s, agent_isolation="none")
-    [ep] = store.episodes(run.id)
-    msgs = store.messages(ep.id)
+    [ep] = store.episodes.of_run(run.id)
+    msgs = store.episodes.messages(ep.id)
     hint = (
         '\nWe advise you to start with the following words: ["Paris", "L\\u00f3pez Obrador", "dog"]'
     )
@@ -234,8 +235,8 @@ async def test_exemplar_initialisation_and_entity_replies(sqlite_url: str) -> No
 async def test_single_round_method_stops_after_two_messages(sqlite_url: str) -> None:
     s = spec(ids=[E0], agent_options={"n_calls": 5}, protocol={"method": "single_round"})
     store, [run] = await run_in_process(sqlite_url, s)
-    [ep] = store.episodes(run.id)
-    msgs = store.messages(ep.id)
+    [ep] = store.episodes.of_run(run.id)
+    msgs = store.episodes.messages(ep.id)
     assert [m.role for m in msgs] == ["system", "user", "assistant", "user", "assistant"]
     assert (ep.status, ep.end_reason) == ("completed", "single_round")
     assert (
@@ -259,7 +260,7 @@ async def test_resume_executes_a_stored_command_once_and_continues(sqlite_url: s
 
     store = Store(make_engine(sqlite_url))
     run = create_run(store, RunSpec.model_validate(spec()), CatalogCache())
-    store.ensure_episodes(
+    store.episodes.ensure(
         run.id,
         [
             {
@@ -271,10 +272,10 @@ async def test_resume_executes_a_stored_command_once_and_continues(sqlite_url: s
             }
         ],
     )
-    [ep] = store.episodes(run.id)
-    store.set_run_status(run.id, "running")
-    store.update_episode(ep.id, status="running")
-    store.add_messages(
+    [ep] = store.episodes.of_run(run.id)
+    store.runs.set_status(run.id, "running")
+    store.episodes.update(ep.id, status="running")
+    store.episodes.add_messages(
         ep.id,
         [
             {"step": 0, "role": "system", "content": prompts.SYSTEM_PROMPT},
@@ -284,11 +285,11 @@ async def test_resume_executes_a_stored_command_once_and_continues(sqlite_url: s
     )
     run = await resume_in_process(store, run.id)
     assert run.status == "completed"
-    msgs = store.messages(ep.id)
+    msgs = store.episodes.messages(ep.id)
     assert msgs[3].content == "Response: Function input - output pairs: (7, 15.0) \n"
     assert msgs[4].content == "Let me test x=1.\nCOMMAND: PYTHON(./temp/function.py 1)"
-    assert [c.inputs for c in store.target_calls(ep.id)] == [["7"], ["1"], ["2"]]
-    assert store.get_episode(ep.id).rounds == 4
+    assert [c.inputs for c in store.episodes.target_calls(ep.id)] == [["7"], ["1"], ["2"]]
+    assert store.episodes.get(ep.id).rounds == 4
 
 
 async def test_system_prompt_file_override(sqlite_url: str, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -296,8 +297,8 @@ async def test_system_prompt_file_override(sqlite_url: str, tmp_path, monkeypatc
     (tmp_path / "system.txt").write_text(text, encoding="utf-8")
     monkeypatch.setenv("HARNESS_SYSTEM_PROMPT_FILE", str(tmp_path / "system.txt"))
     store, [run] = await run_in_process(sqlite_url, spec(agent_options={"n_calls": 1}))
-    [ep] = store.episodes(run.id)
-    assert store.messages(ep.id)[0].content == text
+    [ep] = store.episodes.of_run(run.id)
+    assert store.episodes.messages(ep.id)[0].content == text
 
 
 async def test_score_hook_reads_targets_through_the_episodes_client(sqlite_url: str) -> None:
@@ -316,8 +317,9 @@ async def test_score_hook_reads_targets_through_the_episodes_client(sqlite_url: 
 
     # no floor run: its episode would call the hook too, whenever it ends before this run's
     store, [run] = await run_in_process(sqlite_url, spec(floor=False), hook=hook)
-    [ep] = store.episodes(run.id)
-    assert {s.metric: s.value for s in store.scores([ep.id])} == {"via_client": 3.0}  # 2*1 + 1
+    [ep] = store.episodes.of_run(run.id)
+    scores = store.scores.of_episodes([ep.id])
+    assert {s.metric: s.value for s in scores} == {"via_client": 3.0}  # 2*1 + 1
     # by name: another test may have reloaded the module
     assert [f"{r.__module__}:{r.__qualname__}" for r in runners] == [
         "interp_harness.harness.sandbox.code_runner:run_in_sandbox"

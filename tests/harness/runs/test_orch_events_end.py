@@ -15,28 +15,29 @@ from interp_harness.harness.api.app import create_app
 from interp_harness.harness.domain.spec import RunSpec
 from interp_harness.harness.settings import Settings
 from interp_harness.harness.store import make_engine
+from interp_harness.harness.store.events import EventRepository
 from interp_harness.harness.store.repo import Store
 
 
 def test_a_run_ending_between_the_two_reads_still_sends_its_status(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     url = f"sqlite:///{tmp_path / 'h.db'}"
     store = Store(make_engine(url))
-    run = store.create_run(
+    run = store.runs.create(
         RunSpec(agent="scripted", dataset="find-v1", family="numeric", limit=1), ["f"]
     )
-    store.set_run_status(run.id, "running")
+    store.runs.set_status(run.id, "running")
 
-    real = Store.events
+    real = EventRepository.of_run
     ended = threading.Event()
 
-    def events(self: Store, run_id: str, **kw):  # type: ignore[no-untyped-def]
+    def events(self: EventRepository, run_id: str, **kw):  # type: ignore[no-untyped-def]
         got = real(self, run_id, **kw)
         if not got and not ended.is_set():
             ended.set()  # the run completes right after this (empty) read
-            self.set_run_status(run_id, "completed")
+            store.runs.set_status(run_id, "completed")
         return got
 
-    monkeypatch.setattr(Store, "events", events)
+    monkeypatch.setattr(EventRepository, "of_run", events)
     settings = Settings(database_url=url, sandbox="inprocess", home=tmp_path)
     port = free_port()
     server = uvicorn.Server(

@@ -26,7 +26,7 @@ def _spec(agent: str, dataset: str, ids: list[str], **kw) -> dict:  # type: igno
 
 
 def _floor_of(store: Store, run_id: str):  # type: ignore[no-untyped-def]
-    floor = store.floor_run(run_id)
+    floor = store.runs.floor(run_id)
     assert floor is not None, "no floor run was created"
     return floor
 
@@ -72,12 +72,12 @@ async def test_floor_runs_with_the_run_and_is_in_its_report(sqlite_url: str) -> 
     fspec = RunSpec.model_validate(floor.spec)
     assert (fspec.floor, fspec.floor_for, fspec.dataset) == (False, run.id, "find-v1")
     assert fspec.budgets.max_rounds == 8 and fspec.agent_options == {}
-    eps = store.episodes(floor.id)
+    eps = store.episodes.of_run(floor.id)
     assert [e.target_id for e in eps] == V1_NUMERIC
     # the interpolation agent sends its default 129-point grid in one call, then answers
     assert all((e.status, e.target_calls, e.inputs) == ("completed", 1, 129) for e in eps)
 
-    rep = build_report(store, store.get_run(run.id))
+    rep = build_report(store, store.runs.get(run.id))
     assert rep.floor_run_id == floor.id
     report = rep.report
     assert {r["agent"] for r in report["rows"]} == {"scripted-numeric", "interpolation"}
@@ -92,7 +92,7 @@ async def test_floor_runs_with_the_run_and_is_in_its_report(sqlite_url: str) -> 
     assert (floor_row["episodes"], floor_row["scored"]) == (2, 2)
     assert all(q["success"] is not None for q in floor_q)
     assert not any("no `interpolation` baseline" in n for n in report["notes"])
-    assert run_detail(store, store.get_run(run.id)).floor_run_id == floor.id
+    assert run_detail(store, store.runs.get(run.id)).floor_run_id == floor.id
 
 
 async def test_floor_takes_the_numeric_targets_only(sqlite_url: str) -> None:
@@ -108,7 +108,7 @@ async def test_floor_takes_the_numeric_targets_only(sqlite_url: str) -> None:
     assert (fspec.dataset, fspec.gen_seed, fspec.floor_for) == ("find-gen", 0, run.id)
     assert fspec.budgets == spec.budgets and fspec.protocol == spec.protocol
     # listed, and marked as a floor run in its spec
-    listed = {r.id: r for r in store.list_runs()}
+    listed = {r.id: r for r in store.runs.latest()}
     assert set(listed) == {run.id, floor.id}
     assert listed[floor.id].spec["floor_for"] == run.id and listed[run.id].spec["floor_for"] is None
 
@@ -124,8 +124,8 @@ async def test_no_floor_when_switched_off_or_without_numeric_targets(sqlite_url:
     strings_only = create_run(
         store, RunSpec.model_validate(_spec("scripted-numeric", "find-gen", [GEN_STRINGS])), cats
     )
-    assert store.floor_run(off.id) is None and store.floor_run(strings_only.id) is None
-    assert {r.id for r in store.list_runs()} == {off.id, strings_only.id}
+    assert store.runs.floor(off.id) is None and store.runs.floor(strings_only.id) is None
+    assert {r.id for r in store.runs.latest()} == {off.id, strings_only.id}
 
 
 async def test_an_interpolation_run_has_no_floor(sqlite_url: str) -> None:
@@ -133,8 +133,8 @@ async def test_an_interpolation_run_has_no_floor(sqlite_url: str) -> None:
         sqlite_url, _spec("interpolation", "find-v1", V1_NUMERIC[:1]), hook=None
     )
     assert run.status == "completed"
-    assert store.floor_run(run.id) is None
-    assert [r.id for r in store.list_runs()] == [run.id]
+    assert store.runs.floor(run.id) is None
+    assert [r.id for r in store.runs.latest()] == [run.id]
 
 
 async def test_cancelling_the_run_cancels_its_floor(sqlite_url: str) -> None:
@@ -152,5 +152,5 @@ async def test_cancelling_the_run_cancels_its_floor(sqlite_url: str) -> None:
     sched = Scheduler(store, make_target_client(cfg, cats), settings=cfg, catalogs=cats)
     # not started: both runs are queued, and cancelling the run cancels both
     assert sched.cancel_run(run.id)
-    assert store.get_run(run.id).status == "cancelled"
-    assert store.get_run(floor.id).status == "cancelled"
+    assert store.runs.get(run.id).status == "cancelled"
+    assert store.runs.get(floor.id).status == "cancelled"

@@ -72,11 +72,11 @@ def store_of(db: str) -> Store:
 def assert_clean(store: Store, run_ids: list[str], *logs: str) -> None:
     """Every episode completed and scored, nothing in a duplicate-key error."""
     for run_id in run_ids:
-        run = store.get_run(run_id)
+        run = store.runs.get(run_id)
         assert run.status == "completed", (run.status, run.error)
-        for ep in store.episodes(run_id):
+        for ep in store.episodes.of_run(run_id):
             assert (ep.status, ep.error) == ("completed", None), (ep.id, ep.status, ep.error)
-            assert ep.scored and store.scores([ep.id]), ep.id
+            assert ep.scored and store.scores.of_episodes([ep.id]), ep.id
     for text in logs:
         assert not any(d in text for d in DUPLICATES), text[-3000:]
 
@@ -107,11 +107,11 @@ def test_cli_and_server_on_one_store(db_url: str, start_server, tmp_path) -> Non
     assert summary["status"] == "completed" and summary["floor"]["status"] == "completed"
 
     store = store_of(db_url)
-    n_eps = len(store.episodes(run_id))
+    n_eps = len(store.episodes.of_run(run_id))
     assert n_eps == 6
     assert_clean(store, [run_id, floor_id], srv.log_path.read_text(), err)
     # the process that stored the run executed it, alone
-    assert store.get_run(run_id).owner.split(":")[1] == str(cli.pid)
+    assert store.runs.get(run_id).owner.split(":")[1] == str(cli.pid)
     recs = records(rec)
     assert {r["pid"] for r in recs} == {cli.pid}
     first, later = steps_asked(recs)
@@ -144,15 +144,15 @@ def test_owner_killed_run_taken_over_after_its_lease(db_url: str, start_server, 
     # while the CLI was alive, nobody else asked the agent for anything
     assert {r["pid"] for r in records(rec)} == {cli.pid}
     store = store_of(db_url)
-    run = store.list_runs(limit=1)[0]
+    run = store.runs.latest(limit=1)[0]
     assert run.status == "running" and run.owner.split(":")[1] == str(cli.pid)
     cli_owner = run.owner
 
     wait_for(lambda: httpx.get(f"{srv.url}/runs/{run.id}").json()["status"] == "completed", 120)
     assert_clean(store, [run.id], srv.log_path.read_text())
-    taken = [e.data for e in store.events(run.id) if e.kind == "run_owner"]
+    taken = [e.data for e in store.events.of_run(run.id) if e.kind == "run_owner"]
     assert taken[-1]["previous"] == cli_owner and taken[-1]["owner"] != cli_owner
-    assert store.get_run(run.id).owner == taken[-1]["owner"]
+    assert store.runs.get(run.id).owner == taken[-1]["owner"]
 
     recs = records(rec)
     by_server = [r for r in recs if r["pid"] != cli.pid]
@@ -163,10 +163,11 @@ def test_owner_killed_run_taken_over_after_its_lease(db_url: str, start_server, 
     assert len(later) == 2 * n_calls and max(later.values()) <= 2, later
     repeated = [k for k, n in later.items() if n > 1]
     assert first + len(repeated) <= 2 + 2, (first, repeated)
-    for ep in store.episodes(run.id):
-        msgs = store.messages(ep.id)
+    for ep in store.episodes.of_run(run.id):
+        msgs = store.episodes.messages(ep.id)
         assert [m.step for m in msgs] == list(range(2 * n_calls + 3))
-        assert [c.step for c in store.target_calls(ep.id)] == [2 + 2 * k for k in range(n_calls)]
+        calls = store.episodes.target_calls(ep.id)
+        assert [c.step for c in calls] == [2 + 2 * k for k in range(n_calls)]
 
 
 def _paused_outside_a_write(pid: int, sqlite_url: str) -> bool:
@@ -216,11 +217,11 @@ def test_paused_owner_stops_once_taken_over(sqlite_url: str, start_server, tmp_p
     assert json.loads(out)["status"] == "completed"
 
     store = store_of(sqlite_url)
-    run = store.list_runs(limit=1)[0]
+    run = store.runs.latest(limit=1)[0]
     assert_clean(store, [run.id], srv.log_path.read_text(), err)
     recs = records(rec)
     assert not [r for r in recs if r["pid"] == cli.pid and r["t"] > resumed_at]
     first, later = steps_asked(recs)
     assert len(later) == 2 * n_calls and max(later.values()) <= 2, later
-    for ep in store.episodes(run.id):
-        assert [m.step for m in store.messages(ep.id)] == list(range(2 * n_calls + 3))
+    for ep in store.episodes.of_run(run.id):
+        assert [m.step for m in store.episodes.messages(ep.id)] == list(range(2 * n_calls + 3))

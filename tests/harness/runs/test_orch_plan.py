@@ -51,10 +51,10 @@ def test_the_plan_is_stored_and_read_back(db_url: str, monkeypatch) -> None:  # 
     assert sorted(resolved) == sorted(floors)
     assert len(also_resolved) == 1  # the agent's own, inside chosen_agent
     assert stored_agent_path(store, run.id) == "orch_agents:ProbeAgent"
-    floor = store.floor_run(run.id)
+    floor = store.runs.floor(run.id)
     assert floor is not None and floor.agent in floors and floor.target_ids == V1_NUMERIC
     assert stored_agent_path(store, floor.id) is not None
-    assert [e.kind for e in store.events(run.id)].count(PLAN_EVENT) == 1
+    assert [e.kind for e in store.events.of_run(run.id)].count(PLAN_EVENT) == 1
 
 
 def _plan(spec: RunSpec, cats: CatalogCache) -> plan_mod.RunPlan:
@@ -81,7 +81,7 @@ def test_floors_come_from_the_records(sqlite_url: str) -> None:
         {"agent": SCRIPTED, "dataset": "find-gen", "ids": mixed, "floor": False}
     )
     run = create_run(store, no_floor, cats)
-    assert store.floor_run(run.id) is None
+    assert store.runs.floor(run.id) is None
 
 
 def test_a_run_stored_without_a_plan_resolves_its_agent(sqlite_url: str) -> None:
@@ -92,7 +92,7 @@ def test_a_run_stored_without_a_plan_resolves_its_agent(sqlite_url: str) -> None
     spec = RunSpec.model_validate(
         {"agent": SCRIPTED, "dataset": "find-v1", "ids": V1_NUMERIC[:1], "floor": False}
     )
-    run = store.create_run(spec, V1_NUMERIC[:1])
+    run = store.runs.create(spec, V1_NUMERIC[:1])
     assert stored_agent_path(store, run.id) is None
     done = asyncio.run(resume_in_process(store, run.id))
     assert done.status == "completed", done.error

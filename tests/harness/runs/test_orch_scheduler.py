@@ -26,7 +26,7 @@ def _spec(agent: str = "orch_agents:ProbeAgent", ids=NUMERIC, **kw) -> RunSpec: 
 
 def _started_order(store: Store, run_ids: list[str]) -> list[str]:
     events = sorted(
-        (e for r in run_ids for e in store.events(r) if e.kind == "episode_started"),
+        (e for r in run_ids for e in store.events.of_run(r) if e.kind == "episode_started"),
         key=lambda e: e.id,
     )
     return [e.run_id for e in events]
@@ -69,7 +69,7 @@ async def test_per_provider_limit(sqlite_url: str) -> None:
         max_concurrency=4,
         provider_limits='{"orch-slow": 1}',
     )
-    eps = store.episodes(runs[0].id)
+    eps = store.episodes.of_run(runs[0].id)
     assert all(e.status == "completed" for e in eps)
     spans = [(e.started_at.timestamp(), e.finished_at.timestamp()) for e in eps]
     assert _max_overlap(spans) == 1
@@ -80,7 +80,7 @@ async def test_per_provider_limit(sqlite_url: str) -> None:
         max_concurrency=4,
         provider_limits='{"orch-slow": 1}',
     )
-    eps2 = store2.episodes(runs2[0].id)
+    eps2 = store2.episodes.of_run(runs2[0].id)
     assert _max_overlap([(e.started_at.timestamp(), e.finished_at.timestamp()) for e in eps2]) >= 2
 
 
@@ -95,19 +95,19 @@ async def test_cancel_a_running_run(sqlite_url: str) -> None:
     sched.start()
     try:
         for _ in range(200):
-            if sum(len(store.messages(e.id)) for e in store.episodes(run.id)) >= 6:
+            if sum(len(store.episodes.messages(e.id)) for e in store.episodes.of_run(run.id)) >= 6:
                 break
             await asyncio.sleep(0.02)
         assert sched.cancel_run(run.id)
         assert not sched.cancel_run(run.id)  # already ended
         final = await sched.wait_run(run.id)
-        before = {e.id: len(store.messages(e.id)) for e in store.episodes(run.id)}
+        before = {e.id: len(store.episodes.messages(e.id)) for e in store.episodes.of_run(run.id)}
         await asyncio.sleep(0.3)
-        after = {e.id: len(store.messages(e.id)) for e in store.episodes(run.id)}
+        after = {e.id: len(store.episodes.messages(e.id)) for e in store.episodes.of_run(run.id)}
     finally:
         await sched.stop()
     assert final.status == "cancelled"
-    assert {e.status for e in store.episodes(run.id)} == {"cancelled"}
+    assert {e.status for e in store.episodes.of_run(run.id)} == {"cancelled"}
     assert before == after  # nothing ran after the cancellation
     assert sum(before.values()) < 4 * 100
 

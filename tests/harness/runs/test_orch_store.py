@@ -25,8 +25,8 @@ TABLES = {
 
 
 def _episode(store: Store) -> tuple[str, str]:
-    run = store.create_run(RunSpec(agent="x", dataset="orch-test"), ["orch-test/numeric/f00000"])
-    store.ensure_episodes(
+    run = store.runs.create(RunSpec(agent="x", dataset="orch-test"), ["orch-test/numeric/f00000"])
+    store.episodes.ensure(
         run.id,
         [
             {
@@ -38,7 +38,7 @@ def _episode(store: Store) -> tuple[str, str]:
             }
         ],
     )
-    return run.id, store.episodes(run.id)[0].id
+    return run.id, store.episodes.of_run(run.id)[0].id
 
 
 def test_migrations_create_schema_and_are_idempotent(db_url: str) -> None:
@@ -52,21 +52,21 @@ def test_migrations_create_schema_and_are_idempotent(db_url: str) -> None:
 def test_step_keys_refuse_duplicates(db_url: str) -> None:
     store = Store(make_engine(db_url))
     run_id, ep = _episode(store)
-    store.add_messages(ep, [{"step": 0, "role": "system", "content": "s"}])
+    store.episodes.add_messages(ep, [{"step": 0, "role": "system", "content": "s"}])
     with pytest.raises(IntegrityError):
-        store.add_messages(ep, [{"step": 0, "role": "user", "content": "again"}])
+        store.episodes.add_messages(ep, [{"step": 0, "role": "user", "content": "again"}])
     call = {"step": 2, "idx": 0, "inputs": ["1"], "outputs": [{"input": "1", "output": "3"}]}
-    store.add_target_call(ep, call)
+    store.episodes.add_target_call(ep, call)
     with pytest.raises(IntegrityError):
-        store.add_target_call(ep, call)
-    # a failed reply transaction leaves nothing behind (message, calls and counters together)
+        store.episodes.add_target_call(ep, call)
+    # a failed step leaves nothing behind (message, calls and counters together)
     with pytest.raises(IntegrityError):
-        store.add_reply(
-            ep, run_id, {"step": 3, "role": "user", "content": "r"}, {"rounds": 9}, calls=[call]
+        store.episodes.add_step(
+            ep, {"step": 3, "role": "user", "content": "r"}, {"rounds": 9}, calls=[call]
         )
-    assert [m.step for m in store.messages(ep)] == [0]
-    assert len(store.target_calls(ep)) == 1
-    assert store.get_episode(ep).rounds == 0
+    assert [m.step for m in store.episodes.messages(ep)] == [0]
+    assert len(store.episodes.target_calls(ep)) == 1
+    assert store.episodes.get(ep).rounds == 0
 
 
 def test_episodes_created_once(db_url: str) -> None:
@@ -79,8 +79,8 @@ def test_episodes_created_once(db_url: str) -> None:
         "family": "numeric",
         "variant": "clean",
     }
-    store.ensure_episodes(run_id, [row])
-    assert len(store.episodes(run_id)) == 1
+    store.episodes.ensure(run_id, [row])
+    assert len(store.episodes.of_run(run_id)) == 1
 
 
 def test_sqlite_runs_in_wal_mode(sqlite_url: str) -> None:

@@ -57,10 +57,11 @@ async def test_completed_episode_without_scores_is_an_error(
         "floor": False,
     }
     store, [run] = await run_in_process(sqlite_url, spec, hook=lose_one, agent_isolation="none")
-    eps = {e.target_id: e for e in store.episodes(run.id)}
+    eps = {e.target_id: e for e in store.episodes.of_run(run.id)}
     assert run.status == "completed"
     assert [e.status for e in eps.values()] == ["completed", "completed"]
-    assert not store.scores([eps[LOST].id]) and store.scores([eps[IDS[0]].id])
+    scores = store.scores.of_episodes
+    assert not scores([eps[LOST].id]) and scores([eps[IDS[0]].id])
     lost = eps[LOST].id
     env = server_env(sqlite_url)
 

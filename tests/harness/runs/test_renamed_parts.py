@@ -23,8 +23,8 @@ def test_a_run_planned_under_the_old_names_resumes_with_its_class(tmp_path: Path
     # the rows as the code before the move wrote them: the run, then its plan event
     store = open_store(f"sqlite:///{tmp_path / 'before.db'}")
     spec = RunSpec(agent="external", dataset="find-gen", family="numeric", limit=1)
-    run = store.create_run(spec, ["find-gen/numeric/g0-00000"])
-    store.add_event(run.id, PLAN_EVENT, {"agent_class": OLD_EXTERNAL})
+    run = store.runs.create(spec, ["find-gen/numeric/g0-00000"])
+    store.events.add(run.id, PLAN_EVENT, {"agent_class": OLD_EXTERNAL})
     path = stored_agent_path(store, run.id)
     assert path == OLD_EXTERNAL
     assert planned_agent_class(spec, path) is ExternalAgent

@@ -40,16 +40,16 @@ def test_kill_9_and_resume_in_tools_mode(db_url: str, start_server, tmp_path) ->
     srv.kill9()
 
     store = Store(make_engine(db_url, upgrade=False))
-    before = {e.id: len(store.messages(e.id)) for e in store.episodes(run_id)}
+    before = {e.id: len(store.episodes.messages(e.id)) for e in store.episodes.of_run(run_id)}
     # really interrupted mid-episode (the other episode may not have started, or have finished)
     assert any(2 < n < 2 * N + 3 for n in before.values()), before
 
     srv2 = start_server(db_url, **env)
     wait_for(lambda: httpx.get(f"{srv2.url}/runs/{run_id}").json()["status"] == "completed", 90)
 
-    for ep in store.episodes(run_id):
+    for ep in store.episodes.of_run(run_id):
         a, b = TARGETS[ep.target_id]
-        msgs = store.messages(ep.id)
+        msgs = store.episodes.messages(ep.id)
         assert [m.step for m in msgs] == list(range(2 * N + 3))
         assert [m.role for m in msgs[2:]] == ["assistant", "tool"] * N + ["assistant"]
         for k in range(N):
@@ -59,11 +59,11 @@ def test_kill_9_and_resume_in_tools_mode(db_url: str, start_server, tmp_path) ->
             assert (
                 result.content == f"Response: Function input - output pairs: ({k}, {a * k + b}) \n"
             )
-        rows = store.tool_calls(ep.id)
+        rows = store.episodes.tool_calls(ep.id)
         assert [(r.step, r.idx, r.call_id) for r in rows] == [
             (2 + 2 * k, 0, f"t{k}_0") for k in range(N)
         ] + [(2 + 2 * N, 0, f"t{N}_0")]
-        calls = store.target_calls(ep.id)
+        calls = store.episodes.target_calls(ep.id)
         assert [(c.step, c.idx, c.inputs) for c in calls] == [
             (2 + 2 * k, 0, [str(k)]) for k in range(N)
         ]

@@ -42,8 +42,8 @@ async def test_parallel_tool_calls_and_submit(sqlite_url: str) -> None:
         sqlite_url, spec([[call("0"), call("1", "2")]]), agent_isolation="none"
     )
     assert run.status == "completed"
-    [ep] = store.episodes(run.id)
-    msgs = store.messages(ep.id)
+    [ep] = store.episodes.of_run(run.id)
+    msgs = store.episodes.messages(ep.id)
     assert [m.role for m in msgs] == ["system", "user", "assistant", "tool", "tool", "assistant"]
     assert msgs[0].content == prompts.TOOLS_SYSTEM_PROMPT
     assert "call_function" in msgs[1].content and "submit_answer" in msgs[1].content
@@ -57,11 +57,11 @@ async def test_parallel_tool_calls_and_submit(sqlite_url: str) -> None:
         "t0_1",
         "Response: Function input - output pairs: (1, 3.0) (2, 5.0) \n",
     )
-    assert [(c.step, c.idx, c.inputs) for c in store.target_calls(ep.id)] == [
+    assert [(c.step, c.idx, c.inputs) for c in store.episodes.target_calls(ep.id)] == [
         (2, 0, ["0"]),
         (2, 1, ["1", "2"]),
     ]
-    rows = store.tool_calls(ep.id)
+    rows = store.episodes.tool_calls(ep.id)
     assert [(r.step, r.idx, r.call_id, r.name, r.error) for r in rows] == [
         (2, 0, "t0_0", "call_function", None),
         (2, 1, "t0_1", "call_function", None),
@@ -76,7 +76,8 @@ async def test_parallel_tool_calls_and_submit(sqlite_url: str) -> None:
         ep.final_answer
     )
     assert (ep.rounds, ep.target_calls, ep.inputs) == (2, 2, 3)
-    assert {s.metric: s.value for s in store.scores([ep.id])} == {"answered": 1.0, "calls": 2.0}
+    scores = store.scores.of_episodes([ep.id])
+    assert {s.metric: s.value for s in scores} == {"answered": 1.0, "calls": 2.0}
     assert ScriptedToolsAgent.offered[-1] == ["call_function", "submit_answer"]
 
 
@@ -89,22 +90,23 @@ async def test_tool_errors_are_answered_and_the_agent_corrects(sqlite_url: str) 
         [call("3")],  # corrected
     ]
     store, [run] = await run_in_process(sqlite_url, spec(script), agent_isolation="none")
-    [ep] = store.episodes(run.id)
+    [ep] = store.episodes.of_run(run.id)
     assert ep.status == "completed"
-    rows = store.tool_calls(ep.id)
+    rows = store.episodes.tool_calls(ep.id)
     errors = [r.error for r in rows]
     assert errors[0].startswith("unknown tool 'run_python'; the tools are: call_function")
     assert "inputs: '3' is not of type 'array'" in errors[1]
     assert "Additional properties are not allowed ('extra' was unexpected)" in errors[2]
     assert "'description' is a required property" in errors[3]
     assert errors[4:] == [None, None]
-    msgs = [m for m in store.messages(ep.id) if m.role == "tool"]
+    msgs = [m for m in store.episodes.messages(ep.id) if m.role == "tool"]
     assert [m.is_error for m in msgs] == [True, True, True, True, False]
     assert msgs[0].content.startswith("Error: unknown tool 'run_python'")
     assert msgs[4].content == "Response: Function input - output pairs: (3, 7.0) \n"
-    assert [c.inputs for c in store.target_calls(ep.id)] == [["3"]]  # errors reach no target
+    # errors reach no target
+    assert [c.inputs for c in store.episodes.target_calls(ep.id)] == [["3"]]
     assert (ep.rounds, ep.target_calls) == (6, 1)
-    events = [e.data for e in store.events(run.id) if e.kind == "step"]
+    events = [e.data for e in store.events.of_run(run.id) if e.kind == "step"]
     assert [e["tool_errors"] for e in events] == [1, 1, 1, 1, 0]
 
 
@@ -117,7 +119,7 @@ async def test_budgets_count_tool_calls(sqlite_url: str, budgets, reason, calls)
     store, [run] = await run_in_process(
         sqlite_url, spec(script, budgets=budgets), agent_isolation="none"
     )
-    [ep] = store.episodes(run.id)
+    [ep] = store.episodes.of_run(run.id)
     assert (ep.status, ep.end_reason, ep.target_calls) == ("budget_exhausted", reason, calls)
 
 
@@ -128,15 +130,15 @@ async def test_an_agent_without_tools_is_refused_at_admission(sqlite_url: str) -
     with pytest.raises(SelectionError) as err:
         create_run(store, s, CatalogCache())
     assert "agent 'text-only' does not support protocol mode 'tools'" in str(err.value)
-    assert store.list_runs() == []
+    assert store.runs.latest() == []
     text = spec([]) | {"agent": "tool_agents:TextOnlyAgent", "protocol": {"mode": "default"}}
     create_run(store, RunSpec.model_validate(text), CatalogCache())  # the text protocol: fine
 
 
 async def test_text_in_tools_mode_gets_a_hint(sqlite_url: str) -> None:
     store, [run] = await run_in_process(sqlite_url, spec([[]]), agent_isolation="none")
-    [ep] = store.episodes(run.id)
-    msgs = store.messages(ep.id)
+    [ep] = store.episodes.of_run(run.id)
+    msgs = store.episodes.messages(ep.id)
     assert msgs[3].role == "user" and "No tool call found in your message" in msgs[3].content
     assert ep.status == "completed"
 
@@ -147,15 +149,15 @@ async def test_resume_runs_a_stored_tool_call_once(sqlite_url: str) -> None:
     store = Store(make_engine(sqlite_url))
     s = RunSpec.model_validate(spec([[call("8")], [call("9")]]))
     run = create_run(store, s, CatalogCache())
-    store.ensure_episodes(
+    store.episodes.ensure(
         run.id,
         [{"idx": 0, "target_id": F0, "dataset": "orch-test", "family": "numeric", "variant": "c"}],
     )
-    [ep] = store.episodes(run.id)
-    store.set_run_status(run.id, "running")
-    store.update_episode(ep.id, status="running")
+    [ep] = store.episodes.of_run(run.id)
+    store.runs.set_status(run.id, "running")
+    store.episodes.update(ep.id, status="running")
     stored = [{"id": "x7", "name": "call_function", "arguments": {"inputs": ["7"]}}]
-    store.add_messages(
+    store.episodes.add_messages(
         ep.id,
         [
             {"step": 0, "role": "system", "content": prompts.TOOLS_SYSTEM_PROMPT},
@@ -165,10 +167,10 @@ async def test_resume_runs_a_stored_tool_call_once(sqlite_url: str) -> None:
     )
     run = await resume_in_process(store, run.id, agent_isolation="none")
     assert run.status == "completed"
-    msgs = store.messages(ep.id)
+    msgs = store.episodes.messages(ep.id)
     assert (msgs[3].role, msgs[3].tool_call_id) == ("tool", "x7")
     assert msgs[3].content == "Response: Function input - output pairs: (7, 15.0) \n"
     # the agent's next message is its script's second step: its first one was the stored one
     assert [c["arguments"] for c in msgs[4].tool_calls] == [{"inputs": ["9"]}]
-    assert [c.inputs for c in store.target_calls(ep.id)] == [["7"], ["9"]]
-    assert [r.call_id for r in store.tool_calls(ep.id)][:2] == ["x7", "t1_0"]
+    assert [c.inputs for c in store.episodes.target_calls(ep.id)] == [["7"], ["9"]]
+    assert [r.call_id for r in store.episodes.tool_calls(ep.id)][:2] == ["x7", "t1_0"]

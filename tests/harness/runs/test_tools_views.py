@@ -62,7 +62,7 @@ async def test_inspect_export_has_tool_calls_and_tool_events(sqlite_url: str, tm
     from interp_harness.harness.inspect_tasks.export import write_inspect_log
 
     store, ep = await tools_episode(sqlite_url)
-    path = write_inspect_log(store, store.get_run(ep.run_id), tmp_path / "run.eval")
+    path = write_inspect_log(store, store.runs.get(ep.run_id), tmp_path / "run.eval")
     [s] = inspect_log.read_eval_log(str(path)).samples
     m = s.messages
     assert [x.role for x in m] == ["system", "user", "assistant", "tool", "tool", "assistant"]

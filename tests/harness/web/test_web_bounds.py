@@ -46,26 +46,26 @@ def _fill(db: Path) -> tuple[str, str, str]:
     are 40 MB each; returns (run id, small episode id, big episode id)."""
     store = Store(make_engine(f"sqlite:///{db}"))
     spec = RunSpec(agent="scripted-numeric", dataset="find-gen", family="numeric")
-    run = store.create_run(spec, ["find-gen/numeric/f00000", "find-gen/numeric/f00001"])
+    run = store.runs.create(spec, ["find-gen/numeric/f00000", "find-gen/numeric/f00001"])
     row = {"dataset": "find-gen", "family": "numeric", "variant": "clean"}
-    store.ensure_episodes(
+    store.episodes.ensure(
         run.id,
         [
             {"idx": 0, "target_id": "find-gen/numeric/f00000", **row},
             {"idx": 1, "target_id": "find-gen/numeric/f00001", **row},
         ],
     )
-    small, big = store.episodes(run.id)
+    small, big = store.episodes.of_run(run.id)
     for ep, texts in ((small, ["short answer"]), (big, [_text(k) for k in range(3)])):
         msgs = [{"step": 0, "role": "system", "content": "the task"}]
         for k, t in enumerate(texts):
             msgs.append({"step": 2 * k + 1, "role": "assistant", "content": t})
             msgs.append({"step": 2 * k + 2, "role": "user", "content": "go on"})
-        store.add_messages(ep.id, msgs)
-        store.finish_episode(
+        store.episodes.add_messages(ep.id, msgs)
+        store.episodes.finish(
             ep.id, run.id, status="completed", end_reason="description", final_answer=texts[-1]
         )
-    store.set_run_status(run.id, "completed")
+    store.runs.set_status(run.id, "completed")
     store.engine.dispose()
     return run.id, small.id, big.id
 

@@ -34,9 +34,9 @@ def _store_run(db: str, reducer: str) -> str:
     store = open_store(db)
     spec = RunSpec(agent=f"epochs-{reducer}", dataset="find-gen", family="numeric",
                    epochs=EPOCHS, epoch_reducer=reducer, floor=False)  # fmt: skip
-    run = store.create_run(spec, TARGETS)
+    run = store.runs.create(spec, TARGETS)
     n = len(TARGETS)
-    store.ensure_episodes(
+    store.episodes.ensure(
         run.id,
         [
             {"idx": e * n + i, "target_id": t, "dataset": "find-gen", "family": "numeric",
@@ -45,20 +45,20 @@ def _store_run(db: str, reducer: str) -> str:
             for i, t in enumerate(TARGETS)
         ],
     )  # fmt: skip
-    for ep in store.episodes(run.id):
+    for ep in store.episodes.of_run(run.id):
         e, i = divmod(ep.idx, n)
         value = SCORES[i][e]
-        store.start_episode(ep.id, run.id)
-        store.update_episode(ep.id, inputs=INPUTS, target_calls=1, rounds=2)
-        store.finish_episode(ep.id, run.id, status="completed", end_reason="description")
+        store.episodes.start(ep.id, run.id)
+        store.episodes.update(ep.id, inputs=INPUTS, target_calls=1, rounds=2)
+        store.episodes.finish(ep.id, run.id, status="completed", end_reason="description")
         score = (
             {"metric": "code_success", "value": value, "status": "ok", "details": {}}
             if value is not None
             else {"metric": "code_success", "value": None, "status": "error",
                   "error_category": "sandbox", "error": "the scoring sandbox died", "details": {}}
         )  # fmt: skip
-        store.save_scores(ep.id, [score])
-    store.set_run_status(run.id, "completed")
+        store.scores.save(ep.id, [score])
+    store.runs.set_status(run.id, "completed")
     return run.id
 
 
@@ -153,7 +153,7 @@ def test_runs_list_aggregate_is_the_reports_reduction(db_url: str, reducer: str)
 
     run_id = _store_run(db_url, reducer)
     store = open_store(db_url)
-    run = store.get_run(run_id)
+    run = store.runs.get(run_id)
     assert run is not None
     (listed,) = runs_page(store).metrics[run_id]
     (summary,) = run_detail(store, run).metrics

@@ -39,11 +39,11 @@ def _cell(**kw: Any) -> dict[str, Any]:
 
 def test_cells_are_cut_in_sql_and_carry_their_calls(db_url: str) -> None:
     store = Store(make_engine(db_url))
-    run = store.create_run(RunSpec(agent="a", dataset="find-gen"), ["t0"])
-    store.ensure_episodes(run.id, [{"idx": 0, "target_id": "t0", "dataset": "find-gen",
+    run = store.runs.create(RunSpec(agent="a", dataset="find-gen"), ["t0"])
+    store.episodes.ensure(run.id, [{"idx": 0, "target_id": "t0", "dataset": "find-gen",
                                     "family": "numeric", "variant": "clean"}])  # fmt: skip
-    [ep] = store.episodes(run.id)
-    store.add_agent_message(ep.id, {"step": 1, "role": "assistant", "content": "m"}, COUNTERS)
+    [ep] = store.episodes.of_run(run.id)
+    store.episodes.add_step(ep.id, {"step": 1, "role": "assistant", "content": "m"}, COUNTERS)
     long_code = "é" * (PREVIEW_CHARS + 5)  # two bytes each: the cut counts characters
     long_tb = "t" * (PREVIEW_CHARS + 1)
     calls = [  # a command (idx 0), then two calls of cell 1; cell 2 made none
@@ -55,7 +55,9 @@ def test_cells_are_cut_in_sql_and_carry_their_calls(db_url: str) -> None:
         _cell(idx=1, number=2, status="error", error="E", traceback=long_tb, first_call=3),
     ]
     reply = {"step": 2, "role": "user", "content": "r"}
-    store.add_reply(ep.id, run.id, reply, COUNTERS, calls=calls, cells=cells)
+    with store.transaction() as tx:
+        tx.episodes.add_step(ep.id, reply, COUNTERS, calls=calls)
+        tx.lab.add_cells(ep.id, cells)
 
     shown = episode_detail(store, ep, preview=True).cells
     assert [c.number for c in shown] == [1, 2]
@@ -108,13 +110,13 @@ def served(start_module_server: Callable[..., Any]) -> dict[str, Any]:
 def test_the_api_lists_a_code_episodes_cells(served: dict[str, Any]) -> None:
     d, store = served["numeric"], served["store"]
     assert d["status"] == "completed" and d["target_calls"] > 0
-    [row] = store.lab_cells(d["id"])
+    [row] = store.lab.cells(d["id"])
     [cell] = d["cells"]
     assert (cell["number"], cell["step"], cell["status"]) == (1, row.step, "ok")
     assert (cell["code"], cell["stdout"], cell["shown_chars"]) == (row.code, row.stdout, {})
     assert "call_function" in cell["code"] and cell["stdout"]
     # its calls: the stored target calls of its step in its range, all of the episode's here
-    stored = [c for c in store.target_calls(d["id"]) if c.step == row.step]
+    stored = [c for c in store.episodes.target_calls(d["id"]) if c.step == row.step]
     assert cell["n_calls"] == d["target_calls"] == len(stored)
     assert [c["inputs"] for c in cell["calls"]] == [c.inputs for c in stored]
     assert sum(len(c["inputs"]) for c in cell["calls"]) == d["inputs"]
@@ -195,7 +197,7 @@ def test_what_a_cell_printed_never_becomes_markup(served: dict[str, Any], page: 
 @pytest.mark.usefixtures("needs_bwrap")
 def test_a_cells_figure_is_served_as_a_png(served: dict[str, Any]) -> None:
     d, store, url = served["hostile"], served["store"], served["server"].url
-    [stored] = store.lab_figures(d["id"])
+    [stored] = store.lab.figures(d["id"])
     [ref] = d["cells"][0]["figures"]  # a reference: the bytes are at its url
     assert ref["url"] == f"/episodes/{d['id']}/figures/{stored.id}.png"
     assert (ref["id"], ref["index"], ref["width"], ref["height"]) == (

@@ -26,14 +26,14 @@ def test_store_keeps_agent_text_with_nul(db_url: str) -> None:
     model), target calls, the final answer and errors, scores (error, details), events. Text
     columns show a NUL as U+2400; JSON columns keep it."""
     store = Store(make_engine(db_url))
-    run = store.create_run(
+    run = store.runs.create(
         RunSpec(agent="a\x00b", dataset="find-gen", agent_options={"k": "v\x00w"}), ["t\x000"]
     )
     row = {"idx": 0, "target_id": "t\x000", "dataset": "find-gen", "family": "numeric"}
-    store.ensure_episodes(run.id, [{**row, "variant": "clean"}])
-    (ep,) = store.episodes(run.id)
-    store.add_messages(ep.id, [{"step": 0, "role": "system", "content": "sys\x00tem"}])
-    store.add_agent_message(
+    store.episodes.ensure(run.id, [{**row, "variant": "clean"}])
+    (ep,) = store.episodes.of_run(run.id)
+    store.episodes.add_messages(ep.id, [{"step": 0, "role": "system", "content": "sys\x00tem"}])
+    store.episodes.add_step(
         ep.id,
         {"step": 1, "role": "assistant", "content": "hel\x00lo", "model": "m\x00"},
         {"rounds": 1, "target_calls": 0, "inputs": 0, "prompt_tokens": 0,
@@ -41,48 +41,50 @@ def test_store_keeps_agent_text_with_nul(db_url: str) -> None:
     )  # fmt: skip
     call = {"step": 1, "idx": 0, "inputs": ["1\x00"], "outputs": [
         {"input": "1\x00", "output": None, "error": "bad\x00input"}]}  # fmt: skip
-    store.add_reply(
-        ep.id, run.id, {"step": 2, "role": "user", "content": "re\x00ply"},
-        {"rounds": 1, "target_calls": 1, "inputs": 1, "prompt_tokens": 0,
-         "completion_tokens": 0, "cost_usd": 0.0, "active_s": 0.0},
-        event={"note": "ev\x00ent"}, calls=[call],
-    )  # fmt: skip
-    store.finish_episode(
+    with store.transaction() as tx:
+        tx.episodes.add_step(
+            ep.id, {"step": 2, "role": "user", "content": "re\x00ply"},
+            {"rounds": 1, "target_calls": 1, "inputs": 1, "prompt_tokens": 0,
+             "completion_tokens": 0, "cost_usd": 0.0, "active_s": 0.0},
+            calls=[call],
+        )  # fmt: skip
+        tx.events.add(run.id, "step", {"note": "ev\x00ent"}, ep.id)
+    store.episodes.finish(
         ep.id, run.id, status="error", end_reason="x\x00", error_category="agent",
         error="agent said \x00", final_answer="ans\x00wer",
     )  # fmt: skip
-    store.save_scores(ep.id, [{"metric": "nmse", "value": None, "status": "error",
+    store.scores.save(ep.id, [{"metric": "nmse", "value": None, "status": "error",
                                "error_category": "sandbox", "error": "e\x00",
                                "details": {"failure": "f\x00"}}])  # fmt: skip
-    store.set_run_status(run.id, "failed", error="run\x00error")
+    store.runs.set_status(run.id, "failed", error="run\x00error")
 
-    got = store.get_run(run.id)
+    got = store.runs.get(run.id)
     assert got is not None
     assert got.agent == f"a{SHOWN}b" and got.error == f"run{SHOWN}error"
     # JSON columns keep the NUL itself (serialised as \u0000, which both databases accept)
     assert got.target_ids == ["t\x000"] and got.spec["agent_options"] == {"k": "v\x00w"}
-    e = store.get_episode(ep.id)
+    e = store.episodes.get(ep.id)
     assert e is not None and e.target_id == f"t{SHOWN}0"
     assert (e.final_answer, e.error, e.end_reason) == (
         f"ans{SHOWN}wer",
         f"agent said {SHOWN}",
         f"x{SHOWN}",
     )
-    assert [m.content for m in store.messages(ep.id)] == [
+    assert [m.content for m in store.episodes.messages(ep.id)] == [
         f"sys{SHOWN}tem",
         f"hel{SHOWN}lo",
         f"re{SHOWN}ply",
     ]
-    assert store.messages(ep.id)[1].model == f"m{SHOWN}"
-    (c,) = store.target_calls(ep.id)
+    assert store.episodes.messages(ep.id)[1].model == f"m{SHOWN}"
+    (c,) = store.episodes.target_calls(ep.id)
     assert c.inputs == ["1\x00"] and c.outputs[0]["error"] == "bad\x00input"
-    (s,) = store.scores([ep.id])
+    (s,) = store.scores.of_episodes([ep.id])
     assert s.error == f"e{SHOWN}" and s.details == {"failure": "f\x00"}
-    step = [ev for ev in store.events(run.id) if ev.kind == "step"]
+    step = [ev for ev in store.events.of_run(run.id) if ev.kind == "step"]
     assert step[0].data == {"note": "ev\x00ent"}
     # reads with NUL in a parameter find nothing instead of failing
-    assert store.get_run("a\x00") is None and store.get_episode("\x00") is None
-    assert store.list_runs(status="\x00") == []
+    assert store.runs.get("a\x00") is None and store.episodes.get("\x00") is None
+    assert store.runs.latest(status="\x00") == []
     store.engine.dispose()
 
 

@@ -84,7 +84,7 @@ def test_hostile_cells_leak_nothing(
     page = adv_server.api.get(f"/ui/episodes/{ep['id']}", headers=adv_server.auth)
     assert page.status_code == 200
     assert_clean(canaries, f"/ui/episodes/{ep['id']} of lab run {name}", page.text)
-    cells = Store(make_engine(adv_server.db_url)).lab_cells(ep["id"])
+    cells = Store(make_engine(adv_server.db_url)).lab.cells(ep["id"])
     # every cell, and the honest one (the budget run ends in its first cell)
     assert len(cells) == (1 if name == "budget" else len(RUNS[name]["cells"]) + 1)
     for c in cells:
@@ -108,7 +108,7 @@ def test_hostile_cells_change_no_score(name: str, lab_runs: dict[str, dict[str, 
 
 def test_what_a_cell_cannot_do(lab_runs: dict[str, dict[str, Any]], adv_server: AdvServer) -> None:
     store = Store(make_engine(adv_server.db_url))
-    by_step = sorted(store.lab_cells(lab_runs["snoop"]["id"]), key=lambda c: c.number)
+    by_step = sorted(store.lab.cells(lab_runs["snoop"]["id"]), key=lambda c: c.number)
     other = by_step[2].stdout.splitlines()
     assert len(other) == 5 and all("refused:" in line for line in other), other
     # the forged call of another cell is never answered and nothing of it is recorded: the lab
@@ -118,8 +118,8 @@ def test_what_a_cell_cannot_do(lab_runs: dict[str, dict[str, Any]], adv_server: 
     assert forged.status in ("restarted", "error"), forged.status
     if forged.status == "restarted":
         assert "out of turn" in (forged.error or ""), forged.error
-    assert store.target_calls(lab_runs["snoop"]["id"]) == []
-    res = sorted(store.lab_cells(lab_runs["resources"]["id"]), key=lambda c: c.number)
+    assert store.episodes.target_calls(lab_runs["snoop"]["id"]) == []
+    res = sorted(store.lab.cells(lab_runs["resources"]["id"]), key=lambda c: c.number)
     status = {RUNS["resources"]["cells"][i]: c.status for i, c in enumerate(res[:-1])}
     assert status["loop"] == "restarted" and status["huge-frame"] == "restarted"
     assert status["malformed"] == "restarted" and status["memory"] in ("error", "restarted")
@@ -138,8 +138,8 @@ def test_the_budget_holds_in_a_cell(
         BUDGET,
     )
     store = Store(make_engine(adv_server.db_url))
-    assert len(store.target_calls(ep["id"])) == BUDGET
-    [cell] = store.lab_cells(ep["id"])
+    assert len(store.episodes.target_calls(ep["id"])) == BUDGET
+    [cell] = store.lab.cells(ep["id"])
     assert cell.n_calls == BUDGET and "BudgetExhausted" in (cell.error or "")
 
 

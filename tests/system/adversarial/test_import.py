@@ -39,7 +39,7 @@ def _refused(server: AdvServer, canaries: Canaries, path: Path, says: str, **env
     assert len(lines) == 1 and says in lines[0], got.stderr
     assert_clean(canaries, f"harness import-inspect {path.name}", got.output)
     eval_id = read_eval_log(str(path), header_only=True).eval.eval_id
-    assert open_store(server.db_url, upgrade=False).imported_run(eval_id) is None
+    assert open_store(server.db_url, upgrade=False).events.imported_run(eval_id) is None
 
 
 def _imported(server: AdvServer, canaries: Canaries, path: Path) -> dict[str, Any]:
@@ -133,7 +133,7 @@ def test_a_malformed_grid_already_stored_is_no_500(
     run = _imported(adv_server, canaries, write(eval_log(samples), tmp_path / "grid.eval"))
     store = open_store(adv_server.db_url, upgrade=False)
     bad = ({"x": [0.5, 1.5, 2.5], "y": [1.0]}, {"x": [{"a": 1}], "y": [{"b": 2}]})
-    for ep, grid in zip(store.episodes(run["id"]), bad, strict=True):
+    for ep, grid in zip(store.episodes.of_run(run["id"]), bad, strict=True):
         with store.engine.begin() as c:  # as an older importer (or any other writer) stored it
             c.execute(
                 update(Score)

@@ -47,12 +47,12 @@ def test_no_canary_in_any_tool_result(tmp_path: Path, leak_catalog) -> None:  # 
     forbidden = [*forbidden_texts(leak_catalog), *env_canaries.values()]
     assert any(f.startswith("CANARY-") for f in forbidden)
     n_results = 0
-    for ep in store.episodes(run_id):
+    for ep in store.episodes.of_run(run_id):
         assert ep.status == "completed", (ep.status, ep.error)
-        rows = store.tool_calls(ep.id)
-        texts_seen = [m.content for m in store.messages(ep.id)]
+        rows = store.episodes.tool_calls(ep.id)
+        texts_seen = [m.content for m in store.episodes.messages(ep.id)]
         texts_seen += [r.result + (r.error or "") for r in rows]
-        n_results += sum(m == "tool" for m in (x.role for x in store.messages(ep.id)))
+        n_results += sum(m == "tool" for m in (x.role for x in store.episodes.messages(ep.id)))
         for text in texts_seen:
             for f in forbidden:
                 assert f not in text, (text[:80], f)

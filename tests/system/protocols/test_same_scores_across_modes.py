@@ -38,10 +38,11 @@ def _run(db: str, agent: str, dataset: str, ids: list[str], mode: str, isolation
 
 def _by_target(store: Store, run_id: str) -> dict[str, tuple[object, ...]]:
     out = {}
-    for ep in store.episodes(run_id):
-        scores = sorted((s.metric, s.status, s.value) for s in store.scores([ep.id]))
-        replies = [m.content for m in store.messages(ep.id) if m.role in ("user", "tool")][1:]
-        calls = [c.inputs for c in store.target_calls(ep.id)]
+    for ep in store.episodes.of_run(run_id):
+        scores = sorted((s.metric, s.status, s.value) for s in store.scores.of_episodes([ep.id]))
+        msgs = store.episodes.messages(ep.id)
+        replies = [m.content for m in msgs if m.role in ("user", "tool")][1:]
+        calls = [c.inputs for c in store.episodes.target_calls(ep.id)]
         out[ep.target_id] = (ep.status, scores, replies, calls)
     return out
 
@@ -68,7 +69,7 @@ def test_scripted_agent_scores_the_same_in_default_and_tools_mode(
         assert text[tid][2] == tools[tid][2], tid  # replies = tool results, byte for byte
         assert text[tid][3] == tools[tid][3], tid  # the same target calls
     # the tools run really used tools: its agent messages carry tool calls, no PYTHON(...) text
-    ep = store.episodes(tools_run)[0]
-    agent_msgs = [m for m in store.messages(ep.id) if m.role == "assistant"]
+    ep = store.episodes.of_run(tools_run)[0]
+    agent_msgs = [m for m in store.episodes.messages(ep.id) if m.role == "assistant"]
     assert all(m.tool_calls and "PYTHON(" not in m.content for m in agent_msgs)
-    assert store.tool_calls(ep.id)[-1].name == "submit_answer"
+    assert store.episodes.tool_calls(ep.id)[-1].name == "submit_answer"

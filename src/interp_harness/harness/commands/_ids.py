@@ -26,7 +26,8 @@ def resolve_id(store: Store, kind: str, typed: str) -> str:
     """The one id of `kind` ("run" | "episode") that is `typed` or starts with it; exits with
     status 2 and a message listing the candidates when there is none or more than one."""
     prefix = typed.strip().rstrip("…").rstrip(".")  # a pasted id that a table cut
-    matches = store.ids_starting(kind, prefix, limit=SHOWN + 1) if prefix else []
+    ids = {"run": store.runs, "episode": store.episodes}[kind]
+    matches = ids.ids_starting(prefix, limit=SHOWN + 1) if prefix else []
     if typed in matches:
         return typed
     if len(matches) == 1:
@@ -44,13 +45,13 @@ def resolve_id(store: Store, kind: str, typed: str) -> str:
 
 def run_or_exit(store: Store, typed: str) -> Run:
     """The run that `typed` names (an id or a unique prefix of one)."""
-    run = store.get_run(resolve_id(store, "run", typed))
+    run = store.runs.get(resolve_id(store, "run", typed))
     assert run is not None  # resolved from the store just now; runs are never deleted
     return run
 
 
 def episode_or_exit(store: Store, typed: str) -> Episode:
     """The episode that `typed` names (an id or a unique prefix of one)."""
-    ep = store.get_episode(resolve_id(store, "episode", typed))
+    ep = store.episodes.get(resolve_id(store, "episode", typed))
     assert ep is not None
     return ep

@@ -80,7 +80,7 @@ def make_progress(
 
 def _statuses(store: Store, ids: Sequence[str]) -> dict[str, str]:
     """The status of each of `ids` (a few: the episodes in flight that are not running)."""
-    eps = (store.get_episode(eid, with_answer=False) for eid in ids)
+    eps = (store.episodes.get(eid, with_answer=False) for eid in ids)
     return {ep.id: ep.status for ep in eps if ep is not None}
 
 
@@ -100,14 +100,14 @@ async def follow(
         while True:
             ended = True
             for task, r in zip(tasks, runs, strict=True):
-                counts = store.episode_counts(r.id)
+                counts = store.episodes.counts(r.id)
                 done = sum(n for s, n in counts.items() if s not in ("queued", "running"))
                 act = sched.activity(r.id)
-                counters = store.running_counters(r.id)
+                counters = store.episodes.running_counters(r.id)
                 statuses = _statuses(store, sorted(act.in_flight - counters.keys()))
                 state = state_text(act, counts, counters, statuses)
                 progress.update(task, completed=done, state=state)
-                current = store.get_run(r.id)
+                current = store.runs.get(r.id)
                 # a cancelled run's episodes here are still being ended when its status is
                 ended &= current is None or (
                     current.status in RUN_TERMINAL and not sched.holds(r.id)

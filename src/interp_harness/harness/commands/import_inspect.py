@@ -34,7 +34,8 @@ def import_inspect(
 
     from interp_harness.harness.runs.views import run_out
     from interp_harness.harness.settings import Settings
-    from interp_harness.harness.store.repo import IMPORT_EVENT, DuplicateImport, open_store
+    from interp_harness.harness.store.events import IMPORT_EVENT, DuplicateImport
+    from interp_harness.harness.store.repo import open_store
 
     store = open_store(Settings().url)
     try:
@@ -48,9 +49,9 @@ def import_inspect(
     except (SQLAlchemyError, OverflowError) as e:  # what the checks missed: one transaction
         _refused(log, f"the store refused a value ({type(e).__name__}: {str(e)[:300]})")
         raise typer.Exit(1) from e
-    run = store.get_run(run_id)
+    run = store.runs.get(run_id)
     assert run is not None
-    dropped = (store.event_data(run_id, IMPORT_EVENT) or {}).get("dropped") or []
+    dropped = (store.events.first_data(run_id, IMPORT_EVENT) or {}).get("dropped") or []
     if dropped:  # an exported spec's fields that only this server's operator sets
         err.print(
             f"not stored from the log's spec (the operator's to set): {', '.join(dropped)}",
@@ -60,7 +61,7 @@ def import_inspect(
     if as_json:
         sys.stdout.write(json.dumps(run_out(run, imported=True).model_dump(mode="json")) + "\n")
         return
-    n = len(store.episodes(run_id, with_answer=False))
+    n = len(store.episodes.of_run(run_id, with_answer=False))
     err.print(
         f"imported {log} as run {run_id} ({run.status}, {n} episodes); it is marked imported: "
         "its scores are the log's claims",

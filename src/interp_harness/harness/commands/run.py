@@ -247,7 +247,7 @@ async def execute_here(  # type: ignore[no-untyped-def]
         else:
             plan, (run, agent_cls) = None, resumable(svc.store, resume, owner)
             spec = RunSpec.model_validate(run.spec)
-        floor = svc.store.floor_run(run.id)
+        floor = svc.store.runs.floor(run.id)
     except PreflightError as e:
         await _close(svc)
         err.print("[red]the run cannot work, so it was not stored:[/red]")
@@ -287,8 +287,8 @@ async def execute_here(  # type: ignore[no-untyped-def]
         await svc.aclose(dispose=False)
         if mcp_server is not None:
             await mcp_server.stop()
-    floor_detail = run_detail(store, store.get_run(floor.id)) if floor else None
-    return run_detail(store, store.get_run(run.id)), floor_detail
+    floor_detail = run_detail(store, store.runs.get(floor.id)) if floor else None
+    return run_detail(store, store.runs.get(run.id)), floor_detail
 
 
 async def _serve_mcp(  # type: ignore[no-untyped-def]
@@ -339,7 +339,7 @@ def resumable(store, run_id: str, owner: str) -> tuple[Any, type]:  # type: igno
     from interp_harness.harness.runs.selection import SelectionError
     from interp_harness.harness.store import RUN_TERMINAL
 
-    run = store.get_run(run_id)
+    run = store.runs.get(run_id)
     if run is None:
         raise SelectionError(f"no run with id {run_id!r}")
     if run.status in RUN_TERMINAL:

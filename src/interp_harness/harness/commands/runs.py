@@ -48,8 +48,8 @@ def list_(
     from interp_harness.harness.runs.views import run_out
 
     store = _store()
-    runs = store.list_runs(status=status, limit=limit)
-    imported = store.imported_runs([r.id for r in runs])
+    runs = store.runs.latest(status=status, limit=limit)
+    imported = store.events.imported_runs([r.id for r in runs])
     if as_json:
         for r in runs:
             sys.stdout.write(run_out(r, r.id in imported).model_dump_json() + "\n")
@@ -92,8 +92,8 @@ def show(
     prefix = run_id.strip().rstrip("…").rstrip(".")
     if (
         prefix
-        and not store.ids_starting("run", prefix, limit=1)
-        and store.ids_starting("episode", prefix, limit=1)
+        and not store.runs.ids_starting(prefix, limit=1)
+        and store.episodes.ids_starting(prefix, limit=1)
     ):
         from interp_harness.harness.commands._episode import show_episode
         from interp_harness.harness.commands._ids import episode_or_exit
@@ -111,7 +111,7 @@ def show(
         out.print(f"[yellow]note: {IMPORTED}[/yellow]")
     # repeated samples: an epoch column (a run with one epoch per target shows none)
     n_targets, epochs = len(run.target_ids), spec_epochs(run.spec)
-    episodes = store.episodes(run.id, with_answer=False)
+    episodes = store.episodes.of_run(run.id, with_answer=False)
     scores = _headline_scores(store, run.id, {e.id: e.family for e in episodes})
     # one headline metric (a run of one family): named once, under the table
     metrics = {s.metric for s in scores.values()}  # type: ignore[attr-defined]
@@ -171,7 +171,7 @@ def _headline_scores(store, run_id: str, eps: dict[str, str]) -> dict[str, objec
     headline = headline_metrics()
     return {
         s.episode_id: s
-        for s in store.run_scores(run_id)
+        for s in store.scores.of_run(run_id)
         if s.metric == headline.get(eps.get(s.episode_id, ""))
     }
 
@@ -211,19 +211,19 @@ def cancel(
     store = _store()
     run = _run_or_exit(store, run_id)
     run_id = run.id
-    if not store.cancel_run(run_id):
+    if not store.runs.cancel(run_id):
         err.print(f"[red]run {run_id} has already ended ({run.status})[/red]")
         raise typer.Exit(1)
     console.print(f"run {run_id} cancelled")
     runs = [run_id]
-    floor = store.floor_run(run_id)
-    if floor is not None and store.cancel_run(floor.id):
+    floor = store.runs.floor(run_id)
+    if floor is not None and store.runs.cancel(floor.id):
         console.print(f"its floor run {floor.id} cancelled")
         runs.append(floor.id)
     deadline = time.monotonic() + (Settings().run_lease_s + 5 if wait_s is None else wait_s)
     while True:
-        store.sweep_cancelled(runs)
-        left = sum(len(store.episodes(r, status=("queued", "running"))) for r in runs)
+        store.runs.sweep_cancelled(runs)
+        left = sum(len(store.episodes.of_run(r, status=("queued", "running"))) for r in runs)
         if not left or time.monotonic() >= deadline:
             break
         time.sleep(0.2)
@@ -258,7 +258,8 @@ def export(
         raise typer.Exit(2)
     store = _store()
     run = _run_or_exit(store, run_id)
-    if store.imported_runs([run.id]):  # the export carries the mark too (Inspect: its metadata)
+    # the export carries the mark too (Inspect: its metadata)
+    if store.events.imported_runs([run.id]):
         err.print(f"note: {IMPORTED}", markup=False, soft_wrap=True)
     if fmt == "inspect":
         from interp_harness.harness.inspect_tasks.export import (
@@ -278,11 +279,12 @@ def export(
         except InspectUnavailable as e:
             err.print(f"[red]{e}[/red]")
             raise typer.Exit(2) from e
-        err.print(f"wrote {path} ({len(store.episodes(run.id))} samples); view: inspect view")
+        n = len(store.episodes.of_run(run.id))
+        err.print(f"wrote {path} ({n} samples); view: inspect view")
         return
     out = sys.stdout if output in (None, "-") else open(output, "w", encoding="utf-8")  # noqa: SIM115
     try:
-        for ep in store.episodes(run.id):
+        for ep in store.episodes.of_run(run.id):
             detail = episode_detail(store, ep)
             out.write(detail.model_dump_json() + "\n")
     finally:

@@ -178,7 +178,7 @@ class EpisodeRunner:
             return ep.status
         if ep.status in ("error", "cancelled"):
             return ep.status
-        self.store.start_episode(ep.id, ep.run_id)
+        self.store.episodes.start(ep.id, ep.run_id)
         self._t0 = time.monotonic()
         self._active0 = ep.active_s
         try:
@@ -240,9 +240,9 @@ class EpisodeRunner:
         return "find-compat" if self.mode == "find-compat" else "default"
 
     def _load_state(self) -> _State:
-        msgs = self.store.messages(self.ep.id)
+        msgs = self.store.episodes.messages(self.ep.id)
         if not msgs:
-            self.store.add_messages(
+            self.store.episodes.add_messages(
                 self.ep.id,
                 [
                     {
@@ -255,8 +255,8 @@ class EpisodeRunner:
                     {"step": 1, "role": "user", "content": self._prompt()},
                 ],
             )
-            msgs = self.store.messages(self.ep.id)
-        calls = self.store.target_calls(self.ep.id)
+            msgs = self.store.episodes.messages(self.ep.id)
+        calls = self.store.episodes.target_calls(self.ep.id)
         return _State(
             last_step=msgs[-1].step,
             last_role=msgs[-1].role,
@@ -288,7 +288,7 @@ class EpisodeRunner:
         if self.mode not in CODE_MODES:
             return {}
         out: dict[int, list[ImagePart]] = {}
-        for f in self.store.lab_figures(self.ep.id):
+        for f in self.store.lab.figures(self.ep.id):
             step = f.step + 1 + (f.cell_idx if self.mode == "code-tools" else 0)
             if len(kept := out.setdefault(step, [])) < MAX_MESSAGE_IMAGES:  # as when it ran
                 kept.append(ImagePart(png=f.png, width=f.width, height=f.height))
@@ -406,16 +406,14 @@ class EpisodeRunner:
                     text = "\n".join([text.rstrip("\n")] * bool(replies) + cell_replies)
             msg = {"step": step + 1, "role": "user", "content": text, "resets_context": resets}
             self._fence()
-            self.store.add_reply(
-                self.ep.id,
-                self.ep.run_id,
-                msg,
-                self._counters(st),
-                event={"step": step + 1, "rounds": st.rounds, "target_calls": st.target_calls},
-                calls=[_call_row(c) for c in calls],
-                cells=lab_run.cells if lab_run is not None else (),
-                figures=lab_run.figures if lab_run is not None else (),
-            )
+            event = {"step": step + 1, "rounds": st.rounds, "target_calls": st.target_calls}
+            with self.store.transaction() as tx:  # the reply with what it reports, or nothing
+                tx.episodes.add_step(
+                    self.ep.id, msg, self._counters(st), calls=[_call_row(c) for c in calls]
+                )
+                if lab_run is not None:
+                    tx.lab.add_cells(self.ep.id, lab_run.cells, lab_run.figures)
+                tx.events.add(self.ep.run_id, "step", event, self.ep.id)
             st.last_step, st.last_role, st.last_content = step + 1, "user", text
             images = lab_run.images if lab_run is not None else []
             user = AgentMessage(role="user", content=text, images=images)
@@ -444,7 +442,7 @@ class EpisodeRunner:
                 for i, c in enumerate(calls)
             ]
             self._fence()
-            self.store.add_tool_rows(self.ep.id, rows)
+            self.store.episodes.add_tool_calls(self.ep.id, rows)
             raise EpisodeEnd("completed", "submit_answer", answer=answer)
         if st.rounds >= self._round_cap():
             raise EpisodeEnd("budget_exhausted", "rounds", answer="")
@@ -474,7 +472,7 @@ class EpisodeRunner:
                 except EpisodeEnd:
                     if tool_rows:
                         self._fence()
-                        self.store.add_tool_rows(self.ep.id, tool_rows)
+                        self.store.episodes.add_tool_calls(self.ep.id, tool_rows)
                     if target_rows:
                         self._store_calls(st, target_rows)
                     raise
@@ -519,7 +517,7 @@ class EpisodeRunner:
         if end is not None:
             if tool_rows:
                 self._fence()
-                self.store.add_tool_rows(self.ep.id, tool_rows)
+                self.store.episodes.add_tool_calls(self.ep.id, tool_rows)
             if target_rows or cell_rows:
                 self.lab.store_rows(st, target_rows, cell_rows, figure_rows)
             raise end
@@ -528,22 +526,22 @@ class EpisodeRunner:
             results = [{"step": step + 1, "role": "user", "content": proto.format_error(hint)}]
         last = results[-1]["step"]
         self._fence()
-        self.store.add_reply(
-            self.ep.id,
-            self.ep.run_id,
-            results,
-            self._counters(st),
-            event={
-                "step": last,
-                "rounds": st.rounds,
-                "target_calls": st.target_calls,
-                "tool_errors": sum(r["error"] is not None for r in tool_rows),
-            },
-            calls=[_call_row(c) for c in target_rows],
-            tool_calls=tool_rows,
-            cells=cell_rows,
-            figures=figure_rows,
-        )
+        event = {
+            "step": last,
+            "rounds": st.rounds,
+            "target_calls": st.target_calls,
+            "tool_errors": sum(r["error"] is not None for r in tool_rows),
+        }
+        with self.store.transaction() as tx:  # the reply with what it reports, or nothing
+            tx.episodes.add_step(
+                self.ep.id,
+                results,
+                self._counters(st),
+                calls=[_call_row(c) for c in target_rows],
+                tool_calls=tool_rows,
+            )
+            tx.lab.add_cells(self.ep.id, cell_rows, figure_rows)
+            tx.events.add(self.ep.run_id, "step", event, self.ep.id)
         st.last_step, st.last_role = last, results[-1]["role"]
         st.last_content, st.last_tool_calls = results[-1]["content"], []
         st.conversation.extend(
@@ -559,9 +557,10 @@ class EpisodeRunner:
 
     def _store_calls(self, st: _State, calls: list[dict[str, Any]]) -> None:
         self._fence()
-        for c in calls:
-            self.store.add_target_call(self.ep.id, _call_row(c))
-        self.store.update_episode(self.ep.id, **self._counters(st))
+        with self.store.transaction() as tx:  # the calls with the counters that count them
+            for c in calls:
+                tx.episodes.add_target_call(self.ep.id, _call_row(c))
+            tx.episodes.update(self.ep.id, **self._counters(st))
 
     def _check_budgets(self, st: _State) -> None:
         b = self.spec.budgets
@@ -636,7 +635,7 @@ class EpisodeRunner:
             "tool_calls": [c.model_dump() for c in tool_calls],
         }
         self._fence()
-        self.store.add_agent_message(self.ep.id, msg, self._counters(st))
+        self.store.episodes.add_step(self.ep.id, msg, self._counters(st))
         st.last_step, st.last_role, st.last_content = step, "assistant", content
         st.last_tool_calls = tool_calls
         st.conversation.append(
@@ -687,7 +686,7 @@ class EpisodeRunner:
 
     # ---- the end ----------------------------------------------------------------------------
     def _finish(self, end: EpisodeEnd) -> None:
-        self.store.finish_episode(
+        self.store.episodes.finish(
             self.ep.id,
             self.ep.run_id,
             status=end.status,
@@ -704,7 +703,7 @@ class EpisodeRunner:
         score_hook = self.ctx.score_hook
         if score_hook is None:
             return
-        ep = self.store.get_episode(self.ep.id)
+        ep = self.store.episodes.get(self.ep.id)
         if ep is None or ep.scored:
             return
         stats = EpisodeStats(
@@ -730,7 +729,7 @@ class EpisodeRunner:
                 ).model_dump()
             ]
         if self.owns():  # else the run's new owner scores it
-            self.store.save_scores(ep.id, rows)
+            self.store.scores.save(ep.id, rows)
 
 
 def _tool_row(

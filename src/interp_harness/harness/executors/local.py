@@ -66,8 +66,8 @@ async def execute_episode(
     except Exception as e:
         if not ctx.owns():
             return LOST
-        store.start_episode(ep.id, ep.run_id)
-        store.finish_episode(
+        store.episodes.start(ep.id, ep.run_id)
+        store.episodes.finish(
             ep.id,
             ep.run_id,
             status="error",
@@ -84,9 +84,9 @@ async def execute_episode(
     finally:
         ended = getattr(agent, "episode_ended", None)
         if ended is not None and status != LOST:  # answers the client's last request
-            final = store.get_episode(ep.id, with_answer=False)
+            final = store.episodes.get(ep.id, with_answer=False)
             reason = f"{status} ({final.end_reason})" if final and final.end_reason else status
-            ended(reason, store.messages(ep.id))
+            ended(reason, store.episodes.messages(ep.id))
         try:
             await agent.aclose()
         except Exception:
@@ -135,7 +135,7 @@ class LocalExecutor:
     async def run(
         self, job: EpisodeJob, score_hook: ScoreHook | None, control: RunControl | None = None
     ) -> str:
-        ep = self.store.get_episode(job.episode_id)
+        ep = self.store.episodes.get(job.episode_id)
         if ep is None:
             raise LookupError(f"episode {job.episode_id} is not in the store")
         agent_cls, profile = job_agent(job)

@@ -150,7 +150,7 @@ class RunWatch:
     def _read(self) -> tuple[str, bool]:
         now = time.monotonic()
         if now - self._at >= self.every_s:
-            got = self.store.run_lease(self.run_id, self.owner or "", self.every_s)
+            got = self.store.runs.lease(self.run_id, self.owner or "", self.every_s)
             self._state = ("missing", False) if got is None else got
             self._at = now
         return self._state
@@ -176,11 +176,11 @@ async def _run_here(job: EpisodeJob, score_hook: ScoreHook | None, pool: str) ->
 
     settings = job.settings
     w = _worker_state(settings)
-    if w.store.get_episode(job.episode_id, with_answer=False) is None:
+    if w.store.episodes.get(job.episode_id, with_answer=False) is None:
         raise LookupError(f"episode {job.episode_id} is not in the store")
     node = ray.get_runtime_context().get_node_id()
     # what ran where: one event per attempt (a retried episode has one per worker it ran on)
-    w.store.add_event(
+    w.store.events.add(
         job.run_id,
         "executor",
         {"executor": "ray", "node": node, "pid": os.getpid()},

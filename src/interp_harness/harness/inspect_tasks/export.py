@@ -34,8 +34,10 @@ from interp_harness.harness.runs.views import (
     public_details,
     tool_call_outs,
 )
+from interp_harness.harness.store.events import IMPORT_EVENT
 from interp_harness.harness.store.models import Episode, Message, Run
-from interp_harness.harness.store.repo import IMPORT_EVENT, Store, missing_scores
+from interp_harness.harness.store.repo import Store
+from interp_harness.harness.store.scores import missing_scores
 
 SCORER = "interp-harness"
 # the scorer name of the Inspect tasks (harness/inspect_tasks): the score every sample also carries
@@ -63,7 +65,7 @@ def _inspect() -> Any:
 def run_to_eval_log(store: Store, run: Run) -> Any:
     """The run as an `inspect_ai.log.EvalLog`."""
     log, model, scorer, _, _ = _inspect()
-    episodes = store.episodes(run.id)
+    episodes = store.episodes.of_run(run.id)
     imported_model = _imported_model(store, run)
     samples = [_sample(store, run, ep, imported_model) for ep in episodes]
     usage: dict[str, Any] = {}  # the log's total per model, as Inspect's own logs have it
@@ -89,7 +91,7 @@ def run_to_eval_log(store: Store, run: Run) -> Any:
             "spec": run.spec,
             "interp_harness_run": run.id,
             # a run imported here from a file stays marked: its scores are a claim, not ours
-            "interp_harness_imported": bool(store.imported_runs([run.id])),
+            "interp_harness_imported": bool(store.events.imported_runs([run.id])),
         },
     )
     return log.EvalLog(
@@ -128,7 +130,7 @@ def _eval_config(log: Any, run: Run) -> Any:
 def _imported_model(store: Store, run: Run) -> str | None:
     """The model an imported run's Inspect log named (`openai-api/backbone/...`: the provider
     prefix included, which its messages' model names lack); None for a run executed here."""
-    source = store.event_data(run.id, IMPORT_EVENT)
+    source = store.events.first_data(run.id, IMPORT_EVENT)
     model = (source or {}).get("model")
     return model if isinstance(model, str) and model else None
 
@@ -230,7 +232,7 @@ def _tool_events(
         for r in tool_rows
     ]
     made = {(r.step, r.idx) for r in tool_rows}
-    for c in store.target_calls(ep.id):
+    for c in store.episodes.target_calls(ep.id):
         if (c.step, c.idx) in made:
             continue
         shown = " ".join(
@@ -258,7 +260,7 @@ def _scores(store: Store, run: Run, ep: Episode, scorer: Any) -> dict[str, Any]:
     scorer records (`TASK_SCORER`: its value the ok metrics, its metadata every ScoreResult and
     the counters), which `harness import-inspect` reads back."""
     out = {}
-    rows: list[Any] = store.scores([ep.id])
+    rows: list[Any] = store.scores.of_episodes([ep.id])
     if (missing := missing_scores(ep, len(rows), run.status)) is not None:
         rows.append(ScoreResult.model_validate(missing))  # an error, never a silent gap
     if rows:
@@ -309,7 +311,7 @@ def _scores(store: Store, run: Run, ep: Episode, scorer: Any) -> dict[str, Any]:
 def _error(store: Store, ep: Episode, log: Any) -> Any:
     # the agent host's traceback has no control characters (interp_harness.agents.host_protocol), so the plain
     # text is also valid as the "ANSI" form `inspect view` renders
-    tb = store.episode_traceback(ep.id, ep.run_id) or ""
+    tb = store.events.episode_traceback(ep.id, ep.run_id) or ""
     return log.EvalError(
         message=f"[{ep.error_category}] {cause_first(ep.error or '')}",
         traceback=tb,
@@ -319,8 +321,9 @@ def _error(store: Store, ep: Episode, log: Any) -> Any:
 
 def _sample(store: Store, run: Run, ep: Episode, imported_model: str | None = None) -> Any:
     log, model, scorer, event, tool = _inspect()
-    rows = store.messages(ep.id)
-    tool_rows = tool_call_outs(store.tool_calls(ep.id), [message_out(m) for m in rows], False)
+    rows = store.episodes.messages(ep.id)
+    calls = store.episodes.tool_calls(ep.id)
+    tool_rows = tool_call_outs(calls, [message_out(m) for m in rows], False)
     messages, by_message = _messages(rows, run, model, tool, tool_rows)
     prompt = next((m.content for m in messages if m.role == "user"), "")
     answer = ep.final_answer or ""

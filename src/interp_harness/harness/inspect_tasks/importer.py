@@ -84,7 +84,8 @@ def read_log(path: str | Path, bounds: LogBounds | None = None) -> Any:
 def import_eval_log(store: Store, log: Any, source: str | None = None) -> str:
     """Store `log` (an `inspect_ai.log.EvalLog` of one of our tasks) as a finished run; returns
     its id. ImportRefused for a log of another task or of an unexpected shape; DuplicateImport
-    (interp_harness.harness.store.repo) when its eval was imported before. `source`: where it was read from."""
+    (interp_harness.harness.store.events) when its eval was imported before. `source`: where it
+    was read from."""
     exported = _exported_run(log)
     samples = list(log.samples or [])
     # ours: a task of the package, a task file of one's own that uses our scorer, or an export
@@ -137,7 +138,7 @@ def import_eval_log(store: Store, log: Any, source: str | None = None) -> str:
         "exported_from": exported,
         "dropped": dropped,  # from the exported spec: only the operator sets these
     }
-    return store.import_run(run, episodes, meta)
+    return store.events.import_run(run, episodes, meta)
 
 
 def _exported_run(log: Any) -> str | None:

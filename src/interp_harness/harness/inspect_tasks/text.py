@@ -136,9 +136,9 @@ def text_loop(
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         target = resources().target(str(state.sample_id))
         spec = RunSpec(agent=AGENT_LABEL, dataset=target.dataset, ids=[target.id], **spec_args)
-        episodes = EPISODES.get()
-        run = episodes.create_run(spec, [target.id])
-        episodes.ensure_episodes(
+        db = EPISODES.get()
+        run = db.runs.create(spec, [target.id])
+        db.episodes.ensure(
             run.id,
             [
                 {
@@ -150,16 +150,16 @@ def text_loop(
                 }
             ],
         )
-        ep = episodes.episodes(run.id)[0]
+        ep = db.episodes.of_run(run.id)[0]
         agent = InspectModelAgent(state)
         # no score hook: the task's scorer scores the answer
-        ctx = EpisodeContext(store=episodes, target=target, spec=spec, client=resources().client())
+        ctx = EpisodeContext(store=db, target=target, spec=spec, client=resources().client())
         status = await EpisodeRunner(ctx, ep, agent).run()
-        final = episodes.get_episode(ep.id)
+        final = db.episodes.get(ep.id)
         assert final is not None
         state.messages = [
             _chat(AgentMessage(role=m.role, content=m.content), m.model)  # type: ignore[arg-type]
-            for m in episodes.messages(ep.id)
+            for m in db.episodes.messages(ep.id)
         ]
         counters = store()
         counters.set(TARGET_CALLS, final.target_calls)

@@ -111,11 +111,11 @@ class LabTurn:
                     category="infrastructure",
                     error="protocol mode needs a lab, and this executor offers none",
                 )
-            stored = self.store.lab_cells(self.ep.id)
+            stored = self.store.lab.cells(self.ep.id)
             lab = self._lab = self.factory(self.commands(), len(stored) + 1)
             if stored:  # a resumed episode: its lab's state is rebuilt from the store
                 specs = by_name(call_commands(self.commands()))
-                calls = self.store.target_calls(self.ep.id)
+                calls = self.store.episodes.target_calls(self.ep.id)
                 try:
                     await rebuild(lab, stored, calls, partial(checked_call, specs))
                 except LabStartError as e:
@@ -127,7 +127,7 @@ class LabTurn:
     async def _lab_for_answer(self) -> Lab | None:
         """The lab an answer's `lab:NAME` reads: this process's, or after a resume the one
         rebuilt from the stored cells; None when no cell ran."""
-        if self._lab is None and self.store.lab_cells(self.ep.id):
+        if self._lab is None and self.store.lab.cells(self.ep.id):
             return await self._get_lab()
         return self._lab
 
@@ -229,10 +229,11 @@ class LabTurn:
         """Calls and cells (with their figures) of a message whose reply is never stored (the
         episode ends)."""
         self.fence()
-        for c in calls:
-            self.store.add_target_call(self.ep.id, _call_row(c))
-        self.store.add_lab_cells(self.ep.id, cells, figures or ())
-        self.store.update_episode(self.ep.id, **self.counters(st))
+        with self.store.transaction() as tx:  # the calls with their cells and counters, or none
+            for c in calls:
+                tx.episodes.add_target_call(self.ep.id, _call_row(c))
+            tx.lab.add_cells(self.ep.id, cells, figures or ())
+            tx.episodes.update(self.ep.id, **self.counters(st))
 
     # ---- answers that name a function of the lab --------------------------------------------
     async def answer_text(self, text: str) -> str:

@@ -299,10 +299,10 @@ def issue_endpoints(
 ) -> list[Endpoint]:
     """An endpoint and token for each episode of the run that has not ended (made on first
     request, the same ones after)."""
-    run = store.get_run(run_id)
+    run = store.runs.get(run_id)
     mode = RunSpec.model_validate(run.spec).protocol.mode if run is not None else ""
     out = []
-    for ep in store.episodes(run_id):
+    for ep in store.episodes.of_run(run_id):
         if ep.status in EPISODE_TERMINAL:
             continue
         ch = rendezvous.open(ep.id, ep.family, mode)

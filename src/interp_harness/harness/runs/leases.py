@@ -1,6 +1,6 @@
 """Which process executes a run: owner ids and the leases a scheduler holds on its runs.
 
-A run is executed by the one process holding its lease (`Store.claim_run`: owner id and expiry,
+A run is executed by the one process holding its lease (`store.runs.claim`: owner id and expiry,
 taken by one conditional UPDATE, renewed every third of HARNESS_RUN_LEASE_S). A process that
 cannot renew stops its episodes of that run (without recording anything) before its lease can
 run out (`FENCE`), so that a process taking the run over after expiry never runs an episode at
@@ -49,7 +49,7 @@ class Leases:
 
     def claim(self, run_id: str) -> bool:
         t = time.monotonic()
-        if self.store.claim_run(run_id, self.owner, self.lease_s):
+        if self.store.runs.claim(run_id, self.owner, self.lease_s):
             self._ok[run_id] = t
             return True
         return False
@@ -73,7 +73,7 @@ class Leases:
         if not held:
             return set()
         t = time.monotonic()
-        kept = self.store.renew_leases(held, self.owner, self.lease_s)
+        kept = self.store.runs.renew_leases(held, self.owner, self.lease_s)
         for run_id in kept:
             self._ok[run_id] = t
         lost = held - set(kept)
@@ -82,4 +82,4 @@ class Leases:
         return lost
 
     def release(self, run_ids: list[str]) -> None:
-        self.store.release_runs(run_ids, self.owner)
+        self.store.runs.release(run_ids, self.owner)

@@ -109,25 +109,25 @@ def store_plan(
 ) -> Run:
     """Store the planned run as queued, and its floor runs, linked both ways: a floor's spec
     has floor_for=<the run's id>, and the run has a "floor_run" event naming it
-    (`Store.floor_run`). With `owner`, every run is stored already claimed by that scheduler for
+    (`store.runs.floor`). With `owner`, every run is stored already claimed by that scheduler for
     `lease_s` seconds, so that no other process sharing the store starts it first.
     `created_by`: the hash of the API token that started them (Run.created_by)."""
     ids = [t.id for t in plan.targets]
-    run = store.create_run(plan.spec, ids, owner=owner, lease_s=lease_s, created_by=created_by)
-    store.add_event(run.id, PLAN_EVENT, {"agent_class": agent_path(plan.agent_cls)})
+    run = store.runs.create(plan.spec, ids, owner=owner, lease_s=lease_s, created_by=created_by)
+    store.events.add(run.id, PLAN_EVENT, {"agent_class": agent_path(plan.agent_cls)})
     for f in plan.floors:
         chosen = set(f.target_ids)
         families = {t.family for t in plan.targets if t.id in chosen}
         family = families.pop() if len(families) == 1 else None
         spec = floor_spec(plan.spec, f.target_ids, run.id, f.agent, family)
-        floor = store.create_run(
+        floor = store.runs.create(
             spec, f.target_ids, owner=owner, lease_s=lease_s, created_by=created_by
         )
-        store.add_event(floor.id, PLAN_EVENT, {"agent_class": agent_path(f.agent_cls)})
-        store.add_event(run.id, "floor_run", {"run_id": floor.id})
+        store.events.add(floor.id, PLAN_EVENT, {"agent_class": agent_path(f.agent_cls)})
+        store.events.add(run.id, "floor_run", {"run_id": floor.id})
     return run
 
 
 def stored_agent_path(store: Store, run_id: str) -> str | None:
-    data = store.event_data(run_id, PLAN_EVENT)
+    data = store.events.first_data(run_id, PLAN_EVENT)
     return data.get("agent_class") if data else None

@@ -64,7 +64,7 @@ def store_episodes(store: Store, run: Run, rs: RunState) -> None:
     with_ex = rs.spec.protocol.method != "interactive"
     targets = rs.targets
     n = len(run.target_ids)
-    store.ensure_episodes(
+    store.episodes.ensure(
         run.id,
         (
             {
@@ -83,7 +83,7 @@ def store_episodes(store: Store, run: Run, rs: RunState) -> None:
 
 def queue_pending(store: Store, rs: RunState, *, scoring: bool) -> None:
     """Queue the episodes that have not ended, and (with `scoring`) the ended ones not scored."""
-    for ep in store.episodes(rs.run_id):
+    for ep in store.episodes.of_run(rs.run_id):
         unscored = ep.status in ("completed", "budget_exhausted") and not ep.scored
         if ep.status not in EPISODE_TERMINAL or (unscored and scoring):
             rs.pending.append(ep)

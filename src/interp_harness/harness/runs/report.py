@@ -11,7 +11,8 @@ from pydantic import BaseModel, Field
 from interp_harness.evaluator.api import EpisodeStats, EpisodeSummary, ScoreResult
 from interp_harness.harness.domain.spec import EpochReducer, RunSpec, episode_epoch
 from interp_harness.harness.store.models import Run
-from interp_harness.harness.store.repo import Store, missing_scores
+from interp_harness.harness.store.repo import Store
+from interp_harness.harness.store.scores import missing_scores
 
 
 class ReportOut(BaseModel):
@@ -32,10 +33,10 @@ class ReportOut(BaseModel):
 
 def episode_summaries(store: Store, run: Run) -> list[EpisodeSummary]:
     """What the evaluator's report is built from (interp_harness.evaluator.api.EpisodeSummary)."""
-    eps = store.episodes(run.id, with_answer=False)
+    eps = store.episodes.of_run(run.id, with_answer=False)
     n_targets = len(run.target_ids)
     scores: dict[str, list[ScoreResult]] = {}
-    for s in store.run_scores(run.id):
+    for s in store.scores.of_run(run.id):
         scores.setdefault(s.episode_id, []).append(
             ScoreResult(
                 metric=s.metric,
@@ -101,7 +102,7 @@ def _evaluator_report(run_id: str) -> Any:
 def with_floor(store: Store, run: Run) -> tuple[list[EpisodeSummary], Run | None]:
     """The run's summaries, then its floor run's (their summaries carry the floor's agent)."""
     summaries = episode_summaries(store, run)
-    floor = store.floor_run(run.id)
+    floor = store.runs.floor(run.id)
     if floor is not None:
         summaries += episode_summaries(store, floor)
     return summaries, floor
@@ -132,7 +133,7 @@ def build_combined_report(
         run_ids=[r.id for r in runs],
         floor_run_ids=floors,
         report=result.model_dump(mode="json") if isinstance(result, BaseModel) else result,
-        imported=sorted(store.imported_runs([r.id for r in runs])),
+        imported=sorted(store.events.imported_runs([r.id for r in runs])),
         judge_wall_s=round(sum(judged), 3),
         judged_episodes=len(judged),
     )
@@ -160,5 +161,5 @@ def build_report(store: Store, run: Run, epoch_reducer: EpochReducer | None = No
         report=payload,
         text=text,
         floor_run_id=floor.id if floor else None,
-        imported=bool(store.imported_runs([run.id])),
+        imported=bool(store.events.imported_runs([run.id])),
     )

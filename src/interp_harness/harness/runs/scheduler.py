@@ -180,7 +180,7 @@ class Scheduler:
             rs = self._runs.get(run_id)
             if rs is None:
                 continue  # still preparing: _prepare sees the lease gone
-            run = self.store.get_run(run_id)
+            run = self.store.runs.get(run_id)
             if run is not None and run.status == "cancelled":
                 self._cancel_in_memory(run_id)
             elif not rs.cancelled:
@@ -207,9 +207,9 @@ class Scheduler:
 
     # ---- runs -------------------------------------------------------------------------------
     async def _refresh(self) -> None:
-        active = {r.id: r for r in self.store.active_runs()}
+        active = {r.id: r for r in self.store.runs.active()}
         for run_id, rs in list(self._runs.items()):
-            run = active.get(run_id) or self.store.get_run(run_id)
+            run = active.get(run_id) or self.store.runs.get(run_id)
             if run is not None and run.status == "cancelled":  # cancelled by another process
                 self._cancel_in_memory(run_id)
             elif run is None or run.status in RUN_TERMINAL or run.owner != self.owner:
@@ -217,7 +217,7 @@ class Scheduler:
                     self._drop(rs)
         self._dropped = [rs for rs in self._dropped if rs.active]
         # episodes of cancelled runs that nobody holds any more (their owner died meanwhile)
-        self.store.sweep_cancelled()
+        self.store.runs.sweep_cancelled()
         for run in active.values():
             if self.holds(run.id) or (self.only_runs and run.id not in self.only_runs):
                 continue
@@ -236,11 +236,11 @@ class Scheduler:
         except Exception as e:
             log.warning("run %s cannot start: %s", run.id, e)
             error = f"{type(e).__name__}: {e}"
-            self.store.set_run_status(run.id, "failed", error=error, owner=self.owner)
+            self.store.runs.set_status(run.id, "failed", error=error, owner=self.owner)
             return
         store_episodes(self.store, run, rs)
         if run.status == "queued":
-            self.store.set_run_status(run.id, "running", owner=self.owner)
+            self.store.runs.set_status(run.id, "running", owner=self.owner)
         queue_pending(self.store, rs, scoring=self.score_hook is not None)
         self._runs[run.id] = rs  # held (its lease renewed) while its targets warm up
         await self._prewarm(rs)
@@ -272,13 +272,13 @@ class Scheduler:
         if rs.cancelled:
             self.leases.release([rs.run_id])
             return
-        status, error = final_status(self.store.episode_counts(rs.run_id))
-        self.store.set_run_status(rs.run_id, status, error=error, owner=self.owner)
+        status, error = final_status(self.store.episodes.counts(rs.run_id))
+        self.store.runs.set_status(rs.run_id, status, error=error, owner=self.owner)
 
     def _note_isolation(self, run_id: str) -> None:
         if self.settings.agent_isolation == "none":
             log.warning("run %s: agents run IN THIS PROCESS (agent isolation none)", run_id)
-            self.store.add_event(run_id, "agent_isolation", {"mode": "none", "isolated": False})
+            self.store.events.add(run_id, "agent_isolation", {"mode": "none", "isolated": False})
 
     # ---- dispatch -----------------------------------------------------------------------------
     def _limit(self, provider: str) -> int:
@@ -369,19 +369,19 @@ class Scheduler:
     # ---- cancellation -----------------------------------------------------------------------
     def _finish_if_open(self, ep: Episode, **outcome: Any) -> None:
         """Record the episode's end unless the store already has one."""
-        cur = self.store.get_episode(ep.id)
+        cur = self.store.episodes.get(ep.id)
         if cur is not None and cur.status not in EPISODE_TERMINAL:
-            self.store.finish_episode(ep.id, ep.run_id, **outcome)
+            self.store.episodes.finish(ep.id, ep.run_id, **outcome)
 
     def cancel_run(self, run_id: str) -> bool:
         """Cancel a queued or running run (and its floor run, if it has one); False when it had
         already ended. Episodes nobody runs end as cancelled at once; those another process
         runs end there, when it sees the cancel in the store."""
-        changed = self.store.cancel_run(run_id)
+        changed = self.store.runs.cancel(run_id)
         if changed:
             self._cancel_in_memory(run_id)
-            floor = self.store.floor_run(run_id)
-            if floor is not None and self.store.cancel_run(floor.id):
+            floor = self.store.runs.floor(run_id)
+            if floor is not None and self.store.runs.cancel(floor.id):
                 self._cancel_in_memory(floor.id)
         return changed
 
@@ -394,16 +394,18 @@ class Scheduler:
         for t in rs.active.values():
             t.cancel()
         # this run's episodes that are not running here (queued) are cancelled in the store
-        for ep in self.store.episodes(run_id, status=("queued", "running")):
+        for ep in self.store.episodes.of_run(run_id, status=("queued", "running")):
             if ep.id not in rs.active:
-                self.store.finish_episode(ep.id, run_id, status="cancelled", end_reason="cancelled")
+                self.store.episodes.finish(
+                    ep.id, run_id, status="cancelled", end_reason="cancelled"
+                )
         if not rs.active:
             self._maybe_finish(rs)
 
     # ---- helpers for in-process use (CLI, benchmarks) ---------------------------------------
     async def wait_run(self, run_id: str, poll_s: float = 0.1) -> Run:
         while True:
-            run = self.store.get_run(run_id)
+            run = self.store.runs.get(run_id)
             if run is None:
                 raise KeyError(run_id)
             if run.status in RUN_TERMINAL:

@@ -30,7 +30,8 @@ from interp_harness.harness.store.models import (
     TargetCall,
     ToolCall,
 )
-from interp_harness.harness.store.repo import Store, missing_scores
+from interp_harness.harness.store.repo import Store
+from interp_harness.harness.store.scores import missing_scores
 
 IMPORTED = (
     "the run was imported from a file (`harness import-inspect`): its results are the file's "
@@ -328,7 +329,7 @@ def _run_fields(run: Run, imported: bool = False) -> dict[str, Any]:
 
 
 def run_out(run: Run, imported: bool = False) -> RunOut:
-    """`imported`: the run came from a file (Store.imported_runs), which the view says."""
+    """`imported`: the run came from a file (store.events.imported_runs), which the view says."""
     return RunOut(
         **_run_fields(run, imported), error=run.error, spec=RunSpec.model_validate(run.spec)
     )
@@ -401,7 +402,7 @@ def lab_cell_outs(
     calls: Sequence[TargetCallOut],
     figures: Sequence[dict[str, int]] = (),
 ) -> list[LabCellOut]:
-    """Each cell with its target calls and its figures (Store.lab_figure_refs); `rows` are
+    """Each cell with its target calls and its figures (store.lab.figure_refs); `rows` are
     (cell, full lengths of its cut texts)."""
     by_step: dict[int, dict[int, TargetCallOut]] = {}
     for c in calls:
@@ -449,8 +450,8 @@ def metric_summaries(
 
 
 def run_detail(store: Store, run: Run) -> RunDetail:
-    eps = store.episodes(run.id, with_answer=False)
-    scores = store.run_scores(run.id)
+    eps = store.episodes.of_run(run.id, with_answer=False)
+    scores = store.scores.of_run(run.id)
     have = {s.episode_id for s in scores}
     target_of = {e.id: e.target_id for e in eps}
     # ended episodes without any score are an error state here, never silently missing
@@ -476,7 +477,7 @@ def run_detail(store: Store, run: Run) -> RunDetail:
     total = episode_total(run.spec, run.target_ids)
     done = sum(n for s, n in by_status.items() if s not in ("queued", "running"))
     return RunDetail(
-        **run_out(run, imported=bool(store.imported_runs([run.id]))).model_dump(),
+        **run_out(run, imported=bool(store.events.imported_runs([run.id]))).model_dump(),
         progress=Progress(total=total, done=done, by_status=by_status),
         usage=usage,
         metrics=metric_summaries(
@@ -485,7 +486,7 @@ def run_detail(store: Store, run: Run) -> RunDetail:
         ),
         errors_by_category=errors | ({"unscored": len(unscored)} if unscored else {}),
         errors=group_errors(episode_summaries(store, run)),
-        floor_run_id=floor.id if (floor := store.floor_run(run.id)) is not None else None,
+        floor_run_id=floor.id if (floor := store.runs.floor(run.id)) is not None else None,
         waiting=waiting_for_clients(eps),
     )
 
@@ -560,14 +561,14 @@ def episode_detail(
     """The transcript. With `preview` (the API and the pages), messages and the final answer are
     read from the store cut to PREVIEW_CHARS characters, with links to the full texts; without
     (the CLI's export), whole."""
-    scores = [score_out(s) for s in store.scores([ep.id])]
-    run = store.get_run(ep.run_id)
+    scores = [score_out(s) for s in store.scores.of_episodes([ep.id])]
+    run = store.runs.get(ep.run_id)
     if run is not None and (missing := missing_scores(ep, len(scores), run.status)) is not None:
         scores.append(ScoreOut.model_validate(missing))
     if not show_truth:
         scores = [s.model_copy(update={"details": public_details(s.details)}) for s in scores]
     if preview:
-        head = store.episode_head(ep.id, PREVIEW_CHARS)
+        head = store.episodes.head(ep.id, PREVIEW_CHARS)
         chars = head[1] if head is not None else 0
         answer: dict[str, Any] = {
             "final_answer": head[0].final_answer if head is not None else None,
@@ -576,7 +577,7 @@ def episode_detail(
             "final_answer_url": answer_url(ep.id) if chars > PREVIEW_CHARS else None,
         }
         messages = []
-        for m, n in store.message_heads(ep.id, PREVIEW_CHARS):
+        for m, n in store.episodes.message_heads(ep.id, PREVIEW_CHARS):
             cut = n > PREVIEW_CHARS
             messages.append(
                 message_out(m).model_copy(
@@ -589,20 +590,22 @@ def episode_detail(
             )
     else:
         answer = {"final_answer": ep.final_answer}
-        messages = [message_out(m) for m in store.messages(ep.id)]
-    calls = [call_out(c) for c in store.target_calls(ep.id)]
+        messages = [message_out(m) for m in store.episodes.messages(ep.id)]
+    calls = [call_out(c) for c in store.episodes.target_calls(ep.id)]
     cells = (
-        store.lab_cell_heads(ep.id, PREVIEW_CHARS)
+        store.lab.cell_heads(ep.id, PREVIEW_CHARS)
         if preview
-        else [(c, {}) for c in store.lab_cells(ep.id)]
+        else [(c, {}) for c in store.lab.cells(ep.id)]
     )
     return EpisodeDetail(
         **episode_out(ep, len(run.target_ids) if run is not None else 0).model_dump(),
         **answer,
-        error_traceback=store.episode_traceback(ep.id, ep.run_id) if ep.status == "error" else None,
+        error_traceback=(
+            store.events.episode_traceback(ep.id, ep.run_id) if ep.status == "error" else None
+        ),
         messages=messages,
         calls=calls,
-        tool_calls=tool_call_outs(store.tool_calls(ep.id), messages, preview),
-        cells=lab_cell_outs(ep.id, cells, calls, store.lab_figure_refs(ep.id) if cells else ()),
+        tool_calls=tool_call_outs(store.episodes.tool_calls(ep.id), messages, preview),
+        cells=lab_cell_outs(ep.id, cells, calls, store.lab.figure_refs(ep.id) if cells else ()),
         scores=scores,
     )

@@ -1,4 +1,6 @@
-"""The SQL store: tables, engine (SQLite WAL / PostgreSQL) and migrations."""
+"""The SQL store: tables, engine (SQLite WAL / PostgreSQL) and migrations; `repo.Store`, one
+repository per aggregate (runs, episodes, lab, scores, events) and the unit of work that shares
+one transaction between them."""
 
 from interp_harness.harness.store.engine import current_revision, make_engine, upgrade_schema
 from interp_harness.harness.store.models import (

@@ -38,7 +38,7 @@ class Run(SQLModel, table=True):
     target_ids: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     error: str | None = None
     finished_at: datetime | None = None
-    # The process executing the run holds a lease on it (Store.claim_run): its id, and when the
+    # The process executing the run holds a lease on it (store.runs.claim): its id, and when the
     # lease ends unless renewed. NULL expiry: nobody holds it (any process may claim it).
     owner: str | None = Field(default=None, max_length=128)
     # timezone-aware, so that PostgreSQL compares it with the UTC times bound as parameters

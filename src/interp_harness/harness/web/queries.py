@@ -112,7 +112,7 @@ def runs_page(
         ):
             page.last_event[run_id] = last
         page.metrics = _metric_summaries(conn, runs)
-    page.imported = store.imported_runs(ids)
+    page.imported = store.events.imported_runs(ids)
     return page
 
 

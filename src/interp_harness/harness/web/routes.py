@@ -202,7 +202,7 @@ def run_page(
     before: int | None = Query(None, ge=0, le=10**9),
 ) -> HTMLResponse:
     svc = _svc(request)
-    run = svc.store.get_run(run_id)
+    run = svc.store.runs.get(run_id)
     if run is None:
         return _not_found(request, f"no run with id {run_id}")
     detail, report_out = summaries.get(svc.store, run)
@@ -219,12 +219,12 @@ def run_page(
             ("queries", run.id, run.updated_at.isoformat()) if run.status in RUN_TERMINAL else None
         )
         queries_plot = plots.cached(svg_cache, key, lambda: plots.queries_svg(report.queries))
-    floor = svc.store.get_run(detail.floor_run_id) if detail.floor_run_id else None
+    floor = svc.store.runs.get(detail.floor_run_id) if detail.floor_run_id else None
     floor_detail = summaries.get(svc.store, floor)[0] if floor else None
     page = queries.episodes_page(
         svc.store, run.id, status=status or None, after=after, before=before
     )
-    scores = svc.store.scores([e.id for e in page.episodes])
+    scores = svc.store.scores.of_episodes([e.id for e in page.episodes])
     by_ep: dict[str, list[Any]] = {}
     for s in scores:
         by_ep.setdefault(s.episode_id, []).append(s)
@@ -256,7 +256,7 @@ def run_page(
         live=run.status not in RUN_TERMINAL,
         last_event=queries.last_event_id(svc.store, run.id),
         # rounds and target calls of running episodes (live.js keeps them current)
-        running={} if run.status in RUN_TERMINAL else svc.store.running_counters(run.id),
+        running={} if run.status in RUN_TERMINAL else svc.store.episodes.running_counters(run.id),
     )
 
 
@@ -281,10 +281,10 @@ def _panel_view(
 @router.get("/ui/episodes/{episode_id}", response_class=HTMLResponse)
 async def episode_page(request: Request, episode_id: str) -> HTMLResponse:
     svc = _svc(request)
-    ep = svc.store.get_episode(episode_id, with_answer=False)
+    ep = svc.store.episodes.get(episode_id, with_answer=False)
     if ep is None:
         return _not_found(request, f"no episode with id {episode_id}")
-    run = svc.store.get_run(ep.run_id)
+    run = svc.store.runs.get(ep.run_id)
     detail = V.episode_detail(svc.store, ep, preview=True)  # long texts cut, with links
     show_truth = views.may_see_truth(ep.status, auth.is_authorised(request))
     target = views.load_target(svc.catalogs, run, ep.target_id) if show_truth else None
@@ -318,13 +318,13 @@ async def episode_page(request: Request, episode_id: str) -> HTMLResponse:
 
 async def _panel_asset(request: Request, episode_id: str, name: str) -> Response:
     svc = _svc(request)
-    ep = svc.store.get_episode(episode_id, with_answer=False)
+    ep = svc.store.episodes.get(episode_id, with_answer=False)
     panel = panels.panel_named(ep.family, name) if ep is not None else None
     if ep is None or panel is None:
         raise HTTPException(404, f"no episode with that id and a panel {name!r}")
     detail = V.episode_detail(svc.store, ep, preview=True)
     show_truth = views.may_see_truth(ep.status, auth.is_authorised(request))
-    run = svc.store.get_run(ep.run_id)
+    run = svc.store.runs.get(ep.run_id)
     view = _panel_view(
         detail, show_truth, panel, lambda: views.load_target(svc.catalogs, run, ep.target_id)
     )
@@ -354,7 +354,7 @@ def compare(
 ) -> HTMLResponse:
     store = _svc(request).store
     runs = queries.runs_page(store, limit=100).runs
-    ra, rb = (store.get_run(a) if a else None), (store.get_run(b) if b else None)
+    ra, rb = (store.runs.get(a) if a else None), (store.runs.get(b) if b else None)
     rows: list[dict[str, Any]] = []
     wins = {"a": 0, "b": 0, "tie": 0}
     if ra is not None and rb is not None:
@@ -362,12 +362,12 @@ def compare(
         ta: dict[str, list[Any]] = {}
         tb: dict[str, list[Any]] = {}
         for run, by in ((ra, ta), (rb, tb)):
-            for e in store.episodes(run.id, with_answer=False):
+            for e in store.episodes.of_run(run.id, with_answer=False):
                 by.setdefault(e.target_id, []).append(e)
         common = [t for t in ta if t in tb][:MAX_COMPARE]
         ids = [e.id for t in common for e in ta[t] + tb[t]]
         scores: dict[tuple[str, str], Any] = {
-            (s.episode_id, s.metric): s for s in store.scores(ids)
+            (s.episode_id, s.metric): s for s in store.scores.of_episodes(ids)
         }
         ea = {t: ta[t][0] for t in common}  # each side's link: the target's first epoch
         eb = {t: tb[t][0] for t in common}

@@ -191,7 +191,7 @@ class SummaryCache:
         self._lock = threading.Lock()
 
     def get(self, store: Store, run: Run) -> tuple[V.RunDetail, R.ReportOut | str]:
-        floor = store.floor_run(run.id)  # its episodes are in the report
+        floor = store.runs.floor(run.id)  # its episodes are in the report
         key = (run.id, run.updated_at.isoformat(), floor.updated_at.isoformat() if floor else "")
         with self._lock:
             hit = self._items.get(key)

@@ -127,7 +127,7 @@ def may_change_run(settings: Settings, run: Run, token: str | None) -> None:
 
 
 def get_run_or_404(svc: Services, run_id: str) -> Run:
-    run = svc.store.get_run(run_id)
+    run = svc.store.runs.get(run_id)
     if run is None:
         raise HTTPException(404, f"no run with id {run_id!r}")
     return run

@@ -21,7 +21,7 @@ def get_episode(
     its full text (`content_url`, `final_answer_url`). With API tokens configured, score
     details that carry ground truth (true intervals, expected outputs, the judge's tests)
     need a token."""
-    ep = svc.store.get_episode(episode_id, with_answer=False)
+    ep = svc.store.episodes.get(episode_id, with_answer=False)
     if ep is None:
         raise HTTPException(404, f"no episode with id {episode_id!r}")
     return S.episode_detail(svc.store, ep, show_truth=show_truth, preview=True)
@@ -30,7 +30,7 @@ def get_episode(
 def full_text(
     svc: Services, episode_id: str, step: int | None, offset: int, limit: int | None
 ) -> StreamingResponse:
-    chunks = svc.store.text_chunks(episode_id, step, start=offset, length=limit)
+    chunks = svc.store.episodes.text_chunks(episode_id, step, start=offset, length=limit)
     if chunks is None:
         what = "final answer" if step is None else f"message at step {step}"
         raise HTTPException(404, f"episode {episode_id!r} has no {what}")
@@ -90,7 +90,7 @@ def figure(
 ) -> Response:
     """A figure one of the episode's lab cells made (protocol modes code and code-tools), the PNG
     the agent got; listed in the episode's `cells` (`figures[].url`)."""
-    png = svc.store.lab_figure_png(episode_id, figure_id)
+    png = svc.store.lab.figure_png(episode_id, figure_id)
     if png is None:
         raise HTTPException(404, f"episode {episode_id!r} has no figure {figure_id}")
     return Response(png, media_type="image/png", headers=FIGURE_HEADERS)

@@ -55,7 +55,7 @@ async def run_events(
     if last_event_id and last_event_id.isascii() and last_event_id.isdigit():
         after = max(after, min(int(last_event_id), MAX_EVENT_ID))
     if not stream:
-        return [S.event_out(e) for e in svc.store.events(run_id, after=after)]
+        return [S.event_out(e) for e in svc.store.events.of_run(run_id, after=after)]
     client = request.client.host if request.client else "?"
     refused = api.streams.acquire(client)
     if refused:
@@ -81,16 +81,16 @@ async def run_events(
     async def event_stream(after: int) -> AsyncIterator[str]:
         last, idle = after, 0.0
         while True:
-            events = await asyncio.to_thread(svc.store.events, run_id, after=last)
+            events = await asyncio.to_thread(svc.store.events.of_run, run_id, after=last)
             for e in events:
                 last = e.id  # type: ignore[assignment]
                 yield frame(e)
             if not events:
-                run = await asyncio.to_thread(svc.store.get_run, run_id)
+                run = await asyncio.to_thread(svc.store.runs.get, run_id)
                 if run is None or run.status in RUN_TERMINAL:
                     # the final status event commits with the status itself, possibly
                     # between the read above and this one: send what came meanwhile
-                    for e in await asyncio.to_thread(svc.store.events, run_id, after=last):
+                    for e in await asyncio.to_thread(svc.store.events.of_run, run_id, after=last):
                         yield frame(e)
                     yield f"event: end\ndata: {json.dumps({'status': run and run.status})}\n\n"
                     return

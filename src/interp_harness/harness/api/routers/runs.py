@@ -89,8 +89,8 @@ def list_runs(
 ) -> list[S.RunListItem]:
     """Newest first, one page (`limit`, `offset`); each item without the run's options and
     target ids (those are at GET /runs/{id}); `imported` marks a run read from a file."""
-    runs = svc.store.list_runs(status=status, limit=limit, offset=offset)
-    imported = svc.store.imported_runs([r.id for r in runs])
+    runs = svc.store.runs.latest(status=status, limit=limit, offset=offset)
+    imported = svc.store.events.imported_runs([r.id for r in runs])
     return [S.run_list_item(r, r.id in imported) for r in runs]
 
 
@@ -106,7 +106,7 @@ def run_episodes(
     run_id: str, status: str | None = None, svc: Services = Depends(services)
 ) -> list[S.EpisodeOut]:
     run = get_run_or_404(svc, run_id)
-    eps = svc.store.episodes(run_id, status=[status] if status else None, with_answer=False)
+    eps = svc.store.episodes.of_run(run_id, status=[status] if status else None, with_answer=False)
     return [S.episode_out(e, len(run.target_ids)) for e in eps]
 
 
