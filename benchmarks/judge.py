@@ -12,7 +12,7 @@ the ratio against one request per test is printed, and the generate path is skip
     python benchmarks/judge.py [--url http://127.0.0.1:8000/v1] [--n 10] [--tests K] [--no-generate]
 
 `--tests K` judges the first K of those unit tests only. The test suite's smoke form
-(tests/benchmarks): `--url URL --n 1 --tests 2`.
+(tests/benchmarks): `--url URL --n 1 --tests 1`.
 """
 
 from __future__ import annotations

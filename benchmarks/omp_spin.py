@@ -10,7 +10,7 @@ settings alternate, ROUNDS times each; printed: every wall time and the ratio of
 
     python benchmarks/omp_spin.py [--rounds 2] [--smoke]
 
-`--smoke`: 2 judge prompts, 4 generations of 2 tokens, alone only. The test suite's smoke form
+`--smoke`: 1 judge prompt, 4 generations of 2 tokens, alone only. The test suite's smoke form
 (tests/benchmarks): `--smoke --rounds 1`.
 """
 
@@ -48,7 +48,7 @@ def workload(smoke: bool = False) -> dict[str, float]:
             ],
             forced_choice=OPTIONS,
         )
-        for p in (ceiling_prompts(1)[0][:2] if smoke else ceiling_prompts(4)[0])
+        for p in (ceiling_prompts(1)[0][:1] if smoke else ceiling_prompts(4)[0])
     ]
     words = ["Paris", "dog", "London", "apple", "Einstein", "river", "car", "Tokyo"] * 8
     words, tokens = (words[:4], 2) if smoke else (words, 16)
