@@ -44,7 +44,12 @@ from interp_harness.harness.domain.rendezvous import (
 )
 from interp_harness.harness.domain.spec import RunSpec
 from interp_harness.harness.episode.runner import offered_tools
-from interp_harness.harness.rate_limit import FailureBudget, TooManyFailures, client_address
+from interp_harness.harness.rate_limit import (
+    FailureBudget,
+    TooManyFailures,
+    client_address,
+    mcp_budget,
+)
 from interp_harness.harness.runs.plan import RunPlan
 from interp_harness.harness.runs.prepare import RunState, store_episodes
 from interp_harness.harness.store.models import EPISODE_TERMINAL, Run
@@ -127,16 +132,19 @@ class McpApp:
         episode_id = scope["path"][len(scope.get("root_path", "")) :].strip("/").split("/")[-1]
         token = bearer(headers)
         client = client_address(scope.get("client"))
+        # the path's episode has a budget of its own only while it is live: a made-up path
+        # shares one, so that guessing cannot multiply budgets by inventing episodes
+        budget = mcp_budget(episode_id if self.rendezvous.get(episode_id) else None)
         if token:  # past the address's budget of wrong tokens: refused before any lookup
             try:
-                self.failures.check(client)
+                self.failures.check(client, budget)
             except TooManyFailures as e:
                 await _refuse(send, 429, e.message, retry_after=e.retry_after)
                 return
         channel = self.rendezvous.by_token(token) if token else None
         if channel is None:
             if token:
-                self.failures.failed(client)
+                self.failures.failed(client, budget)
             await _refuse(send, 401, "a bearer token of one episode is required")
         elif channel.episode_id != episode_id:
             await _refuse(send, 403, "this token is for another episode")

@@ -13,7 +13,7 @@ from interp_harness.harness.api import schemas as S
 from interp_harness.harness.api.limits import StreamSlots
 from interp_harness.harness.domain.rendezvous import token_key
 from interp_harness.harness.policy import ApiPolicy
-from interp_harness.harness.rate_limit import FailureBudget, TooManyFailures, client_address
+from interp_harness.harness.rate_limit import API, FailureBudget, TooManyFailures, client_address
 from interp_harness.harness.services import Services
 from interp_harness.harness.settings import Settings
 from interp_harness.harness.store.models import Run
@@ -85,12 +85,12 @@ def caller_token(request: Request, authorization: str | None = Header(None)) -> 
         return None
     budget, client = api_state(request).failures, client_address(request.client)
     try:
-        budget.check(client)
+        budget.check(client, API)
     except TooManyFailures as e:
         raise HTTPException(429, e.message, headers={"Retry-After": str(e.retry_after)}) from e
     if _known(token, tokens):
         return token
-    budget.failed(client)
+    budget.failed(client, API)
     return None
 
 
