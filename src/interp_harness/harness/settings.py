@@ -84,6 +84,10 @@ class Settings(BaseSettings):
     api_max_body_bytes: int = Field(1_000_000, ge=1024)
     sse_max_streams: int = Field(64, ge=1)
     sse_max_per_client: int = Field(8, ge=1)
+    # Panel assets (a numeric episode's plot.svg) being built for callers without a token, in
+    # total and per client address (503 beyond; operator only): a token holder is never gated
+    web_anon_asset_slots: int = Field(2, ge=1)
+    web_anon_asset_per_client: int = Field(1, ge=1)
     # Proxies whose X-Forwarded-Proto / -For `harness serve` believes (uvicorn's
     # forwarded_allow_ips: comma-separated addresses or networks; operator only). Empty: none,
     # the request's own scheme decides (e.g. whether the web login cookie is Secure).

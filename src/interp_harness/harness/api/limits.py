@@ -70,10 +70,11 @@ def _too_large(max_bytes: int) -> str:
 
 
 class StreamSlots:
-    """Counts open event streams, in total and per client address; `acquire` says why not."""
+    """Counts what is open (event streams by default), in total and per client address;
+    `acquire` says why not."""
 
-    def __init__(self, total: int, per_client: int) -> None:
-        self.total, self.per_client = total, per_client
+    def __init__(self, total: int, per_client: int, what: str = "open event streams") -> None:
+        self.total, self.per_client, self.what = total, per_client, what
         self._open: dict[str, int] = {}
         self._lock = threading.Lock()
 
@@ -81,9 +82,9 @@ class StreamSlots:
         """None when a slot was taken (release it with `release(client)`); else the reason."""
         with self._lock:
             if self._open.get(client, 0) >= self.per_client:
-                return f"too many open event streams from this client (at most {self.per_client})"
+                return f"too many {self.what} from this client (at most {self.per_client})"
             if sum(self._open.values()) >= self.total:
-                return f"too many open event streams on this server (at most {self.total})"
+                return f"too many {self.what} on this server (at most {self.total})"
             self._open[client] = self._open.get(client, 0) + 1
             return None
 

@@ -27,7 +27,7 @@ from interp_harness.harness.domain.spec import (
     episode_total,
     spec_epochs,
 )
-from interp_harness.harness.rate_limit import TooManyFailures
+from interp_harness.harness.rate_limit import TooManyFailures, client_address
 from interp_harness.harness.runs import views as V
 from interp_harness.harness.store.models import RUN_TERMINAL
 from interp_harness.harness.web import auth, panels, plots, queries, run_form, views
@@ -317,18 +317,34 @@ async def episode_page(request: Request, episode_id: str) -> HTMLResponse:
 
 
 async def _panel_asset(request: Request, episode_id: str, name: str) -> Response:
+    """Built off the event loop (loading the episode and its detail took ~50 ms of it per request,
+    cached or not), and for callers without a token within the operator's slots: an anonymous
+    loop of requests for plots gets 503s, not the server's CPU."""
+    authorised = auth.is_authorised(request)
+    if authorised:
+        return await asyncio.to_thread(_build_asset, request, episode_id, name, True)
+    slots, client = request.app.state.api.anon_assets, client_address(request.client)
+    if (why := slots.acquire(client)) is not None:
+        raise HTTPException(503, f"busy: {why}", headers={"Retry-After": "1"})
+    try:
+        return await asyncio.to_thread(_build_asset, request, episode_id, name, False)
+    finally:
+        slots.release(client)
+
+
+def _build_asset(request: Request, episode_id: str, name: str, authorised: bool) -> Response:
     svc = _svc(request)
     ep = svc.store.episodes.get(episode_id, with_answer=False)
     panel = panels.panel_named(ep.family, name) if ep is not None else None
     if ep is None or panel is None:
         raise HTTPException(404, f"no episode with that id and a panel {name!r}")
     detail = V.episode_detail(svc.store, ep, preview=True)
-    show_truth = views.may_see_truth(ep.status, auth.is_authorised(request))
+    show_truth = views.may_see_truth(ep.status, authorised)
     run = svc.store.runs.get(ep.run_id)
     view = _panel_view(
         detail, show_truth, panel, lambda: views.load_target(svc.catalogs, run, ep.target_id)
     )
-    out = await asyncio.to_thread(panels.render, panel, detail, show_truth, view)
+    out = panels.render(panel, detail, show_truth, view)
     if out is None or out.asset is None:
         raise HTTPException(404, f"panel {name!r} has nothing to serve for this episode")
     return Response(out.asset, media_type=panel.media_type)

@@ -50,6 +50,9 @@ class ApiState:
     seed_builds: threading.BoundedSemaphore
     # failed token attempts per client address: bearer tokens, web logins, MCP tokens
     failures: FailureBudget
+    # panel assets being built for callers without a token (issue 49 item 10): each is CPU work
+    # that anonymous loops could otherwise multiply at everyone's expense
+    anon_assets: StreamSlots
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ApiState:
@@ -59,6 +62,11 @@ class ApiState:
             StreamSlots(settings.sse_max_streams, settings.sse_max_per_client),
             threading.BoundedSemaphore(1),
             FailureBudget(settings.auth_max_failures, settings.auth_failure_window_s),
+            StreamSlots(
+                settings.web_anon_asset_slots,
+                settings.web_anon_asset_per_client,
+                "plots being drawn for callers without a token",
+            ),
         )
 
 
