@@ -75,3 +75,37 @@ async def test_a_simulator_failure_is_a_judge_error_beside_standing_f1(broken: s
     for m in SIMULATION:
         assert by[m].status == "error" and by[m].error_category == "judge", by[m]
         assert by[m].value is None and by[m].error
+
+
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        ("[DESCRIPTION]:   ", "no [DESCRIPTION] in the final answer"),
+        (
+            "[DESCRIPTION]: " + "then " * 801,  # 4,005 characters, 4,004 once stripped
+            "the description is 4,004 characters (4,004 bytes of UTF-8); {} reads at most "
+            "4,000 bytes",
+        ),
+    ],
+    ids=["missing", "too-long"],
+)
+async def test_an_unreadable_description_is_the_agents_worst_score(answer: str, reason: str):
+    """No description (once an `agent` error state, left out of the means) or one past the bound
+    is the agent's score: 0 for P/R/F1, -1 for the simulation correlations, with the reason; the
+    GPT-4 explanation's ceilings are the same as beside a readable answer."""
+    res = await NeuronScorer().score(_neuron(), answer, EpisodeStats(), ScoringContext())
+    by = {r.metric: r for r in res}
+    readable = await _scores(ScoringContext())
+    worst = {"observational_precision": 0.0, "observational_recall": 0.0}
+    worst |= {"observational_f1": 0.0, "simulation_top_random": -1.0, "simulation_all": -1.0}
+    for m, v in worst.items():
+        said = reason.format(m.split("_")[0])  # the family that refused it names itself
+        assert (by[m].status, by[m].value, by[m].details["failure"]) == ("ok", v, said), by[m]
+    assert "iia" not in by  # no task is matched from an unread description
+    ceilings = (
+        "observational_f1_ceiling",
+        "simulation_top_random_ceiling",
+        "simulation_all_ceiling",
+    )
+    for m in ceilings:
+        assert by[m].status == "ok" and by[m].value == readable[m].value, m

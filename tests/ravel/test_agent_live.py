@@ -74,7 +74,10 @@ def test_scores_whole_vector_and_one_dim(env, tid):
     d = one["disentangle"].value
     assert d == pytest.approx((one["cause"].value + one["isolate"].value) / 2)
     out = asyncio.run(score_ravel_episode(t, "[LAYER]: 40\n[NEURONS]: 5"))
-    assert all(x.status == "error" and x.error_category == "agent" for x in out)
+    # the agent's own answer: its score, 0 with the reason (issue 49 item 2), not an excluded
+    # `agent` error state
+    assert all(x.status == "ok" and x.value == 0.0 for x in out), out
+    assert "[LAYER] must be in 0..29" in out[0].details["failure"]
 
 
 def test_uploaded_featurizers_are_scored_and_removed(env):
@@ -99,8 +102,8 @@ def test_uploaded_featurizers_are_scored_and_removed(env):
     one = {x.metric: x for x in asyncio.run(score_ravel_episode(t, rotation_answer(full[:1], 8)))}
     assert one["cause"].value <= 0.2 and one["isolate"].value >= 0.8, one
     bad = asyncio.run(score_ravel_episode(t, rotation_answer(full[:2] * 3, 8)))
-    assert all(x.status == "error" and x.error_category == "agent" for x in bad), bad
-    assert "orthonormal" in bad[0].error
+    assert all(x.status == "ok" and x.value == 0.0 for x in bad), bad  # the agent's score
+    assert "orthonormal" in bad[0].details["failure"]
     with InterventionClient(env["HARNESS_INTERVENTION_URL"]) as c:
         assert [f.id for f in c.featurizers() if f.id.startswith("ravel-agent-")] == []
 

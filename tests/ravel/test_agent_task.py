@@ -155,12 +155,28 @@ def test_value_directions_by_hand():
     assert np.allclose(rows @ rows.T, np.eye(2), atol=1e-9)
 
 
-def test_malformed_answer_is_an_agent_error_not_a_zero():
+def test_malformed_answer_is_the_agents_zero_with_the_reason():
+    """A malformed localisation used to be an `agent` error state, which reports leave out of
+    the means (issue 49 item 2: an escape from a low score); it is the agent's score now, 0 on
+    each metric with the parser's reason, and nothing reaches the intervention service (none is
+    running here: a service call would be an infrastructure error)."""
     scores = asyncio.run(score_ravel_episode(_targets()[0], "[DESCRIPTION]: somewhere"))
     assert {s.metric for s in scores} == {"disentangle", "cause", "isolate"}
-    assert all(
-        s.status == "error" and s.error_category == "agent" and s.value is None for s in scores
-    )
+    for s in scores:
+        assert (s.status, s.value, s.details["agent_failure"]) == ("ok", 0.0, "unparsable")
+        assert s.details["failure"].startswith("the answer needs [LAYER]")
+
+
+def test_an_answer_longer_than_ravel_reads_is_refused_before_parsing():
+    # 4 MiB + 1 characters: one more than the bound (4 * 1024 * 1024), well-formed otherwise
+    head = "[LAYER]: 8\n[NEURONS]: 1"
+    answer = head + " " * (4 * 1024 * 1024 + 1 - len(head))
+    scores = asyncio.run(score_ravel_episode(_targets()[0], answer))
+    for s in scores:
+        assert (s.status, s.value, s.details["agent_failure"]) == ("ok", 0.0, "too_long")
+        assert s.details["failure"] == (
+            "the answer is 4,194,305 characters; ravel reads at most 4,194,304 characters"
+        )
 
 
 def test_rank_dims_by_hand():

@@ -129,10 +129,29 @@ def _target() -> Target:
     return model_target("sae/m/s/7", "sae", "sae", "m", "sae", {"sae": "s", "latent": 7}, RIGHT)
 
 
-async def test_empty_description_is_an_agent_error():
-    res = await SAEScorer().score(_target(), "[DESCRIPTION]:  ", EpisodeStats(), ScoringContext())
-    assert {r.metric for r in res} == set(SCORED)
-    assert all(r.status == "error" and r.error_category == "agent" and r.value is None for r in res)
+async def test_empty_description_is_the_agents_worst_score_beside_the_ceilings(built_catalog):
+    """No description used to be an `agent` error state, which reports leave out of the means
+    (issue 49 item 2: an escape from a low score); it is now the agent's score, each metric's
+    worst value with the reason, and the reference's ceilings are computed as usual."""
+    ctx = ScoringContext(judge_settings=JudgeSettings(provider="none"))
+    res = await SAEScorer().score(_target(), "[DESCRIPTION]:  ", EpisodeStats(), ctx)
+    by = {r.metric: r for r in res}
+    assert set(by) == set(SAEScorer.metrics)
+    for m in SCORED:
+        assert by[m].status == "ok", by[m]
+        assert by[m].details["failure"] == "no [DESCRIPTION] in the final answer"
+    worst = {m: (-1.0 if m.startswith("simulation_") else 0.0) for m in SCORED}
+    assert {m: by[m].value for m in SCORED} == worst
+    # the reference (RIGHT) through the lexical decider and simulator, worked out in
+    # test_scorer_reads_the_catalog_lexical_without_judge: every decided ceiling is 1, the
+    # simulation's the correlation of these levels
+    for m in METRICS:
+        assert by[m + CEILING].status == "ok" and by[m + CEILING].value == 1.0, m
+    true = [0, 0, 0, 10, 0] + [0, 7, 0] + [0] + [2, 0] + [0] * 8
+    said = [0, 0, 0, 10, 0] + [0, 10, 0] + [0] + [10, 0] + [0] * 8
+    for m in ("simulation_top_random", "simulation_all"):
+        assert by[m + CEILING].status == "ok"
+        assert by[m + CEILING].value == pytest.approx(statistics.correlation(true, said))
 
 
 async def test_judge_down_is_a_judge_error_not_zero():

@@ -23,6 +23,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from interp_harness.evaluator.answer_bounds import too_long
 from interp_harness.evaluator.api import EpisodeStats, ScoreResult
 from interp_harness.evaluator.judge import JudgeClient, JudgeSettings, make_judge
 from interp_harness.evaluator.parsing import ParsedAnswer, ParserName
@@ -213,6 +214,16 @@ async def score_parts(parts: Sequence[ScorePart], stats: EpisodeStats) -> list[S
         r.details.setdefault("target_calls", stats.target_calls)
         r.details.setdefault("inputs", stats.inputs)
     return results
+
+
+def refused_code(items: Sequence[Item]) -> dict[str, CodeResult]:
+    """The answers whose code is longer than code scoring reads (answer_bounds), by item index,
+    as failed results with the reason: the agent's score, the failure value; never sandboxed."""
+    out = {}
+    for k, it in enumerate(items):
+        if why := too_long(it.answer.code, "code", "code"):
+            out[str(k)] = CodeResult(id=str(k), status="error", reason=why.reason)
+    return out
 
 
 def parse_details(parsed: ParsedAnswer) -> dict[str, Any]:

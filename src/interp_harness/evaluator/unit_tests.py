@@ -11,6 +11,8 @@ and names the one that the described function would produce.
 - Score: per function, the mean over its 10 triplets; category scores are means over functions.
 - Every verdict keeps the judge's model id, the prompt hash and the raw reply. A judge failure on
   any triplet makes the function's score an error state (category "judge"), never a 0.
+- A description the judge cannot be given (none, or longer than `answer_bounds` allows) is never
+  sent: it scores 0, the agent's score with the reason; the ceiling is judged as usual.
 - Judge modes (`interp_harness.evaluator.judge`): `generate` (FIND's) asks for each triplet separately;
   `forced-choice` (the project's small server only) sends all triplets of all descriptions scored
   together as ONE batch, continues "[ANSWER]: " with one token restricted to "1" / "2" / "3", and
@@ -28,6 +30,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
+from interp_harness.evaluator.answer_bounds import description_refusal, refused
 from interp_harness.evaluator.api import EpisodeStats, ScoreResult
 from interp_harness.evaluator.judge import JudgeClient, JudgeError, JudgeNotConfigured
 from interp_harness.evaluator.parsing import parse_answer
@@ -293,6 +296,9 @@ async def judge_scores(
             )
             for m in ("unit_test", "unit_test_strict")
         ]
+    # checked before any request: a description the judge cannot be given (none, too long) is
+    # never sent, and scores the worst value (only the ceiling is judged)
+    refusal = description_refusal(description, "unit_test")
     try:
         mode = await judge.mode()
         template, _ = load_template(prompt)
@@ -304,14 +310,17 @@ async def judge_scores(
             mode,
             len(ceiling_tests),
         )
-        jobs = [Job(description, target.unit_tests)]
+        jobs = [] if refusal else [Job(description, target.unit_tests)]
         if js.ceiling and key not in _CEILING_CACHE:
             # the ceiling's triplets go with the agent's (forced choice: in the same batch)
             jobs.append(Job(target.hidden.description, ceiling_tests, "unit_test_ceiling"))
         sem = asyncio.Semaphore(js.concurrency)
         t0 = time.perf_counter()
-        results = await judge_jobs(judge, prompt, jobs, semaphore=sem)
+        results = await judge_jobs(judge, prompt, jobs, semaphore=sem) if jobs else []
         wall = round(time.perf_counter() - t0, 3)
+        if refusal:
+            details = {"judge_model": judge.model, "judge_mode": mode}
+            results.insert(0, refused(("unit_test", "unit_test_strict"), refusal, **details))
         scores = results[0]
         for r in scores:
             r.details["parser"] = parser

@@ -12,7 +12,9 @@ Membership of the agent's explanation is decided lexically offline (interp_harne
 When the explanation matches one of the 12 intervention tasks, the neuron's IIA on that task is
 scored too (interp_harness.evaluator.neurons.task_iia).
 A service failure is an error state (infrastructure), a simulator failure one of category judge,
-never a 0.
+never a 0. A description the scorer cannot read (none, or past its bound) is the agent's score:
+each metric's worst value with the reason (interp_harness.evaluator.answer_bounds), the
+reference's ceilings beside it as usual.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import os
 import zlib
 from dataclasses import dataclass
 
+from interp_harness.evaluator.answer_bounds import description_refusal, refused
 from interp_harness.evaluator.neurons import released
 from interp_harness.evaluator.neurons import simulation as texts_for
 from interp_harness.evaluator.neurons.task_iia import iia_score
@@ -99,7 +102,11 @@ def _score(description: str, target: Target, url: str | None) -> _Scored:
     return _Scored(O.prf(c), c, ref, info, excerpts, reference)
 
 
+OBSERVATIONAL = tuple(f"observational_{m}" for m in O.METRICS)
+
+
 def _errors(category: str, message: str) -> list[ScoreResult]:
+    """observational_f1, then the simulation metrics, as one error state."""
     return [
         ScoreResult(metric=m, status="error", error_category=category, error=message)  # type: ignore[arg-type]
         for m in ("observational_f1", *simulation.METRICS)
@@ -112,27 +119,40 @@ async def score_neuron_episode(
     intervention_url: str | None = None,
     ctx: ScoringContext | None = None,
 ) -> list[ScoreResult]:
-    if not description.strip():
-        return _errors("agent", "no [DESCRIPTION] in the final answer")
+    # a description the scorer cannot read (none, too long) is the agent's score; the test set
+    # and the references' ceilings are still built, from an empty description (no members)
+    refusal = description_refusal(description, "observational")
+    read = "" if refusal else description
     try:
-        sc = await asyncio.to_thread(_score, description, target, intervention_url)
+        sc = await asyncio.to_thread(_score, read, target, intervention_url)
     except Exception as e:  # the intervention service or the data: not the agent's fault
-        return _errors("infrastructure", f"{type(e).__name__}: {e}")
+        failed = _errors("infrastructure", f"{type(e).__name__}: {e}")
+        if refusal is None:
+            return failed
+        # a refused answer's scores need no service: only the others are errors
+        sim_refusal = description_refusal(description, "simulation")
+        sim = refused(simulation.METRICS, sim_refusal) if sim_refusal else failed[1:]
+        return refused(OBSERVATIONAL, refusal) + sim
     ref = sc.reference_prf
     details = {
         **sc.info,
         "counts": sc.counts.model_dump(),
         "reference": ref.model_dump() if ref else None,
     }
-    out = [
-        ScoreResult(metric=f"observational_{m}", value=getattr(sc.prf, m), details=details)
-        for m in O.METRICS
-    ]
+    if refusal is not None:
+        out = refused(OBSERVATIONAL, refusal, **details)
+    else:
+        out = [
+            ScoreResult(metric=f"observational_{m}", value=getattr(sc.prf, m), details=details)
+            for m in O.METRICS
+        ]
     if ref is not None and ref.f1 is not None:  # the reference's F1 on the same items
         out.append(ScoreResult(metric="observational_f1_ceiling", value=ref.f1, details=details))
     out += await score_simulation(
         target.id, description, sc.reference, sc.excerpts, ctx or ScoringContext()
     )
+    if refusal is not None:  # no task matches a description that was not read: no IIA
+        return out
     try:
         matched = await asyncio.to_thread(
             iia_score, description, target.hidden.spec, intervention_url

@@ -12,6 +12,7 @@ from interp_harness.evaluator.scorer import (
     Item,
     NoTargetClient,
     parse_details,
+    refused_code,
     run_code_jobs_with,
     score_parts,
 )
@@ -60,12 +61,14 @@ def score_numeric_batch(
     s = settings or EvalSettings()
     gts = ground_truths or [ground_truth_in_process(it.target) for it in items]
     jobs: list[CodeJob] = []
+    refused = refused_code(items)  # too long: failed here, no sandbox start
     for k, (it, gt) in enumerate(zip(items, gts, strict=True)):
         if (
             gt.error is None
             and gt.exception_at is None
             and it.answer.code.strip()
             and it.answer.func_name
+            and str(k) not in refused
         ):
             jobs.append(
                 CodeJob(
@@ -77,7 +80,7 @@ def score_numeric_batch(
                     inputs=[repr(x) for x in gt.xs],
                 )
             )
-    results = {r.id: r for r in run_code_jobs_with(runner, jobs, s, exec_settings)}
+    results = {r.id: r for r in run_code_jobs_with(runner, jobs, s, exec_settings)} | refused
     out = []
     for k, (it, gt) in enumerate(zip(items, gts, strict=True)):
         d = parse_details(it.answer)

@@ -9,8 +9,10 @@ in one of two forms:
 Either is checked here with the service's own rules (shapes, orthonormal rows, finite values),
 registered with the intervention service (HARNESS_INTERVENTION_URL), interchanged over the held-out
 entity split of the target's instance (interp_harness.function_store.ravel.targets.INSTANCES, built once and
-cached), and deleted again; Cause, Isolate and Disentangle follow (scores.py). A malformed answer
-is an agent error; a service failure an infrastructure error: never a 0.
+cached), and deleted again; Cause, Isolate and Disentangle follow (scores.py). A malformed or
+too long answer (a layer or dims out of range, a featurizer the service's rules refuse) is the
+agent's score: 0 on each metric with the reason (interp_harness.evaluator.answer_bounds); a
+service failure is an infrastructure error state, never a 0.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Literal
 import torch
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from interp_harness.evaluator.answer_bounds import Refusal, refused, too_long
 from interp_harness.evaluator.ravel import interchange
 from interp_harness.evaluator.ravel.bench import eval_examples
 from interp_harness.evaluator.ravel.methods.featurize import mask_spec
@@ -168,11 +171,14 @@ def _score(
 async def score_ravel_episode(
     target: Target, final_answer: str, intervention_url: str | None = None
 ) -> list[ScoreResult]:
+    # checked before parsing and before the service sees any of it
+    if why := too_long(final_answer, "ravel", "answer"):
+        return refused(METRICS, why)
     try:
         layer, what = parse_answer(final_answer)
         return await asyncio.to_thread(_score, target, layer, what, intervention_url)
-    except AnswerError as e:
-        return _errors("agent", str(e))
+    except AnswerError as e:  # the agent's own answer: its score, never an excluded error
+        return refused(METRICS, Refusal(str(e), "unparsable"))
     except Exception as e:  # the intervention service, the instance: not the agent's fault
         return _errors("infrastructure", f"{type(e).__name__}: {e}")
 

@@ -8,8 +8,10 @@ held-out examples (from the SAE's catalog, interp_harness.function_store.sae.cat
   simulated by HARNESS_SIMULATOR_URL's model when one is set, else lexically;
 and beside each metric `<metric>_ceiling`: the same scorer, same decider and same sampled texts,
 on the latent's reference explanation. The ceilings of the judge are cached per target and judge.
-An empty description is an agent error; a judge failure an error state of category "judge"; a
-missing catalog an infrastructure error: never a 0.
+A description a metric cannot read (none, or longer than its bound) is the agent's score: the
+metric's worst value with the reason (interp_harness.evaluator.answer_bounds), never sent to the
+judge or the simulator, the ceilings computed as usual. A judge failure is an error state of
+category "judge"; a missing catalog an infrastructure error: never a 0.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from interp_harness.evaluator.answer_bounds import description_refusal, refused
 from interp_harness.evaluator.judge import JudgeError, JudgeNotConfigured
 from interp_harness.evaluator.sae import classify, detection, fuzzing, observational
 from interp_harness.evaluator.scorer import score_parts
@@ -90,15 +93,21 @@ async def _classified(
     names = [f"{task.name}_{m}" for m in classify.METRICS]
     key = (*cache_key, task.name) if cache_key else None
     cached = _CEILINGS.get(key) if key else None
-    jobs = [classify.Job(description, samples)]
+    # a description the decider cannot be given (none, too long) is never sent: the agent's
+    # scores are the worst value and only the reference is decided
+    refusal = description_refusal(description, task.name)
+    mine = refused(names, refusal, **details) if refusal else []
+    jobs = [] if refusal else [classify.Job(description, samples)]
     if cached is None:
         jobs.append(classify.Job(latent.reference, samples))
     try:
-        results = await classify.run(task, decider, jobs)
+        results = await classify.run(task, decider, jobs) if jobs else []
     except JudgeError as e:
-        return _error(names + [n + CEILING for n in names], "judge", str(e), **details)
-    out = []
-    for res, suffix in zip(results, ("", CEILING), strict=False):
+        failed = names + [n + CEILING for n in names]
+        return mine + _error(failed[len(mine) :], "judge", str(e), **details)
+    out = mine
+    suffixes = (CEILING,) if refusal else ("", CEILING)  # the jobs' order
+    for res, suffix in zip(results, suffixes, strict=False):
         d = {**details, "counts": res["counts"], "decisions": res["decisions"]}
         out += [
             ScoreResult(metric=f"{n}{suffix}", value=res[m], details=d)
@@ -122,11 +131,12 @@ async def score_latent(
     details: dict[str, Any] | None = None,
 ) -> list[ScoreResult]:
     """Every metric and its ceiling for one description. `decider=None` with `decider_error`:
-    detection and fuzzing are judge errors (a judge configured but unusable)."""
-    if not description.strip():
-        return _error(METRICS, "agent", "no [DESCRIPTION] in the final answer")
+    detection and fuzzing are judge errors (a judge configured but unusable). A description a
+    metric cannot read (none, or past its bound) is the agent's score: the worst value."""
     obs = _observational(latent)
-    out = obs(description, "") + obs(latent.reference, CEILING)
+    refusal = description_refusal(description, "observational")
+    mine = refused(OBSERVATIONAL, refusal, decider="lexical") if refusal else obs(description, "")
+    out = mine + obs(latent.reference, CEILING)
     if decider is None:
         names = [*CLASSIFIED, *(n + CEILING for n in CLASSIFIED)]
         return out + _error(names, "judge", decider_error or "no decider")
@@ -170,8 +180,6 @@ def excerpts(latent: Latent) -> list[simulation.Excerpt]:
 async def score_sae_episode(
     target: Target, description: str, ctx: ScoringContext
 ) -> list[ScoreResult]:
-    if not description.strip():
-        return _error(SCORED, "agent", "no [DESCRIPTION] in the final answer")
     try:
         latent = await asyncio.to_thread(load_latent, target)
     except Exception as e:  # the catalog (not built, unreadable): not the agent's fault

@@ -13,7 +13,9 @@ with their true and simulated activations.
 
 A constant prediction (the explanation picks out nothing in the texts) covaries with nothing and
 scores 0. A unit constant on the texts leaves the correlation undefined: an error state of
-category `target`. A simulator failure is an error state of category `judge`. Never a 0.
+category `target`. A simulator failure is an error state of category `judge`. Never a 0. A
+description the simulator cannot be given (none, or longer than it reads) is the agent's score:
+the worst correlation, -1 (interp_harness.evaluator.answer_bounds).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from interp_harness.evaluator.answer_bounds import Refusal, refused
 from interp_harness.evaluator.api import ScoreResult
 from interp_harness.evaluator.judge import JudgeError
 from interp_harness.evaluator.simulation.scale import normalise, unit_max
@@ -186,12 +189,19 @@ async def score_explanations(
     seed: int | str,
     *,
     cache_key: tuple[str, ...] | None = None,
+    refusal: Refusal | None = None,
     **details: Any,
 ) -> list[ScoreResult]:
     """The agent's description and, beside it, the reference explanation's ceiling (when there
     is one) on the same texts with the same simulator; the ceiling is kept per `cache_key` (the
     target) and simulator, so a target's later episodes reuse it. A simulator failure: judge
-    errors."""
+    errors. With a `refusal` (the description cannot be read: interp_harness.evaluator.
+    answer_bounds) the description is never sent: the agent's scores are the worst value, the
+    ceiling is computed as usual, and a simulator failure touches only the ceiling."""
+    if refusal is not None:
+        return await _refused_with_ceiling(
+            refusal, reference, excerpts, simulator, seed, cache_key, details
+        )
     try:
         mine = await simulate(description, excerpts, simulator, seed)
         # the simulator's name is known once it has answered (an endpoint's model)
@@ -208,3 +218,42 @@ async def score_explanations(
     except JudgeError as e:
         return error_results("judge", str(e), ceiling=bool(reference), simulator=simulator.name)
     return out
+
+
+async def _refused_with_ceiling(
+    refusal: Refusal,
+    reference: str | None,
+    excerpts: Sequence[Excerpt],
+    simulator: Simulator,
+    seed: int | str,
+    cache_key: tuple[str, ...] | None,
+    details: dict[str, Any],
+) -> list[ScoreResult]:
+    out = refused(METRICS, refusal, simulator=simulator.name, **details)
+    if not reference:
+        return out
+    # an endpoint's name is known once it has answered: a first look-up under "? at url" misses
+    key = (*cache_key, simulator.name, reference) if cache_key else None
+    if key in _CEILINGS:
+        return out + [r.model_copy(deep=True) for r in _CEILINGS[key]]
+    try:
+        ref = await simulate(reference, excerpts, simulator, seed)
+    except JudgeError as e:  # the simulator failed on the reference: the ceiling's error only
+        names = [m + CEILING for m in METRICS]
+        return out + [
+            ScoreResult(
+                metric=m,
+                status="error",
+                error_category="judge",
+                error=str(e),
+                details={"simulator": simulator.name},
+            )
+            for m in names
+        ]
+    ceiling = score_results(ref, CEILING, panel=False, **details)
+    key = (*cache_key, simulator.name, reference) if cache_key else None
+    if key is not None:
+        _CEILINGS[key] = [r.model_copy(deep=True) for r in ceiling]
+    for r in out:
+        r.details["simulator"] = simulator.name
+    return out + ceiling

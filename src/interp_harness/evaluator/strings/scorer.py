@@ -9,6 +9,7 @@ from interp_harness.evaluator.scorer import (
     EvalSettings,
     Item,
     parse_details,
+    refused_code,
     run_code_jobs_with,
     score_parts,
 )
@@ -36,6 +37,7 @@ def score_strings_batch(
     s = settings or EvalSettings()
     jobs: list[CodeJob] = []
     pairs: list[list[tuple[str, str]] | str] = []  # the pairs, or why the unit tests are unusable
+    too_long = refused_code(items)  # failed here, no sandbox start
     for k, it in enumerate(items):
         try:
             p = st.correct_pairs(it.target.unit_tests)
@@ -43,7 +45,7 @@ def score_strings_batch(
             pairs.append(str(e))
             continue
         pairs.append(p)
-        if it.answer.code.strip() and it.answer.func_name:
+        if it.answer.code.strip() and it.answer.func_name and str(k) not in too_long:
             for call in ("direct", "find-compat"):
                 jobs.append(
                     CodeJob(
@@ -56,6 +58,8 @@ def score_strings_batch(
                     )
                 )
     results = {r.id: r for r in run_code_jobs_with(runner, jobs, s, exec_settings)}
+    for k, r in too_long.items():
+        results |= {f"{k}:{call}": r for call in ("direct", "find-compat")}
     out = []
     for k, (it, p) in enumerate(zip(items, pairs, strict=True)):
         d = parse_details(it.answer)

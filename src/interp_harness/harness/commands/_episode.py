@@ -38,6 +38,8 @@ def show_episode(
         value = "-" if s.value is None else f"{s.value:.3f}"
         said = s.error if full_errors else s.error_cause
         note = f"  [{s.error_category}] {said}" if s.error else ""
+        if failure := s.details.get("failure"):  # why the answer scored so (agent text: escaped)
+            note += f"  ({str(failure)[:300]})"
         console.print(f"  {s.metric}: {value} ({s.status}){escape(note)}")
     if detail.error:
         console.print("[bold]error[/bold]")
