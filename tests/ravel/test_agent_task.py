@@ -175,7 +175,7 @@ def test_an_answer_longer_than_ravel_reads_is_refused_before_parsing():
     for s in scores:
         assert (s.status, s.value, s.details["agent_failure"]) == ("ok", 0.0, "too_long")
         assert s.details["failure"] == (
-            "the answer is 4,194,305 characters; ravel reads at most 4,194,304 characters"
+            "the answer is 4,194,305 characters; localisation reads at most 4,194,304 characters"
         )
 
 

@@ -72,7 +72,7 @@ BOUNDS: dict[str, Bound] = {
     # a [FEATURIZER] upload is registered with the intervention service, whose request body is
     # 16 MiB by default: 4 MiB of answer leave room for its JSON (a full-rank 576x576 rotation of
     # SmolLM2 is 1.8 MB); an episode's answer is bounded by the message cap (262,144) before this
-    "ravel": Bound(
+    "localisation": Bound(
         RAVEL_ANSWER_CHARS, "characters", "under the intervention service's 16 MiB request body"
     ),
 }

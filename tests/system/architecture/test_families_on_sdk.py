@@ -35,6 +35,10 @@ FAMILY_INTERNALS: dict[str, str] = {
         "SUBMIT, AnswerTag, Word: the answer command's vocabulary in a command spec; the SDK has "
         "ToolSpec and ToolCall only"
     ),
+    "interp_harness.evaluator.answer_bounds": (
+        "each metric's bound on the answer it reads and the worst value an unreadable answer "
+        "scores (issue 49): the built-in metrics' own table; a plugin's scorer bounds its own"
+    ),
     "interp_harness.evaluator.domain": (
         "score_domain, true_interval: the input domain numeric answers are scored on"
     ),

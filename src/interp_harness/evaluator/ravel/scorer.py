@@ -172,7 +172,7 @@ async def score_ravel_episode(
     target: Target, final_answer: str, intervention_url: str | None = None
 ) -> list[ScoreResult]:
     # checked before parsing and before the service sees any of it
-    if why := too_long(final_answer, "ravel", "answer"):
+    if why := too_long(final_answer, "localisation", "answer"):
         return refused(METRICS, why)
     try:
         layer, what = parse_answer(final_answer)
