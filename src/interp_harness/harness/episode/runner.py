@@ -52,7 +52,7 @@ from interp_harness.function_store.benchmark import benchmark
 from interp_harness.harness.agent_host.errors import agent_traceback
 from interp_harness.harness.domain.episode_end import EpisodeEnd
 from interp_harness.harness.domain.spec import CODE_MODES, TOOL_MODES
-from interp_harness.harness.domain.tool_checks import MAX_TOOL_CALLS, argument_errors
+from interp_harness.harness.domain.tool_checks import MAX_TOOL_CALLS, checked_arguments
 from interp_harness.harness.episode import prompts
 from interp_harness.harness.episode.context import EpisodeContext, ScoreHook
 from interp_harness.harness.lab.prompt import lab_note
@@ -431,7 +431,7 @@ class EpisodeRunner:
         submit = next(
             (c for c in calls if c.name in specs and specs[c.name].kind == "answer"), None
         )
-        if submit is not None and not argument_errors(specs[submit.name], submit.arguments):
+        if submit is not None and not await checked_arguments(specs[submit.name], submit.arguments):
             arguments = submit.arguments
             if self.mode == "code-tools":
                 arguments = await self.lab.answer_args(specs[submit.name], arguments)
@@ -462,7 +462,7 @@ class EpisodeRunner:
             error: str | None = None
             if spec is None:
                 error = f"unknown tool {c.name[:100]!r}; the tools are: {', '.join(specs)}"
-            elif problems := argument_errors(spec, c.arguments):
+            elif problems := await checked_arguments(spec, c.arguments):
                 error = f"invalid arguments for {spec.name}: {problems}"
             if error is not None:  # no text command stands for it: a plain error
                 text = f"Error: {error}"

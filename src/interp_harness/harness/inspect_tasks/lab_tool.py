@@ -92,7 +92,7 @@ def _run_python(target_id: str, family: str, max_calls: int | None, key: str) ->
 
         async def on_call(frame: Call) -> CallResult:
             nonlocal made
-            spec = checked_call(specs, frame)
+            spec = await checked_call(specs, frame)
             if isinstance(spec, CallResult):
                 return spec
             if calls_spent(max_calls):

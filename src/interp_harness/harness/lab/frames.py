@@ -11,6 +11,8 @@ request the orchestrator checks and meters like an agent's command, a `done` is 
 from __future__ import annotations
 
 import json
+import re
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
@@ -32,6 +34,42 @@ FIGURES_MAX_BYTES = _FIGURES_B64 // 4 * 3
 # the arguments of one target call, which the target service bounds again.
 MAX_FRAME = 32 * 1024 * 1024 + _FIGURES_B64
 _TEXT = 8 * 1024 * 1024  # one text field of a frame (its characters; cut later to the cap)
+
+
+def max_items() -> int:
+    """The most commas outside strings a frame may hold (the kernel escapes those inside
+    strings): the largest legal call's inputs (the target service's HARNESS_SERVICE_MAX_INPUTS),
+    plus room for a frame's own fields and figures. Counted before a frame is parsed, since
+    parsing costs per item (~60 ns, holding the interpreter)."""
+    from interp_harness.harness.domain.tool_checks import call_bounds
+
+    return call_bounds()[0] + 256
+
+
+_CALL_HEAD = re.compile(rb'\{"op":"call","cell":(-?\d{1,18}),"id":(\d{1,18}),')
+
+
+@dataclass(frozen=True)
+class Oversized:
+    """A `call` frame with more items than any legal call, left unparsed: refused by its
+    header (cell, id), the lab goes on."""
+
+    cell: int
+    id: int
+    items: int
+
+    op = "call"
+
+
+def oversized(line: bytes) -> Oversized | None:
+    """The header of a call `line` with too many items; None for a line within the bound. A
+    line over it that is no call in the kernel's form is an invalid frame (ValueError)."""
+    items = line.count(b",") + 1
+    if items <= max_items():
+        return None
+    if (m := _CALL_HEAD.match(line)) is None:
+        raise ValueError(f"a message of {items:,} items (at most {max_items():,})")
+    return Oversized(cell=int(m[1]), id=int(m[2]), items=items)
 
 
 class _Frame(BaseModel):

@@ -56,6 +56,19 @@ class BudgetExhausted(TargetError):
 # ---- the channel ------------------------------------------------------------------------------
 
 
+def dumps(v: object) -> str:
+    """JSON as json.dumps writes it (ASCII, no NaN), with every comma inside a string escaped:
+    the orchestrator counts a frame's items by its commas before parsing it
+    (harness/lab/process.py)."""
+    if isinstance(v, str):
+        return json.dumps(v).replace(",", "\\u002c")
+    if isinstance(v, dict):
+        return "{" + ",".join(dumps(str(k)) + ":" + dumps(x) for k, x in v.items()) + "}"
+    if isinstance(v, (list, tuple)):
+        return "[" + ",".join(dumps(x) for x in v) + "]"
+    return json.dumps(v, allow_nan=False)
+
+
 class Channel:
     def __init__(self, fd_in: int, fd_out: int) -> None:
         self.rd = os.fdopen(fd_in, "rb", buffering=0)
@@ -66,7 +79,7 @@ class Channel:
     # A cell may set the channel's descriptors non-blocking (O_NONBLOCK is shared with every
     # duplicate): wait until they are ready instead of failing.
     def send(self, frame: dict) -> None:
-        data = json.dumps(frame, separators=(",", ":"), allow_nan=False).encode() + b"\n"
+        data = dumps(frame).encode() + b"\n"
         with self.lock:
             view = memoryview(data)
             while view:

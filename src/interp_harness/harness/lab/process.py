@@ -27,6 +27,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from interp_harness.harness.agent_host.host import LineTooLong, read_line
+from interp_harness.harness.domain.tool_checks import call_bounds
 from interp_harness.harness.lab import frames
 from interp_harness.harness.lab.figures import FIGURE_MAX_PIXELS, FIGURE_MAX_SIDE
 from interp_harness.harness.lab.frames import CallResult, Done
@@ -38,6 +39,7 @@ log = logging.getLogger(__name__)
 
 KERNEL_SOURCE = Path(__file__).with_name("kernel.py")
 _TICK_S = 0.1  # how often the watchdog looks at the clocks (a limit is seen this much late)
+_PARSE_INLINE = 256 * 1024  # longer frames are parsed in a worker thread
 
 OnCall = Callable[[frames.Call], Awaitable[CallResult]]
 
@@ -134,7 +136,9 @@ class LabProcess:
         return lab
 
     # ---- the channel ------------------------------------------------------------------------
-    async def _read(self) -> frames.Ready | frames.Call | Done | frames.Exported:
+    async def _read(
+        self,
+    ) -> frames.Ready | frames.Call | frames.Oversized | Done | frames.Exported:
         assert self.proc.stdout is not None
         try:
             line = await read_line(self.proc.stdout, frames.MAX_FRAME)
@@ -148,7 +152,14 @@ class LabProcess:
         if not line.endswith(b"\n"):
             await self._reap()
             raise LabBroken(await self._death_note("it ended"))
+        try:  # items counted before any per-item work (a 20 MB call held the loop 49 s)
+            if (big := frames.oversized(line)) is not None:
+                return big
+        except ValueError as e:
+            raise LabBroken(f"the lab wrote an invalid message on its channel ({e})") from None
         try:
+            if len(line) > _PARSE_INLINE:  # long texts: parsed off the event loop
+                return await asyncio.to_thread(frames.FROM_LAB.validate_json, line)
             return frames.FROM_LAB.validate_json(line)
         except ValidationError as e:
             raise LabBroken(
@@ -210,10 +221,18 @@ class LabProcess:
                 frame = await self._read()
                 if isinstance(frame, Done) and frame.id == cell_id:
                     return frame
-                if not isinstance(frame, frames.Call) or frame.cell != cell_id:
+                if not isinstance(frame, frames.Call | frames.Oversized) or frame.cell != cell_id:
                     raise LabBroken(f"the lab sent {frame.op!r} out of turn on its channel")
                 calls += 1
-                if calls > lim.max_calls_per_cell:
+                if isinstance(frame, frames.Oversized):
+                    result = CallResult(
+                        id=frame.id,
+                        ok=False,
+                        kind="refused",
+                        error=f"too many inputs: a call of {frame.items:,} items, the limit is "
+                        f"{call_bounds()[0]} inputs",
+                    )
+                elif calls > lim.max_calls_per_cell:
                     result = CallResult(
                         id=frame.id,
                         ok=False,

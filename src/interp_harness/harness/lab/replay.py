@@ -19,7 +19,7 @@ reproducible as its code: random numbers without a seed, the clock or files writ
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from interp_harness.agents.protocol.tools import to_words
 from interp_harness.agents.toolspec import ToolSpec
@@ -32,7 +32,7 @@ from interp_harness.harness.store.models import LabCell, TargetCall
 log = logging.getLogger(__name__)
 
 # a cell's call, checked as the episode checks it: its declared command, or the call's refusal
-CheckCall = Callable[[Call], ToolSpec | CallResult]
+CheckCall = Callable[[Call], Awaitable[ToolSpec | CallResult]]
 
 
 def not_rebuilt(why: str) -> str:
@@ -84,7 +84,7 @@ async def _replay(
         async def on_call(
             frame: Call, cell: LabCell = cell, answered: list[TargetCall] = answered
         ) -> CallResult:
-            spec = check(frame)
+            spec = await check(frame)
             if isinstance(spec, CallResult):  # refused, as it was the first time
                 return spec
             words = to_words(spec, frame.arguments)
