@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import glob
 import os
 import re
 import shutil
@@ -89,11 +90,42 @@ def package_paths(packages: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(sorted(out))
 
 
+# where other Pythons' packages live under /usr (Debian's dist-packages, its pip wheels)
+_FOREIGN = (
+    "/usr/lib/python3*", "/usr/lib64/python3*", "/usr/local/lib/python3*",
+    "/usr/share/python3*", "/usr/share/python-wheels",
+)  # fmt: skip
+
+
+def foreign_dirs() -> list[str]:
+    """The package folders under /usr that are not this Python's: a whole folder where none of
+    this Python's paths lie within it, else its site-packages and dist-packages."""
+    sites = set(site_dirs())
+    needed = {os.path.realpath(p) for p in sys.path if p and os.path.isdir(p)}
+    needed |= {os.path.realpath(p) for p in sysconfig.get_paths().values()}
+    out: set[str] = set()
+    for pattern in _FOREIGN:
+        for d in map(os.path.realpath, glob.glob(pattern)):
+            if not os.path.isdir(d) or d in sites:
+                continue
+            if not any(n == d or n.startswith(d + "/") for n in needed):
+                out.add(d)
+                continue
+            for sub in ("dist-packages", "site-packages"):
+                if os.path.isdir(p := os.path.realpath(os.path.join(d, sub))) and p not in sites:
+                    out.add(p)
+    return sorted(out)
+
+
 def package_mounts(packages: tuple[str, ...]) -> list[str]:
-    """bwrap options: each site directory emptied, then `packages` bound back, read-only."""
+    """bwrap options: each site directory emptied, then `packages` bound back, read-only; the
+    package folders of other Pythons under /usr emptied (bound whole with /usr, they held yaml,
+    jwt, cryptography, dbus, apt_pkg...)."""
     dirs = [d for d in site_dirs() if _visible(d)]
     keep = package_paths(packages)
     args: list[str] = []
+    for d in foreign_dirs():
+        args += ["--size", "4096", "--tmpfs", d, "--remount-ro", d]
     for d in dirs:
         args += ["--size", str(1 << 20), "--tmpfs", d]
         for p in keep:

@@ -54,6 +54,7 @@ from interp_harness.harness.sandbox.workdir import instance_dir
 log = logging.getLogger(__name__)
 
 SANDBOX_UID = 65534  # nobody
+SHM_MB = 16  # the private /dev/shm (POSIX semaphores and shared memory), besides /tmp
 _INNER_DIR = "/sandbox"
 _SERVICE_DIR = "/run/sandbox"
 _SERVICE_SOCKET = f"{_SERVICE_DIR}/service.sock"
@@ -183,12 +184,16 @@ class BwrapSandbox(Sandbox):
             "--hostname", "sandbox",
             "--proc", "/proc",
             "--dev", "/dev",
+            "--size", str(SHM_MB * 1024 * 1024), "--tmpfs", "/dev/shm",
             "--size", str(self.tmp_size_mb * 1024 * 1024), "--tmpfs", "/tmp",
             *self._mounts(),
         ]  # fmt: skip
         if files_dir:
             cmd += ["--ro-bind", files_dir, _INNER_DIR]
         cmd += list(extra or [])
+        # last, once every mount point exists: the root and /dev (tmpfs that bwrap makes) are
+        # read-only, so /tmp and /dev/shm, both capped, are all a sandbox can write
+        cmd += ["--remount-ro", "/dev", "--remount-ro", "/"]
         cmd += ["--chdir", "/tmp", "--clearenv"]
         for k, v in sandbox_env(self.env, env).items():
             cmd += ["--setenv", k, v]
