@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,19 @@ class HarnessServer(Server):
 
     def post_run(self, body: dict[str, Any]) -> httpx.Response:
         return httpx.post(self.url + "/runs", json=body, timeout=60)
+
+    def one_episode_run(self, spec: dict[str, Any], auth: dict[str, str]) -> dict[str, Any]:
+        """POST a run of one target, wait until it completes; its episode as a token holder
+        reads it (GET /episodes/{id})."""
+        with httpx.Client(base_url=self.url, timeout=60) as api:
+            r = api.post("/runs", json=spec, headers=auth)
+            assert r.status_code == 201, r.text
+            deadline = time.monotonic() + 300
+            while api.get(f"/runs/{r.json()['id']}").json()["status"] != "completed":
+                assert time.monotonic() < deadline, self.log()[-3000:]
+                time.sleep(0.3)
+            (ep,) = api.get(f"/runs/{r.json()['id']}/episodes").json()
+            return api.get(f"/episodes/{ep['id']}", headers=auth).json()
 
 
 class Listener(LoopbackHTTP):

@@ -32,16 +32,9 @@ def plotted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str
     )
     srv.start(timeout=90)
     try:
-        api = httpx.Client(base_url=srv.url, timeout=60)
         spec = {"agent": "scripted-numeric", "dataset": "find-gen", "family": "numeric",
                 "limit": 1, "seed": 0, "floor": False}  # fmt: skip
-        r = api.post("/runs", json=spec, headers=AUTH)
-        assert r.status_code == 201, r.text
-        deadline = time.monotonic() + 300
-        while api.get(f"/runs/{r.json()['id']}").json()["status"] != "completed":
-            assert time.monotonic() < deadline, srv.log()[-3000:]
-            time.sleep(0.3)
-        (ep,) = api.get(f"/runs/{r.json()['id']}/episodes").json()
+        ep = srv.one_episode_run(spec, AUTH)
         yield srv.url, f"/ui/episodes/{ep['id']}/plot.svg"
     finally:
         srv.stop()
