@@ -11,7 +11,8 @@ import importlib
 from dataclasses import dataclass
 
 from interp_harness.harness.domain.catalogs import CatalogCache
-from interp_harness.harness.episode.runner import ScoreHook, default_score_hook
+from interp_harness.harness.episode.context import ScoreHook
+from interp_harness.harness.episode.runner import default_score_hook
 from interp_harness.harness.executors import NoLocalTargets, make_executor
 from interp_harness.harness.executors.base import Executor
 from interp_harness.harness.runs.scheduler import Scheduler

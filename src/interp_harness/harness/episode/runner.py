@@ -118,15 +118,7 @@ class _State:
         return self.prompt_tokens + self.completion_tokens
 
 
-__all__ = [
-    "LOST",
-    "EpisodeContext",
-    "EpisodeEnd",
-    "EpisodeRunner",
-    "LeaseLost",
-    "ScoreHook",
-    "offered_tools",
-]
+__all__ = ["LOST", "EpisodeRunner", "LeaseLost", "default_score_hook", "offered_tools"]
 
 
 def offered_tools(family: str, mode: str) -> list[ToolSpec]:

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from interp_harness.function_store.models import CallOutput, Target
 from interp_harness.harness.domain.spec import RunSpec
-from interp_harness.harness.episode.runner import ScoreHook
+from interp_harness.harness.episode.context import ScoreHook
 from interp_harness.harness.settings import Settings
 
 

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 from interp_harness.agents.base import Agent
 from interp_harness.harness.agent_host.errors import agent_traceback, creation_error
 from interp_harness.harness.domain.agent_class import planned_agent_class
-from interp_harness.harness.episode.context import EpisodeContext
-from interp_harness.harness.episode.runner import LOST, EpisodeRunner, ScoreHook
+from interp_harness.harness.episode.context import EpisodeContext, ScoreHook
+from interp_harness.harness.episode.runner import LOST, EpisodeRunner
 from interp_harness.harness.executors.base import EpisodeJob, RunControl
 from interp_harness.harness.lab.limits import LabLimits
 from interp_harness.harness.lab.turns import sandboxed_labs

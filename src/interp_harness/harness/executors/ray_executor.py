@@ -36,7 +36,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from interp_harness.function_store.models import CallOutput
 from interp_harness.function_store.service.client import TargetServiceError
-from interp_harness.harness.episode.runner import ScoreHook
+from interp_harness.harness.episode.context import ScoreHook
 from interp_harness.harness.executors.base import EpisodeJob, ExecutorConfigError, RunControl
 from interp_harness.harness.settings import Settings
 

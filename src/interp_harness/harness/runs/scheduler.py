@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from interp_harness.harness.domain.catalogs import CatalogCache
-from interp_harness.harness.episode.runner import LOST, ScoreHook
+from interp_harness.harness.episode.context import ScoreHook
+from interp_harness.harness.episode.runner import LOST
 from interp_harness.harness.executors.base import EpisodeJob, Executor
 from interp_harness.harness.executors.local import LocalExecutor
 from interp_harness.harness.runs.finish import final_status
