@@ -30,7 +30,7 @@ from interp_harness.agents.toolspec import ToolSpec
 from interp_harness.function_store.benchmark import benchmark
 from interp_harness.harness.domain.episode_end import EpisodeEnd
 from interp_harness.harness.domain.spec import Budgets
-from interp_harness.harness.domain.tool_checks import argument_errors
+from interp_harness.harness.domain.tool_checks import checked_arguments
 from interp_harness.harness.lab.api import call_commands, call_value
 from interp_harness.harness.lab.frames import Call, CallResult
 from interp_harness.harness.lab.limits import LabLimits
@@ -159,7 +159,7 @@ class LabTurn:
             async def on_call(
                 frame: Call, made: list[dict[str, Any]] = made, first: int = next_idx
             ) -> CallResult:
-                spec = checked_call(specs, frame)
+                spec = await checked_call(specs, frame)
                 if isinstance(spec, CallResult):
                     return spec
                 cap = budgets.max_target_calls
@@ -269,14 +269,15 @@ def sandboxed_labs(limits: LabLimits) -> LabFactory:
 # ---- shared with the Inspect tasks' run_python (harness/inspect_tasks/lab_tool.py) --------------
 
 
-def checked_call(specs: dict[str, ToolSpec], frame: Call) -> ToolSpec | CallResult:
+async def checked_call(specs: dict[str, ToolSpec], frame: Call) -> ToolSpec | CallResult:
     """The declared `call` command a cell's call names, its arguments checked against the
-    command's schema; else the call's refusal."""
+    command's schema (counts and lengths first, the schema off the event loop); else the call's
+    refusal."""
     spec = specs.get(frame.command)
     if spec is None:
         known = ", ".join(specs)
         return refused(frame, f"unknown command {frame.command[:64]!r}; known: {known}")
-    if problems := argument_errors(spec, frame.arguments):
+    if problems := await checked_arguments(spec, frame.arguments):
         return refused(frame, f"invalid arguments for {spec.name}: {problems}")
     return spec
 
