@@ -128,6 +128,9 @@ class Settings(BaseSettings):
     lab_tmp_mb: int = Field(64, ge=1, le=64 * 1024)
     lab_max_output_chars: int = Field(32_000, ge=1000, le=1_000_000)
     lab_max_calls_per_cell: int = Field(1000, ge=1, le=100_000)
+    # The characters of cell output one agent message may store and read back, all its cells
+    # together (in code-tools: all the run_python calls of one step); past it the parts are cut.
+    lab_message_output_chars: int = Field(200_000, ge=1000, le=10_000_000)
     lab_packages: str = "numpy,scipy,matplotlib"
     # The figures a cell's reply may carry (their number, and each one's PNG size in KB); the
     # ceilings are the lab channel's bounds (harness/lab/frames.py). 0 figures: none are sent.

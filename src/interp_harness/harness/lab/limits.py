@@ -21,7 +21,8 @@ class LabLimits:
     memory_mb: int = 2048
     max_procs: int = 32
     tmp_mb: int = 64
-    max_output_chars: int = 32_000
+    max_output_chars: int = 32_000  # each part of one cell's reply
+    message_output_chars: int = 200_000  # all the cells of one agent message together
     max_calls_per_cell: int = 1000
     packages: tuple[str, ...] = ("numpy", "scipy", "matplotlib")
     max_figures: int = 4
@@ -37,6 +38,7 @@ class LabLimits:
             max_procs=s.lab_max_procs,
             tmp_mb=s.lab_tmp_mb,
             max_output_chars=s.lab_max_output_chars,
+            message_output_chars=s.lab_message_output_chars,
             max_calls_per_cell=s.lab_max_calls_per_cell,
             packages=tuple(s.lab_package_list),
             max_figures=s.lab_max_figures,
