@@ -12,6 +12,7 @@ GRACE_S = 2.0
 START_TIMEOUT_S = 60.0  # a fresh lab answers `ready` within this (numpy imported)
 EXPORT_TIMEOUT_S = 10.0
 MAX_EXPORT_CHARS = 200_000  # a function exported as an answer's code, with what it uses
+IDLE_CPU_S = 5.0  # CPU seconds the lab may use between two cells (at most a cell's own limit)
 
 
 @dataclass(frozen=True)
@@ -45,3 +46,9 @@ class LabLimits:
             max_figure_kb=s.lab_max_figure_kb,
             backend=s.lab_backend,
         )
+
+
+def idle_cpu_s(limits: LabLimits) -> float:
+    """The CPU time the lab's process tree may use between two cells (threads or processes a
+    cell left running); past it the lab is killed and the next cell starts a fresh one."""
+    return min(IDLE_CPU_S, limits.cell_cpu_s)

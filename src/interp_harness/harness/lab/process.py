@@ -31,13 +31,14 @@ from interp_harness.harness.domain.tool_checks import call_bounds
 from interp_harness.harness.lab import frames
 from interp_harness.harness.lab.figures import FIGURE_MAX_PIXELS, FIGURE_MAX_SIDE
 from interp_harness.harness.lab.frames import CallResult, Done
-from interp_harness.harness.lab.limits import GRACE_S, START_TIMEOUT_S, LabLimits
+from interp_harness.harness.lab.limits import GRACE_S, START_TIMEOUT_S, LabLimits, idle_cpu_s
 from interp_harness.harness.sandbox.base import Limits, SandboxError, get_sandbox
 from interp_harness.harness.sandbox.session import Jail
 
 log = logging.getLogger(__name__)
 
 KERNEL_SOURCE = Path(__file__).with_name("kernel.py")
+_IDLE_TICK_S = 0.5  # how often the watchdog between cells looks at the lab's CPU time
 _TICK_S = 0.1  # how often the watchdog looks at the clocks (a limit is seen this much late)
 _PARSE_INLINE = 256 * 1024  # longer frames are parsed in a worker thread
 
@@ -88,6 +89,7 @@ class LabProcess:
         self.limits = limits
         self.killed: str | None = None  # why the watchdog killed it
         self._export_id = 0
+        self._idle: asyncio.Task[None] | None = None  # the watchdog between cells
 
     # ---- start ------------------------------------------------------------------------------
     @classmethod
@@ -211,6 +213,7 @@ class LabProcess:
             "figure_side": FIGURE_MAX_SIDE,
             "figures_total": frames.FIGURES_MAX_BYTES,
         }
+        self._stop_idle_watch()
         clock = CellClock(wall + GRACE_S)
         cpu0 = self.jail.cpu_s()
         watchdog = asyncio.create_task(self._watch(clock, cpu0, lim.cell_cpu_s + GRACE_S, wall))
@@ -220,6 +223,7 @@ class LabProcess:
             while True:
                 frame = await self._read()
                 if isinstance(frame, Done) and frame.id == cell_id:
+                    self._idle = asyncio.create_task(self._watch_idle(self.jail.cpu_s()))
                     return frame
                 if not isinstance(frame, frames.Call | frames.Oversized) or frame.cell != cell_id:
                     raise LabBroken(f"the lab sent {frame.op!r} out of turn on its channel")
@@ -269,6 +273,25 @@ class LabProcess:
                 )
                 return
 
+    async def _watch_idle(self, cpu0: float) -> None:
+        """Between cells the lab should be idle: a thread or process a cell left running that
+        uses more than `idle_cpu_s` of CPU before the next cell gets the lab killed (the next
+        cell starts a fresh one, and its reply says why)."""
+        bound = idle_cpu_s(self.limits)
+        while True:
+            await asyncio.sleep(_IDLE_TICK_S)
+            if self.jail.cpu_s() - cpu0 > bound:
+                self._kill(
+                    f"between cells the lab used more than {bound:g} s of CPU time (a thread "
+                    "or process a cell left running), so it was stopped"
+                )
+                return
+
+    def _stop_idle_watch(self) -> None:
+        if self._idle is not None:
+            self._idle.cancel()
+            self._idle = None
+
     async def export(self, name: str, timeout_s: float) -> frames.Exported:
         """The source of a function defined in the lab (`frames.Exported`). LabBroken when the
         lab does not answer in time or breaks its channel."""
@@ -308,6 +331,7 @@ class LabProcess:
 
     async def close(self) -> None:
         """Kill the lab and remove what it left (idempotent)."""
+        self._stop_idle_watch()
         self._kill()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.proc.wait(), 5)

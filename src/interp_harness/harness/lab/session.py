@@ -93,6 +93,8 @@ class Lab:
     async def _process(self) -> LabProcess:
         if self._proc is None or not self._proc.alive:
             if self._proc is not None:
+                if self._proc.killed:  # stopped between cells (LabProcess._watch_idle)
+                    self.note = f"Note: {self._proc.killed}; {LOST}."
                 await self._proc.close()
             self._proc = await LabProcess.start(self.source, self.limits)
         return self._proc
