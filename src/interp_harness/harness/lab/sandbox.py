@@ -98,8 +98,9 @@ _FOREIGN = (
 
 
 def foreign_dirs() -> list[str]:
-    """The package folders under /usr that are not this Python's: a whole folder where none of
-    this Python's paths lie within it, else its site-packages and dist-packages."""
+    """The package folders that are not this Python's: under /usr, a whole folder where none of
+    this Python's paths lie within it, else its site-packages and dist-packages; in a venv, the
+    base interpreter's site-packages."""
     sites = set(site_dirs())
     needed = {os.path.realpath(p) for p in sys.path if p and os.path.isdir(p)}
     needed |= {os.path.realpath(p) for p in sysconfig.get_paths().values()}
@@ -114,6 +115,13 @@ def foreign_dirs() -> list[str]:
             for sub in ("dist-packages", "site-packages"):
                 if os.path.isdir(p := os.path.realpath(os.path.join(d, sub))) and p not in sites:
                     out.add(p)
+    # in a venv, the base interpreter's own packages: its prefix is bound for the standard library,
+    # and its site-packages came with it (everything installed beside the harness's base Python)
+    base = {"base": sys.base_prefix, "platbase": sys.base_exec_prefix}
+    for key in ("purelib", "platlib"):
+        p = os.path.realpath(sysconfig.get_path(key, vars=base))
+        if os.path.isdir(p) and p not in sites and p not in needed:
+            out.add(p)
     return sorted(out)
 
 
