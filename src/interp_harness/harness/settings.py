@@ -131,6 +131,9 @@ class Settings(BaseSettings):
     # The characters of cell output one agent message may store and read back, all its cells
     # together (in code-tools: all the run_python calls of one step); past it the parts are cut.
     lab_message_output_chars: int = Field(200_000, ge=1000, le=10_000_000)
+    # The figures one agent message may store and show, all its cells together (each is at most
+    # HARNESS_LAB_MAX_FIGURE_KB): past it a cell's figures are left out, with a note.
+    lab_message_figures: int = Field(8, ge=1, le=200)
     lab_packages: str = "numpy,scipy,matplotlib"
     # The figures a cell's reply may carry (their number, and each one's PNG size in KB); the
     # ceilings are the lab channel's bounds (harness/lab/frames.py). 0 figures: none are sent.

@@ -102,3 +102,38 @@ async def test_one_message_of_loud_cells_stores_and_returns_at_most_the_cap(tmp_
         assert parse_cells(fresh.replies[0])[0].parts["stdout"] == "o" * 1000 + "\n"
     finally:
         await turn.close()
+
+
+PLOTS = (
+    "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\n"
+    "for k in range(4):\n    plt.figure(); plt.plot([0, k]); plt.show()\n"
+)
+
+
+async def test_one_message_stores_at_most_its_figure_cap(tmp_path: Path) -> None:
+    """The figures of one message's cells count together too (HARNESS_LAB_MESSAGE_FIGURES): 3
+    cells of 4 figures each under a cap of 5 keep 4, 1 and 0, each cut cell saying so."""
+    store = Store(make_engine(f"sqlite:///{tmp_path / 'harness.db'}"))
+    ep = _episode(store)
+
+    async def no_calls(inputs: list[str]) -> dict[str, Any]:
+        raise AssertionError("no target call")
+
+    turn = LabTurn(
+        store, ep, "numeric", Budgets(), sandboxed_labs(LabLimits(message_figures=5)),
+        call_target=no_calls, fence=lambda: None, time_left=lambda: 600.0,
+        counters=lambda st: {"target_calls": st.target_calls, "inputs": st.inputs},
+    )  # fmt: skip
+    st = Counts()
+    try:
+        ran = await turn.run_cells(st, 2, [(i, PLOTS) for i in range(3)], 0)
+        turn.store_rows(st, ran.calls, ran.cells, ran.figures)
+        assert [f["cell_idx"] for f in ran.figures] == [0, 0, 0, 0, 1]
+        assert len(store.lab.figures(ep.id)) == 5
+        notes = ["HARNESS_LAB_MESSAGE_FIGURES" in r for r in ran.replies]
+        assert notes == [False, True, True], ran.replies
+        # the next message starts with a fresh cap
+        again = await turn.run_cells(st, 4, [(3, PLOTS)], 3)
+        assert len(again.figures) == 4 and "HARNESS_LAB_MESSAGE_FIGURES" not in again.replies[0]
+    finally:
+        await turn.close()

@@ -24,6 +24,7 @@ class LabLimits:
     tmp_mb: int = 64
     max_output_chars: int = 32_000  # each part of one cell's reply
     message_output_chars: int = 200_000  # all the cells of one agent message together
+    message_figures: int = 8  # the figures all the cells of one agent message keep together
     max_calls_per_cell: int = 1000
     packages: tuple[str, ...] = ("numpy", "scipy", "matplotlib")
     max_figures: int = 4
@@ -40,6 +41,7 @@ class LabLimits:
             tmp_mb=s.lab_tmp_mb,
             max_output_chars=s.lab_max_output_chars,
             message_output_chars=s.lab_message_output_chars,
+            message_figures=s.lab_message_figures,
             max_calls_per_cell=s.lab_max_calls_per_cell,
             packages=tuple(s.lab_package_list),
             max_figures=s.lab_max_figures,

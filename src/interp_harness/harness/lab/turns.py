@@ -100,6 +100,7 @@ class LabTurn:
         self.time_left, self.counters = time_left, counters
         self._lab: Lab | None = None
         self._spent = (-1, 0)  # (step, characters of cell output that step's cells kept)
+        self._figures = (-1, 0)  # (step, figures that step's cells kept)
 
     def commands(self) -> list[ToolSpec]:
         """The benchmark's commands, which the lab's `target` module offers."""
@@ -190,7 +191,11 @@ class LabTurn:
                 self.store_rows(st, out.calls + made, out.cells, out.figures)
                 raise
             cell.n_calls = len(made)
-            notes = [lab.take_resume_note(), self._spend(step, cell, lab.limits)]
+            notes = [
+                lab.take_resume_note(),
+                self._spend(step, cell, lab.limits),
+                self._keep_figures(step, cell, lab.limits),
+            ]
             out.replies.append(cell.reply("\n".join(n for n in notes if n) or None))
             out.cells.append(
                 {
@@ -249,6 +254,25 @@ class LabTurn:
             f"Note: this message's cells reached their output cap of {cap:,} characters in all "
             f"(HARNESS_LAB_MESSAGE_OUTPUT_CHARS, set by the operator); {dropped:,} characters "
             "of this cell's output were left out (counted as cut below)."
+        )
+
+    def _keep_figures(self, step: int, cell: Cell, limits: LabLimits) -> str | None:
+        """Keep `cell`'s figures within what is left of the message's figure cap (its step's
+        cells together, as for the output cap): a message of 20 cells of 4 figures of 512 KB
+        would otherwise store 40 MB; the note for its reply when any was left out."""
+        if self._figures[0] != step:
+            self._figures = (step, 0)
+        cap = limits.message_figures
+        left = max(cap - self._figures[1], 0)
+        dropped = max(len(cell.figures) - left, 0)
+        cell.figures = cell.figures[:left]
+        self._figures = (step, self._figures[1] + len(cell.figures))
+        if not dropped:
+            return None
+        return (
+            f"Note: this message's cells reached their cap of {cap} figures in all "
+            f"(HARNESS_LAB_MESSAGE_FIGURES, set by the operator); {dropped} figure(s) of this "
+            "cell were left out."
         )
 
     def store_rows(
