@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from inspect_ai.log import transcript
 from inspect_ai.solver import TaskState
 from inspect_ai.tool import ToolDef
 
@@ -33,6 +34,7 @@ from interp_harness.harness.inspect_tasks.tools import (
 from interp_harness.harness.lab.api import call_commands, call_value
 from interp_harness.harness.lab.frames import Call, CallResult
 from interp_harness.harness.lab.limits import LabLimits
+from interp_harness.harness.lab.message_caps import MessageCaps
 from interp_harness.harness.lab.process import LabStartError
 from interp_harness.harness.lab.session import Lab
 from interp_harness.harness.lab.turns import (
@@ -53,6 +55,11 @@ class SampleLabs:
 
     def __init__(self) -> None:
         self._labs: dict[str, Lab] = {}
+        self._caps: dict[str, MessageCaps] = {}
+
+    def caps(self, key: str) -> MessageCaps:
+        """The sample's running totals of what one model message's cells keep."""
+        return self._caps.setdefault(key, MessageCaps())
 
     def get(self, key: str) -> Lab | None:
         return self._labs.get(key)
@@ -65,6 +72,7 @@ class SampleLabs:
         return self._labs[key]
 
     async def close(self, key: str) -> None:
+        self._caps.pop(key, None)
         lab = self._labs.pop(key, None)
         if lab is not None:
             await lab.aclose()
@@ -81,6 +89,11 @@ LABS = SampleLabs()
 async def close_sample_lab(state: TaskState) -> None:
     """The task's cleanup: the sample's lab ends with it."""
     await LABS.close(state.uuid)
+
+
+def _message_number() -> int:
+    """Which model message of the sample the tool call answers: the model events so far."""
+    return sum(1 for e in transcript().events if e.event == "model")
 
 
 def _run_python(target_id: str, family: str, max_calls: int | None, key: str) -> ToolDef:
@@ -112,7 +125,9 @@ def _run_python(target_id: str, family: str, max_calls: int | None, key: str) ->
         except LabStartError as e:
             raise LabFailed(tagged("infrastructure", f"the lab could not start: {e}")) from e
         cell.n_calls = made
-        return cell.reply(lab.take_resume_note())
+        # the run_python calls of one model message share its caps, as a code-tools step's do
+        notes = [lab.take_resume_note(), *LABS.caps(key).apply(_message_number(), cell, lab.limits)]
+        return cell.reply("\n".join(n for n in notes if n) or None)
 
     # never beside another call of the message: one lab runs one cell at a time
     return tool_def(RUN_PYTHON_SPEC, execute, parallel=False)

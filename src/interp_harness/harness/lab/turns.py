@@ -34,16 +34,16 @@ from interp_harness.harness.domain.tool_checks import checked_arguments
 from interp_harness.harness.lab.api import call_commands, call_value
 from interp_harness.harness.lab.frames import Call, CallResult
 from interp_harness.harness.lab.limits import LabLimits
+from interp_harness.harness.lab.message_caps import MessageCaps
 from interp_harness.harness.lab.process import LabStartError
 from interp_harness.harness.lab.replay import rebuild
-from interp_harness.harness.lab.session import Cell, Lab
+from interp_harness.harness.lab.session import Lab
 from interp_harness.harness.store.models import Episode
 from interp_harness.harness.store.repo import Store
 
 LabFactory = Callable[[Sequence[ToolSpec], int], Lab]  # (commands, first cell number) -> Lab
 MAX_CELLS_PER_MESSAGE = 20
 # The parts of a cell's output, in the order they share what is left of the message's cap.
-OUTPUT_ORDER = ("error", "value", "stdout", "stderr", "traceback")
 
 
 @dataclass
@@ -99,8 +99,7 @@ class LabTurn:
         self.call_target, self.fence = call_target, fence
         self.time_left, self.counters = time_left, counters
         self._lab: Lab | None = None
-        self._spent = (-1, 0)  # (step, characters of cell output that step's cells kept)
-        self._figures = (-1, 0)  # (step, figures that step's cells kept)
+        self._caps = MessageCaps()  # what one message's cells keep, all of them together
 
     def commands(self) -> list[ToolSpec]:
         """The benchmark's commands, which the lab's `target` module offers."""
@@ -193,8 +192,7 @@ class LabTurn:
             cell.n_calls = len(made)
             notes = [
                 lab.take_resume_note(),
-                self._spend(step, cell, lab.limits),
-                self._keep_figures(step, cell, lab.limits),
+                *self._caps.apply(step, cell, lab.limits),
             ]
             out.replies.append(cell.reply("\n".join(n for n in notes if n) or None))
             out.cells.append(
@@ -227,53 +225,6 @@ class LabTurn:
             if out.end is not None:
                 break
         return out
-
-    def _spend(self, step: int, cell: Cell, limits: LabLimits) -> str | None:
-        """Cut `cell`'s parts to what is left of the message's output cap (its step's cells
-        together: a `code` message, or every run_python call of a `code-tools` step) and count
-        what was cut in `cell.cut`; the note for its reply when anything was cut."""
-        if self._spent[0] != step:
-            self._spent = (step, 0)
-        cap = limits.message_output_chars
-        left = max(cap - self._spent[1], 0)
-        dropped = 0
-        for name in OUTPUT_ORDER:
-            text = getattr(cell, name)
-            if not text:
-                continue
-            kept = text[:left]
-            left -= len(kept)
-            if len(kept) < len(text):
-                setattr(cell, name, kept)
-                cell.cut[name] = cell.cut.get(name, 0) + len(text) - len(kept)
-                dropped += len(text) - len(kept)
-        self._spent = (step, cap - left)
-        if not dropped:
-            return None
-        return (
-            f"Note: this message's cells reached their output cap of {cap:,} characters in all "
-            f"(HARNESS_LAB_MESSAGE_OUTPUT_CHARS, set by the operator); {dropped:,} characters "
-            "of this cell's output were left out (counted as cut below)."
-        )
-
-    def _keep_figures(self, step: int, cell: Cell, limits: LabLimits) -> str | None:
-        """Keep `cell`'s figures within what is left of the message's figure cap (its step's
-        cells together, as for the output cap): a message of 20 cells of 4 figures of 512 KB
-        would otherwise store 40 MB; the note for its reply when any was left out."""
-        if self._figures[0] != step:
-            self._figures = (step, 0)
-        cap = limits.message_figures
-        left = max(cap - self._figures[1], 0)
-        dropped = max(len(cell.figures) - left, 0)
-        cell.figures = cell.figures[:left]
-        self._figures = (step, self._figures[1] + len(cell.figures))
-        if not dropped:
-            return None
-        return (
-            f"Note: this message's cells reached their cap of {cap} figures in all "
-            f"(HARNESS_LAB_MESSAGE_FIGURES, set by the operator); {dropped} figure(s) of this "
-            "cell were left out."
-        )
 
     def store_rows(
         self,
