@@ -5,16 +5,16 @@ the orch-test targets f(x) = 2x + 1 through the in-process target client."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import orch_plugin  # noqa: F401  (registers the orch-test targets)
 import pytest
+from support.lab_turns import F0, Counts, code_episode
 
 from interp_harness.agents.protocol.cells import parse_cells
 from interp_harness.harness.domain.catalogs import CatalogCache
 from interp_harness.harness.domain.episode_end import EpisodeEnd
-from interp_harness.harness.domain.spec import Budgets, RunSpec
+from interp_harness.harness.domain.spec import Budgets
 from interp_harness.harness.lab.limits import LabLimits
 from interp_harness.harness.lab.turns import LabTurn, sandboxed_labs
 from interp_harness.harness.settings import Settings
@@ -23,29 +23,13 @@ from interp_harness.harness.store.repo import Store
 from interp_harness.harness.target_client import make_target_client
 
 pytestmark = pytest.mark.usefixtures("needs_bwrap")
-F0 = "orch-test/numeric/f00000"  # f(x) = 2x + 1
-
-
-@dataclass
-class Counts:
-    target_calls: int = 0
-    inputs: int = 0
-
-
-def _episode(store: Store) -> Any:
-    spec = RunSpec(agent="x", dataset="orch-test", ids=[F0], protocol={"mode": "code"})
-    run = store.runs.create(spec, [F0])
-    row = {"idx": 0, "target_id": F0, "dataset": "orch-test", "family": "numeric"}
-    store.episodes.ensure(run.id, [{**row, "variant": "clean"}])
-    [ep] = store.episodes.of_run(run.id)
-    return ep
 
 
 async def test_a_lab_turn_runs_cells_meters_their_calls_and_stores_its_rows(
     sqlite_url: str,
 ) -> None:
     store = Store(make_engine(sqlite_url))
-    ep = _episode(store)
+    ep = code_episode(store)
     client = make_target_client(Settings(sandbox="inprocess"), CatalogCache())
     fenced: list[int] = []
 
@@ -102,7 +86,7 @@ async def test_a_lab_turn_runs_cells_meters_their_calls_and_stores_its_rows(
 
 async def test_a_lab_turn_without_a_lab_factory_ends_the_episode(sqlite_url: str) -> None:
     store = Store(make_engine(sqlite_url))
-    ep = _episode(store)
+    ep = code_episode(store)
 
     async def no_calls(inputs: list[str]) -> dict[str, Any]:
         raise AssertionError("no cell runs")

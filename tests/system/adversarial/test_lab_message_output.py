@@ -6,40 +6,24 @@ store and a real bwrap lab, started directly (as tests/harness/lab/test_lab_turn
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orch_plugin  # noqa: F401  (registers the orch-test targets)
+from support.lab_turns import Counts, code_episode
 
 from interp_harness.agents.protocol.cells import parse_cells
-from interp_harness.harness.domain.spec import Budgets, RunSpec
+from interp_harness.harness.domain.spec import Budgets
 from interp_harness.harness.lab.limits import LabLimits
 from interp_harness.harness.lab.turns import MAX_CELLS_PER_MESSAGE, LabTurn, sandboxed_labs
 from interp_harness.harness.store import make_engine
 from interp_harness.harness.store.repo import Store
 
-F0 = "orch-test/numeric/f00000"
 N = 40_000
 LOUD = f"import sys\nprint('o' * {N})\nsys.stderr.write('e' * {N})\nraise ValueError('x' * {N})\n"
 TEXTS = ("stdout", "stderr", "value", "error", "traceback")
 CAP = 200_000
 NOTE = "HARNESS_LAB_MESSAGE_OUTPUT_CHARS"
-
-
-@dataclass
-class Counts:
-    target_calls: int = 0
-    inputs: int = 0
-
-
-def _episode(store: Store) -> Any:
-    spec = RunSpec(agent="x", dataset="orch-test", ids=[F0], protocol={"mode": "code"})
-    run = store.runs.create(spec, [F0])
-    row = {"idx": 0, "target_id": F0, "dataset": "orch-test", "family": "numeric"}
-    store.episodes.ensure(run.id, [{**row, "variant": "clean"}])
-    [ep] = store.episodes.of_run(run.id)
-    return ep
 
 
 def _stored(cells: list[Any]) -> int:
@@ -52,7 +36,7 @@ def _returned(replies: list[str]) -> int:
 
 async def test_one_message_of_loud_cells_stores_and_returns_at_most_the_cap(tmp_path: Path) -> None:
     store = Store(make_engine(f"sqlite:///{tmp_path / 'harness.db'}"))
-    ep = _episode(store)
+    ep = code_episode(store)
 
     async def no_calls(inputs: list[str]) -> dict[str, Any]:
         raise AssertionError("no target call")
@@ -114,7 +98,7 @@ async def test_one_message_stores_at_most_its_figure_cap(tmp_path: Path) -> None
     """The figures of one message's cells count together too (HARNESS_LAB_MESSAGE_FIGURES): 3
     cells of 4 figures each under a cap of 5 keep 4, 1 and 0, each cut cell saying so."""
     store = Store(make_engine(f"sqlite:///{tmp_path / 'harness.db'}"))
-    ep = _episode(store)
+    ep = code_episode(store)
 
     async def no_calls(inputs: list[str]) -> dict[str, Any]:
         raise AssertionError("no target call")
