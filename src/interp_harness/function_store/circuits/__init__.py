@@ -1,0 +1,1 @@
+"""The `circuits` family: compiled transformers with a known circuit (issue 52)."""
