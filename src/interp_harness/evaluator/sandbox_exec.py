@@ -91,6 +91,15 @@ class CodeRunner(Protocol):
 
 
 class CodeJob(BaseModel):
+    """One answer's code to run in the scoring sandbox (`ScoringContext.run_code`).
+
+    `code` is exec'd in a fresh namespace and `func_name` (`func_name_tolerant(code)` finds the
+    last top-level `def`) is called once per input, in order. `kind` says how: `"number"` calls
+    it with `float(input)` and reads a number back; `"text"` calls it with the input string and
+    reads a string back. `call="find-compat"` calls it as FIND's scripts do (the input pasted
+    into the call's source). The result format is `CodeResult`'s.
+    """
+
     id: str
     code: str
     func_name: str | None
@@ -100,13 +109,44 @@ class CodeJob(BaseModel):
 
 
 class CodeResult(BaseModel):
+    """What one `CodeJob` gave. `status`: `"ok"` (the code loaded; `results` holds one record
+    per input, in order), `"error"` (the code did not load or broke a limit: `reason` says
+    which; `results` holds the inputs done before), `"infrastructure"` (the sandbox failed: an
+    error state of the score, never a 0).
+
+    One record per input (`sandbox_worker.py` `encode_numeric` / `encode_string` write them):
+    - `{"err": "ValueError: ..."}`: that input raised, or (kind `"number"`) returned no number;
+    - kind `"number"`: `{"v": [real, imag]}`, always two floats, also for a real result
+      (`2.5` -> `{"v": [2.5, 0.0]}`; `nan` and `inf` as JSON's NaN and Infinity);
+    - kind `"text"`: `{"v": "the string"}`; `{"v": "...", "truncated": True}` past 100,000
+      characters; a return value that is not a `str` is never converted:
+      `{"nonstr": "int", "repr": "42"}` (its type's name and its repr, cut to 200 characters).
+
+    `value(i)` reads record `i` back as a Python value.
+    """
+
     id: str
     status: Literal["ok", "error", "infrastructure"]
     reason: str | None = None
-    results: list[dict[str, Any]] = Field(default_factory=list)  # {"v": ...} | {"err": ...}
+    results: list[dict[str, Any]] = Field(default_factory=list)  # one record per input (above)
     printed_bytes: int = 0
     output_capped: bool = False
     guard: str | None = None
+
+    def value(self, i: int) -> float | complex | str | None:
+        """Input `i`'s result: a float (a complex where the imaginary part is not 0) for kind
+        `"number"`, the string for kind `"text"`; None where it raised, returned no number or a
+        non-string, was cut, or was never run (`results[i]` says which)."""
+        if i >= len(self.results):
+            return None
+        r = self.results[i]
+        v = r.get("v")
+        if r.get("truncated") or v is None:
+            return None
+        if isinstance(v, str):
+            return v
+        re_, im = v
+        return complex(re_, im) if im else float(re_)
 
 
 def worker_source() -> bytes:

@@ -4,7 +4,10 @@ each benchmark adds the subcommands its record names (`cli`: name -> `module:typ
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+import os
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
 
 import typer
 
@@ -42,9 +45,26 @@ for _name, _register in command_groups():
     _register(app)
 
 
+def foreign_venv_note(environ: Mapping[str, str] = os.environ) -> str | None:
+    """A note when a virtual environment is active that this harness does not run in: plugins
+    installed only there (benchmarks, agents) are invisible to this process, and nothing else
+    would say why a family is missing."""
+    venv = environ.get("VIRTUAL_ENV")
+    if not venv or Path(venv).resolve() == Path(sys.prefix).resolve():
+        return None
+    return (
+        f"harness: note: this harness runs in {sys.prefix}, not in the active virtual "
+        f"environment {venv}; plugins installed only there are not loaded. Run "
+        f"`{venv}/bin/python -m interp_harness ...`, or install interp-harness into it "
+        "for its own `harness`."
+    )
+
+
 def main() -> None:
     from interp_harness.harness.store.engine import StoreUnavailable
 
+    if note := foreign_venv_note():
+        typer.echo(note, err=True)
     try:
         app()
     except StoreUnavailable as e:  # a setup problem, not a bug: no traceback

@@ -27,6 +27,13 @@ _WHERE: dict[str, str] = {
     "ToolSpec": "interp_harness.agents.toolspec",
     "parse_pairs": "interp_harness.agents.protocol",
     "parse_value": "interp_harness.agents.protocol",
+    # protocol modes `code` and `code-tools`: an agent's cells and the replies its lab sends
+    "RUN_PYTHON": "interp_harness.agents.protocol.cells",
+    "CellReply": "interp_harness.agents.protocol.cells",
+    "cell_block": "interp_harness.agents.protocol.cells",
+    "cell_stdouts": "interp_harness.agents.protocol.cells",
+    "cells_sent": "interp_harness.agents.protocol.cells",
+    "parse_cells": "interp_harness.agents.protocol.cells",
     "get_agent": "interp_harness.agents.registry",
     "list_agents": "interp_harness.agents.registry",
     "register_agent": "interp_harness.agents.registry",
@@ -39,6 +46,9 @@ _WHERE: dict[str, str] = {
     "HiddenTruth": "interp_harness.function_store.models",
     "CallOutput": "interp_harness.function_store.models",
     "make_canary": "interp_harness.function_store.models",
+    # FIND's two commands (call the target, submit the answer): what protocol modes `tools`,
+    # `code` and `code-tools` and MCP offer; a family without commands runs in the text modes only
+    "find_commands": "interp_harness.function_store.commands",
     "Runner": "interp_harness.function_store.runtime",
     "RuntimeContext": "interp_harness.function_store.runtime",
     "register_runner": "interp_harness.function_store.runtime",
@@ -48,6 +58,11 @@ _WHERE: dict[str, str] = {
     "ScoreResult": "interp_harness.evaluator.api",
     "EpisodeStats": "interp_harness.evaluator.api",
     "parse_answer": "interp_harness.evaluator.parsing",
+    "func_name_tolerant": "interp_harness.agents.protocol.answer",
+    # agent code run in the scoring sandbox (`ScoringContext.run_code`); the result format is
+    # documented on CodeResult
+    "CodeJob": "interp_harness.evaluator.sandbox_exec",
+    "CodeResult": "interp_harness.evaluator.sandbox_exec",
     "Panel": "interp_harness.evaluator.panel",
     "PanelView": "interp_harness.evaluator.panel",
     "Rendered": "interp_harness.evaluator.panel",
@@ -81,13 +96,24 @@ if TYPE_CHECKING:  # what type checkers and editors see; at run time the table a
         Usage,
     )
     from interp_harness.agents.protocol import parse_pairs, parse_value
+    from interp_harness.agents.protocol.answer import func_name_tolerant
+    from interp_harness.agents.protocol.cells import (
+        RUN_PYTHON,
+        CellReply,
+        cell_block,
+        cell_stdouts,
+        cells_sent,
+        parse_cells,
+    )
     from interp_harness.agents.registry import get_agent, list_agents, register_agent
     from interp_harness.agents.toolspec import ToolCall, ToolSpec
     from interp_harness.evaluator.api import EpisodeStats, ScoreResult
     from interp_harness.evaluator.panel import Panel, PanelView, Rendered, html_template
     from interp_harness.evaluator.parsing import parse_answer
+    from interp_harness.evaluator.sandbox_exec import CodeJob, CodeResult
     from interp_harness.evaluator.scorer import Scorer, ScoringContext
     from interp_harness.function_store.benchmark import Benchmark, ReportRow, register_benchmark
+    from interp_harness.function_store.commands import find_commands
     from interp_harness.function_store.models import (
         CallOutput,
         HiddenTruth,

@@ -47,8 +47,8 @@ FAMILY_INTERNALS: dict[str, str] = {
         "their own judge; a plugin's scorer reaches the judge through ScoringContext"
     ),
     "interp_harness.evaluator.sandbox_exec": (
-        "CodeJob, CodeRunner, ExecSettings: numeric and strings answers are code run in the "
-        "scoring sandbox; the SDK has no code-answer API"
+        "CodeRunner, ExecSettings: the numeric and strings batch scorers run their jobs "
+        "through a runner of their own; a plugin runs CodeJob (SDK) through ScoringContext"
     ),
     "interp_harness.evaluator.scorer": (
         "EvalSettings, Item, NoTargetClient, parse_details, run_code_jobs_with, score_parts: the "
@@ -76,8 +76,8 @@ FAMILY_INTERNALS: dict[str, str] = {
         "CatalogOptions, GenConfig, listed_when: the options the catalog passes a source"
     ),
     "interp_harness.function_store.commands": (
-        "find_commands, list_call: the command specs the FIND families and activation "
-        "families share"
+        "list_call: the list-of-texts command spec the activation families share; the SDK "
+        "has find_commands"
     ),
     "interp_harness.function_store.datasets": (
         "the registry and cache of the fixed datasets we ship (data_path, cache_dir, register, "

@@ -15,6 +15,7 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 PLUGIN = HERE / "toy_plugin"
+ROOT = HERE.parents[2]  # the checkout
 
 
 def _pip(python: str, *args: str) -> None:
@@ -50,4 +51,16 @@ def toy_python(toy_wheel: Path) -> str:
     parent = sysconfig.get_paths()["purelib"]
     Path(purelib, "_suite_env.pth").write_text(f"import site; site.addsitedir({parent!r})\n")
     _pip(python, "install", "--no-deps", "--no-index", str(wheel))
+    # the harness installed into the venv too, as a user's `pip install interp-harness` there
+    # does: that is what gives the venv its own `harness` script, whose Python sees the plugin
+    # (pip leaves the suite's own install alone: it is outside the venv)
+    _pip(python, "install", "--no-deps", "--no-index", "--no-build-isolation", "-e", str(ROOT))
     return python
+
+
+@pytest.fixture(scope="session")
+def toy_harness(toy_python: str) -> str:
+    """The venv's `harness` script (its shebang names the venv's Python)."""
+    script = Path(toy_python).parent / "harness"
+    assert script.read_text().startswith(f"#!{toy_python}"), script.read_text()[:200]
+    return str(script)

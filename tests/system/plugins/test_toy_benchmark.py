@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -21,6 +23,7 @@ from support.orch_helpers import Server
 from interp_harness.harness.sandbox.docker import LABEL
 
 AGENT = "toy_benchmark.agent:ToyAgent"
+LAB_AGENT = "toy_benchmark.agent:ToyLabAgent"
 
 
 def _env(db: str) -> dict[str, str]:
@@ -36,10 +39,11 @@ def _env(db: str) -> dict[str, str]:
 
 
 def harness(
-    python: str, env: dict[str, str], *args: str, check: bool = True
+    script: str, env: dict[str, str], *args: str, check: bool = True
 ) -> subprocess.CompletedProcess[str]:
+    """`script ...`: the venv's own `harness` script (the toy_harness fixture)."""
     r = subprocess.run(
-        [python, "-m", "interp_harness.harness.cli", *args],
+        [script, *args],
         env=env,
         cwd="/",  # not the checkout: the plugin and the harness come from the installed env
         capture_output=True,
@@ -51,43 +55,75 @@ def harness(
 
 
 @pytest.mark.slow
-def test_toy_family_through_cli_report_and_export(tmp_path, toy_python, needs_bwrap) -> None:  # type: ignore[no-untyped-def]
+def test_toy_family_through_cli_report_and_export(tmp_path, toy_harness, needs_bwrap) -> None:  # type: ignore[no-untyped-def]
     env = _env(f"sqlite:///{tmp_path / 'h.db'}")
-    assert harness(toy_python, env, "toy", "moods").stdout.split() == [
+    assert harness(toy_harness, env, "toy", "moods").stdout.split() == [
         "shout",
         "whisper",
         "shout",
         "whisper",
     ]
-    listed = harness(toy_python, env, "targets", "list", "--dataset", "toy").stdout
+    listed = harness(toy_harness, env, "targets", "list", "--dataset", "toy").stdout
     assert "toy/shout/0" in listed and "toy/whisper/3" in listed
+    # the venv's Python runs its own harness as a module too
+    venv_python = str(Path(toy_harness).with_name("python"))
+    assert (
+        harness(venv_python, env, "-m", "interp_harness", "toy", "moods").stdout.split()[0]
+        == "shout"
+    )
+    # the suite's own `harness`, with the venv active, cannot see the plugin, and says why
+    system = harness(
+        str(Path(sys.executable).with_name("harness")),
+        env | {"VIRTUAL_ENV": str(Path(toy_harness).parents[1])},
+        "toy", "moods", check=False,
+    )  # fmt: skip
+    assert system.returncode != 0 and "No such command 'toy'" in system.stderr
+    assert f"{Path(toy_harness).parents[1]}/bin/python -m interp_harness" in system.stderr
 
     summary = json.loads(
-        harness(toy_python, env, "run", "--agent", AGENT, "-d", "toy", "--json").stdout
+        harness(toy_harness, env, "run", "--agent", AGENT, "-d", "toy", "--json").stdout
     )
     assert summary["status"] == "completed", summary
     assert summary["progress"] == {"total": 4, "done": 4, "by_status": {"completed": 4}}
     metrics = {m["metric"]: m for m in summary["metrics"]}
     assert metrics["toy_mood"]["n"] == 4 and metrics["toy_mood"]["mean"] == 1.0
     assert metrics["toy_mood"]["n_errors"] == 0
+    # the answer's code, run in the bubblewrap scoring sandbox, gives the target's outputs
+    assert (metrics["toy_code"]["n"], metrics["toy_code"]["mean"]) == (4, 1.0), metrics
 
-    [row] = json.loads(harness(toy_python, env, "report", summary["id"], "--json").stdout)[
+    rows = json.loads(harness(toy_harness, env, "report", summary["id"], "--json").stdout)[
         "report"
     ]["rows"]
-    assert (row["category"], row["metric"], row["value"], row["scored"]) == (
-        "toy, mood",
-        "toy_mood",
-        1.0,
-        4,
-    )
+    assert [(r["category"], r["metric"], r["value"], r["scored"]) for r in rows] == [
+        ("toy, mood", "toy_mood", 1.0, 4),
+        ("toy, code", "toy_code", 1.0, 4),
+    ]
 
     out = tmp_path / "toy.eval"
-    harness(toy_python, env, "export", summary["id"], "--format", "inspect", "-o", str(out))
+    harness(toy_harness, env, "export", summary["id"], "--format", "inspect", "-o", str(out))
     log = inspect_log.read_eval_log(str(out))
     assert log.status == "success" and len(log.samples) == 4
     by_id = {s.id: s for s in log.samples}
     assert by_id["toy/shout/0"].scores["toy_mood"].value == 1.0
-    assert by_id["toy/whisper/1"].output.completion == "[DESCRIPTION]: whisper"
+    assert by_id["toy/whisper/1"].output.completion.startswith("[DESCRIPTION]: whisper\n")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("mode", "agent"), [("tools", AGENT), ("code", LAB_AGENT), ("code-tools", LAB_AGENT)]
+)
+def test_toy_family_in_the_tools_and_code_modes(  # type: ignore[no-untyped-def]
+    tmp_path, toy_harness, needs_bwrap, mode, agent
+) -> None:
+    """The record's commands (find_commands, from the SDK) give the tools and the lab's
+    `target` module; the lab runs in its bubblewrap sandbox, the agent reads its cell's reply."""
+    env = _env(f"sqlite:///{tmp_path / 'h.db'}")
+    run = ("run", "--agent", agent, "-d", "toy", "-n", "2", "--mode", mode, "--json")
+    summary = json.loads(harness(toy_harness, env, *run).stdout)
+    assert summary["status"] == "completed", summary
+    assert summary["progress"]["by_status"] == {"completed": 2}, summary
+    metrics = {m["metric"]: (m["n"], m["mean"], m["n_errors"]) for m in summary["metrics"]}
+    assert metrics["toy_mood"] == (2, 1.0, 0) and metrics["toy_code"] == (2, 1.0, 0), metrics
 
 
 @pytest.mark.slow
@@ -132,16 +168,16 @@ def _target_containers(client, since: float) -> set[str]:  # type: ignore[no-unt
 @pytest.mark.docker
 @pytest.mark.slow
 def test_toy_family_in_the_docker_target_image(  # type: ignore[no-untyped-def]
-    tmp_path, toy_python, toy_wheel, docker_engine, needs_bwrap
+    tmp_path, toy_harness, toy_wheel, docker_engine, needs_bwrap
 ) -> None:
     env = _env(f"sqlite:///{tmp_path / 'h.db'}") | {"HARNESS_SANDBOX": "docker"}
     run = ("run", "--agent", AGENT, "-d", "toy", "--json", "--no-floor")
 
     # the image built from the harness alone has no toy runner: each episode fails, saying why
     t0 = time.time()
-    bare = json.loads(harness(toy_python, env, *run, check=False).stdout)
+    bare = json.loads(harness(toy_harness, env, *run, check=False).stdout)
     assert bare["progress"]["by_status"] == {"error": 4}, bare
-    shown = json.loads(harness(toy_python, env, "runs", "show", bare["id"], "--json").stdout)
+    shown = json.loads(harness(toy_harness, env, "runs", "show", bare["id"], "--json").stdout)
     [group] = shown["errors"]  # one cause, said as it is: the plugin is not in the image
     assert (group["category"], group["where"]) == ("target", "episode"), group
     assert "toy" in group["cause"] and "HARNESS_TARGET_IMAGE_WHEELS" in group["cause"], group
@@ -149,7 +185,7 @@ def test_toy_family_in_the_docker_target_image(  # type: ignore[no-untyped-def]
 
     env["HARNESS_TARGET_IMAGE_WHEELS"] = str(toy_wheel)
     t1 = time.time()
-    summary = json.loads(harness(toy_python, env, *run).stdout)
+    summary = json.loads(harness(toy_harness, env, *run).stdout)
     assert summary["status"] == "completed", summary
     metrics = {m["metric"]: m for m in summary["metrics"]}
     assert (metrics["toy_mood"]["n"], metrics["toy_mood"]["mean"]) == (4, 1.0)

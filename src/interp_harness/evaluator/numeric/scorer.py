@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from interp_harness.evaluator import numeric as num
 from interp_harness.evaluator.domain import score_domain
-from interp_harness.evaluator.sandbox_exec import CodeJob, CodeRunner, ExecSettings
+from interp_harness.evaluator.sandbox_exec import CodeRunner, ExecSettings
 from interp_harness.evaluator.scorer import (
     EvalSettings,
     Item,
@@ -17,6 +17,7 @@ from interp_harness.evaluator.scorer import (
     score_parts,
 )
 from interp_harness.sdk import (
+    CodeJob,
     EpisodeStats,
     Scorer,
     ScoreResult,

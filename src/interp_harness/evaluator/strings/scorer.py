@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from interp_harness.evaluator import strings as st
-from interp_harness.evaluator.sandbox_exec import CodeJob, CodeRunner, ExecSettings
+from interp_harness.evaluator.sandbox_exec import CodeRunner, ExecSettings
 from interp_harness.evaluator.scorer import (
     EvalSettings,
     Item,
@@ -15,6 +15,7 @@ from interp_harness.evaluator.scorer import (
 )
 from interp_harness.evaluator.unit_tests import PAIRS_TEMPLATE, UnitTestPrompt, judge_scores
 from interp_harness.sdk import (
+    CodeJob,
     EpisodeStats,
     Scorer,
     ScoreResult,

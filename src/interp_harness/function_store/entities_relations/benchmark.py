@@ -5,8 +5,7 @@ from typing import Any
 
 from interp_harness.function_store.benchmark import find_sources
 from interp_harness.function_store.call_clock import CallBudget
-from interp_harness.function_store.commands import find_commands
-from interp_harness.sdk import Benchmark, ReportRow
+from interp_harness.sdk import Benchmark, ReportRow, find_commands
 
 
 def _word_benchmark(

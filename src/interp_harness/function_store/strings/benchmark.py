@@ -1,8 +1,7 @@
 """FIND's string functions as a benchmark unit (FIND §3.1, Table 2)."""
 
 from interp_harness.function_store.benchmark import find_sources
-from interp_harness.function_store.commands import find_commands
-from interp_harness.sdk import Benchmark, ReportRow
+from interp_harness.sdk import Benchmark, ReportRow, find_commands
 
 BENCHMARK = Benchmark(
     family="strings",
