@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -18,31 +19,18 @@ from interp_harness.harness.store.repo import Store
 
 pytestmark = [pytest.mark.slow, pytest.mark.model_server]
 
-AGENT = """
-import os
-
-from agents import Agent as SDKAgent
-from agents import OpenAIChatCompletionsModel, Runner, set_tracing_disabled
-from openai import AsyncOpenAI
-
-from interp_harness.sdk import Agent, AgentReply, Message
-
-set_tracing_disabled(True)  # the SDK would otherwise send traces to OpenAI
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "docs" / "examples" / "agents_sdk_interpreter.py"
 
 
-class AgentsSDKInterpreter(Agent):
-    name = "agents-sdk-interpreter"
-    provider = "openai"  # its agent host relays the profile's endpoint
-    provider_routes = ("chat.completions",)
-
-    async def step(self, conversation: list[Message]) -> AgentReply:
-        client = AsyncOpenAI(base_url=os.environ["OPENAI_BASE_URL"], api_key="EMPTY")
-        model = OpenAIChatCompletionsModel(model=self.options["model"], openai_client=client)
-        sdk_agent = SDKAgent(name="interpreter", instructions=conversation[0].content, model=model)
-        result = await Runner.run(sdk_agent, conversation[-1].content, max_turns=1)
-        said = " ".join(str(result.final_output).split())[:200]
-        return AgentReply(content=f"[DESCRIPTION]: {said} (agents SDK)")
-"""
+def test_the_pages_recipe_is_the_example_file() -> None:
+    """docs/agents.md shows the example from its first import to its end, as it is."""
+    page = (ROOT / "docs" / "agents.md").read_text()
+    after = page.split("<!-- agents-sdk-example:", 1)[1]
+    block = re.search(r"```python\n(.*?)```", after, re.S)
+    assert block, "no Python block after the agents-sdk-example marker"
+    source = EXAMPLE.read_text()
+    assert block.group(1) == source[source.index("import os") :]
 
 
 def test_both_packages_import_side_by_side() -> None:
@@ -59,7 +47,6 @@ def test_both_packages_import_side_by_side() -> None:
 def test_an_agents_sdk_interpreter_runs_in_its_agent_host(
     tmp_path: Path, backbone_url: str, needs_bwrap: None
 ) -> None:
-    (tmp_path / "agents_sdk_interpreter.py").write_text(AGENT)
     profile = {"kind": "openai", "base_url": f"{backbone_url}/v1"}
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.update(
@@ -68,7 +55,7 @@ def test_an_agents_sdk_interpreter_runs_in_its_agent_host(
         HARNESS_SANDBOX="bwrap",
         HARNESS_AGENT_ISOLATION="bwrap",
         HARNESS_PROVIDER_PROFILES=json.dumps({"loopback": profile}),
-        PYTHONPATH=str(tmp_path),
+        PYTHONPATH=str(EXAMPLE.parent),  # as the page runs it
     )
     args = ["run", "--agent", "agents_sdk_interpreter:AgentsSDKInterpreter"]
     args += ["-o", "profile=loopback", "-o", "model=SmolLM2-135M-Instruct"]

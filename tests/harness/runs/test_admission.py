@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import ast
 import html
+import json
 import re
 import sqlite3
 from pathlib import Path
 
 import httpx
 import pytest
+from fastapi import FastAPI
+from support import serve_in_process
 from support.run_support import cli_env, serve_app
 from typer.testing import CliRunner
 
@@ -237,3 +240,52 @@ def test_the_scan_finds_a_planted_bypass() -> None:
         "api/routers/other.py:post makes a RunPlan",
         "api/routers/other.py:post stores a plan it did not admit",
     ]
+
+
+@pytest.mark.parametrize("mode", ["tools", "code-tools"])
+def test_preflight_refuses_tools_against_a_server_that_serves_none(
+    settings: Settings,
+    cats: CatalogCache,
+    backbone_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    mode: str,
+) -> None:
+    """The harness's backbone serves no tool calls, and its model list says so: an `openai`
+    agent in a tools mode is refused before the run (it used to pass, then every episode failed
+    on the server's 400), naming the server and the mode; a text mode still passes there."""
+    served = httpx.get(f"{backbone_url}/v1/models").json()["data"][0]["id"]
+    profile = {"kind": "openai", "base_url": f"{backbone_url}/v1"}
+    monkeypatch.setenv("HARNESS_PROVIDER_PROFILES", json.dumps({"loopback": profile}))
+    options = {"profile": "loopback", "model": served}
+    spec = _spec(agent="openai", agent_options=options, protocol={"mode": mode})
+    with pytest.raises(PreflightError) as e:
+        admit(spec, settings, cats)
+    [said] = [p for p in e.value.problems if "tool" in p]
+    assert f"protocol mode {mode!r} sends the benchmark's commands as tools" in said
+    assert f"provider profile 'loopback' at {backbone_url}/v1 serves no tool calls" in said
+    assert f"for model {served!r}" in said and "supported_parameters has no 'tools'" in said
+    assert said not in e.value.request  # what only pre-flight finds
+    plain = _spec(agent="openai", agent_options=options)
+    assert admit(plain, settings, cats).agent_cls.name == "openai"
+
+
+def test_a_model_list_that_says_nothing_of_tools_is_not_refused(
+    settings: Settings, cats: CatalogCache, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """OpenAI's and vLLM's model lists say nothing of tools: pre-flight cannot know, and lets
+    the run go (a stand-in list on loopback)."""
+    app = FastAPI()
+
+    @app.get("/v1/models")
+    def models() -> dict[str, object]:
+        return {"object": "list", "data": [{"id": "m", "object": "model", "owned_by": "vllm"}]}
+
+    with serve_in_process(app) as url:
+        profile = {"kind": "openai", "base_url": f"{url}/v1"}
+        monkeypatch.setenv("HARNESS_PROVIDER_PROFILES", json.dumps({"loopback": profile}))
+        spec = _spec(
+            agent="openai",
+            agent_options={"profile": "loopback", "model": "m"},
+            protocol={"mode": "tools"},
+        )
+        assert admit(spec, settings, cats).agent_cls.name == "openai"

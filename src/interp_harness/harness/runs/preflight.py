@@ -31,7 +31,7 @@ import httpx
 
 from interp_harness.function_store.benchmark import benchmark
 from interp_harness.function_store.models import Target
-from interp_harness.harness.domain.spec import RunSpec
+from interp_harness.harness.domain.spec import TOOL_MODES, RunSpec
 from interp_harness.harness.providers.profiles import ProviderProfile
 from interp_harness.harness.settings import Settings
 
@@ -61,6 +61,13 @@ def model_ids(
 ) -> list[str]:
     """The model ids `GET {base_url}/models` lists (Anthropic: `{base_url}/v1/models`, as its SDK
     adds /v1). Raises PreflightError saying what is wrong."""
+    return [str(m["id"]) for m in model_entries(base_url, what, api_key, kind)]
+
+
+def model_entries(
+    base_url: str, what: str, api_key: str | None = None, kind: str = "openai"
+) -> list[dict[str, Any]]:
+    """The entries of `GET {base_url}/models` (each with an `id`), as `model_ids` reads them."""
     if kind == "anthropic":
         url = base_url.rstrip("/") + "/v1/models"
         headers = {"anthropic-version": "2023-06-01"} | ({"x-api-key": api_key} if api_key else {})
@@ -77,7 +84,7 @@ def model_ids(
         raise PreflightError([f"{what} at {base_url} answered GET {url} with HTTP {r.status_code}"])
     try:
         data = r.json()["data"]
-        return [str(m["id"]) for m in data]
+        return [m | {"id": str(m["id"])} for m in data]
     except (ValueError, KeyError, TypeError):
         raise PreflightError(
             [f"{what} at {base_url}: GET {url} is not an OpenAI-style model list"]
@@ -99,11 +106,31 @@ def _listing(url: str, what: str) -> list[dict[str, Any]]:
 
 def check_model(
     base_url: str, what: str, model: str | None, api_key: str | None, kind: str = "openai"
-) -> None:
-    ids = model_ids(base_url, what, api_key, kind)
+) -> dict[str, Any] | None:
+    """The model's entry in the endpoint's list (None when no model is named); PreflightError
+    when the endpoint does not answer or does not serve it."""
+    entries = model_entries(base_url, what, api_key, kind)
+    ids = [m["id"] for m in entries]
     if model is not None and model not in ids:
         served = ", ".join(ids[:10]) or "none"
         raise PreflightError([f"{what} at {base_url} has no model {model!r} (it serves: {served})"])
+    return next((m for m in entries if m["id"] == model), None)
+
+
+def unserved_tools(entry: dict[str, Any] | None) -> str | None:
+    """What a model's entry says against tool calls, or None when it serves them or says
+    nothing. Two listings say it: `supported_parameters` (OpenRouter's field, and the harness's
+    backbone's) without `tools`, and `capabilities` (LM Studio's, Ollama's) without `tools` or
+    `tool_use`. An endpoint whose list says neither (OpenAI, vLLM) is not refused."""
+    if entry is None:
+        return None
+    params = entry.get("supported_parameters")
+    if isinstance(params, list) and "tools" not in params:
+        return f"its model list's supported_parameters has no 'tools' ({', '.join(map(str, params[:20]))})"
+    caps = entry.get("capabilities")
+    if isinstance(caps, list) and not {"tools", "tool_use"} & set(map(str, caps)):
+        return f"its model list's capabilities have no 'tools' ({', '.join(map(str, caps[:20]))})"
+    return None
 
 
 def _agent_model(agent_cls: type, options: dict[str, Any]) -> str | None:
@@ -121,7 +148,18 @@ def check_agent(spec: RunSpec, agent_cls: type, profile: ProviderProfile | None)
         raise PreflightError([str(e)]) from None
     if profile is not None and profile.base_url is not None:
         model = _agent_model(agent_cls, spec.agent_options)
-        check_model(profile.base_url, _endpoint_name(profile), model, key, profile.kind)
+        what = _endpoint_name(profile)
+        entry = check_model(profile.base_url, what, model, key, profile.kind)
+        mode = spec.protocol.mode
+        if mode in TOOL_MODES and (why := unserved_tools(entry)):
+            raise PreflightError(
+                [
+                    f"protocol mode {mode!r} sends the benchmark's commands as tools, and {what} "
+                    f"at {profile.base_url} serves no tool calls for model {model!r}: {why}. Use "
+                    f"a mode without tools ({'code' if mode == 'code-tools' else 'default'}), or "
+                    "a server that serves tool calls"
+                ]
+            )
 
 
 def check_agent_host(

@@ -242,11 +242,22 @@ class BatchChatCompletion(BaseModel):
     completions: list[ChatCompletion]
 
 
+# request parameters declared only to be refused (SamplingParams.unserved)
+UNSERVED_PARAMETERS = ("tools", "tool_choice", "functions", "function_call", "response_format")
+
+
 class ModelCard(BaseModel):
     id: str
     object: str = "model"
     created: int = 0
     owned_by: str = "interp-harness"
+    # what a request may set, in OpenRouter's model-list field: a client (the harness's
+    # pre-flight) learns that no `tools` are served before a run, not from every episode's 400
+    supported_parameters: list[str] = Field(
+        default_factory=lambda: [
+            f for f in ChatCompletionRequest.model_fields if f not in UNSERVED_PARAMETERS
+        ]
+    )
 
 
 class ModelList(BaseModel):
