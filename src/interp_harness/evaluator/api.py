@@ -48,3 +48,9 @@ class EpisodeSummary(BaseModel):
     # which repeated sample of its target this episode is (a run with epochs > 1): reports
     # reduce a target's epochs to one score before averaging over targets
     epoch: int = 0
+    # the run it belongs to: reports give each run rows of its own (two runs of one agent on the
+    # same targets are two configurations, never one pooled sample), headed by `config` (its
+    # protocol mode and options); a floor run names the run it is the floor of
+    run_id: str = ""
+    config: str = ""
+    floor_of: str | None = None

@@ -48,6 +48,7 @@ from rich.text import Text
 
 from interp_harness.evaluator.api import EpisodeSummary
 from interp_harness.evaluator.errors import ErrorGroup, group_errors
+from interp_harness.evaluator.metric_scale import scale_of
 from interp_harness.function_store.benchmark import Benchmark, benchmarks
 
 Z95 = 1.959963984540054
@@ -85,7 +86,8 @@ CHANCE = 1 / 3  # FIND's unit tests: pick 1 of 3 examples
 # whose ceiling looks higher by luck.
 NEAR_CHANCE_MARGIN = 0.15
 QUERY_BINS: list[tuple[str, int, float]] = [
-    ("1-16", 0, 16),
+    ("0", 0, 0),  # an answer scored without calling the target
+    ("1-16", 1, 16),
     ("17-64", 17, 64),
     ("65-256", 65, 256),
     ("257-1024", 257, 1024),
@@ -123,11 +125,29 @@ class ReportRow(BaseModel):
     # repeated samples: `episodes` and `scored` count targets, `errors` errored epochs
     epochs: int = 1
     epoch_var: float | None = None  # mean over targets of the across-epoch sample variance
+    # the run the row's episodes belong to (each run has rows of its own), its protocol mode and
+    # options, and for a floor run the run it is the floor of
+    run_id: str = ""
+    config: str = ""
+    floor_of: str | None = None
+    # what a trivial answer scores on the same targets, and where that number comes from:
+    # "floor <agent>" (the floor run's mean), "vacuous" (the vacuous explanation's score), "chance"
+    baseline: float | None = None
+    baseline_source: str | None = None
+    # the row's ceiling is within NEAR_CHANCE_MARGIN of its baseline: its scores cannot tell a
+    # right answer from a trivial one
+    no_information: bool = False
+    # rows of the same agent and family whose every episode scored the same (accuracy, balanced
+    # accuracy and AUC of a balanced test set): shown once, under the first row's label
+    same_as: list[str] = Field(default_factory=list)
+    merged_into: str | None = None
 
 
 class QueryRow(BaseModel):
     agent: str
     bin: str
+    run_id: str = ""
+    config: str = ""
     family: str = ""
     metric: str = ""  # the family's headline metric (a 0/1 success)
     # repeated samples: `episodes` and `scored` count targets (each in the bin of its epochs'
@@ -147,6 +167,7 @@ class Report(BaseModel):
     rows: list[ReportRow] = Field(default_factory=list)
     queries: list[QueryRow] = Field(default_factory=list)
     episodes: int = 0
+    unbinned: int = 0  # units of the score-versus-queries table without a score (in no bin)
     notes: list[str] = Field(default_factory=list)
     errors: list[ErrorGroup] = Field(default_factory=list)
 
@@ -173,12 +194,57 @@ def t_interval(xs: list[float]) -> tuple[float, float] | None:
     return m - half, m + half
 
 
-def interval(values: list[float], method: str) -> tuple[float, float] | None:
-    """A row's 95% interval: Wilson over its successes (v >= 0.5) for `wilson` rows, else the
-    Student-t interval of the mean (also used by the Inspect tasks' metrics)."""
+BOOTSTRAP_RESAMPLES = 4000
+BOOTSTRAP_SEED = 0  # a report is the same each time it is built
+
+
+def bootstrap_interval(xs: list[float], low: float, high: float) -> tuple[float, float] | None:
+    """The 95% percentile-bootstrap interval of the mean of `xs`, values of a metric in
+    [low, high] (scipy.stats.bootstrap). Why percentile: every resampled mean lies between the
+    smallest and largest value, so the interval stays inside the metric's range (Student-t's
+    gave [-0.96, 2.21] for a precision); BCa is undefined on the ties small samples have. Like
+    every bootstrap it is narrow for very few targets: n is printed beside it."""
+    if len(xs) < 2:
+        return None
+    m = mean(xs)
+    if min(xs) == max(xs):
+        return m, m
+    import numpy as np
+    from scipy.stats import bootstrap
+
+    res = bootstrap(
+        (np.asarray(xs, dtype=float),),
+        np.mean,
+        confidence_level=0.95,
+        n_resamples=BOOTSTRAP_RESAMPLES,
+        method="percentile",
+        rng=np.random.default_rng(BOOTSTRAP_SEED),
+    )
+    lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
+    # the mean's own rounding may step past the range's ends or past the estimate
+    return max(low, min(lo, m)), min(high, max(hi, m))
+
+
+def interval(
+    values: list[float], method: str, metric: str | None = None
+) -> tuple[float, float] | None:
+    """A row's 95% interval: Wilson over its successes (v >= 0.5) for `wilson` rows; else, for
+    a metric of known range (interp_harness.evaluator.metric_scale), the bootstrap interval
+    inside it; else the Student-t interval of the mean (also used by the Inspect tasks'
+    metrics)."""
+    return interval_and_method(values, method, metric)[0]
+
+
+def interval_and_method(
+    values: list[float], method: str, metric: str | None = None
+) -> tuple[tuple[float, float] | None, str]:
+    """`interval` and the method it used ("wilson", "bootstrap" or "t")."""
     if method == "wilson":
-        return wilson(sum(1 for v in values if v >= 0.5), len(values))
-    return t_interval(values)
+        return wilson(sum(1 for v in values if v >= 0.5), len(values)), "wilson"
+    scale = scale_of(metric) if metric else None
+    if scale is not None:
+        return bootstrap_interval(values, scale.low, scale.high), "bootstrap"
+    return t_interval(values), "t"
 
 
 def _score(ep: EpisodeSummary, metric: str):
@@ -281,7 +347,8 @@ def _row(
         )
         units = len({e.target_id for e in eps})
         epochs = max(e.epoch for e in eps) + 1
-    ci = interval(values, method)
+    ci, method = interval_and_method(values, method, metric)
+    first = eps[0]
     row = ReportRow(
         agent=agent,
         category=label,
@@ -302,6 +369,9 @@ def _row(
         simulator=", ".join(sorted(simulators)) or None,
         epochs=epochs,
         epoch_var=epoch_var,
+        run_id=first.run_id,
+        config=first.config,
+        floor_of=first.floor_of,
     )
     if metric in CEILING:
         _judge_verdict(row, ceilings, round(ceil_k), int(ceil_n), unconfigured)
@@ -353,30 +423,45 @@ def _judge_verdict(
         row.judge_status = "ok"
 
 
+Who = tuple[str, str]  # (agent, run id): whose rows; a run id of "" pools an agent's summaries
+
+
+def _whos(summaries: list[EpisodeSummary]) -> list[Who]:
+    """Each agent's runs, agents by name: a run's rows are its own, so two runs of one agent on
+    the same targets (two protocol modes, two option sets) are never pooled into one sample."""
+    return sorted({(ep.agent, ep.run_id) for ep in summaries})
+
+
 def build_report(summaries: list[EpisodeSummary], epoch_reducer: EpochReducer = "mean") -> Report:
-    """The report of `summaries`; targets sampled in several epochs are first reduced with
-    `epoch_reducer` (per target and metric), so that n and the intervals count targets."""
-    groups: dict[tuple[str, str, bool], list[EpisodeSummary]] = defaultdict(list)
+    """The report of `summaries`, one set of rows per run (per agent where summaries name no
+    run); targets sampled in several epochs are first reduced with `epoch_reducer` (per target
+    and metric), so that n and the intervals count targets."""
+    groups: dict[tuple[str, str, str, bool], list[EpisodeSummary]] = defaultdict(list)
     for ep in summaries:
-        groups[(ep.agent, ep.family, ep.stats.exemplar_init)].append(ep)
+        groups[(ep.agent, ep.run_id, ep.family, ep.stats.exemplar_init)].append(ep)
     rep = Report(episodes=len(summaries), errors=group_errors(summaries, by_agent=True))
-    agents = sorted({ep.agent for ep in summaries})
+    whos = _whos(summaries)
+    agents = sorted({agent for agent, _ in whos})
     records = benchmarks()
-    for agent in agents:
+    for agent, run_id in whos:
         for label, family, metric, method, table2 in report_rows(records):
             for init in (False, True):
-                eps = groups.get((agent, family, init))
+                eps = groups.get((agent, run_id, family, init))
                 if eps:
                     rep.rows.append(
                         _row(agent, label, family, metric, method, table2, init, eps, epoch_reducer)
                     )
+    _baselines(rep.rows, groups, records)
+    _merge_identical(rep.rows, groups)
     floored = [b for b in records if b.floors and b.headline_metric]
     for b in floored:
         # success by inputs needs a 0/1 headline (a Wilson row); a mean of rates has no success
         if any(r.metric == b.headline_metric and r.interval == "wilson" for r in b.report_rows):
-            rep.queries += _queries(
-                summaries, agents, b.family, b.headline_metric or "", epoch_reducer
+            queries, unbinned = _queries(
+                summaries, whos, b.family, b.headline_metric or "", epoch_reducer
             )
+            rep.queries += queries
+            rep.unbinned += unbinned
     # every family with a floor, whether or not it names a headline metric
     for b in (b for b in records if b.floors):
         if any(e.family == b.family for e in summaries):
@@ -401,8 +486,117 @@ def build_report(summaries: list[EpisodeSummary], epoch_reducer: EpochReducer = 
             "score versus queries with repeated samples: a target sits in the bin of its "
             "epochs' mean inputs, its scored epochs reduced as above; n counts targets"
         )
-    rep.notes.append("95% intervals: Wilson for success rates (0/1 outcomes); Student-t for means")
+    if rep.unbinned:
+        rep.notes.append(
+            f"score versus queries: {rep.unbinned} episode(s) without a score (errors) are in no "
+            "bin"
+        )
+    rep.notes.append(
+        "95% intervals: Wilson for success rates (0/1 outcomes); percentile bootstrap for means "
+        "of a metric with a known range (inside it); Student-t for other means"
+    )
     return rep
+
+
+NEAR_BASELINE_MARGIN = NEAR_CHANCE_MARGIN  # the same reasoning: see NEAR_CHANCE_MARGIN
+
+
+def _floor_whos(
+    who: Who,
+    family: str,
+    groups: dict[tuple[str, str, str, bool], list[EpisodeSummary]],
+    records: list[Benchmark],
+) -> list[Who]:
+    """The floor runs of `who`'s run on `family` (a floor run names the run it is the floor of);
+    without run ids, the family's floor agents."""
+    agent, run_id = who
+    floors = next((b.floors for b in records if b.family == family), ())
+    out = []
+    for (a, r, fam, _), eps in groups.items():
+        if fam != family or (a, r) == who or (a, r) in out:
+            continue
+        if (run_id and eps[0].floor_of == run_id) or (not run_id and not r and a in floors):
+            out.append((a, r))
+    return out if agent not in floors else []
+
+
+def _vacuous(metric: str, eps: list[EpisodeSummary]) -> float | None:
+    """The mean of the vacuous explanation's score (`<metric>_vacuous`), when scored."""
+    vals = [
+        s.value
+        for e in eps
+        if (s := _score(e, f"{metric}_vacuous")) and s.status == "ok" and s.value is not None
+    ]
+    return mean(vals) if vals else None
+
+
+def _baselines(
+    rows: list[ReportRow],
+    groups: dict[tuple[str, str, str, bool], list[EpisodeSummary]],
+    records: list[Benchmark],
+) -> None:
+    """Each row's baseline (what a trivial answer scores on the same targets: the vacuous
+    explanation's score, else the floor run's row, else the metric's chance level) and the
+    no-information flag where the row's ceiling is within NEAR_BASELINE_MARGIN of it."""
+    index = {(r.agent, r.run_id, r.family, r.metric, r.exemplar_init): r for r in rows}
+    for r in rows:
+        eps = groups[(r.agent, r.run_id, r.family, r.exemplar_init)]
+        scale = scale_of(r.metric)
+        floors = [
+            f
+            for who in _floor_whos((r.agent, r.run_id), r.family, groups, records)
+            if (f := index.get((*who, r.family, r.metric, r.exemplar_init))) is not None
+            and f.value is not None
+        ]
+        if (v := _vacuous(r.metric, eps)) is not None:
+            r.baseline, r.baseline_source = v, "vacuous"
+        elif floors:
+            r.baseline, r.baseline_source = floors[0].value, f"floor {floors[0].agent}"
+        elif scale is not None and scale.trivial is not None:
+            r.baseline, r.baseline_source = scale.trivial, "chance"
+        if r.judge_status == "near_chance":
+            r.no_information = True
+        elif (
+            r.judge_status is None
+            and r.scored
+            and r.judge_ceiling is not None
+            and r.baseline is not None
+            and r.judge_ceiling < r.baseline + NEAR_BASELINE_MARGIN
+        ):
+            r.no_information = True
+            r.judge_note = (
+                f"ceiling {r.judge_ceiling:.2f} ≈ baseline {r.baseline:.2f} "
+                f"({r.baseline_source}): these scores carry no information"
+            )
+
+
+def _outcomes(eps: list[EpisodeSummary], metric: str) -> list[tuple[str, float | None]]:
+    """Every episode's (status, value) on `metric` and on its ceiling, in order."""
+    out: list[tuple[str, float | None]] = []
+    for e in eps:
+        for m in (metric, ceiling_metric(metric)):
+            s = _score(e, m)
+            out.append(("none", None) if s is None else (s.status, s.value))
+    return out
+
+
+def _merge_identical(
+    rows: list[ReportRow], groups: dict[tuple[str, str, str, bool], list[EpisodeSummary]]
+) -> None:
+    """Rows of one agent, run and family whose every episode scored the same on both metrics
+    (and on their ceilings) are one row: a balanced test set gives accuracy = balanced accuracy,
+    and a 0/1 decision's AUC equals its balanced accuracy. The later rows name the first in
+    `merged_into`; the first lists them in `same_as`."""
+    seen: dict[tuple, ReportRow] = {}
+    for r in rows:
+        if not r.scored:
+            continue
+        eps = groups[(r.agent, r.run_id, r.family, r.exemplar_init)]
+        key = (r.agent, r.run_id, r.family, r.exemplar_init, tuple(_outcomes(eps, r.metric)))
+        first = seen.setdefault(key, r)
+        if first is not r:
+            first.same_as.append(r.category)
+            r.merged_into = first.category
 
 
 def _bin(inputs: float) -> str:
@@ -443,18 +637,27 @@ def _units(eps: list[EpisodeSummary], metric: str) -> list[_Unit]:
 
 def _queries(
     summaries: list[EpisodeSummary],
-    agents: list[str],
+    whos: list[Who],
     family: str,
     metric: str,
     reducer: EpochReducer = "mean",
-) -> list[QueryRow]:
-    """Success on `metric` by number of inputs used, per agent (the family's floor beside them);
-    with repeated samples per target, each target's epochs reduced first (as the rows are)."""
+) -> tuple[list[QueryRow], int]:
+    """Success on `metric` by number of inputs used, per run (the family's floor beside them),
+    and how many units had no score; with repeated samples per target, each target's epochs
+    reduced first (as the rows are). A unit without a score (every episode of it an error) is
+    in no bin: an episode that failed before calling the target used 0 inputs, which says
+    nothing about what 0 inputs achieve."""
     out = []
-    for agent in agents:
-        eps = [e for e in summaries if e.agent == agent and e.family == family]
+    unbinned = 0
+    for agent, run_id in whos:
+        eps = [
+            e for e in summaries if e.agent == agent and e.run_id == run_id and e.family == family
+        ]
+        if not eps:
+            continue
         epochs = max((e.epoch for e in eps), default=0) + 1
-        units = _units(eps, metric)
+        units = [u for u in _units(eps, metric) if u.scored]
+        unbinned += len(_units(eps, metric)) - len(units)
         for label, _, _ in QUERY_BINS:
             binned = [u for u in units if _bin(u.inputs) == label]
             if not binned:
@@ -464,15 +667,17 @@ def _queries(
                 values, method = per_target(scored, reducer, "wilson")
             else:
                 values, method = [v for _, v in scored], "wilson"
-            ci = interval(values, method)
+            ci, method = interval_and_method(values, method, metric)
             success = None
-            if values:  # a share of successes; a mean of per-target rates under "t"
+            if values:  # a share of successes; a mean of per-target rates otherwise
                 wins = sum(1 for v in values if v >= 0.5)
                 success = wins / len(values) if method == "wilson" else mean(values)
             out.append(
                 QueryRow(
                     agent=agent,
                     bin=label,
+                    run_id=run_id,
+                    config=eps[0].config,
                     family=family,
                     metric=metric,
                     episodes=len(binned),
@@ -486,7 +691,7 @@ def _queries(
                     epochs=epochs,
                 )
             )
-    return out
+    return out, unbinned
 
 
 def _fmt(v: float | None, nd: int = 2) -> str:
@@ -513,9 +718,11 @@ class _Heading:
         return Measurement(width, width)
 
     def __rich_console__(self, console: object, options: ConsoleOptions) -> RenderResult:
-        # wrapped after a '.' or ':' of a `module:Class` path where it can be, not mid-word
+        # wrapped after a '.' or ':' of a `module:Class` path where it can be, not mid-word (and
+        # between the parts of a run's heading)
         lines = [""]
-        for part in self.text.plain.replace(".", ".\0").replace(":", ":\0").split("\0"):
+        plain = self.text.plain.replace(" · ", " · \0")  # a run's heading: between its parts
+        for part in plain.replace(".", ".\0").replace(":", ":\0").split("\0"):
             if lines[-1] and len(lines[-1]) + len(part) > options.max_width:
                 lines.append("")
             lines[-1] += part
@@ -554,8 +761,10 @@ def render_report(report: Report) -> Group:
         Column("95% CI", no_wrap=True),
         Column("n", **right),  # type: ignore[arg-type]
         Column("err.", **right),  # type: ignore[arg-type]
+        Column("base", no_wrap=True),
         Column("ceiling", no_wrap=True),
-        Column("calls", **right),  # type: ignore[arg-type]
+        # target calls per episode are in the score-versus-queries table and the JSON: the
+        # baseline column took their room in 100 columns
         Column("inputs", **right),  # type: ignore[arg-type]
     )
     # repeated samples only: a run with one epoch per target renders as it always did
@@ -563,23 +772,26 @@ def render_report(report: Report) -> Group:
     if with_var:
         main.add_column("ep.var", justify="right", no_wrap=True)
     notes: list[str] = []
-    agent = None
+    who: tuple[str, str] | None = None
     headings: list[_Heading] = []
-    for r in report.rows:
-        if r.agent != agent:
-            agent = r.agent
-            headings.append(_Heading(agent))
+    for r in _display_order(report.rows):
+        if (r.agent, r.run_id) != who:
+            who = (r.agent, r.run_id)
+            headings.append(_Heading(heading(r.agent, r.run_id, r.config, r.floor_of)))
             main.add_row(headings[-1], end_section=False)
         ci = f"[{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]" if r.ci_low is not None else "-"
         name = r.category + (" (init)" if r.exemplar_init else "")
         if r.simulator:
             name += f" [{r.simulator}]"
+        if r.merged_into is not None:  # its scores are the row above's, episode by episode
+            main.add_row(f"  [dim]{escape(name)}[/dim]", "=", "", f"{r.scored}/{r.episodes}")
+            continue
         label = "  " + (escape(name) if r.table2 else f"[dim]{escape(name)}[/dim]")
         if r.extra:
             counts = ", ".join(f"{k} {v}" for k, v in sorted(r.extra.items()))
             notes.append(f"{r.agent} / {name}: {counts}")
         score = _fmt(r.value)
-        if r.judge_status == "near_chance":  # shown, but not as a result
+        if r.no_information:  # shown, but not as a result
             label += f" {NO_INFO}"
             score, ci = f"[dim]({score})[/dim]", f"[dim]{ci}[/dim]"
         elif r.judge_status == "not_configured":
@@ -590,8 +802,8 @@ def render_report(report: Report) -> Group:
             ci,
             f"{r.scored}/{r.episodes}",
             str(sum(r.errors.values())),
+            _baseline_cell(r),
             _ceiling_cell(r),
-            _fmt(r.mean_target_calls, 1),
             _fmt(r.mean_inputs, 0),
             *([_fmt(r.epoch_var, 3)] if with_var else []),
         )
@@ -609,14 +821,25 @@ def render_report(report: Report) -> Group:
             "ceiling (rows without a chance level): the benchmark's reference answer through the "
             "same scorer, averaged over the same targets"
         )
-    if any(r.judge_status == "near_chance" for r in report.rows):
-        notes.append(f"{NO_INFO}, (score): the row's judge ceiling is near chance (see above)")
+    if any(r.no_information for r in report.rows):
+        notes.append(
+            f"{NO_INFO}, (score): the row's ceiling is near its baseline (chance, the floor or the "
+            "vacuous explanation): no information (see above)"
+        )
+    sources = sorted({r.baseline_source or "" for r in report.rows} - {""})
+    if sources:
+        notes.append(
+            "base: what a trivial answer scores on the same targets: "
+            + "; ".join(_BASE_SOURCES.get(s.split()[0], s) for s in sources)
+        )
+    if any(r.same_as for r in report.rows):
+        notes.append("score =: every episode scored exactly as on the row above (shown once)")
     if any(r.errors for r in report.rows):
         notes.append("errors: episodes left out of the mean (never scored 0); see Errors below")
     if with_var:
-        notes.append("n: targets scored / targets; calls, inputs: means over the scored epochs")
+        notes.append("n: targets scored / targets; inputs: mean over the scored epochs")
     else:
-        notes.append("n: episodes scored / episodes; calls, inputs: means over the scored episodes")
+        notes.append("n: episodes scored / episodes; inputs: mean over the scored episodes")
     parts: list[Table | str] = [main]
     parts += [f"- {escape(n)}" for n in report.notes + notes]
     if report.queries:
@@ -626,6 +849,44 @@ def render_report(report: Report) -> Group:
     # one part under another, each given the console's whole width (a grid would size every
     # part to one column's measure and squeeze a table narrower than the widest part)
     return Group(*parts)
+
+
+_BASE_SOURCES = {
+    "chance": "c = chance (a constant answer)",
+    "floor": "f = the floor run's mean",
+    "vacuous": "v = the vacuous explanation's mean",
+}
+
+
+def heading(agent: str, run_id: str, config: str, floor_of: str | None) -> str:
+    """The line over a run's rows: its agent, run and configuration (mode and options)."""
+    parts = [agent]
+    if run_id:
+        parts.append(f"run {run_id}" + (f" (floor of {floor_of})" if floor_of else ""))
+    if config:
+        parts.append(config)
+    return " · ".join(parts)
+
+
+def _display_order(rows: list[ReportRow]) -> list[ReportRow]:
+    """The rows in report order, each merged row right under the row it equals."""
+    merged: dict[tuple, list[ReportRow]] = defaultdict(list)
+    for r in rows:
+        if r.merged_into is not None:
+            key = (r.agent, r.run_id, r.family, r.exemplar_init, r.merged_into)
+            merged[key].append(r)
+    out = []
+    for r in rows:
+        if r.merged_into is None:
+            out.append(r)
+            out += merged.get((r.agent, r.run_id, r.family, r.exemplar_init, r.category), [])
+    return out
+
+
+def _baseline_cell(r: ReportRow) -> str:
+    if r.baseline is None:
+        return "-"
+    return f"{r.baseline:.2f}{(r.baseline_source or ' ')[0]}"
 
 
 def _ceiling_cell(r: ReportRow) -> str:
@@ -672,8 +933,9 @@ def _queries_table(report: Report) -> Table:
     )
     headings: list[_Heading] = []
     for r in report.queries:
-        if not headings or headings[-1].text.plain != r.agent:
-            headings.append(_Heading(r.agent))
+        title = heading(r.agent, r.run_id, r.config, None)
+        if not headings or headings[-1].text.plain != title:
+            headings.append(_Heading(title))
             q.add_row(headings[-1], end_section=False)
         ci = f"[{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]" if r.ci_low is not None else "-"
         if ci_title == "95% CI" and r.ci_low is not None:

@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from interp_harness.evaluator.api import EpisodeStats, EpisodeSummary, ScoreResult
+from interp_harness.harness.domain.run_config import config_label
 from interp_harness.harness.domain.spec import EpochReducer, RunSpec, episode_epoch
 from interp_harness.harness.store.models import Run
 from interp_harness.harness.store.repo import Store
@@ -35,6 +36,7 @@ def episode_summaries(store: Store, run: Run) -> list[EpisodeSummary]:
     """What the evaluator's report is built from (interp_harness.evaluator.api.EpisodeSummary)."""
     eps = store.episodes.of_run(run.id, with_answer=False)
     n_targets = len(run.target_ids)
+    spec = RunSpec.model_validate(run.spec)
     scores: dict[str, list[ScoreResult]] = {}
     for s in store.scores.of_run(run.id):
         scores.setdefault(s.episode_id, []).append(
@@ -67,6 +69,9 @@ def episode_summaries(store: Store, run: Run) -> list[EpisodeSummary]:
             scores=scores.get(e.id)
             or [ScoreResult.model_validate(m) for m in [missing_scores(e, 0, run.status)] if m],
             epoch=episode_epoch(e.idx, n_targets),
+            run_id=run.id,
+            config=config_label(spec),
+            floor_of=spec.floor_for,
         )
         for e in eps
     ]
