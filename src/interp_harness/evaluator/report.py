@@ -777,8 +777,7 @@ def render_report(report: Report) -> Group:
     for r in _display_order(report.rows):
         if (r.agent, r.run_id) != who:
             who = (r.agent, r.run_id)
-            headings.append(_Heading(heading(r.agent, r.run_id, r.config, r.floor_of)))
-            main.add_row(headings[-1], end_section=False)
+            headings += _headings(main, r.agent, r.run_id, r.config, r.floor_of)
         ci = f"[{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]" if r.ci_low is not None else "-"
         name = r.category + (" (init)" if r.exemplar_init else "")
         if r.simulator:
@@ -858,14 +857,26 @@ _BASE_SOURCES = {
 }
 
 
-def heading(agent: str, run_id: str, config: str, floor_of: str | None) -> str:
-    """The line over a run's rows: its agent, run and configuration (mode and options)."""
-    parts = [agent]
+def run_line(run_id: str, config: str, floor_of: str | None) -> str:
+    """The line under a run's agent: its run id and configuration (mode and options)."""
+    parts = []
     if run_id:
         parts.append(f"run {run_id}" + (f" (floor of {floor_of})" if floor_of else ""))
     if config:
         parts.append(config)
     return " · ".join(parts)
+
+
+def _headings(
+    table: Table, agent: str, run_id: str, config: str, floor_of: str | None
+) -> list[_Heading]:
+    """The rows over a run's rows: its agent, then (dim) its run and configuration."""
+    out = [_Heading(agent)]
+    if line := run_line(run_id, config, floor_of):
+        out.append(_Heading(line, style="dim"))
+    for h in out:
+        table.add_row(h, end_section=False)
+    return out
 
 
 def _display_order(rows: list[ReportRow]) -> list[ReportRow]:
@@ -932,11 +943,11 @@ def _queries_table(report: Report) -> Table:
         Column("mean calls", **right),  # type: ignore[arg-type]
     )
     headings: list[_Heading] = []
+    who: tuple[str, str] | None = None
     for r in report.queries:
-        title = heading(r.agent, r.run_id, r.config, None)
-        if not headings or headings[-1].text.plain != title:
-            headings.append(_Heading(title))
-            q.add_row(headings[-1], end_section=False)
+        if (r.agent, r.run_id) != who:
+            who = (r.agent, r.run_id)
+            headings += _headings(q, r.agent, r.run_id, r.config, None)
         ci = f"[{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]" if r.ci_low is not None else "-"
         if ci_title == "95% CI" and r.ci_low is not None:
             ci += f" {r.ci_method}"
