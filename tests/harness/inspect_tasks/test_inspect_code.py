@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import base64
+import json
 from pathlib import Path
 
 import pytest
+from fastapi import FastAPI, Request
 from inspect_code_scripts import ANSWER, FIRST
-from support import HOSTED
+from support import HOSTED, serve_in_process
 from test_inspect_tasks import (  # noqa: F401 - sandbox_tmp is a fixture
     assert_no_ground_truth,
     assert_nothing_left,
@@ -101,3 +104,67 @@ def test_find_protocol_code_with_a_user_solver(tmp_path: Path, sandbox_tmp: Path
         3,
         5,
     )
+
+
+PLOT = """import matplotlib.pyplot as plt
+from target import call_function
+xs = [1, 2, 3]
+plt.figure(figsize=(3, 2), dpi=50)
+plt.plot(xs, call_function(xs))
+"""
+
+
+def _tool_reply(n: int, name: str, arguments: dict[str, str]) -> dict[str, object]:
+    """One Chat Completions reply holding one tool call."""
+    call = {"id": f"c{n}", "type": "function"}
+    call["function"] = {"name": name, "arguments": json.dumps(arguments)}  # type: ignore[assignment]
+    message = {"role": "assistant", "content": "", "tool_calls": [call]}
+    return {
+        "id": f"r{n}", "object": "chat.completion", "created": 0, "model": "loop",
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }  # fmt: skip
+
+
+def test_protocol_code_gives_a_multimodal_model_the_figure_as_an_image(
+    tmp_path: Path,
+    sandbox_tmp: Path,  # noqa: F811
+) -> None:
+    """A loopback Chat Completions model records each request: after its run_python call made a
+    figure, the next request holds the figure as a PNG image part (before: only the text line
+    `[figure 1: 150x100 PNG]`), besides the text that names it."""
+    received: list[dict[str, object]] = []
+    script = [
+        ("run_python", {"code": PLOT}),
+        ("submit_answer", {"description": "d", "domain": "all", "code": "def f(x):\n    return x"}),
+    ]
+    app = FastAPI()
+
+    @app.post("/v1/chat/completions")
+    async def chat(request: Request) -> dict[str, object]:
+        received.append(await request.json())
+        n = min(len(received), len(script)) - 1
+        return _tool_reply(n, *script[n])
+
+    with serve_in_process(app) as url:
+        args = ["eval", "interp_harness/find", "--model", "openai-api/loop/m"]
+        args += ["-T", "dataset=find-gen", "-T", "family=numeric", "-T", "limit=1"]
+        args += ["-T", "protocol=code", "--no-score"]
+        env = {"LOOP_BASE_URL": f"{url}/v1", "LOOP_API_KEY": "unused"}
+        inspect_cli(args, sandbox_tmp, tmp_path / "logs", env)
+    log = logs(tmp_path / "logs")["interp_harness/find"]
+    assert log.status == "success" and log.samples and log.samples[0].error is None
+    assert len(received) == 2, received
+    after = received[1]["messages"]
+    assert isinstance(after, list)
+    [tool] = [m for m in after if m["role"] == "tool"]
+    text = tool["content"] if isinstance(tool["content"], str) else tool["content"][0]["text"]
+    assert "[figure 1: 150x100 PNG]" in text  # every model reads the line
+    parts = [p for m in after if isinstance(m["content"], list) for p in m["content"]]
+    [image] = [p for p in parts if p.get("type") == "image_url"]
+    url_ = image["image_url"]["url"]
+    assert url_.startswith("data:image/png;base64,")
+    png = base64.b64decode(url_.split(",", 1)[1])
+    assert png.startswith(b"\x89PNG\r\n\x1a\n") and png[16:24] == (150).to_bytes(4, "big") + (
+        100
+    ).to_bytes(4, "big")  # the IHDR's width and height: the figure the cell made

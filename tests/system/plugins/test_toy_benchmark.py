@@ -118,12 +118,12 @@ def test_toy_family_in_the_tools_and_code_modes(  # type: ignore[no-untyped-def]
     """The record's commands (find_commands, from the SDK) give the tools and the lab's
     `target` module; the lab runs in its bubblewrap sandbox, the agent reads its cell's reply."""
     env = _env(f"sqlite:///{tmp_path / 'h.db'}")
-    run = ("run", "--agent", agent, "-d", "toy", "-n", "2", "--mode", mode, "--json")
+    run = ("run", "--agent", agent, "-d", "toy", "-n", "1", "--mode", mode, "--json")
     summary = json.loads(harness(toy_harness, env, *run).stdout)
     assert summary["status"] == "completed", summary
-    assert summary["progress"]["by_status"] == {"completed": 2}, summary
+    assert summary["progress"]["by_status"] == {"completed": 1}, summary
     metrics = {m["metric"]: (m["n"], m["mean"], m["n_errors"]) for m in summary["metrics"]}
-    assert metrics["toy_mood"] == (2, 1.0, 0) and metrics["toy_code"] == (2, 1.0, 0), metrics
+    assert metrics["toy_mood"] == (1, 1.0, 0) and metrics["toy_code"] == (1, 1.0, 0), metrics
 
 
 @pytest.mark.slow

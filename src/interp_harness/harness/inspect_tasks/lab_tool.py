@@ -12,9 +12,11 @@ not); the run's end closes any left (harness/inspect_tasks/hooks.py).
 
 from __future__ import annotations
 
-from typing import Any
+import base64
+from typing import Any, Literal
 
 from inspect_ai.log import transcript
+from inspect_ai.model import Content, ContentImage, ContentText
 from inspect_ai.solver import TaskState
 from inspect_ai.tool import ToolDef
 
@@ -36,13 +38,18 @@ from interp_harness.harness.lab.frames import Call, CallResult
 from interp_harness.harness.lab.limits import LabLimits
 from interp_harness.harness.lab.message_caps import MessageCaps
 from interp_harness.harness.lab.process import LabStartError
-from interp_harness.harness.lab.session import Lab
+from interp_harness.harness.lab.session import Cell, Lab
 from interp_harness.harness.lab.turns import (
     budget_spent,
     checked_call,
     lab_answer_args,
     refused,
 )
+
+# how a cell's figures reach the model: "image" (each as a PNG image, beside the text that names
+# it) or "text" (the text alone, for a model that takes no images); the task parameter `figures`
+Figures = Literal["image", "text"]
+FIGURES: tuple[Figures, ...] = ("image", "text")
 
 
 class LabFailed(RuntimeError):
@@ -96,10 +103,12 @@ def _message_number() -> int:
     return sum(1 for e in transcript().events if e.event == "model")
 
 
-def _run_python(target_id: str, family: str, max_calls: int | None, key: str) -> ToolDef:
+def _run_python(
+    target_id: str, family: str, max_calls: int | None, key: str, figures: Figures
+) -> ToolDef:
     specs = {s.name: s for s in call_commands(benchmark(family).commands)}
 
-    async def execute(code: str) -> str:
+    async def execute(code: str) -> str | list[Content]:
         checked(RUN_PYTHON_SPEC, {"code": code})
         made = 0
 
@@ -127,14 +136,29 @@ def _run_python(target_id: str, family: str, max_calls: int | None, key: str) ->
         cell.n_calls = made
         # the run_python calls of one model message share its caps, as a code-tools step's do
         notes = [lab.take_resume_note(), *LABS.caps(key).apply(_message_number(), cell, lab.limits)]
-        return cell.reply("\n".join(n for n in notes if n) or None)
+        return cell_content(cell, "\n".join(n for n in notes if n) or None, figures)
 
     # never beside another call of the message: one lab runs one cell at a time
     return tool_def(RUN_PYTHON_SPEC, execute, parallel=False)
 
 
+def cell_content(cell: Cell, note: str | None, figures: Figures) -> str | list[Content]:
+    """A cell's reply for the model: its text (which names each figure, `[figure 1: 640x480
+    PNG]`), then with `figures="image"` each figure the caps kept, as a PNG image. Inspect puts
+    the images where the model's API takes them (in the tool result, or in a user message after
+    it, as the native `openai` agent does)."""
+    text = cell.reply(note)
+    if figures != "image" or not cell.figures:
+        return text
+    images = [
+        ContentImage(image="data:image/png;base64," + base64.b64encode(f.png).decode())
+        for f in cell.figures
+    ]
+    return [ContentText(text=text), *images]
+
+
 def code_tools(
-    target_id: str, family: str, max_target_calls: int | None, key: str
+    target_id: str, family: str, max_target_calls: int | None, key: str, figures: Figures = "image"
 ) -> tuple[list[ToolDef], ToolDef]:
     """Protocol "tools"'s tools for one sample (`key`: its uuid) with `run_python` after the
     call tools, and an answer tool whose fenced parts may name a function of the lab (`lab:f`)."""
@@ -145,4 +169,4 @@ def code_tools(
         return await lab_answer_args(LABS.get(key), answer_spec, arguments)
 
     calls, answer = sample_tools(target_id, family, max_target_calls, resolve)
-    return [*calls, _run_python(target_id, family, max_target_calls, key)], answer
+    return [*calls, _run_python(target_id, family, max_target_calls, key, figures)], answer

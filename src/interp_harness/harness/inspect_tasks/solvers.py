@@ -13,7 +13,7 @@ from inspect_ai.util import store
 
 from interp_harness.harness.episode import prompts
 from interp_harness.harness.inspect_tasks.keys import ANSWER, END_REASON, ROUNDS
-from interp_harness.harness.inspect_tasks.lab_tool import code_tools
+from interp_harness.harness.inspect_tasks.lab_tool import Figures, code_tools
 from interp_harness.harness.inspect_tasks.tools import final_output, sample_tools
 
 
@@ -23,21 +23,23 @@ def _rounds(messages: list) -> int:
 
 
 def _tools(
-    state: TaskState, max_target_calls: int | None, code: bool
+    state: TaskState, max_target_calls: int | None, code: bool, figures: Figures = "image"
 ) -> tuple[list[ToolDef], ToolDef]:
     """The sample's tools: (calls, with `run_python` in protocol "code"; the answer)."""
     target_id, family = str(state.sample_id), state.metadata["family"]
     if code:
-        return code_tools(target_id, family, max_target_calls, state.uuid)
+        return code_tools(target_id, family, max_target_calls, state.uuid, figures)
     return sample_tools(target_id, family, max_target_calls)
 
 
 @solver
-def tools_setup(max_target_calls: int | None = None, code: bool = False) -> Solver:
+def tools_setup(
+    max_target_calls: int | None = None, code: bool = False, figures: Figures = "image"
+) -> Solver:
     """The harness's tools-mode system prompt and the sample's tools (calls, then the answer)."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        calls, answer = _tools(state, max_target_calls, code)
+        calls, answer = _tools(state, max_target_calls, code, figures)
         if not any(isinstance(m, ChatMessageSystem) for m in state.messages):
             state.messages.insert(0, ChatMessageSystem(content=prompts.system_prompt("tools")))
         state.tools = [*(t.as_tool() for t in calls), answer.as_tool()]
@@ -48,7 +50,10 @@ def tools_setup(max_target_calls: int | None = None, code: bool = False) -> Solv
 
 @solver
 def harness_react(
-    max_rounds: int = 20, max_target_calls: int | None = None, code: bool = False
+    max_rounds: int = 20,
+    max_target_calls: int | None = None,
+    code: bool = False,
+    figures: Figures = "image",
 ) -> Solver:
     """Inspect's `react()` on the sample's tools; `submit_answer` ends it and its rendered text is
     the completion. `max_rounds` caps the assistant messages: after the last one (its tool calls
@@ -56,7 +61,7 @@ def harness_react(
     so does a call beyond `max_target_calls` (not run)."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        calls, answer = _tools(state, max_target_calls, code)
+        calls, answer = _tools(state, max_target_calls, code, figures)
 
         async def on_continue(agent_state: AgentState) -> bool:
             counters = store()

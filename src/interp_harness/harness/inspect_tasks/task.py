@@ -9,7 +9,7 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Callable, Sequence
-from typing import Literal
+from typing import Literal, cast
 
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
@@ -20,7 +20,7 @@ from interp_harness.function_store.models import Target
 from interp_harness.harness.domain.catalogs import CatalogCache
 from interp_harness.harness.domain.spec import Budgets, ProtocolOptions, RunSpec
 from interp_harness.harness.episode.runner import offered_tools, prompts
-from interp_harness.harness.inspect_tasks.lab_tool import close_sample_lab
+from interp_harness.harness.inspect_tasks.lab_tool import FIGURES, Figures, close_sample_lab
 from interp_harness.harness.inspect_tasks.resources import resources
 from interp_harness.harness.inspect_tasks.scoring import interp_harness_scorer
 from interp_harness.harness.inspect_tasks.solvers import harness_react, tools_setup
@@ -87,6 +87,7 @@ def benchmark_task(
     max_target_calls: int | None = None,
     max_tokens: int | None = None,
     max_wall_s: float | None = None,
+    figures: str = "image",
 ) -> Task:
     """One Inspect task over the targets of `dataset` (one of `datasets`), narrowed to `family`.
     Budgets: `max_rounds` and `max_target_calls` are counted as the harness counts them;
@@ -102,6 +103,8 @@ def benchmark_task(
         )
     if protocol not in PROTOCOLS:
         raise TaskParameterError(f"unknown protocol {protocol!r}; one of: {', '.join(PROTOCOLS)}")
+    if figures not in FIGURES:
+        raise TaskParameterError(f"unknown figures {figures!r}; one of: {', '.join(FIGURES)}")
     if text_mode not in TEXT_MODES:
         raise TaskParameterError(
             f"unknown text_mode {text_mode!r}; one of: {', '.join(TEXT_MODES)}"
@@ -134,8 +137,9 @@ def benchmark_task(
     samples = [_sample(t, protocol) for t in targets]  # type: ignore[arg-type]
     code = protocol == "code"
     if protocol in TOOL_PROTOCOLS:
-        setup = tools_setup(max_target_calls, code=code)
-        solver = harness_react(max_rounds, max_target_calls, code=code)
+        shown = cast(Figures, figures)  # checked against FIGURES above
+        setup = tools_setup(max_target_calls, code=code, figures=shown)
+        solver = harness_react(max_rounds, max_target_calls, code=code, figures=shown)
     else:
         setup = None
         solver = text_loop(text_mode, max_rounds, max_target_calls)  # type: ignore[arg-type]

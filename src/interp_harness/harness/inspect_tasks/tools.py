@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from inspect_ai.model import ModelOutput
+from inspect_ai.model import Content, ModelOutput
 from inspect_ai.tool import ToolDef, ToolError, ToolParams
 from inspect_ai.util import store
 
@@ -128,7 +128,7 @@ def _answer_tool(
 
 
 def tool_def(
-    spec: ToolSpec, fn: Callable[..., Awaitable[str]], parallel: bool | None = None
+    spec: ToolSpec, fn: Callable[..., Awaitable[str | list[Content]]], parallel: bool | None = None
 ) -> ToolDef:
     """`spec` as an Inspect tool run by `fn` (`parallel=False`: never run beside another call)."""
     return ToolDef(
