@@ -28,6 +28,7 @@ import random
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from interp_harness.evaluator.answer_bounds import too_long
@@ -80,10 +81,12 @@ WORST: dict[str, float | None] = {
     "closure": 0.0,
 }
 
-N_HELD_OUT = 128  # inputs the code and the circuits are scored on
+N_HELD_OUT = 64  # inputs the code and the circuits are scored on
 # a mean ablation replaces a component by its mean over random inputs of each input's length
 # (the model's own reference draw, seeded by the target)
-K_RANDOM = 32  # random circuits of the claimed size for closure (all of them when fewer)
+# random circuits of the claimed size for closure (all of them when there are no more): each is
+# one ablated pass; 16 give closure in steps of 1/32 with the ties' halves
+K_RANDOM = 16
 ABLATION: fa.AblationKind = "mean"
 CALL = "__circuit_call__"  # the sandbox's entry: the answer's function on one JSON-encoded input
 
@@ -100,11 +103,11 @@ class Loaded:
 
 def load_target(target: Target) -> Loaded:
     """The target's model and truth, from the build's files the hidden spec names."""
-    from interp_harness.function_store.circuits import build, model  # torch: loaded when scoring
+    from interp_harness.function_store.circuits import model  # torch: loaded when scoring
 
     spec = target.hidden.spec
     m = model.CircuitModel.from_npz(spec["weights"])
-    truth = build.load_truth(spec["truth"])
+    truth = json.loads(Path(spec["truth"]).read_text())
     universe = set(m.components())
     return Loaded(
         model=m,
@@ -320,8 +323,14 @@ async def score_circuit_episode(
         inside = [c for c in claimed.components if c in set(universe)]
         out += faith_results(await asyncio.to_thread(measure, loaded, inside, seed))
     out += await score_code(loaded, parsed.code, parsed.func_name, seed, ctx)
-    out += faith_results(await asyncio.to_thread(measure, loaded, loaded.truth, seed), "_ceiling")
+    key = (target.id, str(target.hidden.spec.get("weights")))
+    if key not in _CEILINGS:  # the truth's measure is the same for every answer: once a target
+        _CEILINGS[key] = await asyncio.to_thread(measure, loaded, loaded.truth, seed)
+    out += faith_results(_CEILINGS[key], "_ceiling")
     return out
+
+
+_CEILINGS: dict[tuple[str, str], CircuitFaith] = {}
 
 
 class CircuitScorer(Scorer):
