@@ -36,6 +36,16 @@ def api(smol_url: str, tmp_path_factory: pytest.TempPathFactory):
     srv.stop()
 
 
+# the family's report rows: F1, MCC, the test set's firing share and the two simulation scores
+ROWS = {
+    "observational_f1",
+    "observational_mcc",
+    "observational_firing_share",
+    "simulation_top_random",
+    "simulation_all",
+}
+
+
 def test_scripted_neuron_run_is_scored_and_leaks_nothing(api: Server, tmp_path: Path) -> None:
     c = httpx.Client(base_url=api.url, timeout=60)
     body = {
@@ -70,6 +80,14 @@ def test_scripted_neuron_run_is_scored_and_leaks_nothing(api: Server, tmp_path: 
         assert f1["value"] is not None and 0.0 <= f1["value"] <= 1.0, f1
         assert f1["details"]["reference"] is None  # SmolLM2 neurons have no reference
         assert f1["details"]["counts"]["n"] > 0
+        # the live test set holds the stated share of firing items (corpus tokens enough to
+        # reach it), and the vacuous explanation's F1 on it follows: 2·½ / (½ + 1)
+        k = f1["details"]["counts"]
+        assert abs(k["fired"] / k["n"] - 0.5) <= 1 / k["n"], k
+        assert scores["observational_firing_share"]["value"] == k["fired"] / k["n"]
+        assert f1["details"]["firing_share_target"] == 0.5
+        vacuous = scores["observational_f1_vacuous"]["value"]
+        assert vacuous == pytest.approx(2 * k["fired"] / (k["n"] + k["fired"]))
         assert full["final_answer"].startswith("[DESCRIPTION]: The neuron fires on")
         # Bills et al.'s simulation score (no simulator URL: lexical) beside its ceiling, the
         # reference `fires on ...` of the neuron's top tokens on other corpus sentences
@@ -87,7 +105,7 @@ def test_scripted_neuron_run_is_scored_and_leaks_nothing(api: Server, tmp_path: 
     assert floor_run["spec"]["floor_for"] == detail["id"]
     report = c.get(f"/runs/{detail['id']}/report").json()["report"]
     rows = {r["metric"]: r for r in report["rows"] if r["agent"] == "scripted-neuron"}
-    assert set(rows) == {"observational_f1", "simulation_top_random", "simulation_all"}
+    assert set(rows) == ROWS
     for m in ("simulation_top_random", "simulation_all"):
         row = rows[m]
         assert row["scored"] == 2 and row["errors"] == {} and row["simulator"] == "lexical", row
@@ -143,7 +161,7 @@ def _floor_rows_match_its_episodes(
         assert top["value"] == pytest.approx(_lexical_by_hand(top["details"]["per_text"]))
         tops.append(_lexical_by_hand(top["details"]["per_text"]))
         alls.append(scores["simulation_all"]["value"])
-    assert set(rows) == {"observational_f1", "simulation_top_random", "simulation_all"}
+    assert set(rows) == ROWS
     for metric, values in (
         ("observational_f1", f1s),
         ("simulation_top_random", tops),

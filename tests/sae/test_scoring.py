@@ -23,6 +23,7 @@ from interp_harness.evaluator.sae.scorer import (
 )
 from interp_harness.evaluator.scorer import ScoringContext
 from interp_harness.evaluator.simulation.simulator import SimulatorSettings
+from interp_harness.evaluator.token_activations import observational_scores as scores
 from interp_harness.evaluator.token_activations.testset import TokenActs
 from interp_harness.function_store.models import Target, model_target
 from interp_harness.function_store.sae import catalog
@@ -51,6 +52,14 @@ async def test_misleading_explanation_by_hand():
     assert v["detection_balanced_accuracy"] == pytest.approx(0.25)
     assert v["detection_auc"] == pytest.approx(0.25)
     assert v["observational_f1" + CEILING] == 1.0  # the reference is still right
+    # Matthews: tp 0, fp 2, fn 4, tn 2 of 8; (0·2 − 2·4) / √(claimed 2 · unclaimed 6 · fired 4 ·
+    # quiet 4) = −8 / √192
+    assert v["observational_mcc"] == pytest.approx(-8 / 192**0.5)
+    assert v["observational_mcc" + CEILING] == 1.0
+    # claiming all 8 texts: P 4/8, R 1, F1 2·½·1 / (½ + 1) = 2/3, whatever the explanation
+    assert v["observational_precision_vacuous"] == v["observational_firing_share"] == 0.5
+    assert v["observational_recall_vacuous"] == 1.0
+    assert v["observational_f1_vacuous"] == pytest.approx(2 / 3)
     det = next(r for r in res if r.metric == "detection_accuracy")
     assert det.details["decider"] == "lexical" and det.details["counts"]["samples"] == 8
 
@@ -59,6 +68,7 @@ async def test_unrelated_explanation_is_at_chance():
     v = _values(await score_latent('fires on "cat"', LATENT, classify.LexicalDecider(), seed=1))
     # claims nothing: P undefined, R 0; detection says "no" to all 8: accuracy 4/8, AUC all ties
     assert v["observational_precision"] is None and v["observational_recall"] == 0.0
+    assert v["observational_mcc"] == 0.0  # a claim that does not vary carries no information
     assert v["detection_accuracy"] == v["detection_balanced_accuracy"] == v["detection_auc"] == 0.5
 
 
@@ -140,7 +150,10 @@ async def test_empty_description_is_the_agents_worst_score_beside_the_ceilings(b
     for m in SCORED:
         assert by[m].status == "ok", by[m]
         assert by[m].details["failure"] == "no [DESCRIPTION] in the final answer"
-    worst = {m: (-1.0 if m.startswith("simulation_") else 0.0) for m in SCORED}
+    # correlations (the simulation's, Matthews') go down to -1, rates to 0
+    worst = {
+        m: (-1.0 if m.startswith("simulation_") or m.endswith("_mcc") else 0.0) for m in SCORED
+    }
     assert {m: by[m].value for m in SCORED} == worst
     # the reference (RIGHT) through the lexical decider and simulator, worked out in
     # test_scorer_reads_the_catalog_lexical_without_judge: every decided ceiling is 1, the
@@ -204,7 +217,14 @@ async def test_scorer_reads_the_catalog_lexical_without_judge(built_catalog):
     ctx = ScoringContext(judge_settings=JudgeSettings(provider="none"))
     res = await SAEScorer().score(_target(), f"[DESCRIPTION]: {RIGHT}", EpisodeStats(), ctx)
     assert {r.metric for r in res} == set(SAEScorer.metrics)
-    decided = [r for r in res if not r.metric.startswith("simulation_")]
+    vacuous = {r.metric: r.value for r in res if r.metric in scores.CHANCE}
+    assert vacuous == {  # 4 of the 8 texts fire (hand-made catalog)
+        "observational_precision_vacuous": 0.5,
+        "observational_recall_vacuous": 1.0,
+        "observational_f1_vacuous": pytest.approx(2 / 3),
+        "observational_firing_share": 0.5,
+    }
+    decided = [r for r in res if not r.metric.startswith("simulation_") and r.metric not in vacuous]
     assert all(r.status == "ok" and r.value == 1.0 for r in decided)
     assert {r.details["decider"] for r in decided} == {"lexical"}
     # the simulation (no simulator URL: lexical): each text's tokens after position 0, the true

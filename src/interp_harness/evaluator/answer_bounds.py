@@ -87,6 +87,7 @@ WORST: dict[str, float | None] = {
     "observational_precision": 0.0,
     "observational_recall": 0.0,
     "observational_f1": 0.0,
+    "observational_mcc": -1.0,  # a correlation, as the simulation's
     **{f"{t}_{m}": 0.0 for t in ("detection", "fuzzing")
        for m in ("accuracy", "balanced_accuracy", "auc")},
     "iia": 0.0,

@@ -110,6 +110,7 @@ def observational(
         t.add_row(f"  {name} 95% CI", *(_ci(ci.get(m)) for m in obs.METRICS))
     t.add_row("median per neuron", "", "", _fmt(o.median_f1))
     console.print(t)
+    console.print(_chance_table(o))
     if per_layer:
         lt = Table("layer", "neurons", "items", "micro P", "micro R", "micro F1", "macro F1")
         for g, s in rep.per_group.items():
@@ -126,6 +127,30 @@ def observational(
     if json_out:
         json_out.write_text(json.dumps(rep.model_dump(), indent=1))
         console.print(f"report written to {json_out}")
+
+
+def _chance_table(o: Any) -> Table:
+    """What claiming every item earns on the same items, and the chance-corrected score
+    (docs/evaluator.md, "Chance and the vacuous explanation")."""
+    t = Table("", "precision", "recall", "F1", "MCC", title="chance on the same items")
+    vm, va = o.vacuous_micro, o.vacuous_macro
+    t.add_row(
+        "vacuous (claims every item), micro",
+        _fmt(vm.precision),
+        _fmt(vm.recall),
+        _fmt(vm.f1),
+        _fmt(0.0),
+    )
+    t.add_row("vacuous, macro", _fmt(va.precision), _fmt(va.recall), _fmt(va.f1), _fmt(0.0))
+    t.add_row("GPT-4 explanations, micro", "", "", "", _fmt(o.micro_mcc))
+    t.add_row(
+        f"GPT-4 explanations, macro ({o.macro_mcc_n} of {o.neurons} defined)",
+        "",
+        "",
+        "",
+        _fmt(o.macro_mcc),
+    )
+    return t
 
 
 def _client(url: str | None):

@@ -30,8 +30,10 @@ from interp_harness.evaluator.neurons import simulation as texts_for
 from interp_harness.evaluator.neurons.task_iia import iia_score
 from interp_harness.evaluator.simulation import scoring as simulation
 from interp_harness.evaluator.token_activations import observational as O
+from interp_harness.evaluator.token_activations import observational_scores as scores
 from interp_harness.evaluator.token_activations import testset
 from interp_harness.evaluator.token_activations.membership import LexicalMembership
+from interp_harness.evaluator.token_activations.observational_scores import OBSERVATIONAL
 from interp_harness.evaluator.token_activations.simulation import score_simulation
 from interp_harness.function_store.intervention_access import connect_url
 from interp_harness.sdk import (
@@ -58,7 +60,7 @@ def _released_record(target: Target):
 class _Scored:
     prf: O.PRF
     counts: O.Counts
-    reference_prf: O.PRF | None
+    reference_counts: O.Counts | None
     info: dict
     excerpts: list[simulation.Excerpt]  # the held-out texts of the simulation score
     reference: str  # the reference explanation ("" when there is none)
@@ -78,7 +80,7 @@ def _score(description: str, target: Target, url: str | None) -> _Scored:
     rec = _released_record(target) if spec["model"] == "gpt2-xl" else None
     if rec is not None:
         obs = [O.Observation(unit, member(it.span), it.max_activation > 0) for it in rec.items]
-        ref = O.prf(O.counts(released.observations([rec], "activations")))
+        ref = O.counts(released.observations([rec], "activations"))
         info = {"test_set": f"released items of {len(rec.items)} sentences"}
         excerpts, reference = texts_for.released_excerpts(rec), rec.explanation
     else:
@@ -89,11 +91,12 @@ def _score(description: str, target: Target, url: str | None) -> _Scored:
         with client:
             acts = testset.read_activations(client, texts + extra, spec["layer"], spec["index"])
         acts, ref_acts = acts[: len(texts)], acts[len(texts) :]
-        obs = testset.build(acts, member, unit)
+        obs = testset.build(acts, member, unit, pool_texts=len(corpus))
         ref = None  # only the released GPT-2 XL neurons have a reference explanation
         info = {
             "test_set": f"{len(corpus)} released sentences + {len(texts) - len(corpus)} "
-            "carrier sentences of the claimed strings, live activations"
+            "carrier sentences of the claimed strings, live activations",
+            "firing_share_target": testset.FIRING_SHARE,
         }
         excerpts = texts_for.live_excerpts(acts[: len(corpus)])
         reference = texts_for.top_token_reference(ref_acts)
@@ -102,14 +105,15 @@ def _score(description: str, target: Target, url: str | None) -> _Scored:
     return _Scored(O.prf(c), c, ref, info, excerpts, reference)
 
 
-OBSERVATIONAL = tuple(f"observational_{m}" for m in O.METRICS)
+# the metrics of the report's rows besides the simulation's: an error state for each when the
+# test set cannot be built
+_REPORTED = ("observational_f1", "observational_mcc", *scores.CHANCE)
 
 
-def _errors(category: str, message: str) -> list[ScoreResult]:
-    """observational_f1, then the simulation metrics, as one error state."""
+def _errors(category: str, message: str, metrics: tuple[str, ...]) -> list[ScoreResult]:
     return [
         ScoreResult(metric=m, status="error", error_category=category, error=message)  # type: ignore[arg-type]
-        for m in ("observational_f1", *simulation.METRICS)
+        for m in metrics
     ]
 
 
@@ -126,28 +130,29 @@ async def score_neuron_episode(
     try:
         sc = await asyncio.to_thread(_score, read, target, intervention_url)
     except Exception as e:  # the intervention service or the data: not the agent's fault
-        failed = _errors("infrastructure", f"{type(e).__name__}: {e}")
+        why = f"{type(e).__name__}: {e}"
         if refusal is None:
-            return failed
+            return _errors("infrastructure", why, (*_REPORTED, *simulation.METRICS))
         # a refused answer's scores need no service: only the others are errors
         sim_refusal = description_refusal(description, "simulation")
-        sim = refused(simulation.METRICS, sim_refusal) if sim_refusal else failed[1:]
-        return refused(OBSERVATIONAL, refusal) + sim
-    ref = sc.reference_prf
+        sim = (
+            refused(simulation.METRICS, sim_refusal)
+            if sim_refusal
+            else _errors("infrastructure", why, simulation.METRICS)
+        )
+        return refused(OBSERVATIONAL, refusal) + _errors("infrastructure", why, scores.CHANCE) + sim
+    ref = sc.reference_counts
     details = {
         **sc.info,
         "counts": sc.counts.model_dump(),
-        "reference": ref.model_dump() if ref else None,
+        "firing_share": O.firing_share(sc.counts),
+        "reference": O.prf(ref).model_dump() if ref else None,
     }
     if refusal is not None:
         out = refused(OBSERVATIONAL, refusal, **details)
     else:
-        out = [
-            ScoreResult(metric=f"observational_{m}", value=getattr(sc.prf, m), details=details)
-            for m in O.METRICS
-        ]
-    if ref is not None and ref.f1 is not None:  # the reference's F1 on the same items
-        out.append(ScoreResult(metric="observational_f1_ceiling", value=ref.f1, details=details))
+        out = scores.mine(sc.counts, details)
+    out += scores.chance(sc.counts, details) + (scores.ceilings(ref, details) if ref else [])
     out += await score_simulation(
         target.id, description, sc.reference, sc.excerpts, ctx or ScoringContext()
     )
@@ -172,8 +177,9 @@ class NeuronScorer(Scorer):
     and IIA when it matches a task."""
 
     metrics = (
-        *(f"observational_{m}" for m in O.METRICS),
-        "observational_f1_ceiling",
+        *OBSERVATIONAL,
+        *scores.CHANCE,
+        *scores.CEILINGS,
         "iia",
         *simulation.METRICS,
         *(m + simulation.CEILING for m in simulation.METRICS),

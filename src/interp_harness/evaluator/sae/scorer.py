@@ -27,7 +27,9 @@ from interp_harness.evaluator.judge import JudgeError, JudgeNotConfigured
 from interp_harness.evaluator.sae import classify, detection, fuzzing, observational
 from interp_harness.evaluator.scorer import score_parts
 from interp_harness.evaluator.simulation import scoring as simulation
-from interp_harness.evaluator.token_activations.observational import METRICS as PRF_METRICS
+from interp_harness.evaluator.token_activations import observational as O
+from interp_harness.evaluator.token_activations import observational_scores as scores
+from interp_harness.evaluator.token_activations.observational_scores import OBSERVATIONAL
 from interp_harness.evaluator.token_activations.simulation import score_simulation
 from interp_harness.evaluator.token_activations.testset import TokenActs
 from interp_harness.sdk import (
@@ -39,7 +41,6 @@ from interp_harness.sdk import (
     parse_answer,
 )
 
-OBSERVATIONAL = tuple(f"observational_{m}" for m in PRF_METRICS)
 TASKS = (detection.TASK, fuzzing.TASK)
 CLASSIFIED = tuple(f"{t.name}_{m}" for t in TASKS for m in classify.METRICS)
 METRICS = OBSERVATIONAL + CLASSIFIED
@@ -64,18 +65,26 @@ def _error(metrics: Sequence[str], category: str, msg: str, **details: Any) -> l
     ]
 
 
-def _observational(latent: Latent) -> Any:
-    def one(explanation: str, suffix: str) -> list[ScoreResult]:
-        v, c = observational.score(
-            [*latent.activating, *latent.non_activating], explanation, latent.unit
-        )
-        details = {"decider": "lexical", "counts": c.model_dump()}
-        return [
-            ScoreResult(metric=f"observational_{m}{suffix}", value=getattr(v, m), details=details)
-            for m in PRF_METRICS
-        ]
+def _counts(latent: Latent, explanation: str) -> O.Counts:
+    examples = [*latent.activating, *latent.non_activating]
+    return observational.score(examples, explanation, latent.unit)[1]
 
-    return one
+
+def _details(c: O.Counts) -> dict[str, Any]:
+    return {"decider": "lexical", "counts": c.model_dump(), "firing_share": O.firing_share(c)}
+
+
+def _observational(latent: Latent, explanation: str, suffix: str) -> list[ScoreResult]:
+    """P/R/F1 and MCC of `explanation` on the latent's examples, named with `suffix`."""
+    c = _counts(latent, explanation)
+    return [r.model_copy(update={"metric": r.metric + suffix}) for r in scores.mine(c, _details(c))]
+
+
+def _chance(latent: Latent) -> list[ScoreResult]:
+    """The vacuous explanation's P/R/F1 and the firing share of the latent's examples (the
+    same whatever the explanation: an explanation that claims nothing is counted)."""
+    c = _counts(latent, "")
+    return scores.chance(c, _details(c))
 
 
 _CEILINGS: dict[tuple[str, ...], list[ScoreResult]] = {}
@@ -133,10 +142,12 @@ async def score_latent(
     """Every metric and its ceiling for one description. `decider=None` with `decider_error`:
     detection and fuzzing are judge errors (a judge configured but unusable). A description a
     metric cannot read (none, or past its bound) is the agent's score: the worst value."""
-    obs = _observational(latent)
     refusal = description_refusal(description, "observational")
-    mine = refused(OBSERVATIONAL, refusal, decider="lexical") if refusal else obs(description, "")
-    out = mine + obs(latent.reference, CEILING)
+    if refusal:
+        mine = refused(OBSERVATIONAL, refusal, decider="lexical")
+    else:
+        mine = _observational(latent, description, "")
+    out = mine + _observational(latent, latent.reference, CEILING) + _chance(latent)
     if decider is None:
         names = [*CLASSIFIED, *(n + CEILING for n in CLASSIFIED)]
         return out + _error(names, "judge", decider_error or "no decider")
@@ -183,7 +194,7 @@ async def score_sae_episode(
     try:
         latent = await asyncio.to_thread(load_latent, target)
     except Exception as e:  # the catalog (not built, unreadable): not the agent's fault
-        return _error(SCORED, "infrastructure", f"{type(e).__name__}: {e}")
+        return _error((*SCORED, *scores.CHANCE), "infrastructure", f"{type(e).__name__}: {e}")
     decided = await _decided(target, description, latent, ctx)
     return decided + await score_simulation(
         target.id, description, latent.reference, excerpts(latent), ctx
@@ -221,7 +232,7 @@ class SAEScorer(Scorer):
     """SAE latents: observational P/R/F1, delphi's detection and fuzzing, Bills et al.'s
     simulation score, each with its ceiling."""
 
-    metrics = (*SCORED, *(m + CEILING for m in SCORED))
+    metrics = (*SCORED, *(m + CEILING for m in SCORED), *scores.CHANCE)
 
     async def score(
         self, target: Target, final_answer: str, stats: EpisodeStats, ctx: ScoringContext

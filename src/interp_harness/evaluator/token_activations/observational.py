@@ -8,10 +8,18 @@ the tokens of q's concept span; the neuron is on iff a(q) > τ (τ = 0 in the pa
 left out of macro means (the count of neurons that enter each mean is reported).
 Micro pools the counts of all neurons; macro averages per-neuron values. Bootstrap intervals
 resample neurons (the unit the paper averages over) with replacement.
+
+Beside them (docs/evaluator.md, "Chance and the vacuous explanation"): the vacuous explanation's
+P/R/F1 on the same items (one that claims every item: precision is the share of items the unit
+fires on, recall 1), and the Matthews correlation of claims and firing, which is 0 for any claim
+that does not vary (nothing claimed, or everything) and undefined (None) when the firing does not
+vary. F1 ignores the items neither claimed nor firing, so on a test set where the unit fires on
+most items claiming everything wins; the paper reports F1 only (Huang et al. 2023, §3).
 """
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -62,6 +70,30 @@ def prf(c: Counts) -> PRF:
     return PRF(precision=p, recall=r, f1=f)
 
 
+def vacuous(c: Counts) -> Counts:
+    """The counts of an explanation that claims every item of the same test set."""
+    return Counts(n=c.n, tp=c.fired, claimed=c.n, fired=c.fired)
+
+
+def firing_share(c: Counts) -> float | None:
+    """The share of test items the unit fires on: the vacuous explanation's precision."""
+    return c.fired / c.n if c.n else None
+
+
+def mcc(c: Counts) -> float | None:
+    """Matthews correlation of "claimed" and "fires" over the test items, in [-1, 1]. 0 when
+    the claims do not vary (the limit every constant prediction shares: it carries no
+    information); None when the firing does not vary (no claim can be told from another)."""
+    if c.fired in (0, c.n):
+        return None
+    if c.claimed in (0, c.n):
+        return 0.0
+    fp, fn = c.claimed - c.tp, c.fired - c.tp
+    tn = c.n - c.claimed - fn
+    den = math.sqrt(c.claimed * (c.n - c.claimed) * c.fired * (c.n - c.fired))
+    return (c.tp * tn - fp * fn) / den
+
+
 def counts(obs: Iterable[Observation]) -> Counts:
     c = Counts()
     for o in obs:
@@ -88,6 +120,13 @@ class Summary(BaseModel):
     median_f1: float | None
     micro_ci: dict[str, Interval] = {}
     macro_ci: dict[str, Interval] = {}
+    # chance: the Matthews correlation (macro: over units where it is defined) and the vacuous
+    # explanation's P/R/F1 on the same items (docstring)
+    micro_mcc: float | None = None
+    macro_mcc: float | None = None
+    macro_mcc_n: int = 0
+    vacuous_micro: PRF | None = None
+    vacuous_macro: PRF | None = None
 
 
 class Report(BaseModel):
@@ -120,6 +159,11 @@ def summarize(
         macro_n=macro_n,
         median_f1=float(np.median(f1s)) if f1s else None,
     )
+    s.micro_mcc = mcc(total)
+    s.macro_mcc, s.macro_mcc_n = _mean([mcc(per_unit[u]) for u in units])
+    s.vacuous_micro = prf(vacuous(total))
+    claim_all = [prf(vacuous(per_unit[u])) for u in units]
+    s.vacuous_macro = PRF(**{m: _mean([getattr(v, m) for v in claim_all])[0] for m in METRICS})
     if n_boot > 0 and units:
         s.micro_ci, s.macro_ci = _bootstrap([per_unit[u] for u in units], n_boot, seed, ci)
     return s

@@ -22,6 +22,10 @@ BENCHMARK = Benchmark(
     # released neurons) through the same scorer; the simulation rows name their simulator
     report_rows=(
         ReportRow("neurons, observational F1", "observational_f1"),
+        # chance-corrected: 0 for any explanation that claims every item, or none
+        ReportRow("neurons, observational MCC", "observational_mcc"),
+        # the share of test items the neuron fires on: the vacuous explanation's precision
+        ReportRow("neurons, test items that fire (share)", "observational_firing_share"),
         ReportRow("neurons, simulation (5 top + 5 random)", "simulation_top_random"),
         ReportRow("neurons, simulation (all held-out)", "simulation_all"),
     ),

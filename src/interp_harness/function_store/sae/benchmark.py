@@ -30,6 +30,9 @@ BENCHMARK = Benchmark(
         ReportRow("sae, observational F1", "observational_f1"),
         ReportRow("sae, observational precision", "observational_precision"),
         ReportRow("sae, observational recall", "observational_recall"),
+        # chance-corrected: 0 for any explanation that claims every text, or none
+        ReportRow("sae, observational MCC", "observational_mcc"),
+        ReportRow("sae, test texts that fire (share)", "observational_firing_share"),
         # Bills et al.'s simulation score; each row names its simulator (lexical or a model)
         ReportRow("sae, simulation (5 top + 5 random)", "simulation_top_random"),
         ReportRow("sae, simulation (all held-out)", "simulation_all"),
