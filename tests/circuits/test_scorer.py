@@ -15,6 +15,7 @@ import pytest
 from interp_harness.evaluator.api import EpisodeStats
 from interp_harness.evaluator.circuits import scorer as sc
 from interp_harness.evaluator.scorer import ScoringContext
+from interp_harness.function_store.circuits.build import CircuitTruth
 from interp_harness.function_store.circuits.model import CircuitModel
 from interp_harness.function_store.models import HiddenTruth, PublicMeta, Target
 from interp_harness.harness.sandbox.code_runner import run_in_sandbox
@@ -38,16 +39,27 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("circuits-scoring")
     save_npz(root / "model.npz", merged.arrays, merged.meta)
     circuit = sorted(c for c, p in merged.owner.items() if p == 0)
-    truth = {
-        "circuit": circuit,
-        "components": sorted(merged.owner),
-        "roles": merged.roles,
-        "program": "reverse",
-        "vocab": VOCAB,
-        "max_len": MAX_LEN,
-        "output_kind": merged.meta.output_kind,
-    }
-    (root / "truth.json").write_text(json.dumps(truth))
+    truth = CircuitTruth(
+        id="circuits-test/reverse/0",
+        dataset="circuits-test",
+        digest="-",
+        circuit=circuit,
+        components=sorted(merged.owner),
+        program="reverse",
+        vocab=VOCAB,
+        max_len=MAX_LEN,
+        output_kind=merged.meta.output_kind,
+        output_values=merged.meta.output_values,
+        n_layers=merged.meta.n_layers,
+        n_heads=merged.meta.n_heads,
+        roles=merged.roles,
+        distractors=["hist"],
+        owner=merged.owner,
+        ops=["reverse"],
+        seed=3,
+        seconds=0.0,
+    )
+    (root / "truth.json").write_text(truth.model_dump_json())
     target = Target(
         id="circuits-test/reverse/0",
         dataset="circuits-test",

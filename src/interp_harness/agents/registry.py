@@ -34,6 +34,8 @@ _BUILTINS: dict[str, str] = {
     "scripted-neuron": "interp_harness.agents.scripted_neuron:ScriptedNeuronAgent",
     "neuron-fixed-explanation": "interp_harness.agents.neuron_floor:FixedExplanationFloor",
     "scripted-ravel": "interp_harness.agents.scripted_ravel:ScriptedRavelAgent",
+    "scripted-circuits": "interp_harness.agents.scripted_circuits:ScriptedCircuitsAgent",
+    "circuits-random": "interp_harness.agents.scripted_circuits:RandomCircuitFloor",
     "interpolation": "interp_harness.agents.interpolation:InterpolationAgent",
     "replay": "interp_harness.agents.replay:ReplayAgent",
 }
@@ -50,6 +52,7 @@ class AgentInfo(BaseModel):
     source: Source
     target: str = ""  # where it comes from: module:Class, or the distribution of an entry point
     tools: bool = False  # takes the benchmark's commands as tools (protocol mode `tools`)
+    lab: bool = False  # writes lab cells (`needs_lab`): protocol modes `code` and `code-tools` only
     # the families it declares it can play (Agent.families; "*": every one); None: undeclared
     families: list[str] | None = None
 
@@ -187,6 +190,7 @@ def _info(name: str, cls: type[Agent], source: Source, target: str) -> AgentInfo
         source=source,
         target=target,
         tools=bool(getattr(cls, "supports_tools", False)),
+        lab=bool(getattr(cls, "needs_lab", False)),
         families=None if declared is None else sorted(declared),
     )
 

@@ -36,8 +36,7 @@ def true_roles(target: Any) -> dict[str, str]:
     from interp_harness.function_store.circuits import build
 
     truth = build.load_truth(target.hidden.spec["truth"])
-    roles = truth.get("roles") or {}
-    return {c: str(roles.get(c, "")) for c in truth["circuit"]}
+    return {c: truth.roles.get(c, "") for c in truth.circuit}
 
 
 def experiments(calls: list[Any]) -> list[dict[str, Any]]:

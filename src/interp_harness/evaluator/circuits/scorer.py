@@ -28,7 +28,6 @@ import random
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 from interp_harness.evaluator.answer_bounds import too_long
@@ -103,15 +102,15 @@ class Loaded:
 
 def load_target(target: Target) -> Loaded:
     """The target's model and truth, from the build's files the hidden spec names."""
-    from interp_harness.function_store.circuits import model  # torch: loaded when scoring
+    from interp_harness.function_store.circuits import build, model  # torch: loaded when scoring
 
     spec = target.hidden.spec
     m = model.CircuitModel.from_npz(spec["weights"])
-    truth = json.loads(Path(spec["truth"]).read_text())
+    truth = build.load_truth(spec["truth"])
     universe = set(m.components())
     return Loaded(
         model=m,
-        truth=[c for c in truth["circuit"] if c in universe],
+        truth=[c for c in truth.circuit if c in universe],
         vocab=list(m.vocab),
         max_len=int(m.max_len),
     )
@@ -308,6 +307,7 @@ async def score_circuit_episode(
     try:
         loaded = await asyncio.to_thread(load_target, target)
     except (KeyError, TypeError, ValueError) as e:  # the hidden spec or truth is malformed
+        # (pydantic's ValidationError is a ValueError)
         return _error([*METRICS, *CEILINGS], "target", f"{type(e).__name__}: {e}")
     except Exception as e:  # weights missing or unreadable: the operator's cache, not the agent
         return _error([*METRICS, *CEILINGS], "infrastructure", f"{type(e).__name__}: {e}")
