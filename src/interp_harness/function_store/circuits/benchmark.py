@@ -1,0 +1,32 @@
+"""Finding the circuit of a compiled transformer (issue 52; InterpBench's idea of models with a
+known circuit, compiled with tracr; MIB's faithfulness scores) as a benchmark unit."""
+
+from interp_harness.function_store.circuits.commands import COMMANDS
+from interp_harness.sdk import Benchmark, ReportRow
+
+BENCHMARK = Benchmark(
+    family="circuits",
+    title="Circuits of compiled transformers (node P/R/F1, faithfulness CPR/CMD, code)",
+    sources={
+        "circuits-lib": "interp_harness.function_store.circuits.targets:load_lib",
+        "circuits-gen": "interp_harness.function_store.circuits.targets:load_gen",
+    },
+    fixed_datasets=("circuits-lib", "circuits-gen"),
+    runners={"circuits": "interp_harness.function_store.circuits.runner"},
+    commands=COMMANDS,
+    prompt="interp_harness.function_store.circuits.prompt:PROMPTS",
+    scorer="interp_harness.evaluator.circuits.scorer:CircuitScorer",
+    report_rows=(
+        ReportRow("circuits, node F1", "node_f1"),
+        ReportRow("circuits, node precision", "node_precision"),
+        ReportRow("circuits, node recall", "node_recall"),
+        ReportRow("circuits, CPR", "cpr"),
+        ReportRow("circuits, CMD", "cmd"),
+        ReportRow("circuits, closure", "closure"),
+        ReportRow("circuits, code exact", "circuit_code_exact"),
+    ),
+    headline_metric="node_f1",
+    cli={"circuits": "interp_harness.evaluator.circuits.cli:circuits_app"},
+    docs="docs/circuits.md",
+    order=70,
+)
