@@ -154,3 +154,25 @@ async def test_cancelling_the_run_cancels_its_floor(sqlite_url: str) -> None:
     assert sched.cancel_run(run.id)
     assert store.runs.get(run.id).status == "cancelled"
     assert store.runs.get(floor.id).status == "cancelled"
+
+
+async def test_the_floor_samples_the_runs_input_budget(sqlite_url: str) -> None:
+    """Issue 50 item 5: the floor used 129 inputs whatever the agent's budget. With
+    `budgets.max_inputs`, the agent's calls stop at the budget (a call past it is refused and the
+    agent told) and the interpolation floor samples that many points."""
+    spec = _spec(
+        "scripted-numeric", "find-v1", V1_NUMERIC[:1],
+        agent_options={"max_inputs_per_call": 40}, budgets={"max_rounds": 8, "max_inputs": 64},
+    )  # fmt: skip
+    store, run, floor = await _run_with_floor(sqlite_url, spec)
+    fspec = RunSpec.model_validate(floor.spec)
+    assert fspec.agent_options == {"max_inputs": 64, "batch_size": 64}
+    [fep] = store.episodes.of_run(floor.id)
+    assert (fep.status, fep.target_calls, fep.inputs) == ("completed", 1, 64)
+    [ep] = store.episodes.of_run(run.id)
+    # its calls of up to 40 inputs ran while they fitted; the next one was refused, and said so
+    assert 40 <= ep.inputs <= 64
+    said = [m.content for m in store.episodes.messages(ep.id) if m.role == "user"]
+    assert any(
+        f"input budget: {ep.inputs} of 64 inputs used (budgets.max_inputs)" in m for m in said
+    )

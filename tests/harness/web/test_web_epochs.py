@@ -12,7 +12,7 @@ from statistics import mean
 
 import pytest
 
-from interp_harness.evaluator.report import t_interval, wilson
+from interp_harness.evaluator.report import bootstrap_interval, wilson
 from interp_harness.harness.domain.spec import RunSpec
 from interp_harness.harness.store.repo import open_store
 
@@ -85,8 +85,9 @@ def _cells(html: str, row_start: str) -> list[str]:
 def test_every_statistic_counts_targets(server, runs, reducer: str) -> None:  # type: ignore[no-untyped-def]
     run_id = runs[reducer]
     values = _per_target(reducer)  # max: 1, 1, 0, 1; mean: 1, 0.5, 0, 2/3
-    expected_ci = wilson(3, 4) if reducer == "max" else t_interval(values)
-    method = "wilson" if reducer == "max" else "t"
+    # a mean of per-target rates of a [0, 1] metric: the bootstrap interval inside [0, 1]
+    expected_ci = wilson(3, 4) if reducer == "max" else bootstrap_interval(values, 0.0, 1.0)
+    method = "wilson" if reducer == "max" else "bootstrap"
     report = server.api.get(f"/runs/{run_id}/report").json()["report"]
 
     (row,) = [r for r in report["rows"] if r["metric"] == "code_success"]

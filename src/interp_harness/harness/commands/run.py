@@ -72,6 +72,11 @@ def run(
     ),
     max_rounds: int = typer.Option(20, "--max-rounds", help="assistant messages per episode"),
     max_target_calls: int = typer.Option(None, "--max-target-calls"),
+    max_inputs: int = typer.Option(
+        None,
+        "--max-inputs",
+        help="inputs per episode over all its target calls; the floor runs sample as many",
+    ),
     max_tokens: int = typer.Option(None, "--max-tokens"),
     max_wall_s: float = typer.Option(None, "--max-wall-s"),
     agent_option: list[str] = typer.Option(None, "--agent-option", "-o", help="KEY=VALUE"),
@@ -144,6 +149,7 @@ def run(
                 "budgets": {
                     "max_rounds": max_rounds,
                     "max_target_calls": max_target_calls,
+                    "max_inputs": max_inputs,
                     "max_tokens": max_tokens,
                     "max_wall_s": max_wall_s,
                 },

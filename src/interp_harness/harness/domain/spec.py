@@ -37,6 +37,9 @@ class Budgets(BaseModel):
     # which protocol mode "find-compat" reproduces by granting one extra round.
     max_rounds: int = Field(20, ge=1, le=500)
     max_target_calls: int | None = Field(None, ge=1, le=100_000)
+    # inputs per episode over all its target calls: a call that would pass it is refused (the
+    # agent is told and may answer); the floor runs sample this many inputs (harness/runs/plan.py)
+    max_inputs: int | None = Field(None, ge=1, le=10_000_000)
     max_tokens: int | None = Field(None, ge=1, le=100_000_000)
     max_wall_s: float | None = Field(None, gt=0, le=7 * 24 * 3600)
 

@@ -140,6 +140,7 @@ class EpisodeRunner:
         self.ctx, self.ep, self.agent = ctx, episode, agent
         # the context's most read parts, by their short names
         self.store, self.target, self.spec = ctx.store, ctx.target, ctx.spec
+        self._inputs_sent = 0  # inputs of the calls made (budgets.max_inputs); set on load
         self.client = ctx.client
         self.should_stop, self.owns = ctx.should_stop, ctx.owns
         self.mode = self.spec.protocol.mode
@@ -249,6 +250,7 @@ class EpisodeRunner:
             )
             msgs = self.store.episodes.messages(self.ep.id)
         calls = self.store.episodes.target_calls(self.ep.id)
+        self._inputs_sent = sum(len(c.inputs) for c in calls)  # budgets.max_inputs counts them
         return _State(
             last_step=msgs[-1].step,
             last_role=msgs[-1].role,
@@ -656,6 +658,12 @@ class EpisodeRunner:
         return calls
 
     async def _call_target(self, inputs: list[str]) -> dict[str, Any]:
+        cap, sent = self.spec.budgets.max_inputs, self._inputs_sent
+        if cap is not None and sent + len(inputs) > cap:  # refused like a bad input: told
+            return {
+                "_rejected": f"input budget: {sent} of {cap} inputs used (budgets.max_inputs); "
+                f"a call of {len(inputs)} would pass it"
+            }
         t = time.monotonic()
         try:
             outputs = await asyncio.wait_for(
@@ -669,6 +677,7 @@ class EpisodeRunner:
             raise EpisodeEnd(
                 "error", "target_error", category=target_category(e), error=_describe(e)
             ) from e
+        self._inputs_sent = sent + len(inputs)
         return {
             "inputs": inputs,
             "outputs": [o.model_dump() for o in outputs],

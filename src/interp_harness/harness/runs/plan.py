@@ -10,11 +10,13 @@ scheduler and the Ray workers import that class instead of resolving the agent's
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from interp_harness.function_store.benchmark import UnknownFamily, benchmark
 from interp_harness.function_store.models import Target
 from interp_harness.harness.domain.agent_class import resolve_agent_class
 from interp_harness.harness.domain.spec import RunSpec
+from interp_harness.harness.domain.tool_checks import call_bounds
 from interp_harness.harness.providers.profiles import ProviderProfile
 from interp_harness.harness.store.models import Run
 from interp_harness.harness.store.repo import Store
@@ -73,18 +75,40 @@ def plan_floors(spec: RunSpec, agent_cls: type, targets: list[Target]) -> list[F
     ]
 
 
+def floor_options(spec: RunSpec, agent_cls: type | None) -> dict[str, Any]:
+    """The floor agent's options for `spec`: matched to the run's input budget
+    (`budgets.max_inputs`, set by whoever starts the run: the API caller or `harness run
+    --max-inputs`) when the floor agent takes one (an `Options` field `max_inputs`, as the
+    interpolation agent's grid), in calls of at most the target service's inputs per call;
+    else its defaults (the interpolation agent: 129 grid points in one call)."""
+    budget = spec.budgets.max_inputs
+    fields = getattr(getattr(agent_cls, "Options", None), "model_fields", {})
+    if budget is None or "max_inputs" not in fields:
+        return {}
+    n = max(2, budget)  # an interpolation needs two points
+    options: dict[str, Any] = {"max_inputs": n}
+    if "batch_size" in fields:
+        options["batch_size"] = min(n, call_bounds()[0])
+    return options
+
+
 def floor_spec(
-    spec: RunSpec, target_ids: list[str], run_id: str, agent: str, family: str | None = None
+    spec: RunSpec,
+    target_ids: list[str],
+    run_id: str,
+    agent: str,
+    family: str | None = None,
+    options: dict[str, Any] | None = None,
 ) -> RunSpec:
     """A floor's spec for `spec`: same dataset, find-gen seed, protocol and budgets; `family`:
-    its targets' family when they have one (the runs list shows it; the ids select them).
+    its targets' family when they have one (the runs list shows it; the ids select them);
+    `options`: the floor agent's (`floor_options`: its input budget matched to the run's).
 
-    One epoch whatever the run's. The floor agent's own options stay at their defaults (the interpolation agent: 129 grid
-    points in one call): Budgets limit target *calls*, rounds, tokens and time, not inputs."""
+    One epoch whatever the run's."""
     return spec.model_copy(
         update={
             "agent": agent,
-            "agent_options": {},
+            "agent_options": dict(options or {}),
             "family": family,
             "variant": None,
             "ids": list(target_ids),
@@ -119,7 +143,8 @@ def store_plan(
         chosen = set(f.target_ids)
         families = {t.family for t in plan.targets if t.id in chosen}
         family = families.pop() if len(families) == 1 else None
-        spec = floor_spec(plan.spec, f.target_ids, run.id, f.agent, family)
+        options = floor_options(plan.spec, f.agent_cls)
+        spec = floor_spec(plan.spec, f.target_ids, run.id, f.agent, family, options)
         floor = store.runs.create(
             spec, f.target_ids, owner=owner, lease_s=lease_s, created_by=created_by
         )

@@ -21,6 +21,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
 from interp_harness.evaluator.panel import Panel, PanelView
+from interp_harness.evaluator.report import run_line
 from interp_harness.harness.domain.spec import (
     MAX_OPTIONS_CHARS,
     episode_epoch,
@@ -29,11 +30,13 @@ from interp_harness.harness.domain.spec import (
 )
 from interp_harness.harness.rate_limit import TooManyFailures, client_address
 from interp_harness.harness.runs import views as V
+from interp_harness.harness.runs.compare import build_comparison
 from interp_harness.harness.store.models import RUN_TERMINAL
 from interp_harness.harness.web import auth, panels, plots, queries, run_form, views
 
 HERE = Path(__file__).resolve().parent
 templates = Jinja2Templates(directory=str(HERE / "templates"))
+templates.env.globals["run_line"] = run_line  # a report row's run and configuration
 STATIC = {"web.css": "text/css", "live.js": "text/javascript"}
 RUN_STATUSES = ("queued", "running", "completed", "failed", "cancelled")
 MAX_FORM_BYTES = 16_384
@@ -100,6 +103,7 @@ def runs_list(
                 "last_event": page.last_event.get(r.id, 0),
                 "live": r.status not in RUN_TERMINAL,
                 "imported": r.id in page.imported,
+                "config": views.run_config(r.spec),
             }
         )
     filters = {"status": status or "", "agent": agent or "", "dataset": dataset or ""}
@@ -239,6 +243,7 @@ def run_page(
         request,
         "run.html",
         run=run,
+        config=views.run_config(run.spec),
         detail=detail,
         report=report,
         report_error=report_error,
@@ -373,6 +378,7 @@ def compare(
     ra, rb = (store.runs.get(a) if a else None), (store.runs.get(b) if b else None)
     rows: list[dict[str, Any]] = []
     wins = {"a": 0, "b": 0, "tie": 0}
+    paired = None
     if ra is not None and rb is not None:
         # a target's episodes, one per epoch (a run with repeated samples has several)
         ta: dict[str, list[Any]] = {}
@@ -387,6 +393,11 @@ def compare(
         }
         ea = {t: ta[t][0] for t in common}  # each side's link: the target's first epoch
         eb = {t: tb[t][0] for t in common}
+        # every other score of an episode (NMSE beside code_success), references left out
+        others: dict[str, list[Any]] = {}
+        for (eid, m), sc in scores.items():
+            if not m.endswith(("_ceiling", "_ceiling_strict", "_vacuous")):
+                others.setdefault(eid, []).append(sc)
         for t in common:
             metric = views.headline_metric(ea[t].family) or ""
             sa = views.target_score(ta[t], metric, scores, ra.spec)
@@ -406,8 +417,13 @@ def compare(
                     "sa": sa,
                     "sb": sb,
                     "won": won,
+                    "ia": sum(e.inputs for e in ta[t]) / len(ta[t]),
+                    "ib": sum(e.inputs for e in tb[t]) / len(tb[t]),
+                    "oa": [x for x in others.get(ea[t].id, []) if x.metric != metric],
+                    "ob": [x for x in others.get(eb[t].id, []) if x.metric != metric],
                 }
             )
+        paired = build_comparison(store, [ra, rb])
     return _page(
         request,
         "compare.html",
@@ -419,6 +435,9 @@ def compare(
         rows=rows,
         wins=wins,
         max_rows=MAX_COMPARE,
+        paired=paired,
+        config_a=views.run_config(ra.spec) if ra is not None else "",
+        config_b=views.run_config(rb.spec) if rb is not None else "",
     )
 
 

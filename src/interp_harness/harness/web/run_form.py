@@ -23,7 +23,7 @@ from interp_harness.function_store.benchmark import benchmarks
 from interp_harness.harness.domain.spec import MAX_EPOCHS, Method, ProtocolMode
 
 OptionKind = Literal["text", "int", "number", "bool", "choice", "json"]
-BUDGETS = ("max_rounds", "max_target_calls", "max_tokens", "max_wall_s")
+BUDGETS = ("max_rounds", "max_target_calls", "max_inputs", "max_tokens", "max_wall_s")
 OPTION_PREFIX = "opt."  # an option field's name: opt.<agent>.<option>
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from interp_harness.evaluator.report import metric_interval, per_target
 from interp_harness.function_store.benchmark import benchmarks
+from interp_harness.harness.domain.run_config import config_label
 from interp_harness.harness.domain.spec import RunSpec
 from interp_harness.harness.runs import report as R
 from interp_harness.harness.runs import views as V
@@ -58,6 +59,15 @@ def target_score(
     reducer = RunSpec.model_validate(spec).epoch_reducer
     (value,), _ = per_target(ok, reducer, metric_interval(metric))
     return TargetScore(value=value, epochs=len(eps))
+
+
+def run_config(spec: dict[str, Any]) -> str:
+    """A stored run's mode and options in one line (interp_harness.harness.domain.run_config);
+    empty for a spec this version cannot read."""
+    try:
+        return config_label(spec)
+    except ValueError:
+        return ""
 
 
 def may_see_truth(status: str, authorised: bool) -> bool:
