@@ -18,6 +18,8 @@ BENCHMARK = Benchmark(
     scorer="interp_harness.evaluator.circuits.scorer:CircuitScorer",
     report_rows=(
         ReportRow("circuits, node F1", "node_f1"),
+        # the exact mean node F1 of random circuits of the size each answer claims (its floor)
+        ReportRow("circuits, node F1 of random circuits of the claimed size", "node_f1_random"),
         ReportRow("circuits, node precision", "node_precision"),
         ReportRow("circuits, node recall", "node_recall"),
         ReportRow("circuits, CPR", "cpr"),
@@ -26,6 +28,9 @@ BENCHMARK = Benchmark(
         ReportRow("circuits, code exact", "circuit_code_exact"),
     ),
     headline_metric="node_f1",
+    # a random circuit and code returning its input, beside every run (agents/scripted_circuits.py)
+    floors=("circuits-random",),
+    panels=("interp_harness.evaluator.circuits.panel:CIRCUIT_PANEL",),
     cli={"circuits": "interp_harness.evaluator.circuits.cli:circuits_app"},
     docs="docs/circuits.md",
     order=70,
