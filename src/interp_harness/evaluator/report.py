@@ -718,6 +718,9 @@ class _Heading:
         return Measurement(width, width)
 
     def __rich_console__(self, console: object, options: ConsoleOptions) -> RenderResult:
+        if self.text.style == "dim":  # a run's line (mode, options as JSON): wrapped at spaces
+            yield self.text
+            return
         # wrapped after a '.' or ':' of a `module:Class` path where it can be, not mid-word (and
         # between the parts of a run's heading)
         lines = [""]
@@ -788,7 +791,8 @@ def render_report(report: Report) -> Group:
         label = "  " + (escape(name) if r.table2 else f"[dim]{escape(name)}[/dim]")
         if r.extra:
             counts = ", ".join(f"{k} {v}" for k, v in sorted(r.extra.items()))
-            notes.append(f"{r.agent} / {name}: {counts}")
+            run = f" (run {r.run_id})" if r.run_id else ""
+            notes.append(f"{r.agent}{run} / {name}: {counts}")
         score = _fmt(r.value)
         if r.no_information:  # shown, but not as a result
             label += f" {NO_INFO}"
