@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import anthropic
 from pydantic import Field
 
 from interp_harness.agents.base import ANY_FAMILY, AgentError, AgentReply, Message
@@ -19,8 +18,6 @@ from interp_harness.agents.retry import (
     sdk_classifier,
 )
 from interp_harness.agents.toolspec import ToolSpec
-
-_classify = sdk_classifier(anthropic)
 
 
 def to_messages_api(conversation: list[Message]) -> tuple[str | None, list[dict[str, Any]]]:
@@ -153,6 +150,11 @@ class AnthropicAgent(ProviderAgent):
         self.prices = options.get("prices")
         self.tool_choice: str = options.get("tool_choice") or "auto"
         self.policy = policy_from_options(options)
+        # the SDK loads when an agent is built, not when its class is imported: listing the agents
+        # (`harness agents list`, pre-flight's registry lookups) reads only the class
+        import anthropic
+
+        self._classify = sdk_classifier(anthropic)
         self.client = anthropic.AsyncAnthropic(
             api_key=api_key,
             base_url=self.base_url,
@@ -187,7 +189,7 @@ class AnthropicAgent(ProviderAgent):
             return anthropic_reply(raw.http_response, tools=tools is not None)
 
         what = f"anthropic {self.model}"
-        return await provider_turn(self, conversation, call, _classify, what=what)
+        return await provider_turn(self, conversation, call, self._classify, what=what)
 
     async def aclose(self) -> None:
         await self.client.close()

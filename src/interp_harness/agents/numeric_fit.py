@@ -16,7 +16,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import OptimizeWarning, curve_fit
 
 Predict = Callable[[np.ndarray], np.ndarray]
 
@@ -59,6 +58,9 @@ def _lstsq(cols: list[np.ndarray], y: np.ndarray) -> tuple[np.ndarray, float]:
 def _quiet_curve_fit(
     fn: Callable, x: np.ndarray, y: np.ndarray, p0: list[float]
 ) -> np.ndarray | None:
+    # scipy loads at the first fit, not with the agent's class (`harness agents list`)
+    from scipy.optimize import OptimizeWarning, curve_fit
+
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", OptimizeWarning)

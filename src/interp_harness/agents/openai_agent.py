@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import openai
 from pydantic import Field
 
 from interp_harness.agents.base import ANY_FAMILY, AgentError, AgentReply, Message
@@ -19,8 +18,6 @@ from interp_harness.agents.retry import (
     sdk_classifier,
 )
 from interp_harness.agents.toolspec import ToolSpec
-
-_classify = sdk_classifier(openai)
 
 
 class OpenAIOptions(ProviderOptions):
@@ -144,6 +141,11 @@ class OpenAIAgent(ProviderAgent):
         self.tool_choice: str = options.get("tool_choice") or "auto"
         self.policy = policy_from_options(options)
         # The SDK's own retries are off: ours add jitter, categories and a log line per retry.
+        # the SDK loads when an agent is built, not when its class is imported: listing the agents
+        # (`harness agents list`, pre-flight's registry lookups) reads only the class
+        import openai
+
+        self._classify = sdk_classifier(openai)
         self.client = openai.AsyncOpenAI(
             api_key=api_key,
             base_url=self.base_url,
@@ -171,7 +173,7 @@ class OpenAIAgent(ProviderAgent):
             return openai_reply(raw.http_response, tools=tools is not None)
 
         what = f"openai {self.model} at {self.base_url or 'api.openai.com'}"
-        return await provider_turn(self, conversation, call, _classify, what=what)
+        return await provider_turn(self, conversation, call, self._classify, what=what)
 
     async def aclose(self) -> None:
         await self.client.close()

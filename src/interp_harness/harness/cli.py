@@ -61,14 +61,17 @@ def foreign_venv_note(environ: Mapping[str, str] = os.environ) -> str | None:
 
 
 def main() -> None:
-    from interp_harness.harness.store.engine import StoreUnavailable
-
     if note := foreign_venv_note():
         typer.echo(note, err=True)
     try:
         app()
-    except StoreUnavailable as e:  # a setup problem, not a bug: no traceback
-        typer.echo(f"harness: {e}", err=True)
+    except Exception as e:
+        # a command that never opened the store (`agents list`) never loads it (SQLAlchemy):
+        # only a loaded store module can have raised its StoreUnavailable
+        engine = sys.modules.get("interp_harness.harness.store.engine")
+        if engine is None or not isinstance(e, engine.StoreUnavailable):
+            raise
+        typer.echo(f"harness: {e}", err=True)  # a setup problem, not a bug: no traceback
         raise SystemExit(2) from None
 
 

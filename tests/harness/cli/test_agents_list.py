@@ -85,3 +85,26 @@ def test_agents_list_says_which_agents_take_tools() -> None:
     assert tools["scripted-numeric"] and tools["scripted-ravel"]
     assert tools["replay"] is False
     assert "tools" in _harness("agents", "list").stdout
+
+
+def test_agents_list_at_80_columns_keeps_descriptions_whole_and_says_lab() -> None:
+    """At 80 columns the table cut every description to 11 characters and had no needs_lab
+    column: now each description is whole (under the table when the row leaves it no room)
+    and `lab` says which agents run in the code modes only."""
+    from typer.testing import CliRunner
+
+    from interp_harness.agents.registry import list_agents
+    from interp_harness.harness.cli import app
+
+    r = CliRunner().invoke(app, ["agents", "list"], env={"COLUMNS": "80"})
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    assert max(len(x) for x in lines) <= 80
+    assert lines[0].split() == ["agent", "kind", "provider", "tools", "lab", "plays"]
+    row = {x.split()[0]: x.split() for x in lines[2:] if x.split() and x.split()[0] in {
+        "scripted-numeric", "scripted-numeric-code"}}  # fmt: skip
+    assert row["scripted-numeric-code"][4] == "yes" and row["scripted-numeric"][4] == "-"
+    flat = " ".join(r.stdout.split())
+    for a in list_agents():
+        assert f"{a.name}: description {' '.join(a.description.split())}" in flat, a.name
+    assert "…" not in r.stdout

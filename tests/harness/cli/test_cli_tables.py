@@ -96,8 +96,13 @@ def test_agents_list_is_one_line_per_agent() -> None:
             named = [x for x in lines if x.split() and x.split()[0] == a["name"]]
             assert len(named) == 1, (a["name"], lines)
             assert a["kind"] in named[0].split()
-        # a header, its rule, one line per agent, and where the options are
-        assert len(lines) == len(agents) + 3, lines
+        # a header, its rule, one line per agent; the descriptions whole, in the row or under
+        # the table (wrapped, each named by its agent), never cut; then where the options are
+        end = next(
+            i for i, x in enumerate(lines) if x.startswith("options (") or x.split()[0][-1] == ":"
+        )
+        assert end == len(agents) + 2, lines
+        assert "…" not in "".join(lines) and lines[-1].startswith("options (-o KEY=VALUE)")
     numeric = next(x for x in lines if x.startswith("scripted-numeric "))
     assert "numeric" in numeric.split()[4:]  # the family it plays
     assert any(x.startswith("openai ") and " any " in x for x in lines)

@@ -21,6 +21,7 @@ class AgentListed(BaseModel):
     description: str
     target: str
     tools: bool = False  # runs in protocol mode `tools`
+    lab: bool = False  # writes lab cells: runs in protocol modes `code` and `code-tools` only
     families: list[str] | None = None  # what it plays ("*": every family); None: undeclared
     options: list[OptionOut] | None = None  # None: the agent could not be loaded
 
@@ -52,8 +53,11 @@ COLUMNS = (
     Col("kind", "id"),
     Col("provider", "id"),
     Col("tools", "id"),
+    Col("lab", "id"),
     Col("plays", "text"),
-    Col("description", "cut"),
+    # wrapped, never cut; under the table, one line per agent, where the row leaves it too
+    # little room (an 80-column terminal)
+    Col("description", "text", move=0, comfortable=30),
 )
 
 
@@ -65,7 +69,8 @@ def list_(
     ),
 ) -> None:
     """Registered agents (built-in, @register_agent, entry points), one line each: kind,
-    provider, whether it takes tools, the families it plays; --options adds their options."""
+    provider, whether it takes tools, whether it writes lab cells (protocol modes code and
+    code-tools only), the families it plays; --options adds their options."""
     agents = listed()
     if as_json:
         for a in agents:
@@ -78,6 +83,7 @@ def list_(
             a.kind,
             a.provider,
             "yes" if a.tools else "-",
+            "yes" if a.lab else "-",
             plays_cell(a.families),
             a.description,
         ]
