@@ -77,6 +77,39 @@ def test_examples_are_the_saved_sae_on_the_service_activations(
             assert torch.allclose(torch.tensor(e.acts), want, atol=1e-3)
 
 
+def test_references_come_from_texts_no_example_is_drawn_from(
+    built: SAECatalog, in_cache: Path, sae_llama_url: str
+) -> None:
+    """Issue 50 item 2: a latent's reference explanation is fitted on held-out texts that share
+    none with the texts its examples (every scoring set) are drawn from. Its top tokens are
+    recomputed here from the reference texts alone: the service's activations through sae-lens's
+    encoder, counted past position 0."""
+    ref = built.reference_texts
+    assert ref and built.report.reference_texts == len(ref) and len(set(ref)) == len(ref)
+    assert not set(ref) & set(built.held_out)
+    sae = _sae(sae_dir(built.sae))
+    read = _site_acts(sae_llama_url, ref, 1)
+    with torch.no_grad():
+        z = [(tokens, sae.encode(x)) for tokens, x in read]
+    for r in built.latents:
+        assert not {e.text for e in r.activating + r.non_activating} & set(ref)
+        seen: dict[str, list[float]] = {}
+        for tokens, acts in z:
+            for tok, v in zip(tokens[1:], acts[1:, r.latent].tolist(), strict=True):
+                if v > 0:
+                    c = seen.setdefault(tok, [0, 0.0])
+                    c[0], c[1] = c[0] + 1, max(c[1], v)
+        want = sorted(seen, key=lambda t: (-seen[t][0], -seen[t][1], t))[:10]
+        assert [t for t, _, _ in r.top_tokens] == want, r.latent
+        assert [c for _, c, _ in r.top_tokens] == [seen[t][0] for t in want]
+        words: list[str] = []
+        for t in want:
+            w = t.strip() or t.replace("\n", "\\n")
+            if w not in words:
+                words.append(w)
+        assert r.reference == "fires on " + ", ".join(f'"{w}"' for w in words[:5])
+
+
 def test_report_matches_held_out_reconstruction(
     built: SAECatalog, in_cache: Path, sae_llama_url: str
 ) -> None:

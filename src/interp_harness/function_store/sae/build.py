@@ -2,7 +2,11 @@
 format and write its catalog (function_store/sae/catalog.py).
 
 Steps: (a) a corpus the project ships (python-docs sentences, the released neuron-explanation
-sentences when present), split train / held-out by a seeded hash of each text; (b) the site's
+sentences when present), split train / held-out by a seeded hash of each text, the held-out texts
+in two disjoint samples: the scoring texts (the report, and every latent's examples) and the
+reference texts (every latent's top tokens and reference explanation), so that no reference is
+fitted on the texts it is scored on (issue 50 item 2; neuron targets draw theirs from a second
+corpus sample likewise); (b) the site's
 activations collected in-process through the intervention service's engine (the model loaded as
 the service loads it); (c) a TopK SAE (Gao et al. 2024, "Scaling and evaluating sparse
 autoencoders": unit-norm decoder rows, encoder initialised as the decoder's transpose, AuxK loss
@@ -54,8 +58,11 @@ log = logging.getLogger(__name__)
 
 
 # --- (a) corpus ----------------------------------------------------------------------------------
-def corpus(options: BuildOptions) -> tuple[list[str], list[str]]:
-    """(train, held-out) texts: every corpus's sentences, split by a seeded hash of the text."""
+def corpus(options: BuildOptions) -> tuple[list[str], list[str], list[str]]:
+    """(train, scoring, reference) texts: every corpus's sentences, split train / held-out by a
+    seeded hash of the text; the held-out ones shuffled, the first `max_held_out_texts` for
+    scoring and the next as many for the reference explanations (no text in both: the corpus
+    is a set)."""
     from interp_harness.function_store.token_activations.corpus import load_corpus
 
     texts: set[str] = set()
@@ -71,7 +78,8 @@ def corpus(options: BuildOptions) -> tuple[list[str], list[str]]:
     rng = random.Random(f"sae-corpus:{options.seed}")
     rng.shuffle(train)
     rng.shuffle(held)
-    return train, held[: options.max_held_out_texts]
+    cut = options.max_held_out_texts
+    return train, held[:cut], held[cut : 2 * cut]
 
 
 # --- (b) activations -----------------------------------------------------------------------------
@@ -227,9 +235,8 @@ def build_sae(options: BuildOptions | None = None, progress: bool = True) -> SAE
         except ValueError:  # an unreadable catalog is rebuilt
             pass
     t0 = time.monotonic()
-    train_texts, held_texts = corpus(options)
-    if len(held_texts) < 2 or not train_texts:
-        raise ValueError("the corpus is too small to build an SAE")
+    train_texts, held_texts, reference_texts = corpus(options)
+    _check_split(held_texts, reference_texts, train_texts)
     site = Site(options.model, options.component, options.layer, options.device)
     xs: list[torch.Tensor] = []
     used = have = 0
@@ -270,7 +277,7 @@ def build_sae(options: BuildOptions | None = None, progress: bool = True) -> SAE
         d_sae=options.d_sae,
     )
     t_done = time.monotonic() - t0
-    catalog = _write_catalog(name, site, held_texts, options, len(x), used)
+    catalog = _write_catalog(name, site, held_texts, reference_texts, options, len(x), used)
     catalog.report.seconds = round(t_done + catalog.report.seconds, 1)
     catalog.report.read_seconds, catalog.report.train_seconds = round(t_read, 1), round(t_train, 1)
     (out / CATALOG_FILE).write_text(catalog.model_dump_json(indent=1), encoding="utf-8")
@@ -288,31 +295,47 @@ def catalog_sae(name: str, options: BuildOptions | None = None) -> SAECatalog:
     from interp_harness.model_services.intervention.saelens import read_info
 
     info = read_info(name, folder)
-    _, held_texts = corpus(options)
+    _, held_texts, reference_texts = corpus(options)
+    _check_split(held_texts, reference_texts)
     site = Site(options.model, info.component, info.layer, options.device)
-    catalog = _write_catalog(name, site, held_texts, options, 0, 0)
+    catalog = _write_catalog(name, site, held_texts, reference_texts, options, 0, 0)
     (folder / CATALOG_FILE).write_text(catalog.model_dump_json(indent=1), encoding="utf-8")
     return catalog
+
+
+def _check_split(held: list[str], reference: list[str], train: list[str] | None = None) -> None:
+    """Enough texts for each part (`train`: None for an SAE trained elsewhere)."""
+    if len(held) < 2 or not reference or train == []:
+        n = "" if train is None else f"{len(train)} training, "
+        raise ValueError(
+            f"the corpus is too small to build an SAE ({n}{len(held)} scoring and "
+            f"{len(reference)} reference texts)"
+        )
 
 
 def _write_catalog(
     name: str,
     site: Site,
     held_texts: list[str],
+    reference_texts: list[str],
     options: BuildOptions,
     train_tokens: int,
     train_texts: int,
 ) -> SAECatalog:
     """Reconstruction report and latent sample of the SAE saved in `sae_dir(name)`, read back
-    and encoded as the service encodes: what it will return."""
+    and encoded as the service encodes: what it will return. The report and the examples come
+    from `held_texts`, the reference explanations from `reference_texts` (disjoint)."""
     t0 = time.monotonic()
     out = sae_dir(name)
     sae = load_sae(out)
     cfg = sae.cfg
     held = [(t, ids, v) for t, ids, v in site.read(held_texts)]
+    ref = [(t, ids, v) for t, ids, v in site.read(reference_texts)]
     with torch.no_grad():
         acts = [encode(sae, v) for _, _, v in held]
+        ref_acts = [encode(sae, v) for _, _, v in ref]
         report, density = _report(sae, held, acts, options, train_tokens, train_texts)
+    report.reference_texts = len(ref)
     report.seconds = round(time.monotonic() - t0, 1)
     report.device = str(site.device)
     k = getattr(cfg, "k", None)
@@ -329,8 +352,9 @@ def _write_catalog(
         options=options.model_dump(mode="json", exclude={"force", "device"}),
         options_hash=options.options_hash(),
         report=report,
-        latents=_catalog_latents(site, held, acts, density, options),
+        latents=_catalog_latents(site, (held, acts), (ref, ref_acts), density, options),
         held_out=[t for t, _, _ in held],
+        reference_texts=[t for t, _, _ in ref],
     )
 
 
@@ -364,22 +388,26 @@ def _report(
     return report, density
 
 
+Read = tuple[list[tuple[str, list[int], torch.Tensor]], list[torch.Tensor]]  # texts, SAE acts
+
+
 def _catalog_latents(
-    site: Site,
-    held: list[tuple[str, list[int], torch.Tensor]],
-    acts: list[torch.Tensor],
-    density: torch.Tensor,
-    options: BuildOptions,
+    site: Site, scoring: Read, ref: Read, density: torch.Tensor, options: BuildOptions
 ) -> list[LatentRecord]:
-    """A seeded sample of live latents with enough activating and non-activating held-out texts."""
+    """A seeded sample of live latents with enough activating and non-activating scoring texts,
+    and some activation on the reference texts (else it would have no reference explanation)."""
+    held, acts = scoring
     text_max = torch.stack([a.max(0).values for a in acts])  # [texts, d_sae], all positions
     n_on = (text_max > 0).sum(0)
     n_off = len(held) - n_on
+    ref_tokens = [site.tokens(ids) for _, ids, _ in ref[0]]
+    ref_on = torch.stack([(a[1:] > 0).any(0) for a in ref[1]]).any(0)  # past the sink
     ok = (
         (density >= options.min_density)
         & (density <= options.max_density)
         & (n_on >= options.n_activating)
         & (n_off >= options.n_non_activating)
+        & ref_on
     )
     live = torch.nonzero(ok).flatten().tolist()
     rng = random.Random(f"sae-catalog:{options.seed}")
@@ -387,14 +415,7 @@ def _catalog_latents(
     tokens = [site.tokens(ids) for _, ids, _ in held]
     out = []
     for j in picked:
-        stats: dict[str, list[float]] = defaultdict(lambda: [0, 0.0])
-        for toks, a in zip(tokens, acts, strict=True):
-            for tok, v in zip(toks[1:], a[1:, j].tolist(), strict=True):
-                if v > 0:
-                    s = stats[tok]
-                    s[0] += 1
-                    s[1] = max(s[1], v)
-        top = sorted(stats.items(), key=lambda kv: (-kv[1][0], -kv[1][1], kv[0]))[:10]
+        top = _top_tokens(ref_tokens, ref[1], j)
         col = text_max[:, j]
         on = [i for i in range(len(held)) if col[i] > 0]
         off = [i for i in range(len(held)) if col[i] <= 0]
@@ -420,6 +441,22 @@ def _catalog_latents(
             )
         )
     return out
+
+
+def _top_tokens(
+    tokens: list[list[str]], acts: list[torch.Tensor], j: int, n: int = 10
+) -> list[tuple[str, tuple[int, float]]]:
+    """Latent j's `n` tokens active most often over the texts (ties: the larger max, then the
+    token), past position 0, each with (times active, max activation)."""
+    stats: dict[str, list[float]] = defaultdict(lambda: [0, 0.0])
+    for toks, a in zip(tokens, acts, strict=True):
+        for tok, v in zip(toks[1:], a[1:, j].tolist(), strict=True):
+            if v > 0:
+                s = stats[tok]
+                s[0] += 1
+                s[1] = max(s[1], v)
+    ranked = sorted(stats.items(), key=lambda kv: (-kv[1][0], -kv[1][1], kv[0]))[:n]
+    return [(t, (int(c), m)) for t, (c, m) in ranked]
 
 
 def reference(top_tokens: list[str], n: int = 5) -> str:

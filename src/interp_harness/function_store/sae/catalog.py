@@ -3,6 +3,7 @@
 It records how the SAE was built (options and their hash, the reconstruction report) and a seeded
 sample of its live latents, each with its density, top tokens, reference explanation and held-out
 examples (every token's activation, computed with the saved SAE as the service computes them).
+The top tokens and the reference come from held-out texts disjoint from the examples'.
 The scorer reads the examples; no service is needed at scoring time.
 """
 
@@ -21,7 +22,8 @@ from interp_harness.model_services.intervention.sae_names import (
 )
 
 CATALOG_FILE = "harness_catalog.json"
-BUILD_VERSION = 1  # raised when the build changes its result: older cached builds are redone
+BUILD_VERSION = 2  # raised when the build changes its result: older cached builds are redone
+# 2: references drawn from held-out texts disjoint from the scoring texts (issue 50 item 2)
 BUILD_HINT = "build one with `harness sae build`"
 
 
@@ -45,6 +47,7 @@ class BuildOptions(BaseModel):
     seed: int = 0
     corpora: tuple[str, ...] = ("python-docs", "released")
     held_out: float = Field(0.2, gt=0, lt=1)  # share of texts held out (seeded hash)
+    # scoring texts (report, examples); as many again, disjoint, for the reference explanations
     max_held_out_texts: int = Field(400, ge=2)
     n_latents: int = Field(64, ge=1)  # latents in the catalog
     min_density: float = 1e-4  # below: dead
@@ -75,7 +78,8 @@ class LatentRecord(BaseModel):
     latent: int
     density: float  # fraction of held-out tokens with activation > 0
     max_act: float
-    top_tokens: list[tuple[str, int, float]]  # (token, times active, max activation)
+    # (token, times active, max activation) over the reference texts, none of them scored
+    top_tokens: list[tuple[str, int, float]]
     reference: str  # `fires on "x", "y"`: the reference explanation (hidden ground truth)
     activating: list[Example] = Field(default_factory=list)
     non_activating: list[Example] = Field(default_factory=list)
@@ -90,6 +94,7 @@ class BuildReport(BaseModel):
     held_out_tokens: int
     train_texts: int
     held_out_texts: int
+    reference_texts: int = 0  # held-out texts the reference explanations come from
     steps: int
     seconds: float  # the whole build
     read_seconds: float = 0.0  # reading the training activations
@@ -114,6 +119,8 @@ class SAECatalog(BaseModel):
     # the held-out texts the report and examples come from, recorded with the catalog so that
     # the examples can be traced to their texts without rebuilding the corpus
     held_out: list[str] = Field(default_factory=list)
+    # the held-out texts the reference explanations come from: none of them is in `held_out`
+    reference_texts: list[str] = Field(default_factory=list)
 
 
 def sae_root() -> Path:
