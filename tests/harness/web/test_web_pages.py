@@ -3,9 +3,11 @@ SQLite store filled by real runs of the scripted agents. Screenshots: conftest.a
 
 from __future__ import annotations
 
+import io
 import math
 
 import pytest
+from PIL import Image
 from support.web_helpers import AUTH, artifacts_dir, login
 
 PRIMARY = {"numeric": "code_success", "strings": "string_exact"}
@@ -49,6 +51,12 @@ def test_runs_page_lists_runs_with_the_apis_scores(server, filled, page) -> None
     floor = page.locator(f'tr[data-run="{filled["floor"]["id"]}"]')
     assert "floor of" in floor.inner_text()
     page.screenshot(path=str(artifacts_dir() / "runs.png"), full_page=True)
+    # the icon a browser asks for (it was a 404): an ICO that Pillow, not our code, reads
+    r = page.request.get(server.url + "/favicon.ico")
+    assert r.status == 200 and r.headers["content-type"] == "image/x-icon"
+    icon = Image.open(io.BytesIO(r.body()))
+    assert (icon.format, icon.size) == ("ICO", (32, 32))
+    icon.load()
 
 
 def test_run_page_shows_the_report_floor_plot_and_episodes(server, filled, page) -> None:  # type: ignore[no-untyped-def]

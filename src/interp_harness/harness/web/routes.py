@@ -33,6 +33,7 @@ from interp_harness.harness.runs import views as V
 from interp_harness.harness.runs.compare import build_comparison
 from interp_harness.harness.store.models import RUN_TERMINAL
 from interp_harness.harness.web import auth, panels, plots, queries, run_form, views
+from interp_harness.harness.web.favicon import FAVICON
 
 HERE = Path(__file__).resolve().parent
 templates = Jinja2Templates(directory=str(HERE / "templates"))
@@ -66,6 +67,13 @@ def _page(request: Request, name: str, status_code: int = 200, **ctx: Any) -> HT
 
 def _not_found(request: Request, what: str) -> HTMLResponse:
     return _page(request, "error.html", 404, title="Not found", message=what)
+
+
+@router.get("/favicon.ico", include_in_schema=False)
+def favicon() -> Response:
+    return Response(
+        FAVICON, media_type="image/x-icon", headers={"Cache-Control": "public, max-age=86400"}
+    )
 
 
 @router.get("/ui/static/{name}")
