@@ -28,6 +28,10 @@ FAMILY_INTERNALS: dict[str, str] = {
         "parse_number, UnparseableValue: the numeric scorer reads numbers in the agents' value "
         "format and reports what failed; the SDK has parse_value, which returns any value"
     ),
+    "interp_harness.agents.protocol.tools": (
+        "match_words: the circuits runner reads a call's words with the text protocol's own "
+        "reader of its declared commands"
+    ),
     "interp_harness.agents.scripted_neuron": (
         "SENTENCES: `harness neurons iia` reuses the scripted agent's probe sentences as its corpus"
     ),
@@ -111,6 +115,10 @@ FAMILY_INTERNALS: dict[str, str] = {
     ),
     "interp_harness.model_services.intervention.client": (
         "InterventionClient and its errors: activations and interchanges of a served model"
+    ),
+    "interp_harness.model_services.intervention.compiled": (
+        "CompiledTransformer and its .npz: the circuits family's compiled models (tracr's forward "
+        "pass in torch), built and run in process"
     ),
     "interp_harness.model_services.intervention.engine": (
         "Engine: `harness sae build` runs the model in process to train SAEs"

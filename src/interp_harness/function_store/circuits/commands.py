@@ -7,7 +7,8 @@ when every token is one character (`abc`). Outputs are JSON: a list with one ent
 (`null` where the output is undefined), numbers to 4 decimals.
 """
 
-from interp_harness.agents.toolspec import SUBMIT, AnswerTag, ToolSpec, Word
+from interp_harness.agents.toolspec import SUBMIT, AnswerTag, Word
+from interp_harness.sdk import ToolSpec
 
 _INPUTS = {
     "type": "array",
