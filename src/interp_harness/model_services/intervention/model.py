@@ -3,8 +3,10 @@
 Components are pyvene's abstract names; pyvene maps them to modules for the GPT-2 and Llama
 families (Llama's layout also covers SmolLM2, TinyLlama and Mistral-style models). Models:
 - `smollm2` or a `.gguf` path: loaded by the backbone's loader (GGUF de-quantised, cached);
-- `gpt2-tiny-random`, `llama-tiny-random`, `gpt2-xl-random`: built from a config with seeded random
-  weights and a byte-level tokenizer (tests and speed checks; nothing is downloaded);
+- `gpt2-tiny-random`, `llama-tiny-random` (tests), `gpt2-small-random`, `gpt2-xl-random`,
+  `tinyllama-random` (GPT-2 small's, GPT-2 XL's and TinyLlama-1.1B's shapes, for speed checks):
+  built from a config with seeded random weights and a byte-level tokenizer, directly on the
+  device and in the dtype asked for (nothing is downloaded);
 - anything else: a Hugging Face id or local folder for `from_pretrained`.
 """
 
@@ -23,7 +25,13 @@ Component = Literal[
 ]
 COMPONENTS: tuple[str, ...] = get_args(Component)
 FAMILIES = {"gpt2": "gpt2", "llama": "llama", "mistral": "llama", "qwen2": "llama"}
-RANDOM_MODELS = ("gpt2-tiny-random", "llama-tiny-random", "gpt2-xl-random")
+RANDOM_MODELS = (
+    "gpt2-tiny-random",
+    "llama-tiny-random",
+    "gpt2-small-random",
+    "gpt2-xl-random",
+    "tinyllama-random",
+)
 
 
 class ModelNotSupported(RuntimeError):
@@ -85,20 +93,22 @@ def byte_tokenizer() -> Any:
     )
 
 
-def random_model(name: str, seed: int = 0) -> tuple[Any, Any]:
-    from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
+def _random_config(name: str, vocab: int) -> Any:
+    from transformers import GPT2Config, LlamaConfig
 
-    tok = byte_tokenizer()
-    vocab, eos = len(tok), tok.eos_token_id
-    torch.manual_seed(seed)
-    if name == "gpt2-tiny-random":
-        cfg = GPT2Config(n_layer=3, n_embd=48, n_head=4, n_positions=512, vocab_size=vocab)
-        lm: Any = GPT2LMHeadModel(cfg)
-    elif name == "gpt2-xl-random":  # GPT-2 XL's shape: speed checks need no weights
-        cfg = GPT2Config(n_layer=48, n_embd=1600, n_head=25, n_positions=1024, vocab_size=vocab)
-        lm = GPT2LMHeadModel(cfg)
-    elif name == "llama-tiny-random":
-        cfg = LlamaConfig(
+    gpt2 = {  # (layers, width, heads)
+        "gpt2-tiny-random": (3, 48, 4),
+        "gpt2-small-random": (12, 768, 12),
+        "gpt2-xl-random": (48, 1600, 25),
+    }
+    if name in gpt2:
+        layers, width, heads = gpt2[name]
+        positions = 512 if name == "gpt2-tiny-random" else 1024
+        return GPT2Config(
+            n_layer=layers, n_embd=width, n_head=heads, n_positions=positions, vocab_size=vocab
+        )
+    if name == "llama-tiny-random":
+        return LlamaConfig(
             num_hidden_layers=3,
             hidden_size=48,
             intermediate_size=80,
@@ -107,20 +117,50 @@ def random_model(name: str, seed: int = 0) -> tuple[Any, Any]:
             max_position_embeddings=512,
             vocab_size=vocab,
         )
-        lm = LlamaForCausalLM(cfg)
-    else:
-        raise ModelNotSupported(f"unknown random model {name!r}; known: {', '.join(RANDOM_MODELS)}")
+    if name == "tinyllama-random":  # TinyLlama-1.1B's config, our byte vocabulary
+        return LlamaConfig(
+            num_hidden_layers=22,
+            hidden_size=2048,
+            intermediate_size=5632,
+            num_attention_heads=32,
+            num_key_value_heads=4,
+            max_position_embeddings=2048,
+            rms_norm_eps=1e-5,
+            vocab_size=vocab,
+        )
+    raise ModelNotSupported(f"unknown random model {name!r}; known: {', '.join(RANDOM_MODELS)}")
+
+
+def random_model(
+    name: str,
+    seed: int = 0,
+    device: str | torch.device = "cpu",
+    dtype: torch.dtype = torch.float32,
+) -> tuple[Any, Any]:
+    """(tokenizer, model) of a random model, its weights drawn on `device` in `dtype`: drawing
+    GPT-2 XL's 1.5B weights on a CPU and casting took minutes, and the float32 copy stayed in a
+    GPU's peak memory. Seeded: the same name, device and dtype give the same weights."""
+    from transformers import GPT2LMHeadModel, LlamaForCausalLM
+
+    tok = byte_tokenizer()
+    vocab, eos = len(tok), tok.eos_token_id
+    cfg = _random_config(name, vocab)
+    cls = GPT2LMHeadModel if cfg.model_type == "gpt2" else LlamaForCausalLM
+    torch.manual_seed(seed)  # seeds CUDA's generators too
+    with torch.device(device):
+        lm = cls._from_config(cfg, dtype=dtype)
+    # set after building: a pad id at build time would zero Llama's embedding row of that id
     lm.config.bos_token_id = lm.config.eos_token_id = lm.config.pad_token_id = eos
     lm.generation_config.bos_token_id = lm.generation_config.eos_token_id = eos
     lm.generation_config.pad_token_id = eos
     return tok, lm
 
 
-def _load_raw(model: str, dtype: torch.dtype) -> tuple[Any, Any]:
+def _load_raw(model: str, device: torch.device, dtype: torch.dtype) -> tuple[Any, Any]:
     from pathlib import Path
 
     if model in RANDOM_MODELS:
-        return random_model(model)
+        return random_model(model, device=device, dtype=dtype)
     from interp_harness.model_services.backbone import model as backbone_model
 
     if model == backbone_model.DEFAULT_MODEL or Path(model).suffix == ".gguf":
@@ -135,7 +175,7 @@ def _load_raw(model: str, dtype: torch.dtype) -> tuple[Any, Any]:
 def load(model: str, device: str = "auto", dtype: str = "auto") -> LoadedModel:
     dev = resolve_device(device)
     dt = resolve_dtype(dtype, dev)
-    tok, lm = _load_raw(model, dt)
+    tok, lm = _load_raw(model, dev, dt)
     cfg = lm.config
     family = FAMILIES.get(getattr(cfg, "model_type", ""))
     if family is None:

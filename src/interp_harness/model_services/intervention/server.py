@@ -338,6 +338,30 @@ def create_app(engine: Engine) -> FastAPI:
     return app
 
 
+def build_app(
+    model: str,
+    *,
+    device: str = "auto",
+    dtype: str = "auto",
+    limits: Any = None,
+    saes: dict[str, Path] | None = None,
+    sae_dir: Path | None = None,
+) -> FastAPI:
+    """The service's app with `model` loaded, as `serve` runs it (also run in-process by
+    benchmarks/device_check.py). `saes`: SAELens SAE folders by name; `sae_dir`: a folder of them
+    (default: the project's built SAEs, when that folder exists)."""
+    from interp_harness.model_services.intervention import model as model_mod
+
+    if sae_dir is not None and not sae_dir.is_dir():
+        raise SAEConfigError(f"--sae-dir {sae_dir}: not a directory")
+    registry = SAERegistry(saes, sae_dir or default_sae_dir())  # a bad --sae fails before loading
+    loaded = model_mod.load(model, device=device, dtype=dtype)
+    registry.device = loaded.device  # SAEs are encoded where the model's activations are
+    registry.warm()
+    log.info("loaded %s (%s, %s)", model, loaded.device, loaded.dtype)
+    return create_app(Engine(loaded, limits, saes=registry))
+
+
 def serve(
     model: str,
     *,
@@ -349,20 +373,9 @@ def serve(
     saes: dict[str, Path] | None = None,
     sae_dir: Path | None = None,
 ) -> None:
-    """Load the model and serve it until interrupted. `saes`: SAELens SAE folders by name;
-    `sae_dir`: a folder of them (default: the project's built SAEs, when that folder exists)."""
+    """Load the model and serve it until interrupted (`build_app`'s options)."""
     import uvicorn
 
-    from interp_harness.model_services.intervention import model as model_mod
-
-    if sae_dir is not None and not sae_dir.is_dir():
-        raise SAEConfigError(f"--sae-dir {sae_dir}: not a directory")
-    registry = SAERegistry(saes, sae_dir or default_sae_dir())  # a bad --sae fails before loading
-    loaded = model_mod.load(model, device=device, dtype=dtype)
-    registry.device = loaded.device
-    registry.warm()
-    app = create_app(Engine(loaded, limits, saes=registry))
-    log.info(
-        "serving %s (%s, %s) on http://%s:%d/v1", model, loaded.device, loaded.dtype, host, port
-    )
+    app = build_app(model, device=device, dtype=dtype, limits=limits, saes=saes, sae_dir=sae_dir)
+    log.info("serving %s on http://%s:%d/v1", model, host, port)
     uvicorn.run(app, host=host, port=port, log_level="warning")
