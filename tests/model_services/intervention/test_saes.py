@@ -333,3 +333,19 @@ def test_without_sae_lens_a_request_says_how_to_install_it(sae_files, monkeypatc
         BadRequest, match=r"sae-lens is not installed \(pip install 'interp-harness\[sae\]'\)"
     ):
         registry.get("std")
+
+
+def test_pyvene_loads_without_its_nnsight_line_on_stdout() -> None:
+    """pyvene prints "nnsight is not detected ..." on stdout when imported; the engine and the
+    featurizers import it without that line (it was a stray line of `harness sae build`)."""
+    import subprocess
+    import sys
+
+    code = (
+        "from interp_harness.model_services.intervention import engine, featurizers\n"
+        "engine._pv(); featurizers._pv()\n"
+        "import pyvene; print(pyvene.__name__)"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "pyvene\n"

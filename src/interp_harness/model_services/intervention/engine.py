@@ -30,6 +30,7 @@ from interp_harness.model_services.intervention.featurizers import (
     FeaturizerRegistry,
 )
 from interp_harness.model_services.intervention.model import COMPONENTS, LoadedModel
+from interp_harness.model_services.intervention.pyvene_import import import_pyvene
 from interp_harness.model_services.intervention.saelens import SAERegistry, encode
 from interp_harness.model_services.text_bounds import token_chars
 
@@ -99,9 +100,7 @@ class Tok:
 
 
 def _pv() -> Any:
-    import pyvene
-
-    return pyvene
+    return import_pyvene()
 
 
 def _one_position(layer: int, component: str, intervention: Any, **group: Any) -> Any:

@@ -21,6 +21,7 @@ import numpy as np
 import torch
 from pydantic import ConfigDict
 
+from interp_harness.model_services.intervention.pyvene_import import import_pyvene
 from interp_harness.model_services.intervention.schemas import FeaturizerInfo, FeaturizerSpec
 
 ORTHO_TOL = 1e-3  # max |R R^T - I| accepted for a rotation (float32 round-off of saved matrices)
@@ -36,9 +37,7 @@ class FeaturizerError(ValueError):
 
 
 def _pv() -> Any:
-    import pyvene
-
-    return pyvene
+    return import_pyvene()
 
 
 def _classes() -> dict[str, type]:
