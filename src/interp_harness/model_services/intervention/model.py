@@ -145,6 +145,7 @@ def random_model(
     tok = byte_tokenizer()
     vocab, eos = len(tok), tok.eos_token_id
     cfg = _random_config(name, vocab)
+    cfg.bos_token_id = cfg.eos_token_id = eos  # GPT-2's default 50256 is outside this vocabulary
     cls = GPT2LMHeadModel if cfg.model_type == "gpt2" else LlamaForCausalLM
     torch.manual_seed(seed)  # seeds CUDA's generators too
     with torch.device(device):
