@@ -3,16 +3,23 @@ each benchmark adds the subcommands its record names (`cli`: name -> `module:typ
 
 from __future__ import annotations
 
-import importlib
-import os
-import sys
-from collections.abc import Callable, Mapping
-from pathlib import Path
+from interp_harness.model_services.backbone.omp_spin import limit_omp_spin
 
-import typer
+# Before any command's module loads torch: libgomp's threads then sleep soon at a barrier
+# instead of spinning through the time slices other processes on the cores need (`harness sae
+# build`, `intervention serve`, the families' commands; the backbone's server sets it too).
+limit_omp_spin()
 
-from interp_harness.function_store.benchmark import benchmarks, load_ref
-from interp_harness.harness.commands import COMMAND_MODULES
+import importlib  # noqa: E402
+import os  # noqa: E402
+import sys  # noqa: E402
+from collections.abc import Callable, Mapping  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import typer  # noqa: E402
+
+from interp_harness.function_store.benchmark import benchmarks, load_ref  # noqa: E402
+from interp_harness.harness.commands import COMMAND_MODULES  # noqa: E402
 
 # Tracebacks never print locals: they could hold ground truth.
 app = typer.Typer(

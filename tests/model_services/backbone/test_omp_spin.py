@@ -37,3 +37,11 @@ def test_the_operators_choice_is_kept() -> None:
 def test_too_late_once_torch_is_loaded() -> None:
     late = "import torch; from interp_harness.model_services.backbone.omp_spin import limit_omp_spin; print(limit_omp_spin()); "
     assert _py(late + _SHOW) == "False\nNone True"
+
+
+def test_the_harness_cli_sets_it_before_any_command_loads_torch() -> None:
+    """`harness sae build` (and every command that loads a model) runs in the `harness` CLI's
+    process, which sets it before its commands' modules import torch."""
+    # set only when torch was not loaded yet (limit_omp_spin), so "1000" says it came first
+    show = "import os; print(os.environ.get('GOMP_SPINCOUNT'))"
+    assert _py("import interp_harness.harness.cli; " + show) == "1000"
