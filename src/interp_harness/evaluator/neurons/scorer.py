@@ -23,6 +23,7 @@ import asyncio
 import os
 import zlib
 from dataclasses import dataclass
+from typing import Any
 
 from interp_harness.evaluator.answer_bounds import description_refusal, refused
 from interp_harness.evaluator.neurons import released
@@ -81,7 +82,7 @@ def _score(description: str, target: Target, url: str | None) -> _Scored:
     if rec is not None:
         obs = [O.Observation(unit, member(it.span), it.max_activation > 0) for it in rec.items]
         ref = O.counts(released.observations([rec], "activations"))
-        info = {"test_set": f"released items of {len(rec.items)} sentences"}
+        info: dict[str, Any] = {"test_set": f"released items of {len(rec.items)} sentences"}
         excerpts, reference = texts_for.released_excerpts(rec), rec.explanation
     else:
         corpus = testset.corpus_sentences(CORPUS_SENTENCES, seed=zlib.crc32(unit.encode()))
