@@ -149,6 +149,32 @@ def test_mlp_numpy_vs_torch(tmp_path: Path) -> None:
     assert worst < 1e-6  # the numpy fallback is the same function as torch's, to rounding
 
 
+def test_circuits(tmp_path: Path) -> None:
+    out = run(
+        "circuits.py",
+        "--programs",
+        "frac_prevs",
+        "--gen",
+        "1",
+        "--calls",
+        "2",
+        "--batch",
+        "2",
+        tmp=tmp_path,
+    )
+    figures(r"^compile frac_prevs: " + NUM + r" s \((\d+) layers", out)
+    positive(
+        figures(
+            r"^in process, (?:run|ablate mean|ablate resample|patch) \(2 inputs\): "
+            + NUM
+            + " calls/s",
+            out,
+            4,
+        )
+    )
+    positive(figures(r"^runner, (?:ablate mean|patch) \(2 inputs\): " + NUM + " calls/s", out, 2))
+
+
 def test_orchestrator(tmp_path: Path, needs_bwrap: None) -> None:
     out = run(
         "orchestrator.py", "--episodes", "1", "--rounds", "3", "--concurrency", "1", tmp=tmp_path

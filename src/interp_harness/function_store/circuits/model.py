@@ -48,8 +48,17 @@ class CircuitInputError(ValueError):
 
 class CircuitModel:
     def __init__(
-        self, arrays: dict[str, np.ndarray], meta: CompiledMeta, device: str = "cpu"
+        self,
+        arrays: dict[str, np.ndarray],
+        meta: CompiledMeta,
+        device: str = "cpu",
+        threads: int | None = None,
     ) -> None:
+        """`threads`: torch's intra-op threads for the process (a process-wide setting). These
+        models are tiny: one thread is ~10x faster than two on a busy 2-core machine (measured
+        by benchmarks/circuits.py), so the runner passes 1; None leaves the setting alone."""
+        if threads is not None:
+            torch.set_num_threads(threads)
         self.meta = meta
         self.device = torch.device(device)
         self.net = CompiledTransformer(arrays, meta).to(self.device).eval()
@@ -64,9 +73,11 @@ class CircuitModel:
         self._nonempty = self._non_empty(arrays)
 
     @classmethod
-    def from_npz(cls, path: str | Path, device: str = "cpu") -> CircuitModel:
+    def from_npz(
+        cls, path: str | Path, device: str = "cpu", threads: int | None = None
+    ) -> CircuitModel:
         arrays, meta = load_npz(path)
-        return cls(arrays, meta, device)
+        return cls(arrays, meta, device, threads)
 
     # ---- the model's parts --------------------------------------------------------------------
 

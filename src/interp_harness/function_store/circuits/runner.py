@@ -77,9 +77,9 @@ class CircuitRunner:
                     from interp_harness.model_services.intervention.compiled import load_npz
 
                     arrays, meta = load_npz(io.BytesIO(base64.b64decode(inline)))
-                    self._model = CircuitModel(arrays, meta)
+                    self._model = CircuitModel(arrays, meta, threads=1)
                 else:
-                    self._model = CircuitModel.from_npz(self.spec["weights"])
+                    self._model = CircuitModel.from_npz(self.spec["weights"], threads=1)
                 assert isinstance(self._model.net, CompiledTransformer)
             return self._model
 
