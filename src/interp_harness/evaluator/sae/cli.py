@@ -35,6 +35,10 @@ def _report_table(cats: list[SAECatalog], title: str) -> Table:
             "tokens: train / held-out",
             [f"{c.report.tokens} / {c.report.held_out_tokens}" for c in cats],
         ),
+        (
+            "held-out texts: scoring / reference",  # disjoint: references fitted out of sample
+            [f"{c.report.held_out_texts} / {c.report.reference_texts}" for c in cats],
+        ),
         ("time", [f"{c.report.seconds:.0f} s ({c.report.device})" for c in cats]),
         ("saved in", [str(sae_dir(c.sae)) for c in cats]),
     ]
