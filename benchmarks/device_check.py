@@ -21,7 +21,9 @@ own `build_app` and served over HTTP on loopback from this process; every figure
   through `/v1/activations`, checked against sae-lens's own `encode`; skipped with a line when
   sae-lens is not installed;
 - `sae-featurizer`: an autoencoder featurizer (an SAE's shape, random) in interchanges;
-- `circuits`: the compiled circuits family's models from `.npz` weights (a hook, below);
+- `circuits`: the compiled circuits family's models from carried `.npz` weights, on the device and
+  on the CPU (outputs agree, inputs/s, an ablation changes outputs); skipped with a line when
+  the family or the weights are absent;
 - `cli`: `harness intervention serve --model M --device D --dtype T` as docs tell an operator to
   run it (started at the beginning in a process of its own, waited for before any timing);
 - `ratios`: each device figure over the same call on the CPU.
@@ -62,12 +64,9 @@ RESULT = "device_check.json"
 WEIGHTS_NOTE = "random weights (seeded, built from the config on the device; no hub)"
 GPU_MODELS = "gpt2-xl-random,tinyllama-random"
 TINY_MODELS = "gpt2-tiny-random,llama-tiny-random"
-# the circuits family's hook: a module with
-#   run(device: str, dtype: str, weights: Path | None, seconds: float) -> tuple[dict, str]
-# (its figures and its one line), running the family's compiled models from `.npz` weights
-# carried in `weights` (scripts/device_wheelhouse.sh copies them to .device/circuits)
-CIRCUITS_PACKAGE = "interp_harness.function_store.circuits"
-CIRCUITS_HOOK = "interp_harness.function_store.circuits.device_check"
+# the circuits family's compiled models; their `.npz` weights are built and copied to
+# .device/circuits by scripts/device_wheelhouse.sh
+CIRCUITS_MODEL = "interp_harness.function_store.circuits.model"
 WORDS = "the city river music old new red small bright quiet people market north garden".split()
 
 
@@ -448,21 +447,79 @@ def featurizer_step(model: str, device: str, dtype: str, args: argparse.Namespac
 
 
 # ---- circuits -----------------------------------------------------------------------------------
-def circuits_step(device: str, dtype: str, weights: Path | None) -> Callable:
+def _same(a: list[Any], b: list[Any]) -> bool:
+    """Two decoded outputs agree: categorical values exactly, numerical ones to 1e-4."""
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b, strict=True):
+        if isinstance(x, float) and isinstance(y, float):
+            if abs(x - y) > 1e-4:
+                return False
+        elif x != y:
+            return False
+    return True
+
+
+def _rate(fn: Callable[[], Any], n: int, min_s: float) -> float:
+    reps, t = 0, time.perf_counter()
+    while True:
+        fn()
+        reps += 1
+        if _since(t) >= min_s or reps >= 50:
+            return n * reps / _since(t)
+
+
+def circuits_step(device: str, weights: Path | None, args: argparse.Namespace) -> Callable:
+    """The circuits family's compiled models (CircuitModel, as its runner and scorer run them)
+    from the `.npz` weights carried in `weights`, on the device and on the CPU: outputs agree,
+    inputs/s, and a zero-ablation changes outputs."""
+
     def run(fig: dict[str, Any]) -> str:
         try:
-            present = importlib.util.find_spec(CIRCUITS_PACKAGE) is not None
+            present = importlib.util.find_spec(CIRCUITS_MODEL) is not None
         except ImportError:
             present = False
         if not present:
             raise Skipped("circuits family not landed")
-        if importlib.util.find_spec(CIRCUITS_HOOK) is None:
-            raise Skipped(f"circuits family present, but {CIRCUITS_HOOK}.run is not written yet")
-        hook = importlib.import_module(CIRCUITS_HOOK)
-        got, line = hook.run(device=device, dtype=dtype, weights=weights, seconds=60.0)
-        fig.update(got)
-        fig["weights_dir"] = str(weights) if weights else None
-        return f"circuits: {line}"
+        files = sorted(weights.glob("*.npz"))[:12] if weights and weights.is_dir() else []
+        if not files:
+            raise Skipped(
+                f"no .npz weights in {weights} (bash scripts/device_wheelhouse.sh builds and "
+                "copies them)"
+            )
+        model_mod = importlib.import_module(CIRCUITS_MODEL)
+        n = 64
+        same = total = changed = 0
+        dev_rate = cpu_rate = 0.0
+        for path in files:
+            on_dev = model_mod.CircuitModel.from_npz(path, device)
+            on_cpu = model_mod.CircuitModel.from_npz(path, "cpu")
+            xs = on_cpu.random_inputs(n, on_cpu.max_len, seed=0)
+            a, b = on_dev.run(xs), on_cpu.run(xs)
+            same += sum(_same(x, y) for x, y in zip(a, b, strict=True))
+            total += n
+            ablated = on_dev.ablate(xs, on_dev.components()[:1], "zero")
+            changed += sum(not _same(x, y) for x, y in zip(a, ablated, strict=True))
+            dev_rate += _rate(lambda m=on_dev, xs=xs: m.run(xs), n, args.min_seconds / 4)
+            cpu_rate += _rate(lambda m=on_cpu, xs=xs: m.run(xs), n, args.min_seconds / 4)
+        k = len(files)
+        fig.update(models=k, inputs=total, same_as_cpu=same, ablation_changed=changed)
+        fig["inputs_per_s"] = round(dev_rate / k, 2)  # mean over the models
+        fig["cpu_inputs_per_s"] = round(cpu_rate / k, 2)
+        fig["ratio"] = round(dev_rate / cpu_rate, 2)
+        fig["device"], fig["weights_dir"] = device, str(weights)
+        if same != total:
+            raise RuntimeError(
+                f"outputs on {device} differ from the CPU's on {total - same} inputs"
+            )
+        if changed == 0:
+            raise RuntimeError("zero-ablating a component changed no output of any model")
+        return (
+            f"circuits: {k} compiled models (.npz) on {device}, float32: outputs equal the "
+            f"CPU's on {same}/{total} inputs; {fig['inputs_per_s']:g} inputs/s at batch {n} "
+            f"(CPU {fig['cpu_inputs_per_s']:g}, {fig['ratio']:g}x); zero-ablating each "
+            f"model's first component changed {changed}/{total}"
+        )
 
     return run
 
@@ -646,7 +703,7 @@ def _is_model(s: Step, cpu: bool) -> bool:
 def parse(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, required=True, help="folder for device_check.json")
-    ap.add_argument("--device", default=None, help="default: cuda:0 when present, else cpu")
+    ap.add_argument("--device", default=None, help="default cuda:0; --tiny cpu")
     ap.add_argument("--tiny", action="store_true", help="tiny models and batches (the suite's)")
     ap.add_argument("--models", default=None, help=f"default {GPU_MODELS}; --tiny {TINY_MODELS}")
     ap.add_argument("--dtypes", default="float16,bfloat16")
@@ -674,9 +731,8 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     check = Check(args.out, args, time.monotonic() + args.budget_s)
     check.write("running")
-    import torch  # after the first write: a machine whose torch cannot load still leaves a file
-
-    args.device = args.device or ("cuda:0" if torch.cuda.is_available() else "cpu")
+    # the check is of a GPU: without one its device steps fail, saying so, rather than time a CPU
+    args.device = args.device or ("cpu" if args.tiny else "cuda:0")
     dev, first, dt0 = args.device, args.models[0], args.dtypes[0]
     cli = None if "cli" in args.skip else CliServer(first, dev, dt0, args.out)
 
@@ -694,7 +750,7 @@ def main(argv: list[str] | None = None) -> int:
     steps: list[tuple[str, Callable]] = [
         ("sae-lens", sae_lens_step(first, dev, dt0)),
         ("sae-featurizer", featurizer_step(first, dev, dt0, args)),
-        ("circuits", circuits_step(dev, dt0, args.circuits_weights)),
+        ("circuits", circuits_step(dev, args.circuits_weights, args)),
     ]
     if cli is not None:
         steps.append(("cli", cli_step(cli, dev, dt0)))

@@ -350,8 +350,20 @@ def test_device_check(tmp_path: Path) -> None:
     models served from the script's process, half precision on the CPU, the operator's command in
     a process of its own; every step ran, printed its line and is in the JSON, and the
     interventions changed the outputs they should and only those."""
+    from interp_harness.function_store.circuits import build
+    from interp_harness.model_services.intervention.compiled import save_npz
+
+    weights = tmp_path / "circuits"  # one compiled circuits model, as device_wheelhouse.sh copies
+    weights.mkdir()
+    built = build.build_target("circuits-lib/reverse/0", build.BuildOptions())
+    save_npz(weights / "reverse.npz", built.merged.arrays, built.merged.meta)
     out_dir = tmp_path / "out"
-    out = run("device_check.py", "--out", str(out_dir), "--tiny", tmp=tmp_path, timeout=600)
+    out = run(
+        "device_check.py",
+        *("--out", str(out_dir), "--tiny", "--circuits-weights", str(weights)),
+        tmp=tmp_path,
+        timeout=600,
+    )
     doc = json.loads((out_dir / "device_check.json").read_text())
     assert doc["status"] == "complete" and "no hub" in doc["weights"]
     steps = {s["name"]: s for s in doc["steps"]}
@@ -375,8 +387,7 @@ def test_device_check(tmp_path: Path) -> None:
     ]
     for s in doc["steps"]:  # one printed line per step, the one the JSON keeps
         assert re.search("^" + re.escape(s["line"]) + "$", out, re.M), s["name"]
-        want = "skipped" if s["name"] == "circuits" else "ok"
-        assert s["status"] == want, (s["name"], s["line"], s["cause"])
+        assert s["status"] == "ok", (s["name"], s["line"], s["cause"])
     for name in models + baselines:
         f = steps[name]["figures"]
         assert f["dtype"] == name.split()[3] and f["device"] == "cpu"
@@ -391,7 +402,9 @@ def test_device_check(tmp_path: Path) -> None:
     assert sae["sae_device"] == sae["model_device"] == "cpu"
     assert sae["max_diff_vs_sae_lens"] < 1e-4 and sae["latents_fired"] > 0
     assert steps["sae-featurizer"]["figures"]["changed"] == 8
-    assert "circuits" in steps["circuits"]["line"]
+    circuits = steps["circuits"]["figures"]
+    assert (circuits["models"], circuits["device"]) == (1, "cpu")
+    assert circuits["same_as_cpu"] == circuits["inputs"] == 64
     cli = steps["cli"]["figures"]
     assert cli["command"].startswith(
         "harness intervention serve --model gpt2-tiny-random --device cpu --dtype float16"
@@ -402,7 +415,7 @@ def test_device_check(tmp_path: Path) -> None:
         (m, dt) for m in ("gpt2-tiny-random", "llama-tiny-random") for dt in ("float16", "bfloat16")
     ]
     positive([[x["ratio"] for x in r["interchange"]] + [r["activations"]] for r in ratios])
-    assert re.search(r"^result: .+device_check\.json \(13 steps, 0 failed\)$", out, re.M), out
+    assert re.search(r"^result: .+device_check\.json \(12 steps, 0 failed\)$", out, re.M), out
 
 
 @pytest.mark.slow
