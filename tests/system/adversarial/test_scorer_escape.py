@@ -168,7 +168,8 @@ async def test_sae_scores_the_agent_and_keeps_the_ceilings(backbone, case, monke
     by = {r.metric: r for r in res}
     assert set(by) == set(sae_scorer.SAEScorer.metrics)
     for m in sae_scorer.SCORED:
-        worst = -1.0 if m.startswith("simulation_") else 0.0
+        # correlations (the simulation's, Matthews') go down to -1, rates to 0
+        worst = -1.0 if m.startswith("simulation_") or m.endswith("_mcc") else 0.0
         assert (by[m].status, by[m].value) == ("ok", worst), by[m]
         assert by[m].details["failure"] == reason.format(m.split("_")[0])
     # the reference 'fires on "Monday", "Friday"' simulated: levels after position 0 of the
