@@ -161,6 +161,10 @@ class CompiledTransformer(nn.Module):
     def d_model(self) -> int:
         return int(self.wte.shape[1])
 
+    @property
+    def device(self) -> torch.device:  # pyvene reads the model's device
+        return self.wte.device
+
     def residual(self, tokens: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         pos = torch.arange(tokens.shape[1], device=tokens.device)
         x = self.embed_out(self.wte[tokens] + self.wpe[pos][None])
