@@ -139,6 +139,10 @@ class Check:
                 s = Step(name, "failed", time.monotonic() - t0, f"{name}: FAILED: {cause}", figures)
                 s.cause = f"{cause}\n{tb}"
         s.seconds = round(s.seconds, 2)
+        # the step's model is unreachable only now (its frame is gone): free it before the next
+        # step's weights count in that step's GPU memory
+        gc.collect()
+        _empty_cuda_cache()
         print(s.line, flush=True)
         self.steps.append(s)
         self.write("running")
@@ -212,9 +216,6 @@ def service(model: str, device: str, dtype: str, sae_dir: Path | None = None) ->
         client.close()
         server.should_exit = True
         thread.join(30)
-        del app
-        gc.collect()
-        _empty_cuda_cache()
 
 
 def _empty_cuda_cache() -> None:
@@ -498,7 +499,7 @@ def circuits_step(device: str, weights: Path | None, args: argparse.Namespace) -
             a, b = on_dev.run(xs), on_cpu.run(xs)
             same += sum(_same(x, y) for x, y in zip(a, b, strict=True))
             total += n
-            ablated = on_dev.ablate(xs, on_dev.components()[:1], "zero")
+            ablated = on_dev.ablate(xs, on_dev.components(), "zero")
             changed += sum(not _same(x, y) for x, y in zip(a, ablated, strict=True))
             dev_rate += _rate(lambda m=on_dev, xs=xs: m.run(xs), n, args.min_seconds / 4)
             cpu_rate += _rate(lambda m=on_cpu, xs=xs: m.run(xs), n, args.min_seconds / 4)
@@ -513,12 +514,12 @@ def circuits_step(device: str, weights: Path | None, args: argparse.Namespace) -
                 f"outputs on {device} differ from the CPU's on {total - same} inputs"
             )
         if changed == 0:
-            raise RuntimeError("zero-ablating a component changed no output of any model")
+            raise RuntimeError("zero-ablating every component changed no output")
         return (
             f"circuits: {k} compiled models (.npz) on {device}, float32: outputs equal the "
             f"CPU's on {same}/{total} inputs; {fig['inputs_per_s']:g} inputs/s at batch {n} "
-            f"(CPU {fig['cpu_inputs_per_s']:g}, {fig['ratio']:g}x); zero-ablating each "
-            f"model's first component changed {changed}/{total}"
+            f"(CPU {fig['cpu_inputs_per_s']:g}, {fig['ratio']:g}x); zero-ablating all of each "
+            f"model's components changed {changed}/{total}"
         )
 
     return run

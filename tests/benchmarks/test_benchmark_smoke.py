@@ -405,6 +405,7 @@ def test_device_check(tmp_path: Path) -> None:
     circuits = steps["circuits"]["figures"]
     assert (circuits["models"], circuits["device"]) == (1, "cpu")
     assert circuits["same_as_cpu"] == circuits["inputs"] == 64
+    assert circuits["ablation_changed"] > 0  # every component zeroed: the outputs change
     cli = steps["cli"]["figures"]
     assert cli["command"].startswith(
         "harness intervention serve --model gpt2-tiny-random --device cpu --dtype float16"

@@ -96,6 +96,8 @@ def byte_tokenizer() -> Any:
 def _random_config(name: str, vocab: int) -> Any:
     from transformers import GPT2Config, LlamaConfig
 
+    ends = {"bos_token_id": vocab - 1, "eos_token_id": vocab - 1}  # the byte tokenizer's last id
+
     gpt2 = {  # (layers, width, heads)
         "gpt2-tiny-random": (3, 48, 4),
         "gpt2-small-random": (12, 768, 12),
@@ -105,7 +107,12 @@ def _random_config(name: str, vocab: int) -> Any:
         layers, width, heads = gpt2[name]
         positions = 512 if name == "gpt2-tiny-random" else 1024
         return GPT2Config(
-            n_layer=layers, n_embd=width, n_head=heads, n_positions=positions, vocab_size=vocab
+            n_layer=layers,
+            n_embd=width,
+            n_head=heads,
+            n_positions=positions,
+            vocab_size=vocab,
+            **ends,  # GPT-2's default 50256 is outside this vocabulary (a warning per build)
         )
     if name == "llama-tiny-random":
         return LlamaConfig(
@@ -145,7 +152,6 @@ def random_model(
     tok = byte_tokenizer()
     vocab, eos = len(tok), tok.eos_token_id
     cfg = _random_config(name, vocab)
-    cfg.bos_token_id = cfg.eos_token_id = eos  # GPT-2's default 50256 is outside this vocabulary
     cls = GPT2LMHeadModel if cfg.model_type == "gpt2" else LlamaForCausalLM
     torch.manual_seed(seed)  # seeds CUDA's generators too
     with torch.device(device):
