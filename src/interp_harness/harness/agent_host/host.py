@@ -91,6 +91,7 @@ from interp_harness.harness.sandbox.bwrap import (
 )
 from interp_harness.harness.sandbox.code_binds import CODE_ROOT, part_binds
 from interp_harness.harness.sandbox.env import launcher_env
+from interp_harness.harness.sandbox.spawn import spawn
 
 log = logging.getLogger(__name__)
 
@@ -462,7 +463,7 @@ class AgentHosts:
         if cg:
             cg.open_join_fds()
         try:
-            proc = await asyncio.create_subprocess_exec(
+            proc = await spawn(
                 *cmd,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,

@@ -56,6 +56,7 @@ from interp_harness.harness.sandbox.docker import (
 )
 from interp_harness.harness.sandbox.env import launcher_env, sandbox_env
 from interp_harness.harness.sandbox.session import Session, tree_cpu_s
+from interp_harness.harness.sandbox.spawn import spawn
 
 LAB_REPO = "interp-harness/lab"
 LABEL = "interp-harness.lab"
@@ -336,7 +337,7 @@ class DockerLabSandbox(Sandbox):
         )
         try:
             cmd, env = jail.attach_command()
-            jail.proc = await asyncio.create_subprocess_exec(
+            jail.proc = await spawn(
                 *cmd,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,

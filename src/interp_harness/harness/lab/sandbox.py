@@ -38,6 +38,7 @@ from interp_harness.harness.sandbox.bwrap import (
 from interp_harness.harness.sandbox.cgroups import CgroupLimits
 from interp_harness.harness.sandbox.env import launcher_env
 from interp_harness.harness.sandbox.session import Session, tree_cpu_s
+from interp_harness.harness.sandbox.spawn import spawn
 from interp_harness.harness.sandbox.workdir import instance_dir
 
 LAB_DIR = "/opt/lab"  # the kernel and `target`, read-only
@@ -232,7 +233,7 @@ class BwrapLabSandbox(Sandbox):
         if cg:
             cg.open_join_fds()
         try:
-            proc = await asyncio.create_subprocess_exec(
+            proc = await spawn(
                 *cmd,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
