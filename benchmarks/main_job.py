@@ -7,11 +7,13 @@ alternate rather than overlap: side by side they would share the two cores and t
 Prints each run's wall time and the ratio of the medians (baseline / this tree).
 
     python benchmarks/main_job.py --base HEAD~1 [--rounds 2] [--backbone-url URL]
+    python benchmarks/main_job.py [--rounds 2]      this tree alone: its wall times, no ratio
 
 `--backbone-url` names a running backbone server that every run uses (model and judge) instead of
 starting its own; main_job.sh's sample sizes (MAIN_JOB_N, MAIN_JOB_WORDS_N) come from the
-environment. The test suite's smoke form (tests/benchmarks): `--base HEAD --rounds 1
---backbone-url URL` with MAIN_JOB_N=1 and MAIN_JOB_WORDS_N=1.
+environment. The test suite's smoke form (tests/benchmarks): `--rounds 1 --backbone-url URL` with
+MAIN_JOB_N=1 and MAIN_JOB_WORDS_N=1 (this tree alone: a baseline's run would double its time and
+test nothing more of this tree).
 """
 
 from __future__ import annotations
@@ -55,11 +57,19 @@ def run_once(tree: Path, home: Path, backbone: str | None = None) -> tuple[float
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--base", required=True, help="baseline commit (e.g. HEAD~1)")
+    ap.add_argument("--base", default=None, help="baseline commit (e.g. HEAD~1); none: this tree")
     ap.add_argument("--rounds", type=int, default=2, help="runs of each tree (default 2)")
     ap.add_argument("--backbone-url", default=None, help="a running backbone server to share")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="main-job-bench-") as tmp:
+        if a.base is None:
+            walls = []
+            for r in range(a.rounds):
+                wall, summary = run_once(ROOT, Path(tmp) / f"home-this-{r}", a.backbone_url)
+                walls.append(wall)
+                print(f"round {r + 1}  this {wall:7.1f} s  {summary}", flush=True)
+            print(f"median: this tree {statistics.median(walls):.1f} s (no baseline: --base)")
+            return
         base = Path(tmp) / "base"
         p = subprocess.run(
             ["git", "worktree", "add", "--detach", str(base), a.base],

@@ -16,7 +16,7 @@ done
 workers="${HARNESS_TEST_WORKERS:-$(nproc)}"
 parallel=()
 if [ "$workers" != "0" ]; then parallel=(-n "$workers" --dist loadgroup); fi
-python3 -m pytest -q -rs "${parallel[@]}" "${args[@]}"
+python3 -m pytest -q -rs --durations=30 "${parallel[@]}" "${args[@]}"
 rc=$?
 if [ $rc -eq 5 ]; then echo "no tests collected: failing" >&2; exit 1; fi
 exit $rc
