@@ -17,6 +17,7 @@ from interp_harness.sdk import (
     cell_block,
     cell_stdouts,
     cells_sent,
+    parse_cells,
     parse_pairs,
 )
 
@@ -78,8 +79,8 @@ class ToyLabAgent(Agent):
                 call = ToolCall(id="toy_0", name=RUN_PYTHON, arguments={"code": CELL})
                 return AgentReply(content="", tool_calls=[call])
             return AgentReply(content="One cell.\n" + cell_block(CELL))
-        outs = cell_stdouts(conversation)
-        mood = mood_of(outs[-1].strip() if outs else None)
-        if as_tools:
-            return AgentReply(content="", tool_calls=[answer_call(mood, 1)])
-        return AgentReply(content=answer_text(mood))
+        if as_tools:  # the run_python result: one cell's reply, read with parse_cells
+            [cell] = parse_cells([m for m in conversation if m.role == "tool"][-1].content)
+            return AgentReply(content="", tool_calls=[answer_call(mood_of(cell.stdout.strip()), 1)])
+        outs = cell_stdouts(conversation)  # every cell answered so far, in order
+        return AgentReply(content=answer_text(mood_of(outs[-1].strip() if outs else None)))
