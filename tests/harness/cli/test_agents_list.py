@@ -108,3 +108,21 @@ def test_agents_list_at_80_columns_keeps_descriptions_whole_and_says_lab() -> No
     for a in list_agents():
         assert f"{a.name}: description {' '.join(a.description.split())}" in flat, a.name
     assert "…" not in r.stdout
+
+
+def test_agents_list_loads_no_model_framework() -> None:
+    # every command builds the whole CLI (each family's subcommands included): one that imports
+    # torch or jax at the top costs every `harness` call seconds (the circuits build once did)
+    code = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from interp_harness.harness.cli import app\n"
+        "r = CliRunner().invoke(app, ['agents', 'list', '--json'])\n"
+        "assert r.exit_code == 0, r.output\n"
+        "print(sorted(m for m in ('torch', 'jax', 'haiku', 'transformers') if m in sys.modules))\n"
+    )
+    r = subprocess.run(
+        ["python3", "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[]", r.stdout

@@ -27,7 +27,6 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from interp_harness.function_store.datasets import cache_dir
-from interp_harness.model_services.intervention.compiled import save_npz
 
 BUILD_VERSION = 1  # bump when the layout or the draws change: every target is rebuilt
 LIB = "circuits-lib"
@@ -243,6 +242,9 @@ def build(
                     say(f"[{dataset} {i}/{len(ids)}] {tid}: cached")
                     continue
             b = build_target(tid, options)
+            # here, not at the top: every `harness` command imports this module, few need torch
+            from interp_harness.model_services.intervention.compiled import save_npz
+
             save_npz(npz, b.merged.arrays, b.merged.meta)
             tj.write_text(b.truth.model_dump_json(indent=1), encoding="utf-8")
             truths.append(b.truth)
