@@ -80,8 +80,8 @@ def test_fuzzing_at_chance_for_agent_floor_and_reference_carries_no_information(
     rows = {(r.agent, r.metric): r for r in rep.rows}
     agent = rows[("scripted-sae", "fuzzing_balanced_accuracy")]
     floor = rows[("sae-frequent-tokens", "fuzzing_balanced_accuracy")]
-    # the agent's baseline is its floor run's mean; the floor's is chance
-    assert (agent.baseline, agent.baseline_source) == (0.5, "floor sae-frequent-tokens")
+    # balanced accuracy defines its chance level (0.5): the baseline of the agent and the floor
+    assert (agent.baseline, agent.baseline_source) == (0.5, "chance")
     assert (floor.baseline, floor.baseline_source) == (0.5, "chance")
     assert agent.no_information and floor.no_information
     # the three fuzzing rows scored the same on every latent: one row, the others point to it
@@ -118,3 +118,22 @@ def test_episodes_that_all_failed_are_in_no_inputs_bin() -> None:
     }
     assert rep.unbinned == 3
     assert any("3 episode(s) without a score" in n for n in rep.notes)
+
+
+def test_mcc_takes_chance_and_the_firing_share_no_baseline() -> None:
+    def ep(i: int, agent: str, run: str, mcc: float, **fields) -> EpisodeSummary:  # type: ignore[no-untyped-def]
+        scores = [
+            ScoreResult(metric="observational_mcc", value=mcc),
+            ScoreResult(metric="observational_mcc_ceiling", value=0.6),
+            ScoreResult(metric="observational_firing_share", value=0.5),
+        ]
+        return summary(i, agent, scores, family="sae", episode_id=f"{run}{i}", run_id=run, **fields)
+
+    eps = [ep(i, "scripted-sae", "r1", 0.4) for i in range(4)]
+    # the floor's mean MCC, -0.03, is one noisy draw of chance: the baseline is MCC's own 0
+    eps += [ep(i, "sae-frequent-tokens", "f1", -0.03, floor_of="r1") for i in range(4)]
+    rows = {(r.agent, r.metric): r for r in build_report(eps).rows}
+    mcc = rows[("scripted-sae", "observational_mcc")]
+    assert (mcc.baseline, mcc.baseline_source, mcc.no_information) == (0.0, "chance", False)
+    share = rows[("scripted-sae", "observational_firing_share")]
+    assert (share.baseline, share.baseline_source, share.no_information) == (None, None, False)

@@ -56,6 +56,9 @@ SCALES: dict[str, Scale] = {
     "disentangle": _RATE,
 }  # fmt: skip
 
+# facts about a test set reported beside the scores (no baseline, never "no information")
+DESCRIPTIVE = frozenset({"observational_firing_share"})
+
 # a reference's score through the same scorer (`<metric>_ceiling`, FIND's judge ceilings) lies in
 # its metric's range
 _CEILINGS = {"unit_test_ceiling": "unit_test", "unit_test_ceiling_strict": "unit_test_strict"}

@@ -48,7 +48,7 @@ from rich.text import Text
 
 from interp_harness.evaluator.api import EpisodeSummary
 from interp_harness.evaluator.errors import ErrorGroup, group_errors
-from interp_harness.evaluator.metric_scale import scale_of
+from interp_harness.evaluator.metric_scale import DESCRIPTIVE, scale_of
 from interp_harness.function_store.benchmark import Benchmark, benchmarks
 
 Z95 = 1.959963984540054
@@ -536,7 +536,7 @@ def _baselines(
     records: list[Benchmark],
 ) -> None:
     """Each row's baseline (what a trivial answer scores on the same targets: the vacuous
-    explanation's score, else the floor run's row, else the metric's chance level) and the
+    explanation's score, else the metric's chance level, else the floor run's row) and the
     no-information flag where the row's ceiling is within NEAR_BASELINE_MARGIN of it."""
     index = {(r.agent, r.run_id, r.family, r.metric, r.exemplar_init): r for r in rows}
     for r in rows:
@@ -548,12 +548,16 @@ def _baselines(
             if (f := index.get((*who, r.family, r.metric, r.exemplar_init))) is not None
             and f.value is not None
         ]
+        if r.metric in DESCRIPTIVE:  # a fact about the test set, not a score: nothing to beat
+            continue
         if (v := _vacuous(r.metric, eps)) is not None:
             r.baseline, r.baseline_source = v, "vacuous"
+        elif scale is not None and scale.trivial is not None:
+            # chance is exact where the metric defines it (0 for a correlation); a floor run's
+            # mean is one noisy draw of it
+            r.baseline, r.baseline_source = scale.trivial, "chance"
         elif floors:
             r.baseline, r.baseline_source = floors[0].value, f"floor {floors[0].agent}"
-        elif scale is not None and scale.trivial is not None:
-            r.baseline, r.baseline_source = scale.trivial, "chance"
         if r.judge_status == "near_chance":
             r.no_information = True
         elif (
