@@ -137,3 +137,20 @@ def test_mcc_takes_chance_and_the_firing_share_no_baseline() -> None:
     assert (mcc.baseline, mcc.baseline_source, mcc.no_information) == (0.0, "chance", False)
     share = rows[("scripted-sae", "observational_firing_share")]
     assert (share.baseline, share.baseline_source, share.no_information) == (None, None, False)
+
+
+def test_a_distance_is_informative_when_its_reference_is_far_below_the_baseline() -> None:
+    # circuits' CMD: lower is better; the true circuit's (the ceiling) is 0, an empty claim's 1
+    def ep(i: int, cmd: float, ceiling: float) -> EpisodeSummary:
+        scores = [
+            ScoreResult(metric="cmd", value=cmd),
+            ScoreResult(metric="cmd_ceiling", value=ceiling),
+        ]
+        return summary(i, "a", scores, family="circuits", episode_id=f"c{i}", run_id=f"r{ceiling}")
+
+    good = build_report([ep(i, 0.1 * i, 0.0) for i in range(4)]).rows
+    [cmd] = [r for r in good if r.metric == "cmd"]
+    assert (cmd.baseline, cmd.no_information) == (1.0, False)
+    assert cmd.ci_low is not None and 0.0 <= cmd.ci_low <= cmd.ci_high <= 1.0  # type: ignore[operator]
+    poor = build_report([ep(i, 0.9, 0.95) for i in range(4)]).rows
+    assert [r.no_information for r in poor if r.metric == "cmd"] == [True]

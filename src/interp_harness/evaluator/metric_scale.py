@@ -26,6 +26,7 @@ class Scale:
     trivial: float | None = (
         None  # the score of an answer that says nothing (None: target-dependent)
     )
+    lower_is_better: bool = False  # a distance (circuits' CMD): the best answer scores `low`
 
 
 _RATE = Scale(0.0, 1.0)
@@ -54,6 +55,13 @@ SCALES: dict[str, Scale] = {
     "cause": _RATE,
     "isolate": _RATE,
     "disentangle": _RATE,
+    # circuits: node P/R/F1 and the size-matched random circuit's F1 depend on the truth's size,
+    # CPR on the target (the empty circuit's m(∅)): the random floor run is their baseline
+    **{m: _RATE for m in ("node_precision", "node_recall", "node_f1", "node_f1_random")},
+    "circuit_code_exact": _RATE,
+    "cpr": _RATE,
+    "cmd": Scale(0.0, 1.0, 1.0, lower_is_better=True),  # the empty circuit's is 1
+    "closure": _CHANCE_HALF,  # a claim no better than a random one of its size beats half
 }  # fmt: skip
 
 # facts about a test set reported beside the scores (no baseline, never "no information")

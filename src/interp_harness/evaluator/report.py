@@ -48,7 +48,7 @@ from rich.text import Text
 
 from interp_harness.evaluator.api import EpisodeSummary
 from interp_harness.evaluator.errors import ErrorGroup, group_errors
-from interp_harness.evaluator.metric_scale import DESCRIPTIVE, scale_of
+from interp_harness.evaluator.metric_scale import DESCRIPTIVE, Scale, scale_of
 from interp_harness.function_store.benchmark import Benchmark, benchmarks
 
 Z95 = 1.959963984540054
@@ -565,13 +565,20 @@ def _baselines(
             and r.scored
             and r.judge_ceiling is not None
             and r.baseline is not None
-            and r.judge_ceiling < r.baseline + NEAR_BASELINE_MARGIN
+            and _near_baseline(r.judge_ceiling, r.baseline, scale)
         ):
             r.no_information = True
             r.judge_note = (
                 f"ceiling {r.judge_ceiling:.2f} ≈ baseline {r.baseline:.2f} "
                 f"({r.baseline_source}): these scores carry no information"
             )
+
+
+def _near_baseline(ceiling: float, baseline: float, scale: Scale | None) -> bool:
+    """Whether the reference does no better than the baseline by NEAR_BASELINE_MARGIN."""
+    if scale is not None and scale.lower_is_better:
+        return ceiling > baseline - NEAR_BASELINE_MARGIN
+    return ceiling < baseline + NEAR_BASELINE_MARGIN
 
 
 def _outcomes(eps: list[EpisodeSummary], metric: str) -> list[tuple[str, float | None]]:

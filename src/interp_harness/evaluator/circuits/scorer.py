@@ -55,19 +55,6 @@ FAITH = ("cpr", "cmd", "closure")
 CEILINGS = tuple(f"{m}_ceiling" for m in FAITH)
 METRICS = (*NODE, *CODE, *FAITH)
 
-# Each metric's range, what an answer saying nothing scores (None: it depends on the target, and
-# the floor run or `node_f1_random` is the baseline), and whether lower is better.
-SCALES: dict[str, tuple[float, float, float | None]] = {
-    "node_precision": (0.0, 1.0, None),
-    "node_recall": (0.0, 1.0, None),
-    "node_f1": (0.0, 1.0, None),
-    "node_f1_random": (0.0, 1.0, None),
-    "circuit_code_exact": (0.0, 1.0, None),
-    "cpr": (0.0, 1.0, None),  # the empty circuit's m(∅) depends on the target
-    "cmd": (0.0, 1.0, 1.0),  # lower is better; the empty circuit's CMD is 1
-    "closure": (0.0, 1.0, 0.5),  # a claim no better than chance beats half
-}
-LOWER_IS_BETTER = frozenset({"cmd"})
 # the value an answer a metric cannot read scores (the agent's score; answer_bounds' rule)
 WORST: dict[str, float | None] = {
     "node_precision": None,  # undefined: nothing readable was claimed
