@@ -82,7 +82,13 @@ def test_run_report_tools_mode_and_leak_audit(
         for metric in ROWS:
             row = rows[(agent, metric)]
             assert row["errors"] == {} and row["scored"] >= 1, row
-            assert row["value"] is not None and row["judge_ceiling"] is not None, row
+            # the firing share describes the test texts: no reference scores it, nothing to beat
+            described = metric == "observational_firing_share"
+            assert row["value"] is not None, row
+            assert (row["judge_ceiling"] is None) == described, row
+            assert (row["baseline"] is None) == described, row
+            if described:
+                continue
             low = -1.0 if metric.startswith("simulation_") else 0.0  # correlations
             assert low <= row["value"] <= 1.0 and low <= row["judge_ceiling"] <= 1.0, row
 
