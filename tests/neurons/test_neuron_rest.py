@@ -193,10 +193,10 @@ def _floor_rows_on_the_run_page_and_in_the_cli(
     for row in rows.values():
         [line] = [x for x in block if x.strip().startswith(row["category"])]
         # the label, the simulator when its scores name one, then the score
-        rest = line.strip().removeprefix(row["category"]).strip()
+        rest = line.strip().removeprefix(row["category"]).strip().removeprefix("[lexical]").strip()
         flagged = rest.startswith("†")  # a row whose ceiling is near its baseline: (score)
         assert flagged == row["no_information"], line
-        rest = rest.removeprefix("†").strip().removeprefix("[lexical]").strip()
+        rest = rest.removeprefix("†").strip()
         score = f"{row['value']:.2f}"
         assert rest.split()[0] == (f"({score})" if flagged else score), line
 
