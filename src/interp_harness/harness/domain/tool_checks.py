@@ -17,7 +17,12 @@ from jsonschema import Draft202012Validator
 from interp_harness.agents.host_protocol import MAX_TOOL_CALLS
 from interp_harness.agents.toolspec import RAW_ARGUMENTS, ToolSpec
 
-__all__ = ["MAX_TOOL_CALLS", "argument_errors", "checked_arguments", "size_errors"]  # MAX_TOOL_CALLS: one message's, as the host's
+__all__ = [
+    "MAX_TOOL_CALLS",
+    "argument_errors",
+    "checked_arguments",
+    "size_errors",
+]  # MAX_TOOL_CALLS: one message's, as the host's
 _MAX_PROBLEMS = 5  # schema violations listed in one tool error
 
 

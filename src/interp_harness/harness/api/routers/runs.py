@@ -64,9 +64,7 @@ async def post_run(
         raise HTTPException(403, "agent isolation 'none' is refused over REST")
     try:
         # loading a catalog and probing endpoints take a while: keep the event loop running
-        plan = await asyncio.to_thread(
-            admit, spec, svc.settings, svc.catalogs, policy=api.policy
-        )
+        plan = await asyncio.to_thread(admit, spec, svc.settings, svc.catalogs, policy=api.policy)
         creator = token_key(token) if token is not None else None
         run = await asyncio.to_thread(store_plan, svc.store, plan, created_by=creator)
     except RequestInvalid as e:
