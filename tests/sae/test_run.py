@@ -89,7 +89,8 @@ def test_run_report_tools_mode_and_leak_audit(
             assert row["baseline"] is None or not described, row
             if described:
                 continue
-            low = -1.0 if metric.startswith("simulation_") else 0.0  # correlations
+            correlation = metric.startswith("simulation_") or metric.endswith("_mcc")
+            low = -1.0 if correlation else 0.0
             assert low <= row["value"] <= 1.0 and low <= row["judge_ceiling"] <= 1.0, row
 
     store = Store(make_engine(env["DATABASE_URL"]))
