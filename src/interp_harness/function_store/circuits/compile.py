@@ -66,6 +66,10 @@ def _slots(blocks: list[Any]) -> list[tuple[int, str]]:
     return out
 
 
+class Uncompilable(ValueError):
+    """A RASP program tracr cannot compile: the generator draws another one."""
+
+
 def compile_program(program: Any, vocab: list[Any], max_len: int) -> Compiled:
     """Compile `program` (a tracr RASP SOp) for inputs over `vocab` up to `max_len` tokens.
     Raises what tracr raises for a program it cannot compile.
@@ -90,11 +94,11 @@ def compile_program(program: Any, vocab: list[Any], max_len: int) -> Compiled:
     t0 = time.perf_counter()
     bad = validating.static_validate(program)
     if bad:
-        raise NotImplementedError("; ".join(f"{u.expr.label}: {u.reason}" for u in bad))
+        raise Uncompilable("; ".join(f"{u.expr.label}: {u.reason}" for u in bad))
     extracted = rasp_to_graph.extract_rasp_graph(program)
     graph, sources, sink = extracted.graph, extracted.sources, extracted.sink
     if rasp.tokens.label not in graph.nodes:
-        raise NotImplementedError("the program does not read the tokens")
+        raise Uncompilable("the program does not read the tokens")
     basis_inference.infer_bases(graph, sink, set(vocab), max_len)
     expr_to_craft_graph.add_craft_components_to_rasp_graph(
         graph, bos_dir=bases.BasisDirection(rasp.tokens.label, BOS), mlp_exactness=100
