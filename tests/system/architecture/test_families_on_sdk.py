@@ -116,6 +116,13 @@ FAMILY_INTERNALS: dict[str, str] = {
     "interp_harness.model_services.intervention.client": (
         "InterventionClient and its errors: activations and interchanges of a served model"
     ),
+    "interp_harness.model_services.intervention.circuit_model": (
+        "CircuitModel and parse_word: the circuits family's experiments, below the targets so "
+        "that the intervention service serves the same ones"
+    ),
+    "interp_harness.model_services.intervention.circuits_client": (
+        "RemoteCircuitModel: the circuits runner's experiments on the intervention service"
+    ),
     "interp_harness.model_services.intervention.compiled": (
         "CompiledTransformer and its .npz: the circuits family's compiled models (tracr's forward "
         "pass in torch), built and run in process"

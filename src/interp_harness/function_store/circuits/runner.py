@@ -4,6 +4,11 @@ milliseconds; no model service is involved). Its weights travel inline: the prep
 the orchestrator before a target enters its sandbox) puts the `.npz` bytes into the hidden spec,
 so the sandboxed service reads no host file.
 
+When the operator serves the compiled models from the intervention service
+(`harness intervention serve --model none`, its URL in HARNESS_CIRCUITS_URL, or the sandbox's
+forwarded endpoint), the experiments go there instead (`RemoteCircuitModel`, the same interface
+and the same replies); the words are parsed here either way.
+
 A call's words are parsed with the same declaration the text protocol renders (`COMMANDS`), so
 the words of `PYTHON(./temp/model.py ablate abc --components L0H1 --kind mean)` and of the
 tool call `ablate(inputs=["abc"], components=["L0H1"], kind="mean")` are one call. Replies are
@@ -18,6 +23,7 @@ import io
 import json
 import logging
 import math
+import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,12 +34,15 @@ import numpy as np
 from interp_harness.agents.protocol.tools import match_words
 from interp_harness.function_store.circuits.commands import COMMANDS
 from interp_harness.function_store.runtime import register_preparer
+from interp_harness.model_services.intervention import schemas as S
 from interp_harness.sdk import CallOutput, RuntimeContext, Target, register_runner
 
 log = logging.getLogger(__name__)
 
-MAX_INPUTS = 64  # inputs of one run / ablate / patch call
-MAX_READ = 16  # inputs of one activations call (its reply is [input][position][unit])
+# the intervention service's bounds are the same (one declaration)
+MAX_INPUTS = S.CIRCUIT_MAX_INPUTS  # inputs of one run / ablate / patch call
+MAX_READ = S.CIRCUIT_MAX_READ  # inputs of one activations call: [input][position][unit]
+MAX_REFERENCE = S.CIRCUIT_MAX_REFERENCE  # reference inputs of one ablation
 DECIMALS = 4
 UNAVAILABLE = "the model could not be run (its weights are unavailable)"
 FAILED = "the experiment failed inside the model"
@@ -61,11 +70,29 @@ class CircuitRunner:
     def __init__(self, target: Target, ctx: RuntimeContext | None) -> None:
         self.target = target
         self.spec = target.hidden.spec
+        self.url = circuits_url(ctx)
         self._model: Any = None
         self._lock = threading.Lock()
 
     def model(self) -> Any:
         with self._lock:
+            if self._model is None and self.url:
+                from interp_harness.model_services.intervention.circuits_client import (
+                    CircuitsClient,
+                    CircuitsSettings,
+                    RemoteCircuitModel,
+                )
+
+                base = CircuitsSettings.from_env()
+                settings = (base or CircuitsSettings(url=self.url)).model_copy(
+                    update={"url": self.url}
+                )
+                client = CircuitsClient(settings)
+                try:
+                    self._model = RemoteCircuitModel(client, self.target.id)
+                except Exception:
+                    client.close()
+                    raise
             if self._model is None:
                 from interp_harness.function_store.circuits.model import CircuitModel
                 from interp_harness.model_services.intervention.compiled import (
@@ -85,29 +112,10 @@ class CircuitRunner:
 
     # ---- words -> values ----------------------------------------------------------------------
 
-    def _token_map(self, m: Any) -> dict[str, Any]:
-        return {str(v): v for v in m.vocab}
-
     def parse_input(self, word: str, m: Any) -> list[Any]:
-        tokens = self._token_map(m)
-        word = word.strip()
-        parts = [p.strip() for p in word.split(",")] if "," in word else None
-        if parts is None:
-            if word in tokens:
-                parts = [word]
-            elif all(len(t) == 1 for t in tokens) and all(c in tokens for c in word):
-                parts = list(word)
-            else:
-                parts = word.split()
-        bad = [p for p in parts if p not in tokens]
-        if bad or not parts:
-            raise CommandError(
-                f"input {word!r}: tokens must come from the vocabulary {list(tokens)}, "
-                "separated by commas (a,b,c) or written together (abc)"
-            )
-        if len(parts) > m.max_len:
-            raise CommandError(f"input {word!r} has {len(parts)} tokens; at most {m.max_len}")
-        return [tokens[p] for p in parts]
+        from interp_harness.model_services.intervention.circuit_model import parse_word
+
+        return parse_word(word, m.vocab, m.max_len)
 
     def _inputs(
         self, words: Sequence[str], m: Any, cap: int, what: str = "inputs"
@@ -181,7 +189,7 @@ class CircuitRunner:
         if name == "ablate":
             xs = self._inputs(args.get("inputs", []), m, MAX_INPUTS)
             ref = args.get("reference")
-            reference = self._inputs(ref, m, 4 * MAX_INPUTS, "reference inputs") if ref else None
+            reference = self._inputs(ref, m, MAX_REFERENCE, "reference inputs") if ref else None
             out = m.ablate(
                 xs,
                 args.get("components", []),
@@ -210,6 +218,14 @@ class CircuitRunner:
             "outputs": "one value per position"
             + (", a number" if m.output_kind == "numerical" else ", from a finite set of values"),
         }
+
+
+def circuits_url(ctx: RuntimeContext | None) -> str | None:
+    """Where the experiments run: the sandbox's forwarded endpoint, else HARNESS_CIRCUITS_URL
+    (operator); None: in this process."""
+    return (ctx.extra.get("backbone_url") if ctx else None) or os.environ.get(
+        "HARNESS_CIRCUITS_URL"
+    )
 
 
 @register_runner("circuits")

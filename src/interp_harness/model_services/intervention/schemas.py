@@ -8,9 +8,9 @@ overlaps the characters), or `{"tokens": [i, ...]}` (negative counts from the en
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, model_validator
 
 from interp_harness.model_services.intervention.model import Component
 
@@ -250,3 +250,105 @@ class ModelInfo(BaseModel):
 class ModelList(BaseModel):
     object: str = "list"
     data: list[ModelInfo]
+
+
+# ---- compiled transformers (the circuits family's tracr models) -------------------------------
+# Bounds of one request, the target service's own (function_store/circuits/runner.py reads them)
+CIRCUIT_MAX_INPUTS = 64  # inputs of one run / ablate / patch call
+CIRCUIT_MAX_READ = 16  # inputs of one activations call (its reply is [input][position][unit])
+CIRCUIT_MAX_REFERENCE = 4 * CIRCUIT_MAX_INPUTS  # reference inputs of one ablation
+# tokens of one input: far above any compiled model's longest input (each model checks its own)
+CIRCUIT_MAX_TOKENS = 64
+# a target id: `/`-separated names, none starting with a dot, so no id is a path that climbs
+# (`..`) or starts at the root; the server also looks every id up in its catalogs
+CIRCUIT_ID = r"^[A-Za-z0-9_-][A-Za-z0-9_.-]*(/[A-Za-z0-9_-][A-Za-z0-9_.-]*){0,7}$"
+
+CircuitId = Annotated[str, Field(min_length=1, max_length=200, pattern=CIRCUIT_ID)]
+# a token of the program's vocabulary: a string or an integer, as its catalog lists it (no
+# coercion: "1" and 1 are different tokens)
+CircuitToken = StrictInt | Annotated[StrictStr, Field(max_length=32)]
+CircuitInput = Annotated[list[CircuitToken], Field(min_length=1, max_length=CIRCUIT_MAX_TOKENS)]
+CircuitComponent = Annotated[str, Field(min_length=1, max_length=40)]
+CircuitComponents = Annotated[list[CircuitComponent], Field(min_length=1, max_length=256)]
+
+
+class CircuitTarget(BaseModel):
+    """A served compiled model's interface: what its `task` command tells an agent, nothing of
+    its program, its variables or which components are empty."""
+
+    id: str
+    vocab: list[str | int]
+    max_len: int
+    n_layers: int
+    n_heads: int
+    output_kind: Literal["categorical", "numerical"]
+    components: list[str]  # every head slot and MLP (empty ones included)
+
+
+class CircuitTargetList(BaseModel):
+    object: str = "list"
+    data: list[str]  # the ids served
+
+
+class CircuitRunRequest(_Strict):
+    target: CircuitId
+    inputs: list[CircuitInput] = Field(min_length=1, max_length=CIRCUIT_MAX_INPUTS)
+
+
+class CircuitActivationsRequest(_Strict):
+    target: CircuitId
+    inputs: list[CircuitInput] = Field(min_length=1, max_length=CIRCUIT_MAX_READ)
+    component: CircuitComponent  # L0H1, L0MLP, L0H1.pattern, L0.resid_mid, L0.resid_post, embed
+
+
+class CircuitAblateRequest(_Strict):
+    target: CircuitId
+    inputs: list[CircuitInput] = Field(min_length=1, max_length=CIRCUIT_MAX_INPUTS)
+    components: CircuitComponents
+    kind: Literal["zero", "mean", "resample"] = "zero"
+    # None: drawn from the vocabulary with `seed`, per input length
+    reference: list[CircuitInput] | None = Field(
+        None, min_length=1, max_length=CIRCUIT_MAX_REFERENCE
+    )
+    seed: int = Field(0, ge=0, le=2**62)
+
+
+class CircuitPatchRequest(_Strict):
+    target: CircuitId
+    base: list[CircuitInput] = Field(min_length=1, max_length=CIRCUIT_MAX_INPUTS)
+    source: list[CircuitInput] = Field(min_length=1, max_length=CIRCUIT_MAX_INPUTS)
+    components: CircuitComponents
+
+
+class CircuitTokenizeRequest(_Strict):
+    target: CircuitId
+    # inputs as an agent writes them: tokens separated by commas (a,b,c) or written together
+    texts: list[Annotated[str, Field(max_length=1000)]] = Field(
+        min_length=1, max_length=CIRCUIT_MAX_INPUTS
+    )
+
+
+class CircuitTokenized(BaseModel):
+    tokens: list[str | int]
+    ids: list[int]  # rows of the token embedding (the BOS row, which the model adds, left out)
+
+
+class CircuitTokenizeResponse(BaseModel):
+    target: str
+    results: list[CircuitTokenized]
+
+
+class CircuitOutputs(BaseModel):
+    """Per input, the decoded output at each position (None where it is undefined)."""
+
+    target: str
+    results: list[list[Any]]
+
+
+class CircuitActivationsResponse(BaseModel):
+    """[input][position][unit] (a pattern: [input][query position][key position]); None past an
+    input's end (the in-process array's NaN: JSON has none)."""
+
+    target: str
+    component: str
+    results: list[list[list[float | None]]]

@@ -2,7 +2,9 @@
 
 Routes: `GET /health`, `GET /v1/models`, `POST /v1/tokenize`, `POST /v1/activations`,
 `POST /v1/interchange`, `POST /v1/generate`, `GET|POST /v1/featurizers`,
-`DELETE /v1/featurizers/{id}`, `GET /v1/saes` (the SAELens SAEs `/v1/activations` may encode with).
+`DELETE /v1/featurizers/{id}`, `GET /v1/saes` (the SAELens SAEs `/v1/activations` may encode with);
+with a folder of compiled transformers, `/v1/circuits/...` (circuits.py), also without a language
+model (`--model none`).
 
 The model runs on one worker thread. Concurrent requests queue up; while the model is busy,
 queued requests of the same kind and the same settings (component, layers, sites, ...) are merged
@@ -46,7 +48,14 @@ from interp_harness.model_services.backbone.guards import (
     off_loop,
     worker_app,
 )
+from interp_harness.model_services.body_limit import DEFAULT_MAX_BODY_MIB
 from interp_harness.model_services.intervention import schemas as S
+from interp_harness.model_services.intervention.circuits import (
+    CircuitStore,
+    add_circuits,
+    circuits_app,
+    default_circuits_dir,
+)
 from interp_harness.model_services.intervention.engine import CANCEL, Cancelled, Engine
 from interp_harness.model_services.intervention.featurizers import FeaturizerError
 from interp_harness.model_services.intervention.saelens import (
@@ -57,6 +66,8 @@ from interp_harness.model_services.intervention.saelens import (
 from interp_harness.model_services.queue_worker import NeverFits, QueueFull, QueueWorker
 
 log = logging.getLogger(__name__)
+
+NO_MODEL = "none"  # `--model none`: no language model, the compiled transformers only
 
 
 class Overloaded(RuntimeError):
@@ -235,7 +246,8 @@ def _error(status: int, message: str, kind: str) -> JSONResponse:
     return JSONResponse({"error": {"message": message, "type": kind}}, status)
 
 
-def create_app(engine: Engine) -> FastAPI:
+def create_app(engine: Engine, circuits: CircuitStore | None = None) -> FastAPI:
+    """The service over `engine`; with `circuits`, also its compiled models' routes."""
     lim = engine.limits
     batcher = Batcher(engine, max_items=lim.max_texts, max_queue_tokens=lim.max_queue_tokens)
 
@@ -280,6 +292,9 @@ def create_app(engine: Engine) -> FastAPI:
     async def _internal(_, exc: Exception) -> JSONResponse:
         log.exception("request failed")
         return _error(500, f"{type(exc).__name__}: {exc}", "internal_error")
+
+    if circuits is not None:
+        add_circuits(app, circuits)
 
     async def _submit(request: Request, kind: str, req: BaseModel) -> Any:
         # 400 past the per-request bound; tokenizes, so off the event loop
@@ -346,11 +361,24 @@ def build_app(
     limits: Any = None,
     saes: dict[str, Path] | None = None,
     sae_dir: Path | None = None,
+    circuits_dir: Path | None = None,
 ) -> FastAPI:
     """The service's app with `model` loaded, as `serve` runs it (also run in-process by
     benchmarks/device_check.py). `saes`: SAELens SAE folders by name; `sae_dir`: a folder of them
-    (default: the project's built SAEs, when that folder exists)."""
+    (default: the project's built SAEs, when that folder exists). `circuits_dir`: the compiled
+    transformers `harness circuits build` wrote (default: the cache's, when it exists); `model`
+    "none" serves those only."""
     from interp_harness.model_services.intervention import model as model_mod
+
+    if circuits_dir is not None and not circuits_dir.is_dir():
+        raise NotADirectoryError(f"--circuits-dir {circuits_dir}: not a directory")
+    folder = circuits_dir or default_circuits_dir()
+    if model == NO_MODEL:
+        # compiled models only: torch's threads are theirs (one is ~10x faster than two on a
+        # busy 2-core machine, benchmarks/circuits.py)
+        body_mib = getattr(limits, "max_body_mib", DEFAULT_MAX_BODY_MIB)
+        return circuits_app(CircuitStore(folder, threads=1), body_mib)
+    circuits = CircuitStore(folder) if folder.is_dir() else None
 
     if sae_dir is not None and not sae_dir.is_dir():
         raise SAEConfigError(f"--sae-dir {sae_dir}: not a directory")
@@ -359,7 +387,7 @@ def build_app(
     registry.device = loaded.device  # SAEs are encoded where the model's activations are
     registry.warm()
     log.info("loaded %s (%s, %s)", model, loaded.device, loaded.dtype)
-    return create_app(Engine(loaded, limits, saes=registry))
+    return create_app(Engine(loaded, limits, saes=registry), circuits)
 
 
 def serve(
@@ -372,10 +400,19 @@ def serve(
     limits: Any = None,
     saes: dict[str, Path] | None = None,
     sae_dir: Path | None = None,
+    circuits_dir: Path | None = None,
 ) -> None:
     """Load the model and serve it until interrupted (`build_app`'s options)."""
     import uvicorn
 
-    app = build_app(model, device=device, dtype=dtype, limits=limits, saes=saes, sae_dir=sae_dir)
+    app = build_app(
+        model,
+        device=device,
+        dtype=dtype,
+        limits=limits,
+        saes=saes,
+        sae_dir=sae_dir,
+        circuits_dir=circuits_dir,
+    )
     log.info("serving %s on http://%s:%d/v1", model, host, port)
     uvicorn.run(app, host=host, port=port, log_level="warning")
