@@ -35,6 +35,7 @@ _BUILTINS: dict[str, str] = {
     "neuron-fixed-explanation": "interp_harness.agents.neuron_floor:FixedExplanationFloor",
     "scripted-ravel": "interp_harness.agents.scripted_ravel:ScriptedRavelAgent",
     "scripted-circuits": "interp_harness.agents.scripted_circuits:ScriptedCircuitsAgent",
+    "scripted-circuits-code": "interp_harness.agents.scripted_circuits_code:ScriptedCircuitsCodeAgent",
     "circuits-random": "interp_harness.agents.scripted_circuits:RandomCircuitFloor",
     "interpolation": "interp_harness.agents.interpolation:InterpolationAgent",
     "replay": "interp_harness.agents.replay:ReplayAgent",

@@ -92,7 +92,8 @@ def responses(conversation: Sequence[Message]) -> list[list[str]]:
     return out
 
 
-def _seed(text: str) -> int:
+def text_seed(text: str) -> int:
+    """A seed drawn from a reply's text (the same reply, the same probes)."""
     return zlib.crc32(text.encode())
 
 
@@ -102,6 +103,19 @@ def circuit_answer(roles: dict[str, str], description: str, code: str) -> str:
 
 
 IDENTITY = "def f(tokens):\n    return list(tokens)\n"
+
+
+def conclude(
+    shape: Shape, xs: Sequence[list[Any]], full: Sequence[Any], kept: dict[str, str]
+) -> str:
+    """The answer: the kept components with their roles, and the function fitted on the probes'
+    outputs (`full`, one list per probe)."""
+    f = fit(list(zip(xs, full, strict=False)), shape.vocab)
+    desc = (
+        f"{f.describe()} (fitted on {len(full)} inputs; {f.explained:.0%} of their outputs "
+        "reproduced)."
+    )
+    return circuit_answer(kept, desc, fit_code(f))
 
 
 class ScriptedCircuitsAgent(TextProtocolAgent):
@@ -118,7 +132,7 @@ class ScriptedCircuitsAgent(TextProtocolAgent):
         shape = read_task(done[0][0]) if done[0] else None
         if shape is None:
             return AgentReply(content=circuit_answer({}, "The task could not be read.", IDENTITY))
-        xs = probes(shape, _seed(done[0][0]))
+        xs = probes(shape, text_seed(done[0][0]))
         abl = xs[:N_ABLATION_PROBES]
         if len(done) == 1:
             return AgentReply(content=f"PYTHON({path} {' '.join(encode(x) for x in xs)})")
@@ -133,16 +147,11 @@ class ScriptedCircuitsAgent(TextProtocolAgent):
             )
         kept: dict[str, str] = {}
         for c, line in zip(shape.components, done[2], strict=False):
-            outs = next(iter(json_values(line)), [])
+            outs: list[Any] = next(iter(json_values(line)), [])
             changed = sum(o != f for o, f in zip(outs, full, strict=False))
             if changed:
                 kept[c] = f"ablating it changes the output on {changed} of {len(abl)} probes"
-        f = fit(list(zip(xs, full, strict=False)), shape.vocab)
-        desc = (
-            f"{f.describe()} (fitted on {len(full)} inputs; {f.explained:.0%} of their outputs "
-            "reproduced)."
-        )
-        return AgentReply(content=circuit_answer(kept, desc, fit_code(f)))
+        return AgentReply(content=conclude(shape, xs, full, kept))
 
 
 class RandomCircuitFloor(TextProtocolAgent):
@@ -158,7 +167,7 @@ class RandomCircuitFloor(TextProtocolAgent):
         line = done[0][0] if done[0] else ""
         shape = read_task(line)
         names = shape.components if shape else []
-        rng = random.Random(_seed(line))
+        rng = random.Random(text_seed(line))
         chosen = (
             sorted(rng.sample(names, rng.randint(1, len(names))), key=names.index) if names else []
         )

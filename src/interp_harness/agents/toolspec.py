@@ -50,8 +50,10 @@ class ToolSpec(BaseModel):
     words: tuple[Word, ...] = ()  # kind "call"
     tags: tuple[AnswerTag, ...] = ()  # kind "answer"
     # how one output reads as a Python value in the lab (protocol mode `code`): "text" as
-    # printed, "number" (a float, a complex, None), "json" (the text parsed as JSON)
-    value: Literal["text", "number", "json"] = "text"
+    # printed, "number" (a float, a complex, None), "json" (the text parsed as JSON), "array"
+    # (the JSON as a numpy array), "arrays" (a JSON list, each item a numpy array: outputs that
+    # differ in length from one input to the next); harness/lab/api.py reads them
+    value: Literal["text", "number", "json", "array", "arrays"] = "text"
 
     def tool_description(self) -> str:
         """The description a model sees: what it does and what it returns."""

@@ -1,6 +1,7 @@
 """Finding the circuit of a compiled transformer (issue 52; InterpBench's idea of models with a
 known circuit, compiled with tracr; MIB's faithfulness scores) as a benchmark unit."""
 
+from interp_harness.function_store.call_clock import CallBudget
 from interp_harness.function_store.circuits.commands import COMMANDS
 from interp_harness.sdk import Benchmark, ReportRow
 
@@ -14,6 +15,10 @@ BENCHMARK = Benchmark(
     fixed_datasets=("circuits-lib", "circuits-gen"),
     runners={"circuits": "interp_harness.function_store.circuits.runner"},
     commands=COMMANDS,
+    # beyond the 10 s base, per word of a call: an ablation takes 0.03 s idle, 1.3 s at load
+    # 5 to 10 on 2 cores, and 4 of 20 episodes once ran out of the base alone on a loaded laptop
+    # (the model's load is not counted: runner.py loads it before the first call's clock starts)
+    call_budget=CallBudget(per_input_s=0.25),
     prompt="interp_harness.function_store.circuits.prompt:PROMPTS",
     scorer="interp_harness.evaluator.circuits.scorer:CircuitScorer",
     report_rows=(

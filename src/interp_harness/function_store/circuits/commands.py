@@ -4,8 +4,12 @@ lab's `target` module are renderings of these): `task`, `run`, `activations`, `a
 
 An input is one word: its tokens separated by commas (`a,b,c`, `3,1,2`), or written together
 when every token is one character (`abc`). Outputs are JSON: a list with one entry per position
-(`null` where the output is undefined), numbers to 4 decimals.
+(`null` where the output is undefined), numbers to 4 decimals. In the lab (protocol mode `code`)
+they are numpy arrays (`value`): `run` one per input, `activations` one [input][position][unit]
+array, `ablate` and `patch` a list of one per input (inputs may differ in length).
 """
+
+from typing import Literal
 
 from interp_harness.agents.toolspec import SUBMIT, AnswerTag, Word
 from interp_harness.sdk import ToolSpec
@@ -32,6 +36,7 @@ def _call(
     props: dict,
     required: list[str],
     words: tuple[Word, ...],
+    value: Literal["json", "array", "arrays"],
 ) -> ToolSpec:
     return ToolSpec(
         name=name,
@@ -44,7 +49,7 @@ def _call(
         },
         result=result,
         words=words,
-        value="json",
+        value=value,
     )
 
 
@@ -57,6 +62,7 @@ COMMANDS: tuple[ToolSpec, ...] = (
         {},
         [],
         (Word(literal="task"),),
+        "json",
     ),
     _call(
         "run",
@@ -65,6 +71,7 @@ COMMANDS: tuple[ToolSpec, ...] = (
         {"inputs": _INPUTS},
         ["inputs"],
         (Word(arg="inputs"),),
+        "array",
     ),
     _call(
         "activations",
@@ -80,6 +87,7 @@ COMMANDS: tuple[ToolSpec, ...] = (
             Word(arg="inputs"),
             Word(flag="--component", arg="component"),
         ),
+        "array",
     ),
     _call(
         "ablate",
@@ -103,6 +111,7 @@ COMMANDS: tuple[ToolSpec, ...] = (
             Word(flag="--reference", arg="reference"),
             Word(flag="--seed", arg="seed"),
         ),
+        "arrays",
     ),
     _call(
         "patch",
@@ -118,6 +127,7 @@ COMMANDS: tuple[ToolSpec, ...] = (
             Word(flag="--source", arg="source"),
             Word(flag="--components", arg="components"),
         ),
+        "arrays",
     ),
     ToolSpec(
         name=SUBMIT,

@@ -8,8 +8,8 @@ value (then it returns one value); its values are turned into words as a number 
 (`2` for 2.0, `0.1` for 0.1). The first such command is also `f`. A function sends its
 arguments to the orchestrator and returns what comes back: one value per input for a list
 command, else the call's one value. A value is the output as the text reply prints it, read as
-the command's declaration says (`ToolSpec.value`: the text, a number, JSON): a cell learns the
-same values a text agent reads.
+the command's declaration says (`ToolSpec.value`: the text, a number, JSON, a numpy array, a list
+of numpy arrays): a cell learns the same values a text agent reads.
 
 The orchestrator's side of a call (`call_value`) turns a target call's outputs into that value.
 A new benchmark's commands get their functions with no code of their own.
@@ -95,10 +95,47 @@ def _plain(v):
     return v
 
 
+def _shape(v):
+    """The shape of nested lists, or None when they differ in length (ragged)."""
+    if not isinstance(v, list):
+        return ()
+    shapes = {{_shape(x) for x in v}}
+    if len(shapes) > 1 or None in shapes:
+        return None
+    return (len(v), *next(iter(shapes), ()))
+
+
+def _leaves(v):
+    if isinstance(v, list):
+        for x in v:
+            yield from _leaves(x)
+    else:
+        yield v
+
+
+def _array(v):
+    """A JSON value as a numpy array: numbers (null as NaN) as floats, anything else (tokens) as
+    an object array (null as None); a ragged list as a list of arrays, one per item."""
+    if not isinstance(v, list):
+        return v
+    try:
+        import numpy
+    except ImportError:  # the operator left numpy out of the lab: the JSON value itself
+        return v
+    if _shape(v) is None:
+        return [_array(x) for x in v]
+    numbers = all(
+        x is None or (isinstance(x, int | float) and not isinstance(x, bool)) for x in _leaves(v)
+    )
+    return numpy.array(v, dtype=float if numbers else object)
+
+
 def _value(v):
     if isinstance(v, dict) and set(v) == {{"__complex__"}}:
         re, im = v["__complex__"]
         return complex(re, im)
+    if isinstance(v, dict) and set(v) == {{"__array__"}}:
+        return _array(v["__array__"])
     if isinstance(v, list):
         return [_value(x) for x in v]
     return v
@@ -187,7 +224,18 @@ def signature(spec: ToolSpec) -> str:
 # ---- the orchestrator's side: a call's outputs as the value the cell gets ---------------------
 
 
+# The lab's `_value` turns {"__array__": v} into a numpy array (the frame itself is JSON).
+ARRAY = "__array__"
+
+
 def _read(kind: str, text: str) -> Any:
+    if kind in ("array", "arrays"):
+        v = _read("json", text)
+        if not isinstance(v, list):
+            return v  # not an array (a text that is not JSON): as a "json" command reads it
+        if kind == "arrays":
+            return [{ARRAY: x} if isinstance(x, list) else x for x in v]
+        return {ARRAY: v}
     if kind == "number":
         v = parse_value(text)
         if isinstance(v, complex):
@@ -201,9 +249,25 @@ def _read(kind: str, text: str) -> Any:
     return text
 
 
+def returns_note(spec: ToolSpec) -> str | None:
+    """What the lab's function returns, for the prompt, when numpy arrays (else None)."""
+    if spec.value == "array":
+        return (
+            "Returns numpy arrays: numbers as floats (NaN where a reply shows null), other "
+            "values as object arrays (None there)."
+        )
+    if spec.value == "arrays":
+        return (
+            "Returns a list of numpy arrays, one per item of the reply, since the items may "
+            "differ in length (numbers as floats with NaN where a reply shows null, other values "
+            "as object arrays)."
+        )
+    return None
+
+
 def call_value(spec: ToolSpec, outputs: Sequence[Any]) -> tuple[Any, list[dict[str, str]]]:
     """(the value a cell gets, the per-input errors) for a call's outputs (`CallOutput`s)."""
-    values = []
+    values: list[Any] = []
     errors: list[dict[str, str]] = []
     for o in outputs:
         if o.output is None:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from interp_harness.agents.protocol.cells import RUN_PYTHON
 from interp_harness.agents.protocol.tools import answer_spec
 from interp_harness.agents.toolspec import ToolSpec
-from interp_harness.harness.lab.api import call_commands, list_arg, signature
+from interp_harness.harness.lab.api import call_commands, list_arg, returns_note, signature
 from interp_harness.harness.lab.limits import LabLimits
 
 
@@ -40,6 +40,8 @@ def lab_note(commands: Sequence[ToolSpec], limits: LabLimits, *, tools: bool) ->
                 "  Takes a list (or a numpy array) of inputs and returns one value per input "
                 "(or one input, and returns its value); None where an input failed."
             )
+        if (note := returns_note(s)) is not None:
+            lines.append(f"  {note}")
     if first is not None:
         lines.append(f"- f(x): the same as {first.name}(x)")
     lines += [
