@@ -27,7 +27,7 @@ import json
 import random
 import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from interp_harness.evaluator.answer_bounds import too_long
@@ -79,12 +79,35 @@ CALL = "__circuit_call__"  # the sandbox's entry: the answer's function on one J
 
 @dataclass(frozen=True)
 class Loaded:
-    """What scoring reads about a target: its model, the truth and the input space."""
+    """What scoring reads about a target: its model, the truth and the input space, and what one
+    episode's scoring has measured on it (`measured`: the held-out inputs and outputs per seed,
+    m per circuit; the claim, the ceiling and closure's random circuits share circuits, the
+    empty one always, and random ones repeat when few are possible)."""
 
     model: Any  # function_store.circuits.model.CircuitModel
     truth: list[str]  # the true circuit, within the model's components
     vocab: list[Any]
     max_len: int
+    measured: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def held_out(self, seed: int) -> tuple[list[list[Any]], list[list[Any]]]:
+        """The held-out inputs of `seed` and the full model's outputs on them."""
+        key = ("held_out", seed)
+        if key not in self.measured:
+            inputs = sample_inputs(self.vocab, self.max_len, N_HELD_OUT, seed)
+            self.measured[key] = (inputs, self.model.run(inputs))
+        return self.measured[key]
+
+    def m(self, circuit: Sequence[str], seed: int) -> float:
+        """m(C) on the held-out inputs of `seed`: the order of the circuit's names is no matter
+        (everything outside it is ablated, in the model's order)."""
+        key = ("m", frozenset(circuit), seed)
+        if key not in self.measured:
+            inputs, full = self.held_out(seed)
+            self.measured[key] = fa.circuit_agreement(
+                self.model, circuit, inputs, full, ABLATION, None, seed
+            )
+        return self.measured[key]
 
 
 def load_target(target: Target) -> Loaded:
@@ -172,17 +195,10 @@ class CircuitFaith:
 
 def measure(loaded: Loaded, circuit: Sequence[str], seed: int) -> CircuitFaith:
     """CPR, CMD and closure of one circuit on the target's held-out inputs."""
-    model = loaded.model
-    inputs = sample_inputs(loaded.vocab, loaded.max_len, N_HELD_OUT, seed)
-    full = model.run(inputs)
-
-    def m(c: Sequence[str]) -> float:
-        return fa.circuit_agreement(model, c, inputs, full, ABLATION, None, seed)
-
-    universe = model.components()
-    m_c, m_e = m(circuit), m(())
+    universe = loaded.model.components()
+    m_c, m_e = loaded.m(circuit, seed), loaded.m((), seed)
     randoms = fa.random_circuits(universe, len(circuit), K_RANDOM, seed + 2)
-    m_r = [m_c if set(r) == set(circuit) else m(sorted(r)) for r in randoms]
+    m_r = [loaded.m(sorted(r), seed) for r in randoms]
     return CircuitFaith(fa.faithfulness(m_c, m_e, 1.0), fa.closure(m_c, m_r), len(randoms))
 
 
@@ -278,8 +294,7 @@ async def score_code(
         return _failed(CODE, "no function in [CODE]", "unparsable", **d)
     if why := too_long(code, "code", "code"):
         return _failed(CODE, why.reason, why.kind, **d)
-    inputs = sample_inputs(loaded.vocab, loaded.max_len, N_HELD_OUT, seed)
-    full = await asyncio.to_thread(loaded.model.run, inputs)
+    inputs, full = await asyncio.to_thread(loaded.held_out, seed)
     (result,) = await asyncio.to_thread(ctx.run_code, [code_job(code, func_name, inputs)])
     d.update(printed_bytes=result.printed_bytes, guard=result.guard)
     return [code_result(result, full, d)]

@@ -23,6 +23,8 @@ It lives here, below the targets, so that the intervention server (which imports
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -41,6 +43,9 @@ AblationKind = Literal["zero", "mean", "resample"]
 ABLATIONS: tuple[str, ...] = ("zero", "mean", "resample")
 UNDEFINED_BELOW = 0.5  # a categorical position whose best score is below this has no value
 N_REFERENCE = 32  # inputs drawn per input length for a mean ablation without a reference
+# default-draw means kept per model, keyed by (seed, length): the scorer asks for one seed and
+# at most max_len lengths, an agent may vary --seed, so the oldest entries go
+MEAN_CACHE_ENTRIES = 64
 _HEAD = re.compile(r"^L(\d+)H(\d+)$")
 _MLP = re.compile(r"^L(\d+)MLP$")
 _SITE = re.compile(r"^L(\d+)H(\d+)\.pattern$|^L(\d+)\.(resid_mid|resid_post)$|^embed$")
@@ -75,6 +80,9 @@ class CircuitModel:
         self.output_values: list[Any] = list(meta.output_values)
         self._index = {_key(t): i for i, t in enumerate(meta.tokens)}
         self._nonempty = self._non_empty(arrays)
+        # (seed, length with BOS) -> every component's mean over that length's default draw
+        self._means: OrderedDict[tuple[int, int], dict[str, torch.Tensor]] = OrderedDict()
+        self._means_lock = threading.Lock()  # the runner and the scorer call from threads
 
     @classmethod
     def from_npz(
@@ -240,13 +248,20 @@ class CircuitModel:
             return {n: torch.zeros(b, t, self._width(n), dtype=torch.float64) for n in names}
         if kind not in ABLATIONS:
             raise CircuitInputError(f"unknown ablation {kind!r}: one of {', '.join(ABLATIONS)}")
+        if reference is None and kind == "mean":
+            # each length's default draw is the same on every call: its means are kept
+            rows = {n: mask.sum(1) == n for n in set(lengths)}
+            means = {n: self._default_means(seed, n) for n in rows}
+            out = {}
+            for name in names:
+                val = torch.zeros(b, t, self._width(name), dtype=torch.float64, device=mask.device)
+                for n, r in rows.items():
+                    val[r, :n] = means[n][name]
+                out[name] = val
+            return out
         if reference is None:
             per = N_REFERENCE if kind == "mean" else b
-            reference = [
-                x
-                for n in sorted(set(lengths))
-                for x in self.random_inputs(per, n - 1, seed + 7919 * n)
-            ]
+            reference = [x for n in sorted(set(lengths)) for x in self._default_draw(per, n, seed)]
         seen, rmask = self._record(reference, names)
         rlen = rmask.sum(1)
         out = {}
@@ -271,6 +286,28 @@ class CircuitModel:
                     val[i, :n] = (acts[:, :n] * m).sum(0) / m.sum(0).clamp(min=1)
             out[name] = val
         return out
+
+    def _default_draw(self, per: int, n: int, seed: int) -> list[list[Any]]:
+        """The references of a call without any: `per` inputs of `n` positions, BOS included."""
+        return self.random_inputs(per, n - 1, seed + 7919 * n)
+
+    def _default_means(self, seed: int, n: int) -> dict[str, torch.Tensor]:
+        """Every component's mean ([n, width]) over the N_REFERENCE inputs of `n` positions (BOS
+        included) drawn from `seed`, as a call without a reference draws them; computed once per
+        model, seed and length."""
+        key = (seed, n)
+        with self._means_lock:
+            if key in self._means:
+                self._means.move_to_end(key)
+                return self._means[key]
+        names = self.all_components()
+        seen, _ = self._record(self._default_draw(N_REFERENCE, n, seed), names)
+        means = {name: seen[name].mean(0) for name in names}  # every reference is n long
+        with self._means_lock:
+            self._means[key] = means
+            while len(self._means) > MEAN_CACHE_ENTRIES:
+                self._means.popitem(last=False)
+        return means
 
     def _width(self, name: str) -> int:
         return self.key_size if _HEAD.match(name) else self.net.d_model
