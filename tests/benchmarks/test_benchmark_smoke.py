@@ -160,6 +160,8 @@ def test_circuits(tmp_path: Path) -> None:
         "2",
         "--batch",
         "2",
+        "--agent-targets",
+        "2",
         tmp=tmp_path,
     )
     figures(r"^compile frac_prevs: " + NUM + r" s \((\d+) layers", out)
@@ -173,6 +175,20 @@ def test_circuits(tmp_path: Path) -> None:
         )
     )
     positive(figures(r"^runner, (?:ablate mean|patch) \(2 inputs\): " + NUM + " calls/s", out, 2))
+    figures(r"^agents on 2 circuits-gen targets: built in " + NUM + " s, episodes in " + NUM, out)
+    # each agent's node scores: a mean inside its 95% interval, inside [0, 1]
+    ci = NUM + r" \[" + NUM + ", " + NUM + r"\] \(bootstrap, n=\d\)"
+    node = r"^(?:scripted-circuits|circuits-random): "
+    scores = figures(node + "node F1 " + ci + "$", out, 2)
+    scores += figures(node + "node precision " + ci + "; recall " + ci + "$", out, 2)
+    scores += figures(node + "node F1 of random circuits of its size " + ci + "$", out, 2)
+    for row in scores:
+        for m, lo, hi in zip(row[::3], row[1::3], row[2::3], strict=True):
+            assert 0 <= lo <= m <= hi <= 1, row
+    # the agent against the floor, per target: a difference, inside [-1, 1]
+    [gap] = re.findall(r"^node F1, scripted-circuits minus the floor, per target: " + ci, out, re.M)
+    m, lo, hi = map(float, gap)
+    assert -1 <= lo <= m <= hi <= 1, gap
 
 
 def test_orchestrator(tmp_path: Path, needs_bwrap: None) -> None:
