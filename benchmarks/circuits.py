@@ -34,10 +34,10 @@ from interp_harness.function_store.circuits import build as cb
 from interp_harness.function_store.circuits.answer import parse_circuit
 from interp_harness.function_store.circuits.compile import BOS, compile_program
 from interp_harness.function_store.circuits.generator import generate
-from interp_harness.function_store.circuits.model import CircuitModel
 from interp_harness.function_store.circuits.programs import LIBRARY
 from interp_harness.function_store.circuits.prompt import PROMPTS
 from interp_harness.function_store.circuits.runner import CircuitRunner
+from interp_harness.model_services.intervention.circuit_model import CircuitModel
 from interp_harness.sdk import HiddenTruth, PublicMeta, Target
 
 MAX_STEPS = 10  # the scripted agents answer in 4 messages; a loop past this is a bug here

@@ -66,7 +66,7 @@ GPU_MODELS = "gpt2-xl-random,tinyllama-random"
 TINY_MODELS = "gpt2-tiny-random,llama-tiny-random"
 # the circuits family's compiled models; their `.npz` weights are built and copied to
 # .device/circuits by scripts/device_wheelhouse.sh
-CIRCUITS_MODEL = "interp_harness.function_store.circuits.model"
+CIRCUITS_MODEL = "interp_harness.model_services.intervention.circuit_model"
 WORDS = "the city river music old new red small bright quiet people market north garden".split()
 
 

@@ -9,8 +9,8 @@ import pytest
 
 from interp_harness.function_store.circuits import build as cb
 from interp_harness.function_store.circuits.compile import BOS, compile_program
-from interp_harness.function_store.circuits.model import CircuitModel
 from interp_harness.function_store.circuits.programs import LIBRARY, evaluate
+from interp_harness.model_services.intervention.circuit_model import CircuitModel
 
 
 def _inputs(vocab: list, max_len: int, n: int, seed: int, length: int | None = None) -> list:

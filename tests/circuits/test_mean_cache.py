@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from interp_harness.function_store.catalog import Catalog
-from interp_harness.function_store.circuits.model import N_REFERENCE, CircuitModel
+from interp_harness.model_services.intervention.circuit_model import N_REFERENCE, CircuitModel
 
 
 def default_draw(model: CircuitModel, lengths: set[int], seed: int) -> list[list]:

@@ -8,7 +8,7 @@ import numpy as np
 import pyvene as pv
 
 from interp_harness.function_store.circuits import build as cb
-from interp_harness.function_store.circuits.model import CircuitModel
+from interp_harness.model_services.intervention.circuit_model import CircuitModel
 from interp_harness.model_services.intervention.compiled import register_pyvene
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from interp_harness.function_store.catalog import Catalog
 from interp_harness.function_store.circuits import build as cb
-from interp_harness.function_store.circuits.model import CircuitModel
 from interp_harness.function_store.runtime import call_target, prepare_target
+from interp_harness.model_services.intervention.circuit_model import CircuitModel
 
 
 def test_commands_through_the_runner(in_circuits_cache: Path) -> None:

@@ -16,9 +16,9 @@ from interp_harness.evaluator.api import EpisodeStats
 from interp_harness.evaluator.circuits import scorer as sc
 from interp_harness.evaluator.scorer import ScoringContext
 from interp_harness.function_store.circuits.build import CircuitTruth
-from interp_harness.function_store.circuits.model import CircuitModel
 from interp_harness.function_store.models import HiddenTruth, PublicMeta, Target
 from interp_harness.harness.sandbox.code_runner import run_in_sandbox
+from interp_harness.model_services.intervention.circuit_model import CircuitModel
 from interp_harness.model_services.intervention.compiled import save_npz
 
 VOCAB = ["a", "b", "c"]

@@ -20,8 +20,8 @@ from support.intervention_server import start_server
 
 from interp_harness.function_store.catalog import Catalog
 from interp_harness.function_store.circuits import build as cb
-from interp_harness.function_store.circuits.model import CircuitModel
 from interp_harness.function_store.runtime import RuntimeContext, call_target, prepare_target
+from interp_harness.model_services.intervention.circuit_model import CircuitModel
 
 LIB = "circuits-lib/sort/0"
 

@@ -84,7 +84,7 @@ class Loaded:
     m per circuit; the claim, the ceiling and closure's random circuits share circuits, the
     empty one always, and random ones repeat when few are possible)."""
 
-    model: Any  # function_store.circuits.model.CircuitModel
+    model: Any  # model_services.intervention.circuit_model.CircuitModel
     truth: list[str]  # the true circuit, within the model's components
     vocab: list[Any]
     max_len: int

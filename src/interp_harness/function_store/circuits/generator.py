@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from interp_harness.function_store.circuits.compile import Compiled, compile_program
-from interp_harness.function_store.circuits.model import CircuitModel
+from interp_harness.model_services.intervention.circuit_model import CircuitModel
 
 MAX_TRIES = 200
 CHECK_INPUTS = 40  # drawn inputs the compiled model must agree with RASP's evaluation on

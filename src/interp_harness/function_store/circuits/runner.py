@@ -95,7 +95,7 @@ class CircuitRunner:
                     client.close()
                     raise
             if self._model is None:
-                from interp_harness.function_store.circuits.model import CircuitModel
+                from interp_harness.model_services.intervention.circuit_model import CircuitModel
                 from interp_harness.model_services.intervention.compiled import (
                     CompiledTransformer,
                 )
@@ -130,7 +130,7 @@ class CircuitRunner:
     # ---- the call -----------------------------------------------------------------------------
 
     def call(self, inputs: Sequence[str]) -> list[CallOutput]:
-        from interp_harness.function_store.circuits.model import CircuitInputError
+        from interp_harness.model_services.intervention.circuit_model import CircuitInputError
 
         words = list(inputs)
         shown = " ".join(words)
@@ -160,7 +160,7 @@ class CircuitRunner:
             return [CallOutput(input=shown, error=FAILED, error_category="infrastructure")]
 
     def _run(self, words: list[str], m: Any) -> list[CallOutput]:
-        from interp_harness.function_store.circuits.model import CircuitInputError
+        from interp_harness.model_services.intervention.circuit_model import CircuitInputError
 
         if len(words) > MAX_INPUTS:
             raise CommandError(f"at most {MAX_INPUTS} inputs per call (got {len(words)})")

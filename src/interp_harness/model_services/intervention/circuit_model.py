@@ -16,8 +16,7 @@ outputs as the value per position ([len]). It takes the same ablation and patchi
 `ablate` and `patch`.
 
 It lives here, below the targets, so that the intervention server (which imports nothing above
-`model_services`) serves the same experiments the target service and the scorer run in process;
-`function_store/circuits/model.py` re-exports it.
+`model_services`) serves the same experiments the target service and the scorer run in process.
 """
 
 from __future__ import annotations

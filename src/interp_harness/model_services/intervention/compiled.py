@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, BinaryIO, Literal
 
 import numpy as np
 import torch
@@ -186,8 +186,9 @@ def save_npz(path: Path, arrays: dict[str, np.ndarray], meta: CompiledMeta) -> N
     tmp.replace(path)
 
 
-def load_npz(path: str | Path) -> tuple[dict[str, np.ndarray], CompiledMeta]:
-    """The arrays and meta of a `.npz` written by `save_npz` (no pickles are read)."""
+def load_npz(path: str | Path | BinaryIO) -> tuple[dict[str, np.ndarray], CompiledMeta]:
+    """The arrays and meta of a `.npz` written by `save_npz`, from a file or its bytes (no
+    pickles are read)."""
     with np.load(path, allow_pickle=False) as f:
         arrays = {k: f[k] for k in f.files if k != "meta"}
         meta = CompiledMeta.model_validate(json.loads(str(f["meta"])))
