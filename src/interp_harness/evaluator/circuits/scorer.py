@@ -112,10 +112,12 @@ class Loaded:
 
 def load_target(target: Target) -> Loaded:
     """The target's model and truth, from the build's files the hidden spec names."""
-    from interp_harness.function_store.circuits import build, model  # torch: loaded when scoring
+    # torch: loaded when scoring
+    from interp_harness.function_store.circuits import build
+    from interp_harness.model_services.intervention.circuit_model import CircuitModel
 
     spec = target.hidden.spec
-    m = model.CircuitModel.from_npz(spec["weights"])
+    m = CircuitModel.from_npz(spec["weights"])
     truth = build.load_truth(spec["truth"])
     universe = set(m.components())
     return Loaded(
