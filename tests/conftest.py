@@ -12,6 +12,13 @@ from support import foreign_checkout
 if (_why := foreign_checkout()) is not None:
     raise pytest.UsageError(_why)
 
+# Under xdist (scripts/test.sh: one worker per core) torch's default pool of a thread per core in
+# every worker oversubscribes the machine, and OpenMP's threads then spin waiting on each other: a
+# backbone engine test that takes 4 s alone took 124 s beside a busy worker. One thread per worker,
+# set before anything loads torch; the processes the tests start inherit it.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 # The session's shared model servers (one per model and options), visible to every test folder.
 pytest_plugins = ["support.shared_services"]
 
