@@ -214,13 +214,13 @@ def test_the_runner_forwards_to_the_service(
     ]
     monkeypatch.delenv("HARNESS_CIRCUITS_URL", raising=False)
     local = [call_target(target, words) for words in calls]
-    forwarded = [
-        call_target(target, words, RuntimeContext(extra={"backbone_url": url})) for words in calls
-    ]
+    # a backbone forwarded for another family's targets is not where circuits experiments go
+    other = RuntimeContext(extra={"backbone_url": "http://127.0.0.1:9/v1"})
+    assert call_target(target, calls[2], other) == local[2]
+    monkeypatch.setenv("HARNESS_CIRCUITS_URL", url)  # the operator's setting
+    forwarded = [call_target(target, words) for words in calls]
     assert forwarded == local
     assert local[2][0].output and local[6][0].error_category == "agent"
-    monkeypatch.setenv("HARNESS_CIRCUITS_URL", url)  # the operator's setting, no forward
-    assert call_target(target, calls[2]) == local[2]
     # a service that does not serve the target: the fixed message, an infrastructure error
     gone = target.model_copy(update={"id": "circuits-lib/sort/7"})
     [out] = call_target(gone, ["312"])

@@ -5,8 +5,8 @@ the orchestrator before a target enters its sandbox) puts the `.npz` bytes into 
 so the sandboxed service reads no host file.
 
 When the operator serves the compiled models from the intervention service
-(`harness intervention serve --model none`, its URL in HARNESS_CIRCUITS_URL, or the sandbox's
-forwarded endpoint), the experiments go there instead (`RemoteCircuitModel`, the same interface
+(`harness intervention serve --model none`, its URL in HARNESS_CIRCUITS_URL), the experiments
+go there instead (`RemoteCircuitModel`, the same interface
 and the same replies); the words are parsed here either way.
 
 A call's words are parsed with the same declaration the text protocol renders (`COMMANDS`), so
@@ -71,7 +71,7 @@ class CircuitRunner:
     def __init__(self, target: Target, ctx: RuntimeContext | None) -> None:
         self.target = target
         self.spec = target.hidden.spec
-        self.url = circuits_url(ctx)
+        self.url = circuits_url()
         self._model: Any = None
         self._lock = threading.Lock()
 
@@ -221,12 +221,11 @@ class CircuitRunner:
         }
 
 
-def circuits_url(ctx: RuntimeContext | None) -> str | None:
-    """Where the experiments run: the sandbox's forwarded endpoint, else HARNESS_CIRCUITS_URL
-    (operator); None: in this process."""
-    return (ctx.extra.get("backbone_url") if ctx else None) or os.environ.get(
-        "HARNESS_CIRCUITS_URL"
-    )
+def circuits_url() -> str | None:
+    """Where the experiments run: HARNESS_CIRCUITS_URL (operator); None: in this process. Not
+    a runtime context's forwarded `backbone_url`: the record declares no model service, so that URL,
+    when there is one, is another family's backbone."""
+    return os.environ.get("HARNESS_CIRCUITS_URL") or None
 
 
 @register_runner("circuits")
