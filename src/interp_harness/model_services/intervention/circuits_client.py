@@ -13,14 +13,13 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import httpx
 import numpy as np
 from pydantic import BaseModel, ValidationError
 
-from interp_harness.model_services.http_retry import NotFound, request_json
 from interp_harness.model_services.intervention import schemas as S
 from interp_harness.model_services.intervention.circuit_model import CircuitInputError
 from interp_harness.model_services.intervention.client import (
+    InterventionClient,
     InterventionError,
     InterventionSettings,
 )
@@ -35,66 +34,42 @@ class CircuitsSettings(InterventionSettings):
     timeout_s: float = 60.0  # a call takes milliseconds; a minute is a service in trouble
 
 
-class CircuitsClient:
+class CircuitsClient(InterventionClient):
+    """The intervention client (its connection, retries and reply checks), subclassed for the
+    `/v1/circuits` routes; a request the service refuses (HTTP 400) is the caller's to fix, a
+    `CircuitInputError` with the service's message."""
+
     def __init__(self, settings: CircuitsSettings | str) -> None:
-        self.settings = CircuitsSettings(url=settings) if isinstance(settings, str) else settings
-        s = self.settings
-        self._http = httpx.Client(timeout=httpx.Timeout(s.timeout_s, connect=s.connect_timeout_s))
+        super().__init__(CircuitsSettings(url=settings) if isinstance(settings, str) else settings)
 
-    def close(self) -> None:
-        self._http.close()
-
-    def __enter__(self) -> CircuitsClient:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.close()
-
-    def _call(self, method: str, path: str, body: BaseModel | None, out: type[BaseModel]) -> Any:
-        s = self.settings
-        url = s.api_base + path
-        payload = body.model_dump(exclude_none=True) if body is not None else None
+    def _call(self, method: str, path: str, body: Any, out: type[BaseModel]) -> Any:
         try:
-            data = request_json(
-                self._http,
-                method,
-                url,
-                payload,
-                s,
-                service=f"intervention service at {s.api_base}",
-                error=InterventionError,
-            )
-        except NotFound as e:
-            raise InterventionError(f"{url}: HTTP {e.status}") from e
+            return super()._call(method, path, body, out)
         except InterventionError as e:
             if getattr(e, "status", None) == 400:
                 raise CircuitInputError(_message(getattr(e, "body", ""))) from None
             raise
-        try:
-            return out.model_validate(data)
-        except ValidationError as e:
-            raise InterventionError(f"malformed reply from {url}: {str(e).splitlines()[0]}") from e
 
-    def targets(self) -> list[str]:
+    def circuit_targets(self) -> list[str]:
         return self._call("GET", "/circuits", None, S.CircuitTargetList).data
 
-    def target(self, target: str) -> S.CircuitTarget:
+    def circuit(self, target: str) -> S.CircuitTarget:
         return self._call("GET", f"/circuits/{target}", None, S.CircuitTarget)
 
-    def run(self, req: S.CircuitRunRequest) -> S.CircuitOutputs:
-        return self._call("POST", "/circuits/run", req, S.CircuitOutputs)
+    def circuit_run(self, req: S.CircuitRunRequest) -> S.CircuitOutputs:
+        return self._post("/circuits/run", req, S.CircuitOutputs)
 
-    def ablate(self, req: S.CircuitAblateRequest) -> S.CircuitOutputs:
-        return self._call("POST", "/circuits/ablate", req, S.CircuitOutputs)
+    def circuit_ablate(self, req: S.CircuitAblateRequest) -> S.CircuitOutputs:
+        return self._post("/circuits/ablate", req, S.CircuitOutputs)
 
-    def patch(self, req: S.CircuitPatchRequest) -> S.CircuitOutputs:
-        return self._call("POST", "/circuits/patch", req, S.CircuitOutputs)
+    def circuit_patch(self, req: S.CircuitPatchRequest) -> S.CircuitOutputs:
+        return self._post("/circuits/patch", req, S.CircuitOutputs)
 
-    def activations(self, req: S.CircuitActivationsRequest) -> S.CircuitActivationsResponse:
-        return self._call("POST", "/circuits/activations", req, S.CircuitActivationsResponse)
+    def circuit_activations(self, req: S.CircuitActivationsRequest) -> S.CircuitActivationsResponse:
+        return self._post("/circuits/activations", req, S.CircuitActivationsResponse)
 
-    def tokenize(self, req: S.CircuitTokenizeRequest) -> S.CircuitTokenizeResponse:
-        return self._call("POST", "/circuits/tokenize", req, S.CircuitTokenizeResponse)
+    def circuit_tokenize(self, req: S.CircuitTokenizeRequest) -> S.CircuitTokenizeResponse:
+        return self._post("/circuits/tokenize", req, S.CircuitTokenizeResponse)
 
 
 def _message(body: str) -> str:
@@ -113,7 +88,7 @@ class RemoteCircuitModel:
     def __init__(self, client: CircuitsClient, target: str) -> None:
         self.client = client
         self.target = target
-        info = client.target(target)
+        info = client.circuit(target)
         self.vocab: list[Any] = list(info.vocab)
         self.max_len: int = info.max_len
         self.n_layers: int = info.n_layers
@@ -126,7 +101,7 @@ class RemoteCircuitModel:
 
     def run(self, inputs: Sequence[Sequence[Any]]) -> list[list[Any]]:
         req = S.CircuitRunRequest(target=self.target, inputs=_lists(inputs))
-        return self.client.run(req).results
+        return self.client.circuit_run(req).results
 
     def ablate(
         self,
@@ -145,7 +120,7 @@ class RemoteCircuitModel:
             reference=_lists(reference) if reference is not None else None,
             seed=seed,
         )
-        return self.client.ablate(req).results
+        return self.client.circuit_ablate(req).results
 
     def patch(
         self,
@@ -160,7 +135,7 @@ class RemoteCircuitModel:
             source=_lists(source),
             components=list(components),
         )
-        return self.client.patch(req).results
+        return self.client.circuit_patch(req).results
 
     def activations(self, inputs: Sequence[Sequence[Any]], component: str) -> np.ndarray:
         req = _build(
@@ -169,7 +144,7 @@ class RemoteCircuitModel:
             inputs=_lists(inputs),
             component=component,
         )
-        values = self.client.activations(req).results
+        values = self.client.circuit_activations(req).results
         return np.array(values, dtype=np.float64) if values else np.zeros((0, 0, 0))
 
 
