@@ -24,6 +24,12 @@ from interp_harness.function_store.runtime import RuntimeContext, call_target, p
 from interp_harness.model_services.intervention.circuit_model import CircuitModel
 
 LIB = "circuits-lib/sort/0"
+# secrets in the server's environment, as an operator's would be: no reply may carry one
+ENV_CANARIES = {
+    "HARNESS_API_TOKENS": "canary-circuits-api-token-5c1e",
+    "OPENAI_API_KEY": "canary-circuits-openai-key-93ab",
+    "HARNESS_JUDGE_API_KEY": "canary-circuits-judge-key-07fd",
+}
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +46,10 @@ def served(
     rows = [{"id": "planted/x/0", "weights": "../circuits-lib/circuits-lib--sort--0.npz"}]
     (folder / "planted" / "catalog.json").write_text(json.dumps({"targets": rows}))
     log = tmp_path_factory.mktemp("circuits-server") / "server.log"
-    proc, url = start_server("none", log, "--circuits-dir", str(folder))
+    with pytest.MonkeyPatch.context() as mp:
+        for k, v in ENV_CANARIES.items():
+            mp.setenv(k, v)
+        proc, url = start_server("none", log, "--circuits-dir", str(folder))
     try:
         yield url, folder
     finally:
@@ -82,8 +91,9 @@ def _truths(built: dict[str, list[cb.CircuitTruth]]) -> list[cb.CircuitTruth]:
 
 def _canaries(truths: list[cb.CircuitTruth]) -> set[str]:
     """What only a truth file says: roles (RASP operations and tracr's variables), programs,
-    distractors' operations. Short strings are left out: they could occur by chance."""
-    out: set[str] = set()
+    distractors' operations (short strings are left out: they could occur by chance); and the
+    secrets of the server's environment."""
+    out: set[str] = set(ENV_CANARIES.values())
     for t in truths:
         out |= {*t.roles.values(), t.program, *t.distractors}
     return {c for c in out if len(c) >= 8}
